@@ -1,0 +1,106 @@
+import { DurableObject } from "cloudflare:workers";
+
+export type RateLimitResult = {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the oldest counted request leaves the window (remaining grows again). */
+  reset: number;
+  /** Seconds until a request of the same cost would be allowed; 0 when allowed. */
+  retryAfter: number;
+};
+
+export type BudgetResult = { allowed: boolean; used: number; limit: number | null; retryAfter: number };
+
+/**
+ * One instance per bucket name (tenant API quota, whoami bucket, client IP, project ingest rate,
+ * tenant monthly event budget). Sliding windows are exact to the second: requests are counted in
+ * per-second buckets, persisted in the object's SQLite storage so an eviction forgets nothing.
+ */
+export class RateLimiter extends DurableObject<Env> {
+  private buckets = new Map<number, number>();
+  private budgetUsed = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const sql = ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS buckets (second INTEGER PRIMARY KEY, count INTEGER NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS budget (id INTEGER PRIMARY KEY CHECK (id = 1), used INTEGER NOT NULL)");
+    for (const row of sql.exec<{ second: number; count: number }>("SELECT second, count FROM buckets")) {
+      this.buckets.set(row.second, row.count);
+    }
+    for (const row of sql.exec<{ used: number }>("SELECT used FROM budget")) {
+      this.budgetUsed = row.used;
+    }
+  }
+
+  /** Counts `cost` requests now if the window allows them; a denied request is not counted. */
+  hit(limit: number, windowSeconds: number, cost = 1, nowMs = Date.now()): RateLimitResult {
+    const now = Math.floor(nowMs / 1000);
+    this.prune(now - windowSeconds);
+    let used = 0;
+    for (const count of this.buckets.values()) {
+      used += count;
+    }
+    const allowed = used + cost <= limit;
+    if (allowed) {
+      const count = (this.buckets.get(now) ?? 0) + cost;
+      this.buckets.set(now, count);
+      this.ctx.storage.sql.exec(
+        "INSERT INTO buckets (second, count) VALUES (?, ?) ON CONFLICT (second) DO UPDATE SET count = excluded.count",
+        now,
+        count,
+      );
+      used += cost;
+    }
+    const oldest = this.buckets.size > 0 ? Math.min(...this.buckets.keys()) : now;
+    return {
+      allowed,
+      limit,
+      remaining: Math.max(0, limit - used),
+      reset: oldest + windowSeconds,
+      retryAfter: allowed ? 0 : this.secondsUntilFree(used + cost - limit, now, windowSeconds),
+    };
+  }
+
+  /** Adds `amount` to a budget (one object per tenant and month) unless it would exceed `limit`. */
+  charge(limit: number | null, amount: number, periodEndMs: number, nowMs = Date.now()): BudgetResult {
+    const allowed = limit === null || this.budgetUsed + amount <= limit;
+    if (allowed) {
+      this.budgetUsed += amount;
+      this.ctx.storage.sql.exec(
+        "INSERT INTO budget (id, used) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET used = excluded.used",
+        this.budgetUsed,
+      );
+    }
+    const retryAfter = allowed ? 0 : Math.max(1, Math.ceil((periodEndMs - nowMs) / 1000));
+    return { allowed, used: this.budgetUsed, limit, retryAfter };
+  }
+
+  private prune(oldestExcluded: number): void {
+    let pruned = false;
+    for (const second of this.buckets.keys()) {
+      if (second <= oldestExcluded) {
+        this.buckets.delete(second);
+        pruned = true;
+      }
+    }
+    if (pruned) {
+      this.ctx.storage.sql.exec("DELETE FROM buckets WHERE second <= ?", oldestExcluded);
+    }
+  }
+
+  /** The wait until the oldest buckets holding `excess` requests have slid out of the window. */
+  private secondsUntilFree(excess: number, now: number, windowSeconds: number): number {
+    const seconds = [...this.buckets.keys()].sort((a, b) => a - b);
+    let freed = 0;
+    for (const second of seconds) {
+      freed += this.buckets.get(second) ?? 0;
+      if (freed >= excess) {
+        return Math.max(1, second + windowSeconds - now);
+      }
+    }
+    // Cost larger than the whole limit: it can never pass; say a full window.
+    return windowSeconds;
+  }
+}

@@ -1,0 +1,30 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { startLocalStack } from "../scripts/local/stack.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    clickhouseUrl: string;
+    clickhouseUser: string;
+    clickhousePassword: string;
+    neonProxy: string;
+  }
+}
+
+/** Real engines for the whole run: a fresh embedded Postgres and chdb in a temp dir, migrated. */
+export default async function setup(project: TestProject) {
+  const dataDir = await mkdtemp(join(tmpdir(), "telemetry-test-"));
+  const stack = await startLocalStack({ dataDir });
+  project.provide("databaseUrl", stack.databaseUrl);
+  project.provide("clickhouseUrl", stack.clickhouse.url);
+  project.provide("clickhouseUser", stack.clickhouse.user);
+  project.provide("clickhousePassword", stack.clickhouse.password);
+  project.provide("neonProxy", stack.neonProxy);
+  return async () => {
+    await stack.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}

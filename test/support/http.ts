@@ -1,0 +1,54 @@
+import { expect } from "vitest";
+import { SELF } from "cloudflare:test";
+import { BASE } from "./harness.js";
+
+export type Auth = { key?: string; token?: string; ip?: string };
+
+/** A Web API request through the Worker, as a client would send it. */
+export function api(path: string, auth: Auth = {}, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (auth.key) {
+    headers.set("X-API-Key", auth.key);
+  }
+  if (auth.token) {
+    headers.set("Authorization", `Bearer ${auth.token}`);
+  }
+  if (auth.ip) {
+    headers.set("CF-Connecting-IP", auth.ip);
+  }
+  return SELF.fetch(`${BASE}/api${path}`, { ...init, headers, redirect: "manual" });
+}
+
+export type IngestOptions = { gzip?: boolean; headers?: Record<string, string | null> };
+
+/** POST /api/v1/events with the headers an SDK sends; set a header to null to leave it out. */
+export function ingest(body: Uint8Array, key: string | null, opts: IngestOptions = {}): Promise<Response> {
+  const headers = new Headers({
+    "Content-Type": "application/x-protobuf",
+    "Content-Length": String(body.byteLength),
+    "X-SDK-Version": "unity-1.4.2",
+  });
+  if (key !== null) {
+    headers.set("X-API-Key", key);
+  }
+  if (opts.gzip) {
+    headers.set("Content-Encoding", "gzip");
+  }
+  for (const [name, value] of Object.entries(opts.headers ?? {})) {
+    if (value === null) {
+      headers.delete(name);
+    } else {
+      headers.set(name, value);
+    }
+  }
+  return SELF.fetch(`${BASE}/api/v1/events`, { method: "POST", body, headers });
+}
+
+export async function problemOf(res: Response) {
+  expect(res.headers.get("content-type")).toBe("application/problem+json");
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(body.success).toBe(false);
+  expect(body.status).toBe(res.status);
+  expect(body.error).toBe(body.detail);
+  return body as { status: number; detail: string; error_category: string; retryable: boolean } & Record<string, unknown>;
+}

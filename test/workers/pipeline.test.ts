@@ -1,0 +1,158 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../../workers/index.js";
+import { sealEnvelope } from "../../workers/shared/envelope.js";
+import { batch, event, gzip } from "../support/batches.js";
+import { type Tenant, seedTenant } from "../support/harness.js";
+import { api, ingest } from "../support/http.js";
+
+let t: Tenant;
+beforeAll(async () => {
+  t = await seedTenant("pro", "Pipeline Studio");
+});
+
+type Kpis = { events24h: number; players24h: number; totalEvents: number; lastEventAt: string | null };
+
+async function kpis(tenant: Tenant): Promise<Kpis> {
+  const res = await api(`/v1/projects/${tenant.projectId}/status`, { key: tenant.keys.read.key });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: { kpis: Kpis } }).data.kpis;
+}
+
+async function waitForTotal(tenant: Tenant, total: number): Promise<Kpis> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const k = await kpis(tenant);
+    if (k.totalEvents >= total || Date.now() > deadline) {
+      return k;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function isoOfUs(us: bigint): string {
+  const ms = us / 1000n;
+  const micro = (us % 1_000_000n).toString().padStart(6, "0");
+  return `${new Date(Number(ms)).toISOString().slice(0, 19)}.${micro}Z`;
+}
+
+describe("ingest → queue → consumer → ClickHouse → project status", () => {
+  it("counts every event of a gzip'd protobuf batch exactly once", async () => {
+    const tenant = await seedTenant("pro", "E2E Studio");
+    const empty = await kpis(tenant);
+    expect(empty).toEqual({ events24h: 0, players24h: 0, totalEvents: 0, lastEventAt: null, activeAlertRules: 0 });
+
+    const events = Array.from({ length: 40 }, (_, i) => event(i));
+    // Two events older than 24 hours: counted in the total, not in the 24-hour figures.
+    events.push(event(100, { playerId: "veteran" }, 3 * 86_400));
+    events.push(event(101, { playerId: "veteran" }, 2 * 86_400));
+    const body = await gzip(batch(events));
+    const res = await ingest(body, tenant.keys.ingest.key, { gzip: true });
+    expect(res.status).toBe(202);
+
+    const k = await waitForTotal(tenant, events.length);
+    const recent = events.filter((e) => !(e.playerId === "veteran"));
+    const players = new Set(recent.map((e) => e.playerId || e.sessionId));
+    const newest = recent.reduce((m, e) => ((e.timestampUs as bigint) > m ? (e.timestampUs as bigint) : m), 0n);
+    expect(k.totalEvents).toBe(42);
+    expect(k.events24h).toBe(40);
+    expect(k.players24h).toBe(players.size);
+    expect(k.lastEventAt).toBe(isoOfUs(newest));
+
+    // The SDK retrying the very same bytes (say, after a lost response) is not counted twice.
+    expect((await ingest(body, tenant.keys.ingest.key, { gzip: true })).status).toBe(202);
+    expect((await ingest(await gzip(batch([event(7, { playerId: "late" })])), tenant.keys.ingest.key, { gzip: true })).status).toBe(202);
+    await waitForTotal(tenant, 43);
+    // Give a wrongly double-counted copy time to land before the final word.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await kpis(tenant)).totalEvents).toBe(43);
+  });
+});
+
+function message(id: string, bytes: Uint8Array, attempts = 1) {
+  return { id, timestamp: new Date(), attempts, body: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) };
+}
+
+function envelopeOf(tenant: Tenant, key: string, n: number, offset = 0): Uint8Array {
+  const body = batch(Array.from({ length: n }, (_, i) => event(i + offset)));
+  return sealEnvelope(
+    { v: 1, projectId: tenant.projectId, tenantId: tenant.tenantId, batchKey: key, receivedAt: Date.now(), encoding: "identity", eventCount: n },
+    body,
+  );
+}
+
+async function runQueue(queue: string, messages: ReturnType<typeof message>[], workerEnv: Env = env) {
+  const b = createMessageBatch(queue, messages);
+  const ctx = createExecutionContext();
+  await worker.queue(b, workerEnv);
+  return (await getQueueResult(b, ctx)) as unknown as {
+    explicitAcks: string[];
+    explicitRetries: Array<{ msgId: string; delaySeconds?: number }>;
+  };
+}
+
+describe("queue consumer", () => {
+  it("never counts a redelivered message twice, alone or inside another batch", async () => {
+    const tenant = await seedTenant("pro", "Redelivery Studio");
+    const a = envelopeOf(tenant, "batch-a", 10);
+    const b = envelopeOf(tenant, "batch-b", 7, 50);
+
+    const first = await runQueue("telemetry-events", [message("m-a", a)]);
+    expect(first.explicitAcks).toEqual(["m-a"]);
+    expect((await kpis(tenant)).totalEvents).toBe(10);
+
+    // Redelivered inside a different batch, next to a new message.
+    const second = await runQueue("telemetry-events", [message("m-a", a, 2), message("m-b", b)]);
+    expect(second.explicitAcks.sort()).toEqual(["m-a", "m-b"]);
+    expect((await kpis(tenant)).totalEvents).toBe(17);
+
+    // And again, alone.
+    await runQueue("telemetry-events", [message("m-b", b, 3)]);
+    expect((await kpis(tenant)).totalEvents).toBe(17);
+  });
+
+  it("retries with exponential delay and acknowledges nothing when ClickHouse is unreachable", async () => {
+    const tenant = await seedTenant("pro", "Outage Studio");
+    const down = { ...env, CLICKHOUSE_URL: "http://127.0.0.1:9" } as Env;
+    const result = await runQueue("telemetry-events", [
+      message("m-1", envelopeOf(tenant, "outage-1", 3), 1),
+      message("m-2", envelopeOf(tenant, "outage-2", 3), 3),
+    ], down);
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.explicitRetries).toEqual(
+      expect.arrayContaining([
+        { msgId: "m-1", delaySeconds: 5 },
+        { msgId: "m-2", delaySeconds: 20 },
+      ]),
+    );
+    expect((await kpis(tenant)).totalEvents).toBe(0);
+  });
+
+  it("sends an undecodable message to the dead-letter queue, which parks it in R2", async () => {
+    const garbage = new Uint8Array([0, 0, 0, 2, 123, 125, 0xff, 0xfe]);
+    const result = await runQueue("telemetry-events", [message("poison-1", garbage)]);
+    expect(result.explicitAcks).toEqual(["poison-1"]);
+    // The real dead-letter consumer runs on its own and parks it.
+    const deadline = Date.now() + 20_000;
+    let keys: string[] = [];
+    while (Date.now() < deadline) {
+      keys = (await env.DEAD_LETTERS.list({ prefix: "events/" })).objects.map((o) => o.key);
+      if (keys.length) {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(keys.length).toBeGreaterThan(0);
+  });
+
+  it("parks dead letters byte for byte under the project and day", async () => {
+    const env1 = envelopeOf(t, "dead-1", 2);
+    const result = await runQueue("telemetry-events-dlq", [message("dl-1", env1, 9)]);
+    expect(result.explicitAcks).toEqual(["dl-1"]);
+    const day = new Date().toISOString().slice(0, 10);
+    const object = await env.DEAD_LETTERS.get(`events/${t.projectId}/${day}/dead-1-dl-1.bin`);
+    expect(object).not.toBeNull();
+    expect(new Uint8Array(await (object as R2ObjectBody).arrayBuffer())).toEqual(env1);
+    expect(object?.customMetadata?.attempts).toBe("9");
+  });
+});

@@ -1,0 +1,43 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // Everything that runs as the Worker does: inside workerd, against real engines.
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            main: "./workers/index.ts",
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                DATABASE_URL: inject("databaseUrl"),
+                CLICKHOUSE_URL: inject("clickhouseUrl"),
+                CLICKHOUSE_USER: inject("clickhouseUser"),
+                CLICKHOUSE_PASSWORD: inject("clickhousePassword"),
+                NEON_LOCAL_PROXY: inject("neonProxy"),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: "workers",
+          globalSetup: ["./test/global-setup.ts"],
+          include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        // Tooling that needs Node: code generation, the local engines themselves.
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/node/**/*.test.ts"],
+          testTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

@@ -1,0 +1,69 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
+import type { AppEnv } from "./context.js";
+import { gate, limitAnonymous } from "./middleware/auth.js";
+import { init } from "./middleware/init.js";
+import { defaultHook } from "./openapi.js";
+import { projectsApp } from "./routes/projects/index.js";
+import { whoami } from "./routes/whoami/index.js";
+
+const publicLimit = createMiddleware<AppEnv>(async (c, next) => {
+  await limitAnonymous(c);
+  return next();
+});
+
+const SIGN_IN_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head>
+<body><main><h1>Game Telemetry Analytics</h1><p>Sign in to the dashboard to continue.</p>
+<p>API clients: send requests under <code>/api/v1</code> with an <code>X-API-Key</code> header.</p></main></body></html>`;
+
+function onError(err: Error) {
+  const apiError = toApiError(err);
+  if (apiError.status >= 500) {
+    // The message only: request headers (and so credentials) are never logged.
+    console.error("unhandled error", err.message);
+  }
+  return problemResponse(apiError);
+}
+
+/** The Web API under /api; the one factory used by the Worker and the tests. */
+export function newApp() {
+  const api = new OpenAPIHono<AppEnv>({ defaultHook });
+  api.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
+    type: "apiKey",
+    in: "header",
+    name: "X-API-Key",
+  });
+  api.openAPIRegistry.registerComponent("securitySchemes", "BearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "OAuth 2.1 access token; carries only analytics:read and resources:write.",
+  });
+  api.use("*", init);
+
+  // Public routes come first: they answer before the authentication gate below runs.
+  api.use("/v1/openapi.json", publicLimit);
+  api.doc31("/v1/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Game Telemetry Analytics API", version: "1.0" },
+    servers: [{ url: "/api" }],
+  });
+  api.get("/sign-in", publicLimit, (c) => c.html(SIGN_IN_HTML, 200));
+
+  // Key validation is charged to its own bucket; everything else to the tenant's plan quota.
+  api.use("/v1/whoami", gate("whoami"));
+  api.use("*", gate("plan"));
+  api.route("/v1/whoami", whoami);
+  api.route("/v1/projects", projectsApp);
+
+  api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
+  api.onError(onError);
+
+  const app = new Hono<AppEnv>();
+  app.route("/api", api);
+  // Browsers that wander outside the API land on the sign-in page.
+  app.all("*", (c) => c.redirect(c.env.SIGN_IN_URL, 307));
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,16 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import type { RateLimitResult } from "../../durable-objects/rate-limiter.js";
+import type { Principal } from "../shared/auth.js";
+import type { Config } from "../shared/config.js";
+import type { Db } from "../shared/db.js";
+
+export type AppEnv = {
+  Bindings: Env;
+  Variables: {
+    config: Config;
+    db: Db;
+    ch: ClickHouseClient;
+    principal: Principal | undefined;
+    rateLimit: RateLimitResult | undefined;
+  };
+};

@@ -1,0 +1,36 @@
+import { z } from "@hono/zod-openapi";
+
+export const ProjectSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    tenantId: z.uuid(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi("Project");
+
+export const ProjectStatusSchema = z
+  .object({
+    project: ProjectSchema,
+    kpis: z.object({
+      events24h: z.number().int().describe("Events with a timestamp in the last 24 hours"),
+      players24h: z.number().int().describe("Unique players (player_id, else session_id) in the last 24 hours"),
+      totalEvents: z.number().int(),
+      lastEventAt: z.iso.datetime().nullable().describe("Timestamp of the newest event, or null"),
+      activeAlertRules: z.number().int(),
+    }),
+  })
+  .openapi("ProjectStatus");
+
+type ProjectRow = { id: string; name: string; tenantId: string; createdAt: Date; updatedAt: Date };
+
+export function projectItem(row: ProjectRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    tenantId: row.tenantId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

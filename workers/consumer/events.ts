@@ -1,0 +1,100 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { CH_DB, openClickHouse } from "../shared/clickhouse.js";
+import { configOf } from "../shared/config.js";
+import { type EnvelopeHeader, openEnvelope } from "../shared/envelope.js";
+import { type EventRow, rowsOfMessage } from "./rows.js";
+
+type Decoded = { message: Message<unknown>; header: EnvelopeHeader; rows: EventRow[] };
+
+/** Exponential delay per attempt: 5 s, 10 s, 20 s … capped at 10 minutes. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(600, 5 * 2 ** Math.max(0, attempts - 1));
+}
+
+/**
+ * One INSERT per consumer batch. Rows already in ClickHouse (same batch key and event index) are
+ * skipped, so a message redelivered alone or inside another batch is never counted twice. Messages
+ * are acknowledged only after ClickHouse confirmed the insert.
+ */
+export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const decoded: Decoded[] = [];
+  for (const message of batch.messages) {
+    try {
+      const { header, body } = openEnvelope(message.body as ArrayBuffer);
+      decoded.push({ message, header, rows: await rowsOfMessage(header, body) });
+    } catch (err) {
+      // Ingest validated it, so this cannot decode however often it is retried: park it at once.
+      await parkUndecodable(env, message, err);
+    }
+  }
+  if (!decoded.length) {
+    return;
+  }
+  try {
+    const ch = openClickHouse(configOf(env));
+    const present = await presentEvents(ch, decoded);
+    const rows = decoded.flatMap((d) => d.rows.filter((r) => !present.has(`${r.batch_id}:${r.event_index}`)));
+    if (rows.length) {
+      await insertEvents(ch, rows);
+    }
+    for (const d of decoded) {
+      d.message.ack();
+    }
+  } catch (err) {
+    console.error("events insert failed, retrying batch", err instanceof Error ? err.message : String(err));
+    for (const d of decoded) {
+      d.message.retry({ delaySeconds: retryDelaySeconds(d.message.attempts) });
+    }
+  }
+}
+
+async function parkUndecodable(env: Env, message: Message<unknown>, err: unknown): Promise<void> {
+  console.error("undecodable events message sent to the dead-letter queue", err instanceof Error ? err.message : "");
+  try {
+    await env.DEAD_LETTER_QUEUE.send(message.body, { contentType: "bytes" });
+    message.ack();
+  } catch {
+    message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+  }
+}
+
+/** Keys `${batch_id}:${event_index}` of the rows of these batches that ClickHouse already holds. */
+export async function presentEvents(ch: ClickHouseClient, decoded: Decoded[]): Promise<Set<string>> {
+  const all = decoded.flatMap((d) => d.rows);
+  if (!all.length) {
+    return new Set();
+  }
+  let from = all[0]?.timestamp ?? "";
+  let to = from;
+  for (const r of all) {
+    from = r.timestamp < from ? r.timestamp : from;
+    to = r.timestamp > to ? r.timestamp : to;
+  }
+  const rs = await ch.query({
+    query: `
+      SELECT batch_id, event_index
+      FROM ${CH_DB}.events
+      WHERE project_id IN {projects:Array(UUID)}
+        AND batch_id IN {batches:Array(String)}
+        AND timestamp BETWEEN {from:DateTime64(6)} AND {to:DateTime64(6)}`,
+    query_params: {
+      projects: [...new Set(decoded.map((d) => d.header.projectId))],
+      batches: [...new Set(decoded.map((d) => d.header.batchKey))],
+      from,
+      to,
+    },
+    format: "JSONCompactEachRow",
+  });
+  const rows = await rs.json<[string, number]>();
+  return new Set(rows.map(([batch, index]) => `${batch}:${index}`));
+}
+
+export async function insertEvents(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
+  await ch.insert({
+    table: `${CH_DB}.events`,
+    values: rows,
+    format: "JSONEachRow",
+    // One block per insert, so one part per partition: a failed insert leaves whole slices or nothing.
+    clickhouse_settings: { max_insert_block_size: "4000000", input_format_parallel_parsing: 0 },
+  });
+}

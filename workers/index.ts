@@ -1,0 +1,26 @@
+import { newApp } from "./api/app.js";
+import { parkDeadLetters } from "./consumer/dead-letters.js";
+import { consumeEvents } from "./consumer/events.js";
+import { handleIngest } from "./ingest/handler.js";
+
+export { RateLimiter } from "../durable-objects/rate-limiter.js";
+
+const app = newApp();
+const INGEST_PATH = "/api/v1/events";
+
+export default {
+  fetch(request, env, ctx) {
+    // Ingest is the hot path and answers in its own format: it bypasses the Hono app entirely.
+    if (new URL(request.url).pathname === INGEST_PATH) {
+      return handleIngest(request, env, ctx);
+    }
+    return app.fetch(request, env, ctx);
+  },
+  async queue(batch, env) {
+    if (batch.queue.endsWith("-dlq")) {
+      await parkDeadLetters(batch, env);
+    } else {
+      await consumeEvents(batch, env);
+    }
+  },
+} satisfies ExportedHandler<Env, unknown>;

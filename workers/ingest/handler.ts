@@ -1,0 +1,226 @@
+import { type Credential, credentialOf, type KeyPrincipal, resolveCredential } from "../shared/auth.js";
+import { configOf } from "../shared/config.js";
+import { openDb } from "../shared/db.js";
+import { gunzipCapped, concat, sealEnvelope, TooLarge } from "../shared/envelope.js";
+import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
+import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
+import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
+import { sha256Hex } from "../shared/secrets.js";
+import { scanTelemetryBatch } from "./wire-scan.js";
+
+export const MAX_BODY_BYTES = 126_000;
+export const MAX_DECOMPRESSED_BYTES = 8 * 1024 * 1024;
+const QUEUE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * POST /api/v1/events. Conditions are checked in the spec's order: required headers, API key,
+ * permissions, Content-Length, size, media type and encoding, rate limit; then the body is read,
+ * decoded and validated, the monthly budget charged, and the batch enqueued. 202 only once the queue
+ * has the message.
+ */
+export async function handleIngest(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const headers = new Headers();
+  try {
+    const accepted = await ingest(request, env, ctx, headers);
+    headers.set("content-type", "application/json");
+    return new Response(JSON.stringify(accepted), { status: 202, headers });
+  } catch (err) {
+    const apiError = toApiError(err);
+    if (apiError.status >= 500 && apiError.code !== "UNAVAILABLE") {
+      console.error("ingest failed", err instanceof Error ? err.message : String(err));
+    }
+    return problemResponse(apiError, headers);
+  }
+}
+
+async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: Headers) {
+  if (request.method !== "POST") {
+    throw new ApiError("METHOD_NOT_ALLOWED", "Only POST is accepted here.");
+  }
+  const contentType = request.headers.get("content-type");
+  if (!contentType) {
+    throw new ApiError("BAD_REQUEST", "Content-Type header is required (application/x-protobuf).", {
+      extensions: { field: "Content-Type" },
+    });
+  }
+  const sdkVersion = request.headers.get("x-sdk-version")?.trim();
+  if (!sdkVersion || sdkVersion.length > 64) {
+    throw new ApiError("BAD_REQUEST", "X-SDK-Version header is required, 1 to 64 characters.", {
+      extensions: { field: "X-SDK-Version" },
+    });
+  }
+
+  const principal = await authenticate(request, env, ctx, out);
+
+  const declared = request.headers.get("content-length");
+  if (declared === null) {
+    throw new ApiError("LENGTH_REQUIRED", "Content-Length header is required.");
+  }
+  if (!/^\d{1,12}$/.test(declared)) {
+    throw new ApiError("BAD_REQUEST", "Content-Length must be a whole number of bytes.", {
+      extensions: { field: "Content-Length" },
+    });
+  }
+  const contentLength = Number(declared);
+  if (contentLength > MAX_BODY_BYTES) {
+    throw new ApiError("PAYLOAD_TOO_LARGE", `Body is ${contentLength} bytes; at most ${MAX_BODY_BYTES} are accepted.`);
+  }
+  const mediaType = contentType.split(";")[0]?.trim().toLowerCase();
+  if (mediaType !== "application/x-protobuf") {
+    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", `Content-Type ${mediaType} is not supported; send application/x-protobuf.`);
+  }
+  const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+  if (encoding !== "gzip" && encoding !== "identity") {
+    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", `Content-Encoding ${encoding} is not supported; send gzip or none.`);
+  }
+
+  const plan = planOf(principal.planId);
+  const rate = await consume(env, `ingest:${principal.projectId}`, plan.ingestRequestsPerHour);
+  applyHeaders(out, rateLimitHeaders(rate));
+  if (!rate.allowed) {
+    throw new ApiError("RATE_LIMITED", `Ingest rate of ${plan.ingestRequestsPerHour} batches per hour exceeded.`, {
+      retryAfter: rate.retryAfter,
+    });
+  }
+
+  const body = await readBody(request, contentLength);
+  const protobuf = encoding === "gzip" ? await gunzip(body) : body;
+  const scan = scanTelemetryBatch(protobuf, Date.now() * 1000);
+  if (!scan.ok) {
+    const where = scan.eventIndex === null ? scan.field : `events[${scan.eventIndex}].${scan.field}`;
+    throw new ApiError("BAD_REQUEST", `${where}: ${scan.rule}`, {
+      extensions: { field: where, event_index: scan.eventIndex },
+    });
+  }
+
+  const budget = await chargeMonthlyEvents(env, principal.tenantId, plan.eventsPerMonth, scan.eventCount);
+  if (!budget.allowed) {
+    throw new ApiError("RATE_LIMITED", `Monthly event budget of ${plan.eventsPerMonth} events is exhausted.`, {
+      retryAfter: budget.retryAfter,
+      extensions: { budget_used: budget.used },
+    });
+  }
+
+  const batchKey = await batchKeyOf(principal.projectId, body);
+  const message = sealEnvelope(
+    {
+      v: 1,
+      projectId: principal.projectId,
+      tenantId: principal.tenantId,
+      batchKey,
+      receivedAt: Date.now(),
+      encoding,
+      eventCount: scan.eventCount,
+    },
+    body,
+  );
+  try {
+    await env.EVENTS_QUEUE.send(message, { contentType: "bytes" });
+  } catch (err) {
+    // Not accepted, so not charged: the SDK retries the same batch.
+    ctx.waitUntil(chargeMonthlyEvents(env, principal.tenantId, null, -scan.eventCount).catch(() => {}));
+    console.error("queue send failed", err instanceof Error ? err.message : String(err));
+    throw new ApiError("UNAVAILABLE", "The batch could not be queued; retry it.", {
+      retryAfter: QUEUE_RETRY_AFTER_SECONDS,
+    });
+  }
+  return { status: "accepted" as const };
+}
+
+// Ingest is the hot path: a key's principal is cached per isolate for a short while, so a revoked key
+// may still ingest for up to this long on an isolate that had it cached.
+const KEY_CACHE_MS = 30_000;
+const keyCache = new Map<string, { principal: KeyPrincipal; until: number }>();
+
+async function authenticate(request: Request, env: Env, ctx: ExecutionContext, out: Headers): Promise<KeyPrincipal> {
+  const cred: Credential = credentialOf(request.headers, false);
+  const cached = cred ? keyCache.get(cred.secret) : undefined;
+  if (cached && cached.until > Date.now()) {
+    return authorize(cached.principal);
+  }
+  let principal = null;
+  if (cred) {
+    const { db, close } = openDb(configOf(env));
+    try {
+      principal = await resolveCredential(db, cred);
+    } finally {
+      ctx.waitUntil(close().catch(() => {}));
+    }
+  }
+  if (principal?.kind !== "key") {
+    const rate = await consume(env, `ip:${clientIp(request.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
+    applyHeaders(out, rateLimitHeaders(rate));
+    if (!rate.allowed) {
+      throw new ApiError("RATE_LIMITED", "Too many unauthenticated requests.", { retryAfter: rate.retryAfter });
+    }
+    throw new ApiError(
+      "UNAUTHORIZED",
+      cred ? "The API key is invalid or revoked." : "Missing X-API-Key header (ingest accepts API keys only).",
+    );
+  }
+  if (keyCache.size > 10_000) {
+    keyCache.clear();
+  }
+  keyCache.set(cred?.secret ?? "", { principal, until: Date.now() + KEY_CACHE_MS });
+  return authorize(principal);
+}
+
+function authorize(principal: KeyPrincipal): KeyPrincipal {
+  if (!principal.scopes.includes("events:write")) {
+    throw new ApiError("FORBIDDEN", "This API key lacks the scope events:write.");
+  }
+  return principal;
+}
+
+/** Reads at most one byte past the limit, so an oversized or lying body costs no more than that. */
+async function readBody(request: Request, declared: number): Promise<Uint8Array> {
+  const reader = request.body?.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (reader) {
+    const { done, value } = await reader.read();
+    if (done) {
+      break;
+    }
+    total += value.byteLength;
+    if (total > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new ApiError("PAYLOAD_TOO_LARGE", `Body exceeds ${MAX_BODY_BYTES} bytes.`);
+    }
+    chunks.push(value);
+  }
+  if (total !== declared) {
+    throw new ApiError("BAD_REQUEST", `Content-Length says ${declared} bytes but the body has ${total}.`, {
+      extensions: { field: "Content-Length" },
+    });
+  }
+  if (total === 0) {
+    throw new ApiError("BAD_REQUEST", "body: a TelemetryBatch is required.", { extensions: { field: "body" } });
+  }
+  return concat(chunks, total);
+}
+
+async function gunzip(body: Uint8Array): Promise<Uint8Array> {
+  try {
+    return await gunzipCapped(body, MAX_DECOMPRESSED_BYTES);
+  } catch (err) {
+    if (err instanceof TooLarge) {
+      throw new ApiError("PAYLOAD_TOO_LARGE", `Decompressed body exceeds ${MAX_DECOMPRESSED_BYTES} bytes.`);
+    }
+    throw new ApiError("BAD_REQUEST", "body: Content-Encoding is gzip but the body is not valid gzip.", {
+      extensions: { field: "body" },
+    });
+  }
+}
+
+/** Same project and same bytes, same key: a client's retry and a queue redelivery both dedupe on it. */
+async function batchKeyOf(projectId: string, body: Uint8Array): Promise<string> {
+  const prefix = new TextEncoder().encode(`${projectId}:`);
+  return (await sha256Hex(concat([prefix, body], prefix.length + body.length))).slice(0, 32);
+}
+
+function applyHeaders(out: Headers, values: Record<string, string>): void {
+  for (const [k, v] of Object.entries(values)) {
+    out.set(k, v);
+  }
+}

@@ -1,0 +1,1088 @@
+/**
+ * Single-pass validator for a decompressed `telemetry.v1.TelemetryBatch`
+ * (proto/telemetry/v1/telemetry.proto), run on the ingest hot path before the
+ * raw bytes are enqueued.
+ *
+ * It walks the protobuf wire format once and materialises nothing but a few
+ * numbers: no message objects, no strings (except to describe an error), no
+ * per-field allocations. Floats and doubles are checked on their raw IEEE-754
+ * bits (finite ⇔ exponent not all ones; negative ⇔ sign bit set on a non-zero
+ * value), so no DataView or scratch buffer is needed.
+ *
+ * Accepting is conservative: whatever this scanner accepts, a standard proto3
+ * decoder (protobuf-es, protobufjs) also accepts. It is stricter in a few
+ * places: groups are rejected, a field may not run past the end of its
+ * enclosing message, a known field must use its declared wire type, a varint
+ * for a uint32 field must fit in 32 bits, and every occurrence of a repeated
+ * singular field is validated (not only the last, which wins on decode).
+ *
+ * Runs in workerd and Node: no Node APIs, no dependencies. Never throws on any
+ * input bytes.
+ */
+
+const MiB = 1024 * 1024;
+const SECOND_US = 1_000_000;
+const HOUR_US = 3_600 * SECOND_US;
+const DAY_US = 24 * HOUR_US;
+
+/** Every bound enforced at ingest, in one place. String bounds are UTF-8 byte lengths. */
+export const LIMITS = {
+  /** Request body as sent (gzip'd), in bytes. Enforced by the HTTP handler, not by the scanner. */
+  maxCompressedBytes: 126_000,
+  /** Decompressed batch, in bytes. The handler should stop inflating past this; the scanner also checks it. */
+  maxDecompressedBytes: 8 * MiB,
+  /** Events per batch (inclusive). */
+  minEvents: 1,
+  maxEvents: 10_000,
+  /** Protobuf varints are at most 10 bytes (64 bits); tags at most 5 bytes (32 bits). */
+  maxVarintBytes: 10,
+  maxTagBytes: 5,
+
+  /** TelemetryBatch string fields: maximum bytes. */
+  batch: {
+    batch_id: 128,
+    sdk_name: 64,
+    sdk_version: 64,
+  },
+
+  /** DeviceContext string fields (on the batch and on each event): maximum bytes. memory_total_mb: any uint32. */
+  device: {
+    platform: 64,
+    resolution: 32,
+    build_config: 64,
+    gpu: 256,
+    storage: 64,
+    cpu: 256,
+    os_version: 128,
+    device_model: 128,
+  },
+
+  /** TelemetryEvent string fields: event_name and session_id are required (≥ 1 byte). */
+  event: {
+    event_name: 128,
+    session_id: 128,
+    player_id: 128,
+    build_id: 128,
+    map_id: 255,
+  },
+
+  /** timestamp_us must satisfy nowUs - maxAgeUs ≤ ts ≤ nowUs + maxAheadUs. */
+  timestampMaxAgeUs: 30 * DAY_US,
+  timestampMaxAheadUs: 48 * HOUR_US,
+
+  /** properties: map<string, string>. Entries counted as entry messages on the wire (duplicate keys count). */
+  properties: { maxEntries: 64, keyMaxBytes: 128, valueMaxBytes: 1024 },
+  /** metrics: map<string, double>; every value must be finite. */
+  metrics: { maxEntries: 64, keyMaxBytes: 128 },
+} as const;
+
+export type ScanOk = {
+  ok: true;
+  eventCount: number;
+  minTimestampUs: number;
+  maxTimestampUs: number;
+  /** Events whose `perf` carries at least one field. */
+  perfEventCount: number;
+};
+
+/**
+ * `eventIndex` is the 0-based index of the offending event (null for batch-level
+ * problems); `field` is the proto field path relative to that event (or to the
+ * batch), e.g. 'timestamp_us', 'perf.fps', 'device.gpu', 'properties["k"]'.
+ */
+export type ScanError = { ok: false; eventIndex: number | null; field: string; rule: string };
+
+// ---------------------------------------------------------------------------
+// Wire constants and lookup tables (indexed by field number).
+
+const WT_VARINT = 0;
+const WT_I64 = 1;
+const WT_LEN = 2;
+const WT_SGROUP = 3;
+const WT_EGROUP = 4;
+const WT_I32 = 5;
+
+const WT_NAMES = ["VARINT", "I64", "LEN", "SGROUP", "EGROUP", "I32", "6", "7"];
+
+const BATCH_STR_NAME = ["", "batch_id", "sdk_name", "sdk_version"];
+const BATCH_STR_MAX = [0, LIMITS.batch.batch_id, LIMITS.batch.sdk_name, LIMITS.batch.sdk_version];
+
+const DEVICE_STR_NAME = [
+  "",
+  "device.platform",
+  "device.resolution",
+  "device.build_config",
+  "device.gpu",
+  "device.storage",
+  "device.cpu",
+  "device.os_version",
+  "device.device_model",
+];
+const DEVICE_STR_MAX = [
+  0,
+  LIMITS.device.platform,
+  LIMITS.device.resolution,
+  LIMITS.device.build_config,
+  LIMITS.device.gpu,
+  LIMITS.device.storage,
+  LIMITS.device.cpu,
+  LIMITS.device.os_version,
+  LIMITS.device.device_model,
+];
+
+const EVENT_FIELD_NAME = [
+  "",
+  "timestamp_us",
+  "event_name",
+  "session_id",
+  "player_id",
+  "build_id",
+  "map_id",
+  "position",
+  "camera_position",
+  "camera_rotation",
+  "perf",
+  "properties",
+  "metrics",
+  "device",
+];
+const EVENT_STR_MAX = [
+  0,
+  0,
+  LIMITS.event.event_name,
+  LIMITS.event.session_id,
+  LIMITS.event.player_id,
+  LIMITS.event.build_id,
+  LIMITS.event.map_id,
+];
+
+/** Vec3 coordinate paths, indexed by [which vec3 (7, 8, 9) - 7][field number]. */
+const VEC3_NAME = [
+  ["position", "position.x", "position.y", "position.z"],
+  ["camera_position", "camera_position.x", "camera_position.y", "camera_position.z"],
+  ["camera_rotation", "camera_rotation.x", "camera_rotation.y", "camera_rotation.z"],
+];
+const PERF_NAME = [
+  "perf",
+  "perf.fps",
+  "perf.frame_time_ms",
+  "perf.memory_mb",
+  "perf.gpu_time_ms",
+  "perf.cpu_time_ms",
+];
+
+const RULE_REQUIRED = "required, non-empty";
+const RULE_UTF8 = "must be valid UTF-8";
+const RULE_FINITE = "must be finite";
+const RULE_FINITE_NONNEG = "must be finite and >= 0";
+const RULE_TIMESTAMP = "must be within the last 30 days and at most 48 hours ahead";
+const RULE_CAMERA_PAIR = "camera_position and camera_rotation must be sent together";
+const ruleMaxBytes = (n: number): string => `must be at most ${n} bytes`;
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const TWO_32 = 4294967296;
+
+// ---------------------------------------------------------------------------
+// Scanner state. The scanner is synchronous and non-reentrant, so module state
+// is safe; it avoids allocating result objects on the hot path.
+
+/** Out-parameter: position after the last varint read by a helper (or a negative error code). */
+let gPos = 0;
+/** Index of the event being scanned, or null at batch level. */
+let curEvent: number | null = null;
+let errField = "";
+let errRule = "";
+/** Accepted timestamp window for the current scan. */
+let tsLo = 0;
+let tsHi = 0;
+/** Outputs of scanEvent for the event just scanned. */
+let evTs = 0;
+let evPerf = false;
+
+// Error codes returned (as negative positions) by the low-level helpers.
+const E_TRUNCATED = -1;
+const E_VARINT_TOO_LONG = -2;
+const E_GROUP = -3;
+const E_BAD_WIRE_TYPE = -4;
+
+/** Record an error and return -1 (so callers can `return fail(...)`). */
+function fail(field: string, rule: string): number {
+  errField = field;
+  errRule = rule;
+  return -1;
+}
+
+function malformedCode(field: string, code: number): number {
+  switch (code) {
+    case E_VARINT_TOO_LONG:
+      return fail(field, "malformed protobuf: varint longer than 10 bytes");
+    case E_GROUP:
+      return fail(field, "malformed protobuf: group wire type is not supported");
+    case E_BAD_WIRE_TYPE:
+      return fail(field, "malformed protobuf: invalid wire type");
+    default:
+      return fail(field, "malformed protobuf: truncated field (exceeds its enclosing message)");
+  }
+}
+
+function wrongWireType(field: string, got: number, expected: number): number {
+  return fail(
+    field,
+    `malformed protobuf: wrong wire type ${WT_NAMES[got]} (expected ${WT_NAMES[expected]})`,
+  );
+}
+
+/**
+ * Unsigned varint starting at p (p < end not required). Returns the value,
+ * exact below 2^53 and otherwise some number ≥ 2^53, and sets gPos to the
+ * position after it. On error returns -1 and sets gPos to an error code.
+ */
+function readVarint(b: Uint8Array, p: number, end: number): number {
+  let value = 0;
+  let mul = 1;
+  for (let i = 0; i < 10; i++) {
+    if (p >= end) {
+      gPos = E_TRUNCATED;
+      return -1;
+    }
+    const x = b[p++] as number;
+    value += (x & 0x7f) * mul;
+    if (x < 0x80) {
+      gPos = p;
+      return value;
+    }
+    mul *= 128;
+  }
+  gPos = E_VARINT_TOO_LONG;
+  return -1;
+}
+
+/**
+ * Tag at p (p < end). Returns the tag (a uint32) and sets gPos; on error
+ * returns -1 with gPos = error code. Like protobuf-es, a tag is at most 5
+ * bytes and must fit in uint32.
+ */
+function readTagSlow(b: Uint8Array, p: number, end: number): number {
+  const tag = readVarint(b, p, end);
+  if (tag < 0) {
+    return -1;
+  }
+  if (gPos - p > LIMITS.maxTagBytes || tag >= TWO_32) {
+    gPos = E_VARINT_TOO_LONG;
+    return -1;
+  }
+  return tag;
+}
+
+/**
+ * int64 varint at p. Returns its value as a JS number, or NaN when it is
+ * outside ±(2^53 - 1); sets gPos (negative error code on malformed input).
+ * Negative values are 10-byte two's-complement varints.
+ */
+function readInt64(b: Uint8Array, p: number, end: number): number {
+  // Fast path: ≤ 8 bytes (56 bits) is a non-negative value; summing the 7-bit
+  // groups as doubles is exact below 2^53 and stays ≥ 2^53 above it.
+  let value = 0;
+  let mul = 1;
+  for (let q = p; q < end && q - p < 8; q++) {
+    const x = b[q] as number;
+    value += (x & 0x7f) * mul;
+    if (x < 0x80) {
+      gPos = q + 1;
+      return value > MAX_SAFE ? Number.NaN : value;
+    }
+    mul *= 128;
+  }
+  return readInt64Slow(b, p, end);
+}
+
+/** Full int64 decode (9- and 10-byte varints, negative values, errors). */
+function readInt64Slow(b: Uint8Array, p: number, end: number): number {
+  let lo = 0;
+  let hi = 0;
+  let x = 0;
+  let i = 0;
+  for (; i < 4; i++) {
+    if (p >= end) {
+      gPos = E_TRUNCATED;
+      return 0;
+    }
+    x = b[p++] as number;
+    lo |= (x & 0x7f) << (7 * i);
+    if (x < 0x80) {
+      gPos = p;
+      return lo;
+    }
+  }
+  if (p >= end) {
+    gPos = E_TRUNCATED;
+    return 0;
+  }
+  x = b[p++] as number;
+  lo |= (x & 0x0f) << 28;
+  hi = (x & 0x70) >> 4;
+  if (x >= 0x80) {
+    for (i = 0; ; i++) {
+      if (i === 5) {
+        gPos = E_VARINT_TOO_LONG;
+        return 0;
+      }
+      if (p >= end) {
+        gPos = E_TRUNCATED;
+        return 0;
+      }
+      x = b[p++] as number;
+      hi |= (x & 0x7f) << (3 + 7 * i);
+      if (x < 0x80) {
+        break;
+      }
+    }
+  }
+  gPos = p;
+  lo >>>= 0;
+  if (hi < 0) {
+    // Negative: magnitude = 2^64 - (hi:lo).
+    let nhi = ~hi >>> 0;
+    const nlo = (~lo + 1) >>> 0;
+    if (nlo === 0) {
+      nhi = (nhi + 1) >>> 0;
+    }
+    const mag = nhi * TWO_32 + nlo;
+    return mag > MAX_SAFE ? Number.NaN : -mag;
+  }
+  const v = hi * TWO_32 + lo;
+  return v > MAX_SAFE ? Number.NaN : v;
+}
+
+/** Skip an unknown field's value at p; returns the new position or a negative error code. */
+function skipField(b: Uint8Array, p: number, end: number, wt: number): number {
+  switch (wt) {
+    case WT_VARINT:
+      readVarint(b, p, end);
+      return gPos; // new position, or the error code
+    case WT_I64:
+      return end - p >= 8 ? p + 8 : E_TRUNCATED;
+    case WT_LEN: {
+      const len = readVarint(b, p, end);
+      if (len < 0) {
+        return gPos;
+      }
+      p = gPos;
+      return len <= end - p ? p + len : E_TRUNCATED;
+    }
+    case WT_I32:
+      return end - p >= 4 ? p + 4 : E_TRUNCATED;
+    case WT_SGROUP:
+    case WT_EGROUP:
+      return E_GROUP;
+    default:
+      return E_BAD_WIRE_TYPE;
+  }
+}
+
+/** Skip an unknown field; on error records it against `container` and returns -1. */
+function skipUnknown(b: Uint8Array, p: number, end: number, wt: number, container: string): number {
+  const q = skipField(b, p, end, wt);
+  return q < 0 ? malformedCode(container, q) : q;
+}
+
+/** Strict UTF-8 validation from the first non-ASCII byte at p (same acceptance as TextDecoder fatal). */
+function utf8Tail(b: Uint8Array, p: number, end: number): boolean {
+  while (p < end) {
+    const c = b[p] as number;
+    if (c < 0x80) {
+      p++;
+      continue;
+    }
+    if (c < 0xc2) {
+      return false; // continuation byte or overlong 2-byte lead
+    }
+    if (c < 0xe0) {
+      if (end - p < 2 || ((b[p + 1] as number) & 0xc0) !== 0x80) {
+        return false;
+      }
+      p += 2;
+      continue;
+    }
+    if (c < 0xf0) {
+      if (end - p < 3) {
+        return false;
+      }
+      const c1 = b[p + 1] as number;
+      const c2 = b[p + 2] as number;
+      if ((c2 & 0xc0) !== 0x80) {
+        return false;
+      }
+      if (c === 0xe0) {
+        if (c1 < 0xa0 || c1 > 0xbf) {
+          return false; // overlong
+        }
+      } else if (c === 0xed) {
+        if (c1 < 0x80 || c1 > 0x9f) {
+          return false; // surrogate
+        }
+      } else if ((c1 & 0xc0) !== 0x80) {
+        return false;
+      }
+      p += 3;
+      continue;
+    }
+    if (c < 0xf5) {
+      if (end - p < 4) {
+        return false;
+      }
+      const c1 = b[p + 1] as number;
+      if (((b[p + 2] as number) & 0xc0) !== 0x80 || ((b[p + 3] as number) & 0xc0) !== 0x80) {
+        return false;
+      }
+      if (c === 0xf0) {
+        if (c1 < 0x90 || c1 > 0xbf) {
+          return false; // overlong
+        }
+      } else if (c === 0xf4) {
+        if (c1 < 0x80 || c1 > 0x8f) {
+          return false; // > U+10FFFF
+        }
+      } else if ((c1 & 0xc0) !== 0x80) {
+        return false;
+      }
+      p += 4;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+/**
+ * 32-bit view over the whole ArrayBuffer behind the scanned bytes, for the
+ * ASCII fast path (one load per 4 bytes). `w32Off` is the byte offset of the
+ * scanned Uint8Array inside that buffer. Set once per scan; unused on
+ * big-endian hosts.
+ */
+let w32: Int32Array = new Int32Array(0);
+let w32Off = 0;
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+/** High bits of the bytes at or after address offset i (0..3) within a little-endian word. */
+const HEAD_MASK = new Int32Array([0x80808080 | 0, 0x80808000 | 0, 0x80800000 | 0, 0x80000000 | 0]);
+/** High bits of the bytes at or before address offset i (0..3) within a little-endian word. */
+const TAIL_MASK = new Int32Array([0x00000080, 0x00008080, 0x00808080, 0x80808080 | 0]);
+
+/**
+ * True when b[p, end) is valid UTF-8. Fast path: OR the string's bytes
+ * together a word at a time (bytes of the first and last word outside the
+ * string are masked off) and only run the full validator when some byte is
+ * ≥ 0x80.
+ */
+function isUtf8(b: Uint8Array, p: number, end: number): boolean {
+  if (p >= end) {
+    return true;
+  }
+  const a = p + w32Off;
+  const k0 = a >>> 2;
+  const k1 = (end + w32Off - 1) >>> 2;
+  let acc = 0;
+  if (k1 < w32.length) {
+    acc = (w32[k0] as number) & (HEAD_MASK[a & 3] as number);
+    if (k1 !== k0) {
+      for (let k = k0 + 1; k < k1; k++) {
+        acc |= w32[k] as number;
+      }
+      acc = (acc & 0x80808080) | ((w32[k1] as number) & (TAIL_MASK[(end + w32Off - 1) & 3] as number));
+    } else {
+      acc &= TAIL_MASK[(end + w32Off - 1) & 3] as number;
+    }
+  } else {
+    // Big-endian host, or the string ends in the buffer's partial last word.
+    for (let i = p; i < end; i++) {
+      acc |= b[i] as number;
+    }
+  }
+  return (acc & 0x80808080) === 0 || utf8Tail(b, p, end);
+}
+
+/** Finite float32 given its little-endian bytes at p (exponent not all ones). */
+function f32Finite(b: Uint8Array, p: number): boolean {
+  return ((b[p + 3] as number) & 0x7f) !== 0x7f || ((b[p + 2] as number) & 0x80) === 0;
+}
+
+/** Finite and ≥ 0 (−0 counts as ≥ 0). Assumes finite was checked. */
+function f32NonNegative(b: Uint8Array, p: number): boolean {
+  const b3 = b[p + 3] as number;
+  return (
+    b3 < 0x80 || ((b3 & 0x7f) | (b[p + 2] as number) | (b[p + 1] as number) | (b[p] as number)) === 0
+  );
+}
+
+/** Finite float64 given its little-endian bytes at p. */
+function f64Finite(b: Uint8Array, p: number): boolean {
+  return ((b[p + 7] as number) & 0x7f) !== 0x7f || ((b[p + 6] as number) & 0xf0) !== 0xf0;
+}
+
+/**
+ * Read a LEN field's length at p (the byte after the tag) and check that the
+ * payload fits before `end`. Returns the payload length and sets gPos to the
+ * payload start; on error returns -1 with gPos = error code.
+ */
+function readLen(b: Uint8Array, p: number, end: number): number {
+  let len: number;
+  if (p < end && (b[p] as number) < 0x80) {
+    len = b[p] as number;
+    p++;
+  } else {
+    len = readVarint(b, p, end);
+    if (len < 0) {
+      return -1;
+    }
+    p = gPos;
+  }
+  if (len > end - p) {
+    gPos = E_TRUNCATED;
+    return -1;
+  }
+  gPos = p;
+  return len;
+}
+
+// ---------------------------------------------------------------------------
+// Message scanners. Each returns 0 (or a flag ≥ 0) on success and -1 after
+// recording the first error.
+
+function scanDevice(b: Uint8Array, p: number, end: number): number {
+  while (p < end) {
+    let tag = b[p] as number;
+    if (tag < 0x80) {
+      p++;
+    } else {
+      tag = readTagSlow(b, p, end);
+      if (tag < 0) {
+        return malformedCode("device", gPos);
+      }
+      p = gPos;
+    }
+    const fieldNo = tag >>> 3;
+    const wt = tag & 7;
+    if (fieldNo === 0) {
+      return fail("device", "malformed protobuf: field number 0");
+    }
+    if (fieldNo <= 8) {
+      const name = DEVICE_STR_NAME[fieldNo] as string;
+      if (wt !== WT_LEN) {
+        return wrongWireType(name, wt, WT_LEN);
+      }
+      const len = readLen(b, p, end);
+      if (len < 0) {
+        return malformedCode(name, gPos);
+      }
+      p = gPos;
+      const max = DEVICE_STR_MAX[fieldNo] as number;
+      if (len > max) {
+        return fail(name, ruleMaxBytes(max));
+      }
+      if (!isUtf8(b, p, p + len)) {
+        return fail(name, RULE_UTF8);
+      }
+      p += len;
+    } else if (fieldNo === 9) {
+      if (wt !== WT_VARINT) {
+        return wrongWireType("device.memory_total_mb", wt, WT_VARINT);
+      }
+      const v = readVarint(b, p, end);
+      if (v < 0) {
+        return malformedCode("device.memory_total_mb", gPos);
+      }
+      if (v >= TWO_32) {
+        return fail("device.memory_total_mb", "malformed protobuf: varint does not fit in uint32");
+      }
+      p = gPos;
+    } else {
+      p = skipUnknown(b, p, end, wt, "device");
+      if (p < 0) {
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+/** Vec3 `which` = 0 position, 1 camera_position, 2 camera_rotation. */
+function scanVec3(b: Uint8Array, p: number, end: number, which: number): number {
+  const names = VEC3_NAME[which] as string[];
+  while (p < end) {
+    let tag = b[p] as number;
+    if (tag < 0x80) {
+      p++;
+    } else {
+      tag = readTagSlow(b, p, end);
+      if (tag < 0) {
+        return malformedCode(names[0] as string, gPos);
+      }
+      p = gPos;
+    }
+    const fieldNo = tag >>> 3;
+    const wt = tag & 7;
+    if (fieldNo >= 1 && fieldNo <= 3) {
+      if (wt !== WT_I32) {
+        return wrongWireType(names[fieldNo] as string, wt, WT_I32);
+      }
+      if (end - p < 4) {
+        return malformedCode(names[fieldNo] as string, E_TRUNCATED);
+      }
+      if (!f32Finite(b, p)) {
+        return fail(names[fieldNo] as string, RULE_FINITE);
+      }
+      p += 4;
+    } else if (fieldNo === 0) {
+      return fail(names[0] as string, "malformed protobuf: field number 0");
+    } else {
+      p = skipUnknown(b, p, end, wt, names[0] as string);
+      if (p < 0) {
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+/** Returns 1 if at least one perf field is present, 0 if none, -1 on error. */
+function scanPerf(b: Uint8Array, p: number, end: number): number {
+  let present = 0;
+  while (p < end) {
+    let tag = b[p] as number;
+    if (tag < 0x80) {
+      p++;
+    } else {
+      tag = readTagSlow(b, p, end);
+      if (tag < 0) {
+        return malformedCode("perf", gPos);
+      }
+      p = gPos;
+    }
+    const fieldNo = tag >>> 3;
+    const wt = tag & 7;
+    if (fieldNo >= 1 && fieldNo <= 5) {
+      if (wt !== WT_I32) {
+        return wrongWireType(PERF_NAME[fieldNo] as string, wt, WT_I32);
+      }
+      if (end - p < 4) {
+        return malformedCode(PERF_NAME[fieldNo] as string, E_TRUNCATED);
+      }
+      if (!f32Finite(b, p) || !f32NonNegative(b, p)) {
+        return fail(PERF_NAME[fieldNo] as string, RULE_FINITE_NONNEG);
+      }
+      p += 4;
+      present = 1;
+    } else if (fieldNo === 0) {
+      return fail("perf", "malformed protobuf: field number 0");
+    } else {
+      p = skipUnknown(b, p, end, wt, "perf");
+      if (p < 0) {
+        return -1;
+      }
+    }
+  }
+  return present;
+}
+
+/** Describe a map key for an error path; only called on valid UTF-8 keys. */
+function keyPath(map: string, b: Uint8Array, start: number, end: number): string {
+  let key: string;
+  try {
+    key = new TextDecoder().decode(b.subarray(start, end));
+  } catch {
+    key = "?";
+  }
+  return `${map}[${JSON.stringify(key)}]`;
+}
+
+/**
+ * One map entry of properties (isMetrics = false: value is a string, field 2
+ * LEN) or metrics (isMetrics = true: value is a double, field 2 I64). Key and
+ * value: last occurrence wins, as on decode. The key is checked before the value.
+ */
+function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean): number {
+  const map = isMetrics ? "metrics" : "properties";
+  let keyStart = 0;
+  let keyEnd = 0;
+  let valStart = -1;
+  let valEnd = 0;
+  while (p < end) {
+    let tag = b[p] as number;
+    if (tag < 0x80) {
+      p++;
+    } else {
+      tag = readTagSlow(b, p, end);
+      if (tag < 0) {
+        return malformedCode(map, gPos);
+      }
+      p = gPos;
+    }
+    const fieldNo = tag >>> 3;
+    const wt = tag & 7;
+    if (fieldNo === 1) {
+      if (wt !== WT_LEN) {
+        return wrongWireType(`${map}.key`, wt, WT_LEN);
+      }
+      const len = readLen(b, p, end);
+      if (len < 0) {
+        return malformedCode(`${map}.key`, gPos);
+      }
+      keyStart = gPos;
+      keyEnd = keyStart + len;
+      p = keyEnd;
+    } else if (fieldNo === 2) {
+      if (isMetrics) {
+        if (wt !== WT_I64) {
+          return wrongWireType(`${map}.value`, wt, WT_I64);
+        }
+        if (end - p < 8) {
+          return malformedCode(`${map}.value`, E_TRUNCATED);
+        }
+        valStart = p;
+        p += 8;
+      } else {
+        if (wt !== WT_LEN) {
+          return wrongWireType(`${map}.value`, wt, WT_LEN);
+        }
+        const len = readLen(b, p, end);
+        if (len < 0) {
+          return malformedCode(`${map}.value`, gPos);
+        }
+        valStart = gPos;
+        valEnd = valStart + len;
+        p = valEnd;
+      }
+    } else if (fieldNo === 0) {
+      return fail(map, "malformed protobuf: field number 0");
+    } else {
+      p = skipUnknown(b, p, end, wt, map);
+      if (p < 0) {
+        return -1;
+      }
+    }
+  }
+  const keyLen = keyEnd - keyStart;
+  const keyMax = isMetrics ? LIMITS.metrics.keyMaxBytes : LIMITS.properties.keyMaxBytes;
+  if (keyLen === 0) {
+    return fail(map, "key must be non-empty");
+  }
+  if (keyLen > keyMax) {
+    return fail(map, `key must be at most ${keyMax} bytes`);
+  }
+  if (!isUtf8(b, keyStart, keyEnd)) {
+    return fail(map, `key ${RULE_UTF8}`);
+  }
+  if (valStart >= 0) {
+    if (isMetrics) {
+      if (!f64Finite(b, valStart)) {
+        return fail(keyPath(map, b, keyStart, keyEnd), RULE_FINITE);
+      }
+    } else {
+      if (valEnd - valStart > LIMITS.properties.valueMaxBytes) {
+        return fail(keyPath(map, b, keyStart, keyEnd), ruleMaxBytes(LIMITS.properties.valueMaxBytes));
+      }
+      if (!isUtf8(b, valStart, valEnd)) {
+        return fail(keyPath(map, b, keyStart, keyEnd), RULE_UTF8);
+      }
+    }
+  }
+  return 0;
+}
+
+/** One TelemetryEvent; sets evTs / evPerf. curEvent is set by the caller. */
+function scanEvent(b: Uint8Array, p: number, end: number): number {
+  let hasTs = false;
+  let nameLen = 0;
+  let sessionLen = 0;
+  let hasCamPos = false;
+  let hasCamRot = false;
+  let perf = false;
+  let nProps = 0;
+  let nMetrics = 0;
+  let ts = 0;
+  while (p < end) {
+    let tag = b[p] as number;
+    if (tag < 0x80) {
+      p++;
+    } else {
+      tag = readTagSlow(b, p, end);
+      if (tag < 0) {
+        return malformedCode("event", gPos);
+      }
+      p = gPos;
+    }
+    const fieldNo = tag >>> 3;
+    const wt = tag & 7;
+    if (fieldNo === 1) {
+      if (wt !== WT_VARINT) {
+        return wrongWireType("timestamp_us", wt, WT_VARINT);
+      }
+      ts = readInt64(b, p, end);
+      if (gPos < 0) {
+        return malformedCode("timestamp_us", gPos);
+      }
+      p = gPos;
+      if (!(ts >= tsLo && ts <= tsHi)) {
+        return fail("timestamp_us", RULE_TIMESTAMP);
+      }
+      hasTs = true;
+      continue;
+    }
+    if (fieldNo === 0) {
+      return fail("event", "malformed protobuf: field number 0");
+    }
+    if (fieldNo > 13) {
+      p = skipUnknown(b, p, end, wt, "event");
+      if (p < 0) {
+        return -1;
+      }
+      continue;
+    }
+    // Fields 2..13 are all length-delimited.
+    if (wt !== WT_LEN) {
+      return wrongWireType(EVENT_FIELD_NAME[fieldNo] as string, wt, WT_LEN);
+    }
+    let len: number;
+    if (p < end && (b[p] as number) < 0x80) {
+      len = b[p] as number;
+      p++;
+    } else {
+      len = readVarint(b, p, end);
+      if (len < 0) {
+        return malformedCode(EVENT_FIELD_NAME[fieldNo] as string, gPos);
+      }
+      p = gPos;
+    }
+    if (len > end - p) {
+      return malformedCode(EVENT_FIELD_NAME[fieldNo] as string, E_TRUNCATED);
+    }
+    const q = p + len;
+    switch (fieldNo) {
+      case 2:
+      case 3:
+      case 4:
+      case 5:
+      case 6: {
+        const max = EVENT_STR_MAX[fieldNo] as number;
+        if (len > max) {
+          return fail(EVENT_FIELD_NAME[fieldNo] as string, ruleMaxBytes(max));
+        }
+        if (!isUtf8(b, p, q)) {
+          return fail(EVENT_FIELD_NAME[fieldNo] as string, RULE_UTF8);
+        }
+        if (fieldNo === 2) {
+          nameLen = len;
+        } else if (fieldNo === 3) {
+          sessionLen = len;
+        }
+        break;
+      }
+      case 7:
+      case 8:
+      case 9:
+        if (scanVec3(b, p, q, fieldNo - 7) < 0) {
+          return -1;
+        }
+        if (fieldNo === 8) {
+          hasCamPos = true;
+        } else if (fieldNo === 9) {
+          hasCamRot = true;
+        }
+        break;
+      case 10: {
+        const r = scanPerf(b, p, q);
+        if (r < 0) {
+          return -1;
+        }
+        if (r > 0) {
+          perf = true;
+        }
+        break;
+      }
+      case 11:
+        if (++nProps > LIMITS.properties.maxEntries) {
+          return fail("properties", `at most ${LIMITS.properties.maxEntries} entries`);
+        }
+        if (scanMapEntry(b, p, q, false) < 0) {
+          return -1;
+        }
+        break;
+      case 12:
+        if (++nMetrics > LIMITS.metrics.maxEntries) {
+          return fail("metrics", `at most ${LIMITS.metrics.maxEntries} entries`);
+        }
+        if (scanMapEntry(b, p, q, true) < 0) {
+          return -1;
+        }
+        break;
+      default:
+        // 13: device
+        if (scanDevice(b, p, q) < 0) {
+          return -1;
+        }
+        break;
+    }
+    p = q;
+  }
+  if (!hasTs) {
+    return fail("timestamp_us", RULE_TIMESTAMP);
+  }
+  if (nameLen === 0) {
+    return fail("event_name", RULE_REQUIRED);
+  }
+  if (sessionLen === 0) {
+    return fail("session_id", RULE_REQUIRED);
+  }
+  if (hasCamPos !== hasCamRot) {
+    return fail(hasCamPos ? "camera_rotation" : "camera_position", RULE_CAMERA_PAIR);
+  }
+  evTs = ts;
+  evPerf = perf;
+  return 0;
+}
+
+function error(): ScanError {
+  return { ok: false, eventIndex: curEvent, field: errField, rule: errRule };
+}
+
+/**
+ * Validate a decompressed TelemetryBatch against the wire contract and
+ * LIMITS in one streaming pass. `nowUs` is the server's current time in
+ * microseconds since the Unix epoch. Returns the first offending
+ * event/field in wire order, or summary numbers when everything is valid.
+ */
+export function scanTelemetryBatch(bytes: Uint8Array, nowUs: number): ScanOk | ScanError {
+  curEvent = null;
+  errField = "";
+  errRule = "";
+  if (bytes.length > LIMITS.maxDecompressedBytes) {
+    fail("batch", `decompressed batch must be at most ${LIMITS.maxDecompressedBytes} bytes`);
+    return error();
+  }
+  w32Off = bytes.byteOffset;
+  w32 = LITTLE_ENDIAN ? new Int32Array(bytes.buffer, 0, bytes.buffer.byteLength >>> 2) : w32;
+  tsLo = nowUs - LIMITS.timestampMaxAgeUs;
+  tsHi = nowUs + LIMITS.timestampMaxAheadUs;
+
+  const b = bytes;
+  const end = b.length;
+  let p = 0;
+  let eventCount = 0;
+  let perfEventCount = 0;
+  let minTs = Number.POSITIVE_INFINITY;
+  let maxTs = Number.NEGATIVE_INFINITY;
+
+  while (p < end) {
+    let tag = b[p] as number;
+    if (tag < 0x80) {
+      p++;
+    } else {
+      tag = readTagSlow(b, p, end);
+      if (tag < 0) {
+        malformedCode("batch", gPos);
+        return error();
+      }
+      p = gPos;
+    }
+    const fieldNo = tag >>> 3;
+    const wt = tag & 7;
+
+    if (fieldNo === 5) {
+      // events
+      if (wt !== WT_LEN) {
+        wrongWireType("events", wt, WT_LEN);
+        return error();
+      }
+      if (eventCount >= LIMITS.maxEvents) {
+        fail("events", `at most ${LIMITS.maxEvents} events`);
+        return error();
+      }
+      curEvent = eventCount;
+      let len: number;
+      if (p < end && (b[p] as number) < 0x80) {
+        len = b[p] as number;
+        p++;
+      } else {
+        len = readVarint(b, p, end);
+        if (len < 0) {
+          malformedCode("event", gPos);
+          return error();
+        }
+        p = gPos;
+      }
+      if (len > end - p) {
+        malformedCode("event", E_TRUNCATED);
+        return error();
+      }
+      const q = p + len;
+      if (scanEvent(b, p, q) < 0) {
+        return error();
+      }
+      curEvent = null;
+      eventCount++;
+      if (evTs < minTs) {
+        minTs = evTs;
+      }
+      if (evTs > maxTs) {
+        maxTs = evTs;
+      }
+      if (evPerf) {
+        perfEventCount++;
+      }
+      p = q;
+      continue;
+    }
+
+    if (fieldNo >= 1 && fieldNo <= 4) {
+      const name = fieldNo === 4 ? "device" : (BATCH_STR_NAME[fieldNo] as string);
+      if (wt !== WT_LEN) {
+        wrongWireType(name, wt, WT_LEN);
+        return error();
+      }
+      const len = readLen(b, p, end);
+      if (len < 0) {
+        malformedCode(name, gPos);
+        return error();
+      }
+      p = gPos;
+      if (fieldNo === 4) {
+        if (scanDevice(b, p, p + len) < 0) {
+          return error();
+        }
+      } else {
+        const max = BATCH_STR_MAX[fieldNo] as number;
+        if (len > max) {
+          fail(name, ruleMaxBytes(max));
+          return error();
+        }
+        if (!isUtf8(b, p, p + len)) {
+          fail(name, RULE_UTF8);
+          return error();
+        }
+      }
+      p += len;
+      continue;
+    }
+
+    if (fieldNo === 0) {
+      fail("batch", "malformed protobuf: field number 0");
+      return error();
+    }
+    p = skipUnknown(b, p, end, wt, "batch");
+    if (p < 0) {
+      return error();
+    }
+  }
+
+  if (eventCount < LIMITS.minEvents) {
+    fail("events", "must contain at least 1 event");
+    return error();
+  }
+  return {
+    ok: true,
+    eventCount,
+    minTimestampUs: minTs,
+    maxTimestampUs: maxTs,
+    perfEventCount,
+  };
+}

@@ -1,0 +1,79 @@
+import { and, eq, gt, isNull } from "drizzle-orm";
+import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
+import type { Db } from "./db.js";
+import type { Scope } from "./scopes.js";
+import { KEY_PREFIX, looksLikeSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
+
+export type KeyPrincipal = {
+  kind: "key";
+  keyId: string;
+  projectId: string;
+  projectName: string;
+  tenantId: string;
+  planId: string;
+  scopes: Scope[];
+};
+
+export type TokenPrincipal = {
+  kind: "token";
+  tokenId: string;
+  tenantId: string;
+  planId: string;
+  scopes: Scope[];
+};
+
+export type Principal = KeyPrincipal | TokenPrincipal;
+
+export type Credential = { kind: "key"; secret: string } | { kind: "token"; secret: string } | null;
+
+/** X-API-Key takes precedence over a Bearer token when both are sent. */
+export function credentialOf(headers: Headers, allowBearer = true): Credential {
+  const key = headers.get("x-api-key");
+  if (key !== null) {
+    return { kind: "key", secret: key.trim() };
+  }
+  const authz = headers.get("authorization");
+  if (allowBearer && authz) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
+    return { kind: "token", secret: m?.[1] ?? "" };
+  }
+  return null;
+}
+
+/** The principal behind a credential, or null when it is unknown, revoked or expired. */
+export async function resolveCredential(db: Db, cred: NonNullable<Credential>): Promise<Principal | null> {
+  if (cred.kind === "key") {
+    return looksLikeSecret(cred.secret, KEY_PREFIX) ? findKey(db, await sha256Hex(cred.secret)) : null;
+  }
+  return looksLikeSecret(cred.secret, TOKEN_PREFIX) ? findToken(db, await sha256Hex(cred.secret)) : null;
+}
+
+async function findKey(db: Db, keyHash: string): Promise<KeyPrincipal | null> {
+  const [row] = await db
+    .select({
+      keyId: apiKeys.id,
+      scopes: apiKeys.scopes,
+      projectId: projects.id,
+      projectName: projects.name,
+      tenantId: tenants.id,
+      planId: tenants.planId,
+    })
+    .from(apiKeys)
+    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+    .innerJoin(tenants, eq(tenants.id, projects.tenantId))
+    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  return row ? { kind: "key", ...row, scopes: row.scopes as Scope[] } : null;
+}
+
+async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | null> {
+  const [row] = await db
+    .select({ tokenId: oauthTokens.id, scopes: oauthTokens.scopes, tenantId: tenants.id, planId: tenants.planId })
+    .from(oauthTokens)
+    .innerJoin(tenants, eq(tenants.id, oauthTokens.tenantId))
+    .where(
+      and(eq(oauthTokens.tokenHash, tokenHash), isNull(oauthTokens.revokedAt), gt(oauthTokens.expiresAt, new Date())),
+    )
+    .limit(1);
+  return row ? { kind: "token", ...row, scopes: row.scopes as Scope[] } : null;
+}

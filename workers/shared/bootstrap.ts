@@ -1,0 +1,77 @@
+import { eq } from "drizzle-orm";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
+import { type PlanId, planOf } from "./plans.js";
+import { KEY_PRESETS, type KeyPreset, type Scope, TOKEN_SCOPES } from "./scopes.js";
+import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
+
+// Record creation shared by the admin CLI (node-postgres) and the test harness (Neon driver in workerd).
+// biome-ignore lint/suspicious/noExplicitAny: any drizzle Postgres driver will do
+type AnyPg = PgDatabase<PgQueryResultHKT, any>;
+
+export async function createTenant(db: AnyPg, name: string, planId: PlanId): Promise<{ id: string }> {
+  planOf(planId);
+  const [row] = await db.insert(tenants).values({ name, planId }).returning({ id: tenants.id });
+  return { id: must(row).id };
+}
+
+export async function createProject(db: AnyPg, tenantId: string, name: string): Promise<{ id: string }> {
+  const [row] = await db.insert(projects).values({ tenantId, name }).returning({ id: projects.id });
+  return { id: must(row).id };
+}
+
+export type CreatedKey = { id: string; key: string; projectId: string; scopes: Scope[] };
+
+/** The secret is returned here once and never stored: only its hash is. */
+export async function createKey(db: AnyPg, projectId: string, preset: KeyPreset): Promise<CreatedKey> {
+  const scopes = [...KEY_PRESETS[preset]] as Scope[];
+  if (!scopes.length) {
+    throw new Error(`unknown preset ${preset}`);
+  }
+  const key = newSecret(KEY_PREFIX);
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await sha256Hex(key), prefix: key.slice(0, 10), preset, scopes })
+    .returning({ id: apiKeys.id });
+  return { id: must(row).id, key, projectId, scopes };
+}
+
+export async function revokeKey(db: AnyPg, id: string): Promise<{ id: string; revokedAt: string }> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(eq(apiKeys.id, id))
+    .returning({ id: apiKeys.id, revokedAt: apiKeys.revokedAt });
+  if (!row?.revokedAt) {
+    throw new Error(`no key ${id}`);
+  }
+  return { id: row.id, revokedAt: row.revokedAt.toISOString() };
+}
+
+export type CreatedToken = { token: string; tenantId: string; scopes: Scope[]; expiresAt: string };
+
+export async function createToken(
+  db: AnyPg,
+  tenantId: string,
+  scopes: string[],
+  ttlSeconds: number,
+): Promise<CreatedToken> {
+  const refused = scopes.filter((s) => !(TOKEN_SCOPES as readonly string[]).includes(s));
+  if (refused.length || !scopes.length) {
+    throw new Error(`OAuth tokens can carry only ${TOKEN_SCOPES.join(", ")}; refused: ${refused.join(", ") || "(none given)"}`);
+  }
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
+    throw new Error("ttl must be a positive whole number of seconds");
+  }
+  const token = newSecret(TOKEN_PREFIX);
+  const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
+  await db.insert(oauthTokens).values({ tenantId, tokenHash: await sha256Hex(token), scopes, expiresAt });
+  return { token, tenantId, scopes: scopes as Scope[], expiresAt: expiresAt.toISOString() };
+}
+
+function must<T>(row: T | undefined): T {
+  if (!row) {
+    throw new Error("insert returned no row");
+  }
+  return row;
+}

@@ -1,0 +1,77 @@
+// A queue message is the ingest request body exactly as it arrived (gzip'd or not), behind a small
+// JSON header: [u32 big-endian header length][header UTF-8 JSON][body]. Raw bytes, not base64, so a
+// maximal 126,000-byte body plus header fits one 128 KB message.
+export type EnvelopeHeader = {
+  v: 1;
+  projectId: string;
+  tenantId: string;
+  /** Deterministic id of this batch: the same body for the same project always gets the same key. */
+  batchKey: string;
+  receivedAt: number;
+  encoding: "gzip" | "identity";
+  eventCount: number;
+};
+
+export function sealEnvelope(header: EnvelopeHeader, body: Uint8Array): Uint8Array {
+  const head = new TextEncoder().encode(JSON.stringify(header));
+  const out = new Uint8Array(4 + head.length + body.length);
+  new DataView(out.buffer).setUint32(0, head.length);
+  out.set(head, 4);
+  out.set(body, 4 + head.length);
+  return out;
+}
+
+export function openEnvelope(message: ArrayBuffer | Uint8Array): { header: EnvelopeHeader; body: Uint8Array } {
+  const bytes = message instanceof Uint8Array ? message : new Uint8Array(message);
+  if (bytes.length < 4) {
+    throw new Error("envelope too short");
+  }
+  const headLength = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
+  if (4 + headLength > bytes.length) {
+    throw new Error("envelope header overruns the message");
+  }
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + headLength))) as EnvelopeHeader;
+  if (header.v !== 1 || typeof header.projectId !== "string" || typeof header.batchKey !== "string") {
+    throw new Error("unknown envelope version");
+  }
+  return { header, body: bytes.subarray(4 + headLength) };
+}
+
+export class TooLarge extends Error {}
+
+/** Gunzips, refusing output beyond `cap` bytes so a gzip bomb never exhausts the isolate's memory. */
+export async function gunzipCapped(data: Uint8Array, cap: number): Promise<Uint8Array> {
+  const ds = new DecompressionStream("gzip");
+  const writer = ds.writable.getWriter();
+  writer.write(data).catch(() => {});
+  writer.close().catch(() => {});
+  const reader = ds.readable.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) {
+      break;
+    }
+    total += value.byteLength;
+    if (total > cap) {
+      await reader.cancel().catch(() => {});
+      throw new TooLarge(`decompressed body exceeds ${cap} bytes`);
+    }
+    chunks.push(value);
+  }
+  return concat(chunks, total);
+}
+
+export function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]) {
+    return chunks[0];
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+// Plans live here and nowhere else. `null` means unlimited.
+export type PlanId = "free" | "pro" | "studio" | "enterprise";
+
+export type Plan = {
+  id: PlanId;
+  /** Web API requests per sliding hour, per tenant. */
+  requestsPerHour: number;
+  /** Ingest requests per sliding hour, per project. */
+  ingestRequestsPerHour: number;
+  /** Events accepted per calendar month (UTC), per tenant. */
+  eventsPerMonth: number | null;
+  /** Active alert rules per tenant; 0 means the plan has no alerting. */
+  maxActiveAlertRules: number;
+};
+
+export const PLANS: Record<PlanId, Plan> = {
+  free: {
+    id: "free",
+    requestsPerHour: 1_000,
+    ingestRequestsPerHour: 3_600,
+    eventsPerMonth: 1_000_000,
+    maxActiveAlertRules: 0,
+  },
+  pro: {
+    id: "pro",
+    requestsPerHour: 10_000,
+    ingestRequestsPerHour: 36_000,
+    eventsPerMonth: 50_000_000,
+    maxActiveAlertRules: 10,
+  },
+  studio: {
+    id: "studio",
+    requestsPerHour: 50_000,
+    ingestRequestsPerHour: 180_000,
+    eventsPerMonth: 500_000_000,
+    maxActiveAlertRules: 50,
+  },
+  enterprise: {
+    id: "enterprise",
+    requestsPerHour: 250_000,
+    ingestRequestsPerHour: 900_000,
+    eventsPerMonth: null,
+    maxActiveAlertRules: 500,
+  },
+};
+
+export const PLAN_IDS = Object.keys(PLANS) as PlanId[];
+
+export function planOf(id: string): Plan {
+  const plan = PLANS[id as PlanId];
+  if (!plan) {
+    throw new Error(`unknown plan ${id}`);
+  }
+  return plan;
+}
+
+/** Key validation has its own bucket, separate from the plan quota. */
+export const WHOAMI_REQUESTS_PER_HOUR = 60;
+/** Requests without valid credentials, per client IP: slows key guessing. */
+export const UNAUTHENTICATED_REQUESTS_PER_HOUR = 300;
