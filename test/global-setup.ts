@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -17,6 +17,8 @@ declare module "vitest" {
 /** Real engines for the whole run: a fresh embedded Postgres and chdb in a temp dir, migrated. */
 export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(join(tmpdir(), "telemetry-test-"));
+  // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
+  await chmod(dataDir, 0o755);
   const stack = await startLocalStack({ dataDir });
   project.provide("databaseUrl", stack.databaseUrl);
   project.provide("clickhouseUrl", stack.clickhouse.url);

@@ -8,7 +8,7 @@
  * (capped at LIMITS.maxEvents events). Node only (uses node:zlib).
  */
 import { gzipSync } from "node:zlib";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import {
   type DeviceContext,
   DeviceContextSchema,
@@ -162,24 +162,22 @@ function eventStream(seed: number, nowUs: number, device: DeviceContext): () => 
     s.z = Math.max(0, s.z + gauss(rng) * 0.2);
     s.memMb += gauss(rng) * 2;
 
-    const ev: Partial<TelemetryEvent> & { timestampUs: bigint } = {
+    const ev: MessageInitShape<typeof TelemetryEventSchema> = {
       timestampUs: BigInt(ts),
       eventName: name,
       sessionId: s.sessionId,
       playerId: s.playerId,
       buildId,
       mapId,
-      position: { $typeName: "telemetry.v1.Vec3", x: s.x, y: s.y, z: s.z },
+      position: { x: s.x, y: s.y, z: s.z },
     };
     if (rng() < 0.8) {
       ev.cameraPosition = {
-        $typeName: "telemetry.v1.Vec3",
         x: s.x - Math.cos((s.yaw * Math.PI) / 180) * 4,
         y: s.y - Math.sin((s.yaw * Math.PI) / 180) * 4,
         z: s.z + 1.8,
       };
       ev.cameraRotation = {
-        $typeName: "telemetry.v1.Vec3",
         x: -10 + gauss(rng) * 5,
         y: s.yaw,
         z: 0,
@@ -188,7 +186,6 @@ function eventStream(seed: number, nowUs: number, device: DeviceContext): () => 
     if (name === "frame_sample" || rng() < 0.5) {
       const fps = Math.max(5, s.baseFps + gauss(rng) * 6);
       ev.perf = {
-        $typeName: "telemetry.v1.PerformanceSample",
         fps,
         frameTimeMs: 1000 / fps,
         memoryMb: s.memMb,

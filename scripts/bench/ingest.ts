@@ -118,7 +118,10 @@ for (let i = 0; i < BATCHES; i++) {
     throw new Error(`batch ${i}: scanner disagrees: ${JSON.stringify(r)}`);
   }
   const js = BatchType.decode(b.batch) as unknown as { events: unknown[] };
-  if (js.events.length !== b.eventCount || fromBinary(TelemetryBatchSchema, b.batch).events.length !== b.eventCount) {
+  if (
+    js.events.length !== b.eventCount ||
+    fromBinary(TelemetryBatchSchema, b.batch).events.length !== b.eventCount
+  ) {
     throw new Error(`batch ${i}: decoders disagree on event count`);
   }
   batches.push(b);

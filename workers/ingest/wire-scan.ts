@@ -180,6 +180,9 @@ const RULE_CAMERA_PAIR = "camera_position and camera_rotation must be sent toget
 const ruleMaxBytes = (n: number): string => `must be at most ${n} bytes`;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** Key bound usable by the map-entry fast path (both maps share it today). */
+const KEY_MAX_FAST = Math.min(LIMITS.properties.keyMaxBytes, LIMITS.metrics.keyMaxBytes);
+const VALUE_MAX_FAST = LIMITS.properties.valueMaxBytes;
 const TWO_32 = 4294967296;
 
 // ---------------------------------------------------------------------------
@@ -226,10 +229,7 @@ function malformedCode(field: string, code: number): number {
 }
 
 function wrongWireType(field: string, got: number, expected: number): number {
-  return fail(
-    field,
-    `malformed protobuf: wrong wire type ${WT_NAMES[got]} (expected ${WT_NAMES[expected]})`,
-  );
+  return fail(field, `malformed protobuf: wrong wire type ${WT_NAMES[got]} (expected ${WT_NAMES[expected]})`);
 }
 
 /**
@@ -280,18 +280,30 @@ function readTagSlow(b: Uint8Array, p: number, end: number): number {
  * Negative values are 10-byte two's-complement varints.
  */
 function readInt64(b: Uint8Array, p: number, end: number): number {
-  // Fast path: ≤ 8 bytes (56 bits) is a non-negative value; summing the 7-bit
-  // groups as doubles is exact below 2^53 and stays ≥ 2^53 above it.
-  let value = 0;
-  let mul = 1;
-  for (let q = p; q < end && q - p < 8; q++) {
-    const x = b[q] as number;
-    value += (x & 0x7f) * mul;
+  // Fast path: ≤ 8 bytes (56 bits) is a non-negative value; decode it as two
+  // 28-bit halves. Realistic timestamps (~2^51 µs) are 8-byte varints.
+  let q = p;
+  let x = 0;
+  let lo = 0;
+  let hi = 0;
+  let lim = end - p < 4 ? end : p + 4;
+  for (let shift = 0; q < lim; q++, shift += 7) {
+    x = b[q] as number;
+    lo |= (x & 0x7f) << shift;
     if (x < 0x80) {
       gPos = q + 1;
-      return value > MAX_SAFE ? Number.NaN : value;
+      return lo;
     }
-    mul *= 128;
+  }
+  lim = end - p < 8 ? end : p + 8;
+  for (let shift = 0; q < lim; q++, shift += 7) {
+    x = b[q] as number;
+    hi |= (x & 0x7f) << shift;
+    if (x < 0x80) {
+      gPos = q + 1;
+      const v = hi * 268435456 + lo;
+      return v > MAX_SAFE ? Number.NaN : v;
+    }
   }
   return readInt64Slow(b, p, end);
 }
@@ -460,14 +472,10 @@ function utf8Tail(b: Uint8Array, p: number, end: number): boolean {
  * scanned Uint8Array inside that buffer. Set once per scan; unused on
  * big-endian hosts.
  */
-let w32: Int32Array = new Int32Array(0);
+const EMPTY_W32 = new Int32Array(0);
+let w32: Int32Array = EMPTY_W32;
 let w32Off = 0;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-/** High bits of the bytes at or after address offset i (0..3) within a little-endian word. */
-const HEAD_MASK = new Int32Array([0x80808080 | 0, 0x80808000 | 0, 0x80800000 | 0, 0x80000000 | 0]);
-/** High bits of the bytes at or before address offset i (0..3) within a little-endian word. */
-const TAIL_MASK = new Int32Array([0x00000080, 0x00008080, 0x00808080, 0x80808080 | 0]);
-
 /**
  * True when b[p, end) is valid UTF-8. Fast path: OR the string's bytes
  * together a word at a time (bytes of the first and last word outside the
@@ -483,14 +491,19 @@ function isUtf8(b: Uint8Array, p: number, end: number): boolean {
   const k1 = (end + w32Off - 1) >>> 2;
   let acc = 0;
   if (k1 < w32.length) {
-    acc = (w32[k0] as number) & (HEAD_MASK[a & 3] as number);
-    if (k1 !== k0) {
+    // Keep only the string's own bytes: in the first word those at or after
+    // offset a & 3, in the last word those at or before offset (e - 1) & 3
+    // (little-endian: lower address = lower bits). All int32 arithmetic.
+    const head = -1 << ((a & 3) << 3);
+    const tail = ~(-256 << (((end + w32Off - 1) & 3) << 3));
+    if (k1 === k0) {
+      acc = (w32[k0] as number) & head & tail;
+    } else {
+      acc = (w32[k0] as number) & head;
       for (let k = k0 + 1; k < k1; k++) {
         acc |= w32[k] as number;
       }
-      acc = (acc & 0x80808080) | ((w32[k1] as number) & (TAIL_MASK[(end + w32Off - 1) & 3] as number));
-    } else {
-      acc &= TAIL_MASK[(end + w32Off - 1) & 3] as number;
+      acc |= (w32[k1] as number) & tail;
     }
   } else {
     // Big-endian host, or the string ends in the buffer's partial last word.
@@ -506,12 +519,13 @@ function f32Finite(b: Uint8Array, p: number): boolean {
   return ((b[p + 3] as number) & 0x7f) !== 0x7f || ((b[p + 2] as number) & 0x80) === 0;
 }
 
-/** Finite and ≥ 0 (−0 counts as ≥ 0). Assumes finite was checked. */
-function f32NonNegative(b: Uint8Array, p: number): boolean {
+/** Finite and ≥ 0 (−0 counts as ≥ 0): sign bit clear and exponent not all ones, or exactly −0. */
+function f32FiniteNonNegative(b: Uint8Array, p: number): boolean {
   const b3 = b[p + 3] as number;
-  return (
-    b3 < 0x80 || ((b3 & 0x7f) | (b[p + 2] as number) | (b[p + 1] as number) | (b[p] as number)) === 0
-  );
+  if (b3 < 0x80) {
+    return b3 !== 0x7f || ((b[p + 2] as number) & 0x80) === 0;
+  }
+  return b3 === 0x80 && ((b[p + 2] as number) | (b[p + 1] as number) | (b[p] as number)) === 0;
 }
 
 /** Finite float64 given its little-endian bytes at p. */
@@ -607,6 +621,18 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
 
 /** Vec3 `which` = 0 position, 1 camera_position, 2 camera_rotation. */
 function scanVec3(b: Uint8Array, p: number, end: number, which: number): number {
+  // Fast path: canonical x, y, z all present and finite.
+  if (
+    end - p === 15 &&
+    b[p] === 0x0d &&
+    b[p + 5] === 0x15 &&
+    b[p + 10] === 0x1d &&
+    f32Finite(b, p + 1) &&
+    f32Finite(b, p + 6) &&
+    f32Finite(b, p + 11)
+  ) {
+    return 0;
+  }
   const names = VEC3_NAME[which] as string[];
   while (p < end) {
     let tag = b[p] as number;
@@ -646,6 +672,22 @@ function scanVec3(b: Uint8Array, p: number, end: number, which: number): number 
 
 /** Returns 1 if at least one perf field is present, 0 if none, -1 on error. */
 function scanPerf(b: Uint8Array, p: number, end: number): number {
+  // Fast path: canonical, all five fields present, finite and ≥ 0.
+  if (
+    end - p === 25 &&
+    b[p] === 0x0d &&
+    b[p + 5] === 0x15 &&
+    b[p + 10] === 0x1d &&
+    b[p + 15] === 0x25 &&
+    b[p + 20] === 0x2d &&
+    f32FiniteNonNegative(b, p + 1) &&
+    f32FiniteNonNegative(b, p + 6) &&
+    f32FiniteNonNegative(b, p + 11) &&
+    f32FiniteNonNegative(b, p + 16) &&
+    f32FiniteNonNegative(b, p + 21)
+  ) {
+    return 1;
+  }
   let present = 0;
   while (p < end) {
     let tag = b[p] as number;
@@ -667,7 +709,7 @@ function scanPerf(b: Uint8Array, p: number, end: number): number {
       if (end - p < 4) {
         return malformedCode(PERF_NAME[fieldNo] as string, E_TRUNCATED);
       }
-      if (!f32Finite(b, p) || !f32NonNegative(b, p)) {
+      if (!f32FiniteNonNegative(b, p)) {
         return fail(PERF_NAME[fieldNo] as string, RULE_FINITE_NONNEG);
       }
       p += 4;
@@ -701,6 +743,32 @@ function keyPath(map: string, b: Uint8Array, start: number, end: number): string
  * value: last occurrence wins, as on decode. The key is checked before the value.
  */
 function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean): number {
+  // Fast path: canonical entry (key then value, 1-byte lengths) that is valid.
+  // Anything else, including every invalid entry, takes the general path.
+  const kl = b[p + 1] as number;
+  if (end - p >= 4 && b[p] === 0x0a && kl > 0 && kl < 0x80 && kl <= KEY_MAX_FAST) {
+    const ks = p + 2;
+    const ke = ks + kl;
+    if (ke <= end - 2) {
+      if (isMetrics) {
+        if (ke + 9 === end && b[ke] === 0x11 && f64Finite(b, ke + 1) && isUtf8(b, ks, ke)) {
+          return 0;
+        }
+      } else {
+        const vl = b[ke + 1] as number;
+        if (
+          b[ke] === 0x12 &&
+          ke + 2 + vl === end &&
+          vl < 0x80 &&
+          vl <= VALUE_MAX_FAST &&
+          isUtf8(b, ks, ke) &&
+          isUtf8(b, ke + 2, end)
+        ) {
+          return 0;
+        }
+      }
+    }
+  }
   const map = isMetrics ? "metrics" : "properties";
   let keyStart = 0;
   let keyEnd = 0;
@@ -959,11 +1027,18 @@ export function scanTelemetryBatch(bytes: Uint8Array, nowUs: number): ScanOk | S
     fail("batch", `decompressed batch must be at most ${LIMITS.maxDecompressedBytes} bytes`);
     return error();
   }
-  w32Off = bytes.byteOffset;
-  w32 = LITTLE_ENDIAN ? new Int32Array(bytes.buffer, 0, bytes.buffer.byteLength >>> 2) : w32;
   tsLo = nowUs - LIMITS.timestampMaxAgeUs;
   tsHi = nowUs + LIMITS.timestampMaxAheadUs;
+  w32Off = bytes.byteOffset;
+  if (LITTLE_ENDIAN && bytes.length >= 16) {
+    w32 = new Int32Array(bytes.buffer, 0, bytes.buffer.byteLength >>> 2);
+  }
+  const result = scanBatch(bytes);
+  w32 = EMPTY_W32; // do not keep the caller's buffer alive
+  return result;
+}
 
+function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
   const b = bytes;
   const end = b.length;
   let p = 0;

