@@ -51,9 +51,11 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
 async function parkUndecodable(env: Env, message: Message<unknown>, err: unknown): Promise<void> {
   console.error("undecodable events message sent to the dead-letter queue", err instanceof Error ? err.message : "");
   try {
-    await env.DEAD_LETTER_QUEUE.send(message.body, { contentType: "bytes" });
+    const body = message.body instanceof ArrayBuffer ? new Uint8Array(message.body) : message.body;
+    await env.DEAD_LETTER_QUEUE.send(body, { contentType: body instanceof Uint8Array ? "bytes" : "json" });
     message.ack();
-  } catch {
+  } catch (sendErr) {
+    console.error("dead-letter send failed", sendErr instanceof Error ? sendErr.message : "");
     message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
   }
 }

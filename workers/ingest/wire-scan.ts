@@ -207,6 +207,7 @@ const E_TRUNCATED = -1;
 const E_VARINT_TOO_LONG = -2;
 const E_GROUP = -3;
 const E_BAD_WIRE_TYPE = -4;
+const E_BAD_TAG = -5;
 
 /** Record an error and return -1 (so callers can `return fail(...)`). */
 function fail(field: string, rule: string): number {
@@ -223,6 +224,8 @@ function malformedCode(field: string, code: number): number {
       return fail(field, "malformed protobuf: group wire type is not supported");
     case E_BAD_WIRE_TYPE:
       return fail(field, "malformed protobuf: invalid wire type");
+    case E_BAD_TAG:
+      return fail(field, "malformed protobuf: tag longer than 5 bytes or beyond uint32");
     default:
       return fail(field, "malformed protobuf: truncated field (exceeds its enclosing message)");
   }
@@ -268,7 +271,7 @@ function readTagSlow(b: Uint8Array, p: number, end: number): number {
     return -1;
   }
   if (gPos - p > LIMITS.maxTagBytes || tag >= TWO_32) {
-    gPos = E_VARINT_TOO_LONG;
+    gPos = E_BAD_TAG;
     return -1;
   }
   return tag;
