@@ -45,13 +45,15 @@ function startWrangler(stack: LocalStack): ChildProcess {
     CLICKHOUSE_PASSWORD: stack.clickhouse.password,
     NEON_LOCAL_PROXY: stack.neonProxy,
   };
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", `${DATA_DIR}/wrangler`];
+  const args = [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", `${DATA_DIR}/wrangler`];
   args.push("--show-interactive-dev-session=false", "--log-level", process.env.WRANGLER_LOG ?? "warn");
   for (const [k, v] of Object.entries(vars)) {
     args.push("--var", `${k}:${v}`);
   }
-  return spawn("npx", args, {
+  // Its own process group, so stopping it stops workerd too and nothing keeps the port.
+  return spawn(process.execPath, args, {
     cwd: ROOT,
+    detached: true,
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
   });
@@ -76,6 +78,16 @@ async function waitUntilServing(child: ChildProcess): Promise<void> {
   throw new Error("wrangler dev did not start serving within 120 s");
 }
 
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid) {
+      process.kill(-child.pid, signal);
+    }
+  } catch {
+    // already gone
+  }
+}
+
 async function main() {
   const stack = await startLocalStack({ dataDir: DATA_DIR, pgPort: LOCAL_PG_PORT });
   let child: ChildProcess | undefined;
@@ -87,11 +99,9 @@ async function main() {
     stopping = true;
     if (child && child.exitCode === null) {
       const exited = new Promise((r) => child?.once("exit", r));
-      child.kill("SIGTERM");
+      signalGroup(child, "SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null) {
-        child.kill("SIGKILL");
-      }
+      signalGroup(child, "SIGKILL");
     }
     await stack.close();
     process.exit(code);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   type TelemetryBatch,
   TelemetryBatchSchema,
+  type TelemetryEvent,
   TelemetryEventSchema,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { LIMITS, type ScanError, type ScanOk, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
@@ -15,8 +16,9 @@ const DAY_US = 86_400_000_000;
 const HOUR_US = 3_600_000_000;
 const TS_OK = NOW_US - 60_000_000;
 
-type EventInit = MessageInitShape<typeof TelemetryEventSchema>;
-type BatchInit = MessageInitShape<typeof TelemetryBatchSchema>;
+/** The plain-object form of the init shapes (not an already-built message). */
+type EventInit = Exclude<MessageInitShape<typeof TelemetryEventSchema>, TelemetryEvent>;
+type BatchInit = Exclude<MessageInitShape<typeof TelemetryBatchSchema>, TelemetryBatch>;
 
 const enc = new TextEncoder();
 const utf8 = (s: string): Uint8Array => enc.encode(s);
@@ -236,7 +238,12 @@ describe("scanTelemetryBatch: valid batches", () => {
 
   it("measures string bounds in UTF-8 bytes, not characters", () => {
     expectOk(batch({ events: [ev({ eventName: a(64, "é") })] })); // 128 bytes
-    expectErr(batch({ events: [ev({ eventName: `${a(64, "é")}a` })] }), 0, "event_name", "must be at most 128 bytes");
+    expectErr(
+      batch({ events: [ev({ eventName: `${a(64, "é")}a` })] }),
+      0,
+      "event_name",
+      "must be at most 128 bytes",
+    );
     expectOk(batch({ events: [ev({ mapId: `${a(63, "😀")}abc` })] })); // 252 + 3 = 255 bytes
     expectErr(batch({ events: [ev({ mapId: a(64, "😀") })] }), 0, "map_id", "must be at most 255 bytes");
   });
@@ -296,7 +303,12 @@ describe("scanTelemetryBatch: batch fields", () => {
   it.each(DEVICE_FIELDS)("batch device.%s: bound", (field, key) => {
     const max = LIMITS.device[field];
     expectOk(batch({ device: { [key]: a(max) } }));
-    expectErr(batch({ device: { [key]: a(max + 1) } }), null, `device.${field}`, `must be at most ${max} bytes`);
+    expectErr(
+      batch({ device: { [key]: a(max + 1) } }),
+      null,
+      `device.${field}`,
+      `must be at most ${max} bytes`,
+    );
   });
 
   it("rejects invalid UTF-8 in batch strings", () => {
@@ -380,9 +392,16 @@ describe("scanTelemetryBatch: event rules", () => {
   });
 
   it("device.memory_total_mb: any uint32; larger varints are malformed", () => {
-    expectOk(batch({ device: { memoryTotalMb: 0xffffffff }, events: [ev({ device: { memoryTotalMb: 1 } })] }));
+    expectOk(
+      batch({ device: { memoryTotalMb: 0xffffffff }, events: [ev({ device: { memoryTotalMb: 1 } })] }),
+    );
     expectErr(cat(fLen(4, fVarint(9, 2 ** 32)), batch()), null, "device.memory_total_mb", MALFORMED);
-    expectErr(batchOfEvents(cat(eventBytes(), fLen(13, fVarint(9, -1)))), 0, "device.memory_total_mb", MALFORMED);
+    expectErr(
+      batchOfEvents(cat(eventBytes(), fLen(13, fVarint(9, -1)))),
+      0,
+      "device.memory_total_mb",
+      MALFORMED,
+    );
   });
 
   describe("Vec3 coordinates must be finite", () => {
@@ -449,7 +468,12 @@ describe("scanTelemetryBatch: event rules", () => {
     it("counts an event as performance-bearing only when perf has a field", () => {
       const r = expectOk(
         batch({
-          events: [ev({ perf: {} }), ev({ perf: { cpuTimeMs: 0 } }), ev(), ev({ perf: { fps: 1, memoryMb: 2 } })],
+          events: [
+            ev({ perf: {} }),
+            ev({ perf: { cpuTimeMs: 0 } }),
+            ev(),
+            ev({ perf: { fps: 1, memoryMb: 2 } }),
+          ],
         }),
       );
       expect(r.perfEventCount).toBe(2);
@@ -483,7 +507,12 @@ describe("scanTelemetryBatch: event rules", () => {
     it("value at most 1024 bytes", () => {
       expectOk(withProps({ k: a(1024) }));
       expectOk(withProps({ k: "" }));
-      expectErr(withProps({ ok: "v", 'we"ird': a(1025) }), 1, 'properties["we\\"ird"]', "must be at most 1024 bytes");
+      expectErr(
+        withProps({ ok: "v", 'we"ird': a(1025) }),
+        1,
+        'properties["we\\"ird"]',
+        "must be at most 1024 bytes",
+      );
     });
     it("keys and values must be valid UTF-8", () => {
       const bad = (k: number[], v: number[]): Uint8Array =>
@@ -530,7 +559,12 @@ describe("scanTelemetryBatch: event rules", () => {
     );
     expectErr(batchOfEvents(eventBytes(), e), 1, "position.x", "must be finite");
     // A batch-level fault after the events is reported after event faults.
-    expectErr(cat(batch({ events: [ev({ eventName: "" })] }), fLen(1, utf8(a(129)))), 0, "event_name", /required/);
+    expectErr(
+      cat(batch({ events: [ev({ eventName: "" })] }), fLen(1, utf8(a(129)))),
+      0,
+      "event_name",
+      /required/,
+    );
     expectErr(cat(batch(), fLen(1, utf8(a(129)))), null, "batch_id", "must be at most 128 bytes");
   });
 
@@ -597,7 +631,12 @@ describe("scanTelemetryBatch: malformed wire format", () => {
     ["device as fixed32", () => cat(tag(4, 5), [0, 0, 0, 0], batch()), null, "device"],
     ["events as varint", () => cat(batch(), fVarint(5, 1)), null, "events"],
     ["timestamp_us as LEN", () => batchOfEvents(cat(eventBytes(), fLen(1, [1]))), 0, "timestamp_us"],
-    ["event_name as fixed64", () => batchOfEvents(cat(eventBytes(), tag(2, 1), new Uint8Array(8))), 0, "event_name"],
+    [
+      "event_name as fixed64",
+      () => batchOfEvents(cat(eventBytes(), tag(2, 1), new Uint8Array(8))),
+      0,
+      "event_name",
+    ],
     ["position as varint", () => batchOfEvents(cat(eventBytes(), fVarint(7, 1))), 0, "position"],
     ["position.x as double", () => batchOfEvents(cat(eventBytes(), fLen(7, fDouble(1, 1)))), 0, "position.x"],
     ["perf.fps as varint", () => batchOfEvents(cat(eventBytes(), fLen(10, fVarint(1, 60)))), 0, "perf.fps"],
@@ -634,7 +673,12 @@ describe("scanTelemetryBatch: malformed wire format", () => {
     expectErr(overrun, 0, "map_id", MALFORMED);
     // Fixed-width values cut by the end of the message.
     expectErr(batchOfEvents(cat(eventBytes(), fLen(7, [0x0d, 0, 0]))), 0, "position.x", MALFORMED);
-    expectErr(batchOfEvents(cat(eventBytes(), fLen(12, cat(fLen(1, [0x6b]), [0x11, 0])))), 0, "metrics.value", MALFORMED);
+    expectErr(
+      batchOfEvents(cat(eventBytes(), fLen(12, cat(fLen(1, [0x6b]), [0x11, 0])))),
+      0,
+      "metrics.value",
+      MALFORMED,
+    );
   });
 });
 
@@ -751,12 +795,15 @@ describe("scanTelemetryBatch: UTF-8 validation matches TextDecoder({fatal: true}
 
   it("random byte strings", () => {
     const rng = mulberry32(7);
-    const alphabet = [0x00, 0x41, 0x7f, 0x80, 0xbf, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x90];
+    const alphabet = [
+      0x00, 0x41, 0x7f, 0x80, 0xbf, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x90,
+    ];
     for (let i = 0; i < 3000; i++) {
       const n = 1 + Math.floor(rng() * 12);
       const s = new Uint8Array(n);
       for (let j = 0; j < n; j++) {
-        s[j] = rng() < 0.5 ? (alphabet[Math.floor(rng() * alphabet.length)] as number) : Math.floor(rng() * 256);
+        s[j] =
+          rng() < 0.5 ? (alphabet[Math.floor(rng() * alphabet.length)] as number) : Math.floor(rng() * 256);
       }
       check(s, i & 3);
     }
@@ -895,12 +942,17 @@ function randomBatch(rng: () => number): Uint8Array {
     }
     if (maybe(0.4)) {
       const n = maybe(0.05) ? 65 : Math.floor(rng() * 4);
-      e.properties = Object.fromEntries(Array.from({ length: n }, (_, j) => [`${str(128, 1)}${j}`, str(1024)]));
+      e.properties = Object.fromEntries(
+        Array.from({ length: n }, (_, j) => [`${str(128, 1)}${j}`, str(1024)]),
+      );
     }
     if (maybe(0.4)) {
       const n = maybe(0.05) ? 65 : Math.floor(rng() * 4);
       e.metrics = Object.fromEntries(
-        Array.from({ length: n }, (_, j) => [`m${j}${maybe(0.05) ? a(128) : ""}`, maybe(0.05) ? Number.NaN : rng()]),
+        Array.from({ length: n }, (_, j) => [
+          `m${j}${maybe(0.05) ? a(128) : ""}`,
+          maybe(0.05) ? Number.NaN : rng(),
+        ]),
       );
     }
     if (maybe(0.2)) {
@@ -953,7 +1005,7 @@ describe("scanTelemetryBatch: differential and fuzz", () => {
     }
     const int = (n: number): number => Math.floor(rng() * n);
     const mutate = (src: Uint8Array): Uint8Array => {
-      let b = src.slice();
+      let b: Uint8Array = src.slice();
       const rounds = 1 + int(3);
       for (let k = 0; k < rounds; k++) {
         const pos = int(b.length + 1);
