@@ -25,7 +25,9 @@ export class RateLimiter extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS buckets (second INTEGER PRIMARY KEY, count INTEGER NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS budget (id INTEGER PRIMARY KEY CHECK (id = 1), used INTEGER NOT NULL)");
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS budget (id INTEGER PRIMARY KEY CHECK (id = 1), used INTEGER NOT NULL)",
+    );
     for (const row of sql.exec<{ second: number; count: number }>("SELECT second, count FROM buckets")) {
       this.buckets.set(row.second, row.count);
     }

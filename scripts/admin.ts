@@ -34,7 +34,11 @@ function need(values: Record<string, string | undefined>, name: string): string 
   return v;
 }
 
-async function run(db: ReturnType<typeof drizzle>, words: string[], values: Record<string, string | undefined>) {
+async function run(
+  db: ReturnType<typeof drizzle>,
+  words: string[],
+  values: Record<string, string | undefined>,
+) {
   switch (words.join(" ")) {
     case "tenant create": {
       const plan = need(values, "plan");
@@ -58,7 +62,9 @@ async function run(db: ReturnType<typeof drizzle>, words: string[], values: Reco
       return createToken(
         db,
         need(values, "tenant"),
-        need(values, "scopes").split(",").map((s) => s.trim()),
+        need(values, "scopes")
+          .split(",")
+          .map((s) => s.trim()),
         Number(values.ttl ?? 3600),
       );
     default:

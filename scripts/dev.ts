@@ -21,7 +21,9 @@ async function seedDemo(databaseUrl: string): Promise<void> {
     const db = drizzle({ client: pool });
     const [existing] = await db.select().from(tenants).where(eq(tenants.name, DEMO_TENANT)).limit(1);
     if (existing) {
-      console.log(`demo tenant ${existing.id} already seeded (keys were shown on the first run; make more with npm run admin)`);
+      console.log(
+        `demo tenant ${existing.id} already seeded (keys were shown on the first run; make more with npm run admin)`,
+      );
       return;
     }
     const tenant = await createTenant(db, DEMO_TENANT, "studio");
@@ -29,7 +31,9 @@ async function seedDemo(databaseUrl: string): Promise<void> {
     const ingest = await createKey(db, project.id, "ingest");
     const full = await createKey(db, project.id, "full");
     console.log(
-      JSON.stringify({ demo: { tenantId: tenant.id, projectId: project.id, ingestKey: ingest.key, fullKey: full.key } }),
+      JSON.stringify({
+        demo: { tenantId: tenant.id, projectId: project.id, ingestKey: ingest.key, fullKey: full.key },
+      }),
     );
     console.log("these keys are shown once and stored only as hashes");
   } finally {
@@ -45,7 +49,16 @@ function startWrangler(stack: LocalStack): ChildProcess {
     CLICKHOUSE_PASSWORD: stack.clickhouse.password,
     NEON_LOCAL_PROXY: stack.neonProxy,
   };
-  const args = [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "dev", "--ip", "127.0.0.1", "--port", String(PORT), "--persist-to", `${DATA_DIR}/wrangler`];
+  const args = [
+    `${ROOT}node_modules/wrangler/bin/wrangler.js`,
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(PORT),
+    "--persist-to",
+    `${DATA_DIR}/wrangler`,
+  ];
   args.push("--show-interactive-dev-session=false", "--log-level", process.env.WRANGLER_LOG ?? "warn");
   for (const [k, v] of Object.entries(vars)) {
     args.push("--var", `${k}:${v}`);

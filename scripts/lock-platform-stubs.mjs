@@ -11,9 +11,13 @@ let added = 0;
 for (const [path, entry] of Object.entries(pkgs)) {
   for (const [name, version] of Object.entries(entry.optionalDependencies ?? {})) {
     const at = `node_modules/${name}`;
-    if (pkgs[at]) continue;
+    if (pkgs[at]) {
+      continue;
+    }
     const m = /-(android|darwin|linux|win32|freebsd)-([a-z0-9]+)(?:-(musl|gnu))?$/.exec(name);
-    if (!m) continue;
+    if (!m) {
+      continue;
+    }
     pkgs[at] = {
       version: version.replace(/^[\^~]/, ""),
       ...(entry.dev || path === "" ? { dev: true } : {}),
@@ -25,6 +29,8 @@ for (const [path, entry] of Object.entries(pkgs)) {
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(pkgs).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(pkgs).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))),
+);
 writeFileSync("package-lock.json", `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`added ${added} platform entries`);

@@ -32,7 +32,9 @@ export async function migrateClickHouse(target: ClickHouseTarget): Promise<strin
   await run(
     "CREATE TABLE IF NOT EXISTS telemetry.schema_migrations (version String, applied_at DateTime DEFAULT now()) ENGINE = MergeTree ORDER BY version",
   );
-  const done = new Set((await run("SELECT version FROM telemetry.schema_migrations FORMAT TSV")).split("\n").filter(Boolean));
+  const done = new Set(
+    (await run("SELECT version FROM telemetry.schema_migrations FORMAT TSV")).split("\n").filter(Boolean),
+  );
   const files = (await readdir(CH_MIGRATIONS)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
   const applied: string[] = [];
   for (const file of files) {

@@ -14,8 +14,8 @@
  * The last line printed is one JSON object with the headline numbers.
  */
 import { fileURLToPath } from "node:url";
-import { gunzipSync } from "node:zlib";
-import { fromBinary } from "@bufbuild/protobuf";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import protobuf from "protobufjs";
 import { TelemetryBatchSchema } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { LIMITS, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
@@ -200,6 +200,47 @@ console.log(
   `(bench ${((performance.now() - benchStart) / 1000).toFixed(1)} s; sink ${sink > 0 ? "ok" : "?"}; ` +
     `budget target: gunzip+scan < 5 ms CPU per maximal batch)`,
 );
+
+// Adversarial worst case (not a realistic batch): a tiny gzip body that inflates to
+// ~8 MiB of maximal properties, so every byte is string data to validate.
+function adversarialBatch(ch: string): Batch {
+  const chBytes = new TextEncoder().encode(ch).length;
+  const properties: Record<string, string> = {};
+  for (let i = 0; i < LIMITS.properties.maxEntries; i++) {
+    const key =
+      ch.repeat(Math.floor((LIMITS.properties.keyMaxBytes - 3) / chBytes)) + String(i).padStart(3, "0");
+    properties[key] = ch.repeat(Math.floor(LIMITS.properties.valueMaxBytes / chBytes));
+  }
+  const one = toBinary(
+    TelemetryBatchSchema,
+    create(TelemetryBatchSchema, {
+      events: [{ timestampUs: BigInt(nowUs), eventName: "x", sessionId: "s", properties }],
+    }),
+  );
+  const n = Math.min(LIMITS.maxEvents, Math.floor(LIMITS.maxDecompressedBytes / one.length));
+  const batch = new Uint8Array(one.length * n);
+  for (let i = 0; i < n; i++) {
+    batch.set(one, i * one.length);
+  }
+  const r = scanTelemetryBatch(batch, nowUs);
+  if (!r.ok || r.eventCount !== n) {
+    throw new Error(`adversarial batch rejected: ${JSON.stringify(r)}`);
+  }
+  return { batch, gzipped: gzipSync(batch), eventCount: n };
+}
+console.log("\nAdversarial worst case (8 MiB of string data behind a small gzip body; not realistic):");
+for (const [label, ch] of [
+  ["ASCII", "a"],
+  ["2-byte UTF-8", "\u00e9"],
+] as const) {
+  const b = adversarialBatch(ch);
+  const both = measure("gunzip+scan", b);
+  const scanOnly = measure("scan", b);
+  console.log(
+    `  ${label.padEnd(13)} ${fmtInt(b.gzipped.length)} B gzip'd -> ${fmtInt(b.batch.length)} B: ` +
+      `gunzip+scan ${fmt(both.cpu)} ms CPU (scan ${fmt(scanOnly.cpu)} ms)`,
+  );
+}
 
 const hot = summary[0] as (typeof summary)[number];
 const pbjs = summary[2] as (typeof summary)[number];

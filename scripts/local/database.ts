@@ -27,7 +27,10 @@ export async function localDatabase(): Promise<{ url: string; close: () => Promi
     return { url: process.env.DATABASE_URL, close: async () => {} };
   }
   if (await isListening(LOCAL_PG_PORT)) {
-    return { url: `postgres://postgres:postgres@127.0.0.1:${LOCAL_PG_PORT}/telemetry`, close: async () => {} };
+    return {
+      url: `postgres://postgres:postgres@127.0.0.1:${LOCAL_PG_PORT}/telemetry`,
+      close: async () => {},
+    };
   }
   const pg = await startPostgres({ dataDir: `${DATA_DIR}/postgres`, port: LOCAL_PG_PORT });
   await migratePostgres(pg.url);

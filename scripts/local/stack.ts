@@ -1,8 +1,8 @@
 import { mkdir } from "node:fs/promises";
+import { type ClickHouseTarget, migrateClickHouse, migratePostgres } from "../migrate.js";
 import { startClickHouseHttp } from "./clickhouse-http.js";
 import { startNeonProxy } from "./neon-proxy.js";
 import { startPostgres } from "./postgres.js";
-import { type ClickHouseTarget, migrateClickHouse, migratePostgres } from "../migrate.js";
 
 export type LocalStack = {
   databaseUrl: string;
@@ -55,7 +55,11 @@ export async function startLocalStack(opts: { dataDir: string; pgPort?: number }
       };
     } else {
       const password = crypto.randomUUID();
-      const ch = await startClickHouseHttp({ dataDir: `${opts.dataDir}/clickhouse`, user: CH_USER, password });
+      const ch = await startClickHouseHttp({
+        dataDir: `${opts.dataDir}/clickhouse`,
+        user: CH_USER,
+        password,
+      });
       closers.push(ch.close);
       clickhouse = { url: ch.url, user: CH_USER, password };
     }

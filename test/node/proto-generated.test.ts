@@ -17,7 +17,10 @@ describe("generated protobuf code", () => {
   it("is what buf generates from proto/ today (run `npm run generate` if this fails)", () => {
     const out = mkdtempSync(join(tmpdir(), "proto-gen-"));
     try {
-      execFileSync(join(ROOT, "node_modules/.bin/buf"), ["generate", "-o", out], { cwd: ROOT, stdio: "pipe" });
+      execFileSync(join(ROOT, "node_modules/.bin/buf"), ["generate", "-o", out], {
+        cwd: ROOT,
+        stdio: "pipe",
+      });
       const fresh = join(out, "proto/gen");
       const committed = join(ROOT, "proto/gen");
       expect(files(fresh)).toEqual(files(committed));

@@ -1,11 +1,11 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
   type TelemetryBatch,
   TelemetryBatchSchema,
   type TelemetryEvent,
-  TelemetryEventSchema,
+  type TelemetryEventSchema,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 
 type EventInit = MessageInitShape<typeof TelemetryEventSchema>;
 type BatchInit = MessageInitShape<typeof TelemetryBatchSchema>;
@@ -14,7 +14,7 @@ export const nowUs = () => BigInt(Date.now()) * 1000n;
 
 /** A valid performance-bearing event `secondsAgo` in the past; override any field. */
 export function event(i: number, over: EventInit = {}, secondsAgo = 60): EventInit {
-  return ({
+  return {
     timestampUs: nowUs() - BigInt(secondsAgo) * 1_000_000n - BigInt(i),
     eventName: i % 3 === 0 ? "match_start" : "frame_sample",
     sessionId: `session-${i % 4}`,
@@ -26,7 +26,7 @@ export function event(i: number, over: EventInit = {}, secondsAgo = 60): EventIn
     properties: { weapon: "rifle" },
     metrics: { kills: i },
     ...over,
-  }) as EventInit;
+  } as EventInit;
 }
 
 export function batch(events: EventInit[], over: BatchInit = {}): Uint8Array {

@@ -1,5 +1,5 @@
-import { expect } from "vitest";
 import { SELF } from "cloudflare:test";
+import { expect } from "vitest";
 import { BASE } from "./harness.js";
 
 export type Auth = { key?: string; token?: string; ip?: string };
@@ -50,5 +50,8 @@ export async function problemOf(res: Response) {
   expect(body.success).toBe(false);
   expect(body.status).toBe(res.status);
   expect(body.error).toBe(body.detail);
-  return body as { status: number; detail: string; error_category: string; retryable: boolean } & Record<string, unknown>;
+  return body as { status: number; detail: string; error_category: string; retryable: boolean } & Record<
+    string,
+    unknown
+  >;
 }

@@ -1,7 +1,7 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createToken, revokeKey } from "../../workers/shared/bootstrap.js";
-import { type Tenant, seedTenant, withDb } from "../support/harness.js";
+import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 
 let t: Tenant;
@@ -29,7 +29,11 @@ describe("GET /v1/openapi.json", () => {
   it("is an OpenAPI 3.1.0 document, version 1.0, describing the routes", async () => {
     const res = await api("/v1/openapi.json");
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { openapi: string; info: { version: string }; paths: Record<string, unknown> };
+    const doc = (await res.json()) as {
+      openapi: string;
+      info: { version: string };
+      paths: Record<string, unknown>;
+    };
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe("1.0");
     expect(Object.keys(doc.paths)).toEqual(
@@ -42,7 +46,10 @@ describe("GET /v1/whoami", () => {
   it("answers ingest-only keys with projectId and scopes only", async () => {
     const res = await api("/v1/whoami", { key: t.keys.ingest.key });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ success: true, data: { projectId: t.projectId, scopes: ["events:write"] } });
+    expect(await res.json()).toEqual({
+      success: true,
+      data: { projectId: t.projectId, scopes: ["events:write"] },
+    });
   });
 
   it.each([
@@ -54,7 +61,13 @@ describe("GET /v1/whoami", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       success: true,
-      data: { projectId: t.projectId, scopes, projectName: "Core Studio main", tenantId: t.tenantId, planId: "pro" },
+      data: {
+        projectId: t.projectId,
+        scopes,
+        projectName: "Core Studio main",
+        tenantId: t.tenantId,
+        planId: "pro",
+      },
     });
   });
 

@@ -2,7 +2,7 @@ import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { revokeKey } from "../../workers/shared/bootstrap.js";
 import { batch, batchOf, event, gzip, nowUs } from "../support/batches.js";
-import { type Tenant, seedTenant, withDb } from "../support/harness.js";
+import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { ingest, problemOf } from "../support/http.js";
 
 let t: Tenant;
@@ -25,7 +25,7 @@ function batchOfSize(size: number): Uint8Array {
   let bytes = batch(events);
   for (let guard = 0; guard < 20 && bytes.length !== size; guard++) {
     const last = events[events.length - 1];
-    const pad = (last?.properties as Record<string, string>).pad ?? "";
+    const pad = (last?.properties as Record<string, string> | undefined)?.pad ?? "";
     const next = pad.length + (size - bytes.length);
     if (next < 0 || next > 1024) {
       events.pop();
@@ -102,8 +102,14 @@ describe("POST /v1/events — rejections, in the spec's order", () => {
 
   it("415 for another Content-Type or Content-Encoding", async () => {
     const body = batchOf(1);
-    await expectProblem(await ingest(body, t.keys.ingest.key, { headers: { "Content-Type": "application/json" } }), 415);
-    await expectProblem(await ingest(body, t.keys.ingest.key, { headers: { "Content-Encoding": "br" } }), 415);
+    await expectProblem(
+      await ingest(body, t.keys.ingest.key, { headers: { "Content-Type": "application/json" } }),
+      415,
+    );
+    await expectProblem(
+      await ingest(body, t.keys.ingest.key, { headers: { "Content-Encoding": "br" } }),
+      415,
+    );
   });
 
   it("413 for a gzip bomb, without exhausting memory", async () => {
@@ -147,7 +153,11 @@ function rawIngest(body: ReadableStream): Promise<Response> {
   return SELF.fetch("http://127.0.0.1:8787/api/v1/events", {
     method: "POST",
     body,
-    headers: { "Content-Type": "application/x-protobuf", "X-SDK-Version": "1", "X-API-Key": t.keys.ingest.key },
+    headers: {
+      "Content-Type": "application/x-protobuf",
+      "X-SDK-Version": "1",
+      "X-API-Key": t.keys.ingest.key,
+    },
     // @ts-expect-error workerd needs duplex for streamed request bodies
     duplex: "half",
   });
@@ -163,11 +173,23 @@ describe("POST /v1/events — per-event validation", () => {
     ["an event_name over 128 bytes", { eventName: "e".repeat(129) }, /events\[1\]\.event_name/],
     ["a map_id over 255 bytes", { mapId: "m".repeat(256) }, /events\[1\]\.map_id/],
     ["a non-finite fps", { perf: { fps: Number.NaN } }, /events\[1\]\.perf\.fps/],
-    ["an infinite position", { position: { x: Number.POSITIVE_INFINITY, y: 0, z: 0 } }, /events\[1\]\.position\.x/],
+    [
+      "an infinite position",
+      { position: { x: Number.POSITIVE_INFINITY, y: 0, z: 0 } },
+      /events\[1\]\.position\.x/,
+    ],
     ["a non-finite metric", { metrics: { kills: Number.POSITIVE_INFINITY } }, /events\[1\]\.metrics/],
     ["a camera position without rotation", { cameraPosition: { x: 1, y: 2, z: 3 } }, /events\[1\]\.camera_/],
-    ["too many properties", { properties: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, "v"])) }, /events\[1\]\.properties/],
-    ["a property value over 1024 bytes", { properties: { big: "v".repeat(1025) } }, /events\[1\]\.properties/],
+    [
+      "too many properties",
+      { properties: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, "v"])) },
+      /events\[1\]\.properties/,
+    ],
+    [
+      "a property value over 1024 bytes",
+      { properties: { big: "v".repeat(1025) } },
+      /events\[1\]\.properties/,
+    ],
   ];
 
   it.each(cases)("rejects the whole batch for %s, naming the event and field", async (_, over, detail) => {

@@ -4,7 +4,7 @@ import { retryDelaySeconds } from "../../workers/consumer/events.js";
 import worker from "../../workers/index.js";
 import { sealEnvelope } from "../../workers/shared/envelope.js";
 import { batch, event, gzip } from "../support/batches.js";
-import { type Tenant, seedTenant } from "../support/harness.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 
 let t: Tenant;
@@ -41,7 +41,13 @@ describe("ingest → queue → consumer → ClickHouse → project status", () =
   it("counts every event of a gzip'd protobuf batch exactly once", async () => {
     const tenant = await seedTenant("pro", "E2E Studio");
     const empty = await kpis(tenant);
-    expect(empty).toEqual({ events24h: 0, players24h: 0, totalEvents: 0, lastEventAt: null, activeAlertRules: 0 });
+    expect(empty).toEqual({
+      events24h: 0,
+      players24h: 0,
+      totalEvents: 0,
+      lastEventAt: null,
+      activeAlertRules: 0,
+    });
 
     const events = Array.from({ length: 40 }, (_, i) => event(i));
     // Two events older than 24 hours: counted in the total, not in the 24-hour figures.
@@ -54,7 +60,10 @@ describe("ingest → queue → consumer → ClickHouse → project status", () =
     const k = await waitForTotal(tenant, events.length);
     const recent = events.filter((e) => !(e.playerId === "veteran"));
     const players = new Set(recent.map((e) => e.playerId || e.sessionId));
-    const newest = recent.reduce((m, e) => ((e.timestampUs as bigint) > m ? (e.timestampUs as bigint) : m), 0n);
+    const newest = recent.reduce(
+      (m, e) => ((e.timestampUs as bigint) > m ? (e.timestampUs as bigint) : m),
+      0n,
+    );
     expect(k.totalEvents).toBe(42);
     expect(k.events24h).toBe(40);
     expect(k.players24h).toBe(players.size);
@@ -62,7 +71,13 @@ describe("ingest → queue → consumer → ClickHouse → project status", () =
 
     // The SDK retrying the very same bytes (say, after a lost response) is not counted twice.
     expect((await ingest(body, tenant.keys.ingest.key, { gzip: true })).status).toBe(202);
-    expect((await ingest(await gzip(batch([event(7, { playerId: "late" })])), tenant.keys.ingest.key, { gzip: true })).status).toBe(202);
+    expect(
+      (
+        await ingest(await gzip(batch([event(7, { playerId: "late" })])), tenant.keys.ingest.key, {
+          gzip: true,
+        })
+      ).status,
+    ).toBe(202);
     await waitForTotal(tenant, 43);
     // Give a wrongly double-counted copy time to land before the final word.
     await new Promise((r) => setTimeout(r, 2500));
@@ -71,13 +86,26 @@ describe("ingest → queue → consumer → ClickHouse → project status", () =
 });
 
 function message(id: string, bytes: Uint8Array, attempts = 1) {
-  return { id, timestamp: new Date(), attempts, body: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) };
+  return {
+    id,
+    timestamp: new Date(),
+    attempts,
+    body: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+  };
 }
 
 function envelopeOf(tenant: Tenant, key: string, n: number, offset = 0): Uint8Array {
   const body = batch(Array.from({ length: n }, (_, i) => event(i + offset)));
   return sealEnvelope(
-    { v: 1, projectId: tenant.projectId, tenantId: tenant.tenantId, batchKey: key, receivedAt: Date.now(), encoding: "identity", eventCount: n },
+    {
+      v: 1,
+      projectId: tenant.projectId,
+      tenantId: tenant.tenantId,
+      batchKey: key,
+      receivedAt: Date.now(),
+      encoding: "identity",
+      eventCount: n,
+    },
     body,
   );
 }
@@ -119,10 +147,14 @@ describe("queue consumer", () => {
   it("retries with exponential delay and acknowledges nothing when ClickHouse is unreachable", async () => {
     const tenant = await seedTenant("pro", "Outage Studio");
     const down = { ...env, CLICKHOUSE_URL: "http://127.0.0.1:9" } as Env;
-    const result = await runQueue("telemetry-events", [
-      message("m-1", envelopeOf(tenant, "outage-1", 3), 1),
-      message("m-2", envelopeOf(tenant, "outage-2", 3), 3),
-    ], down);
+    const result = await runQueue(
+      "telemetry-events",
+      [
+        message("m-1", envelopeOf(tenant, "outage-1", 3), 1),
+        message("m-2", envelopeOf(tenant, "outage-2", 3), 3),
+      ],
+      down,
+    );
     expect(result.explicitAcks).toEqual([]);
     expect(result.retryMessages.map((m) => m.msgId).sort()).toEqual(["m-1", "m-2"]);
     expect((await kpis(tenant)).totalEvents).toBe(0);

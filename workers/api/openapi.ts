@@ -1,5 +1,5 @@
-import { z } from "@hono/zod-openapi";
 import type { Hook } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { ApiError } from "../shared/errors.js";
 import type { AppEnv } from "./context.js";
 
@@ -10,7 +10,16 @@ export const ProblemSchema = z
     status: z.number().int(),
     detail: z.string().optional(),
     error_category: z
-      .enum(["authentication", "authorization", "validation", "rate_limit", "not_found", "conflict", "payload", "internal"])
+      .enum([
+        "authentication",
+        "authorization",
+        "validation",
+        "rate_limit",
+        "not_found",
+        "conflict",
+        "payload",
+        "internal",
+      ])
       .optional(),
     retryable: z.boolean().optional(),
     retry_after: z.number().int().optional(),
@@ -34,8 +43,14 @@ export const errorResponses = {
 } as const;
 
 export const rateLimitHeaderDocs = {
-  "X-RateLimit-Limit": { schema: { type: "integer" as const }, description: "Requests allowed per sliding hour." },
-  "X-RateLimit-Remaining": { schema: { type: "integer" as const }, description: "Requests left in the window." },
+  "X-RateLimit-Limit": {
+    schema: { type: "integer" as const },
+    description: "Requests allowed per sliding hour.",
+  },
+  "X-RateLimit-Remaining": {
+    schema: { type: "integer" as const },
+    description: "Requests left in the window.",
+  },
   "X-RateLimit-Reset": {
     schema: { type: "integer" as const },
     description: "Unix time when the oldest counted request leaves the window.",

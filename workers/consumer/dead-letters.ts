@@ -10,7 +10,11 @@ export async function parkDeadLetters(batch: MessageBatch<unknown>, env: Env): P
     const bytes = toBytes(message.body);
     try {
       await env.DEAD_LETTERS.put(deadLetterKey(bytes, message.id), bytes, {
-        customMetadata: { messageId: message.id, attempts: String(message.attempts), parkedAt: new Date().toISOString() },
+        customMetadata: {
+          messageId: message.id,
+          attempts: String(message.attempts),
+          parkedAt: new Date().toISOString(),
+        },
       });
       message.ack();
     } catch (err) {

@@ -49,7 +49,10 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
 }
 
 async function parkUndecodable(env: Env, message: Message<unknown>, err: unknown): Promise<void> {
-  console.error("undecodable events message sent to the dead-letter queue", err instanceof Error ? err.message : "");
+  console.error(
+    "undecodable events message sent to the dead-letter queue",
+    err instanceof Error ? err.message : "",
+  );
   try {
     const body = message.body instanceof ArrayBuffer ? new Uint8Array(message.body) : message.body;
     await env.DEAD_LETTER_QUEUE.send(body, { contentType: body instanceof Uint8Array ? "bytes" : "json" });
@@ -69,8 +72,12 @@ export async function presentEvents(ch: ClickHouseClient, decoded: Decoded[]): P
   let from = all[0]?.timestamp ?? "";
   let to = from;
   for (const r of all) {
-    from = r.timestamp < from ? r.timestamp : from;
-    to = r.timestamp > to ? r.timestamp : to;
+    if (r.timestamp < from) {
+      from = r.timestamp;
+    }
+    if (r.timestamp > to) {
+      to = r.timestamp;
+    }
   }
   const rs = await ch.query({
     query: `

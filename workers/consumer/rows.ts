@@ -1,8 +1,8 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import {
   type DeviceContext,
-  type TelemetryEvent,
   TelemetryBatchSchema,
+  type TelemetryEvent,
   type Vec3,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { type EnvelopeHeader, gunzipCapped } from "../shared/envelope.js";

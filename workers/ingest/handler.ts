@@ -1,7 +1,7 @@
 import { type Credential, credentialOf, type KeyPrincipal, resolveCredential } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
 import { openDb } from "../shared/db.js";
-import { gunzipCapped, concat, sealEnvelope, TooLarge } from "../shared/envelope.js";
+import { concat, gunzipCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
@@ -63,24 +63,37 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
   }
   const contentLength = Number(declared);
   if (contentLength > MAX_BODY_BYTES) {
-    throw new ApiError("PAYLOAD_TOO_LARGE", `Body is ${contentLength} bytes; at most ${MAX_BODY_BYTES} are accepted.`);
+    throw new ApiError(
+      "PAYLOAD_TOO_LARGE",
+      `Body is ${contentLength} bytes; at most ${MAX_BODY_BYTES} are accepted.`,
+    );
   }
   const mediaType = contentType.split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/x-protobuf") {
-    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", `Content-Type ${mediaType} is not supported; send application/x-protobuf.`);
+    throw new ApiError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      `Content-Type ${mediaType} is not supported; send application/x-protobuf.`,
+    );
   }
   const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
   if (encoding !== "gzip" && encoding !== "identity") {
-    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", `Content-Encoding ${encoding} is not supported; send gzip or none.`);
+    throw new ApiError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      `Content-Encoding ${encoding} is not supported; send gzip or none.`,
+    );
   }
 
   const plan = planOf(principal.planId);
   const rate = await consume(env, `ingest:${principal.projectId}`, plan.ingestRequestsPerHour);
   applyHeaders(out, rateLimitHeaders(rate));
   if (!rate.allowed) {
-    throw new ApiError("RATE_LIMITED", `Ingest rate of ${plan.ingestRequestsPerHour} batches per hour exceeded.`, {
-      retryAfter: rate.retryAfter,
-    });
+    throw new ApiError(
+      "RATE_LIMITED",
+      `Ingest rate of ${plan.ingestRequestsPerHour} batches per hour exceeded.`,
+      {
+        retryAfter: rate.retryAfter,
+      },
+    );
   }
 
   const body = await readBody(request, contentLength);
@@ -95,10 +108,14 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
 
   const budget = await chargeMonthlyEvents(env, principal.tenantId, plan.eventsPerMonth, scan.eventCount);
   if (!budget.allowed) {
-    throw new ApiError("RATE_LIMITED", `Monthly event budget of ${plan.eventsPerMonth} events is exhausted.`, {
-      retryAfter: budget.retryAfter,
-      extensions: { budget_used: budget.used },
-    });
+    throw new ApiError(
+      "RATE_LIMITED",
+      `Monthly event budget of ${plan.eventsPerMonth} events is exhausted.`,
+      {
+        retryAfter: budget.retryAfter,
+        extensions: { budget_used: budget.used },
+      },
+    );
   }
 
   const batchKey = await batchKeyOf(principal.projectId, body);
@@ -132,7 +149,12 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
 const KEY_CACHE_MS = 30_000;
 const keyCache = new Map<string, { principal: KeyPrincipal; until: number }>();
 
-async function authenticate(request: Request, env: Env, ctx: ExecutionContext, out: Headers): Promise<KeyPrincipal> {
+async function authenticate(
+  request: Request,
+  env: Env,
+  ctx: ExecutionContext,
+  out: Headers,
+): Promise<KeyPrincipal> {
   const cred: Credential = credentialOf(request.headers, false);
   const cached = cred ? keyCache.get(cred.secret) : undefined;
   if (cached && cached.until > Date.now()) {
@@ -151,11 +173,15 @@ async function authenticate(request: Request, env: Env, ctx: ExecutionContext, o
     const rate = await consume(env, `ip:${clientIp(request.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
     applyHeaders(out, rateLimitHeaders(rate));
     if (!rate.allowed) {
-      throw new ApiError("RATE_LIMITED", "Too many unauthenticated requests.", { retryAfter: rate.retryAfter });
+      throw new ApiError("RATE_LIMITED", "Too many unauthenticated requests.", {
+        retryAfter: rate.retryAfter,
+      });
     }
     throw new ApiError(
       "UNAUTHORIZED",
-      cred ? "The API key is invalid or revoked." : "Missing X-API-Key header (ingest accepts API keys only).",
+      cred
+        ? "The API key is invalid or revoked."
+        : "Missing X-API-Key header (ingest accepts API keys only).",
     );
   }
   if (keyCache.size > 10_000) {
@@ -195,7 +221,9 @@ async function readBody(request: Request, declared: number): Promise<Uint8Array>
     });
   }
   if (total === 0) {
-    throw new ApiError("BAD_REQUEST", "body: a TelemetryBatch is required.", { extensions: { field: "body" } });
+    throw new ApiError("BAD_REQUEST", "body: a TelemetryBatch is required.", {
+      extensions: { field: "body" },
+    });
   }
   return concat(chunks, total);
 }

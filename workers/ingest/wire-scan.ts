@@ -183,6 +183,8 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** Key bound usable by the map-entry fast path (both maps share it today). */
 const KEY_MAX_FAST = Math.min(LIMITS.properties.keyMaxBytes, LIMITS.metrics.keyMaxBytes);
 const VALUE_MAX_FAST = LIMITS.properties.valueMaxBytes;
+const MAX_PROPERTIES = LIMITS.properties.maxEntries;
+const MAX_METRICS = LIMITS.metrics.maxEntries;
 const TWO_32 = 4294967296;
 
 // ---------------------------------------------------------------------------
@@ -198,8 +200,7 @@ let errRule = "";
 /** Accepted timestamp window for the current scan. */
 let tsLo = 0;
 let tsHi = 0;
-/** Outputs of scanEvent for the event just scanned. */
-let evTs = 0;
+/** Output of scanEvent for the event just scanned (its timestamp is in NUM[EV_TS]). */
 let evPerf = false;
 
 // Error codes returned (as negative positions) by the low-level helpers.
@@ -278,9 +279,18 @@ function readTagSlow(b: Uint8Array, p: number, end: number): number {
 }
 
 /**
- * int64 varint at p. Returns its value as a JS number, or NaN when it is
- * outside ±(2^53 - 1); sets gPos (negative error code on malformed input).
- * Negative values are 10-byte two's-complement varints.
+ * Unboxed number outputs (a Float64Array slot avoids allocating a HeapNumber
+ * per timestamp): NUM[I64] is the value of the last readInt64, NUM[EV_TS] the
+ * timestamp of the event scanEvent just accepted.
+ */
+const NUM = new Float64Array(2);
+const I64 = 0;
+const EV_TS = 1;
+
+/**
+ * int64 varint at p. Stores its value in NUM[I64] as a JS number, or NaN when
+ * it is outside ±(2^53 - 1), and returns the position after it (or a negative
+ * error code). Negative values are 10-byte two's-complement varints.
  */
 function readInt64(b: Uint8Array, p: number, end: number): number {
   // Fast path: ≤ 8 bytes (56 bits) is a non-negative value; decode it as two
@@ -294,8 +304,8 @@ function readInt64(b: Uint8Array, p: number, end: number): number {
     x = b[q] as number;
     lo |= (x & 0x7f) << shift;
     if (x < 0x80) {
-      gPos = q + 1;
-      return lo;
+      NUM[I64] = lo;
+      return q + 1;
     }
   }
   lim = end - p < 8 ? end : p + 8;
@@ -303,15 +313,15 @@ function readInt64(b: Uint8Array, p: number, end: number): number {
     x = b[q] as number;
     hi |= (x & 0x7f) << shift;
     if (x < 0x80) {
-      gPos = q + 1;
       const v = hi * 268435456 + lo;
-      return v > MAX_SAFE ? Number.NaN : v;
+      NUM[I64] = v > MAX_SAFE ? Number.NaN : v;
+      return q + 1;
     }
   }
   return readInt64Slow(b, p, end);
 }
 
-/** Full int64 decode (9- and 10-byte varints, negative values, errors). */
+/** Full int64 decode (9- and 10-byte varints, negative values, errors); same contract as readInt64. */
 function readInt64Slow(b: Uint8Array, p: number, end: number): number {
   let lo = 0;
   let hi = 0;
@@ -319,19 +329,17 @@ function readInt64Slow(b: Uint8Array, p: number, end: number): number {
   let i = 0;
   for (; i < 4; i++) {
     if (p >= end) {
-      gPos = E_TRUNCATED;
-      return 0;
+      return E_TRUNCATED;
     }
     x = b[p++] as number;
     lo |= (x & 0x7f) << (7 * i);
     if (x < 0x80) {
-      gPos = p;
-      return lo;
+      NUM[I64] = lo;
+      return p;
     }
   }
   if (p >= end) {
-    gPos = E_TRUNCATED;
-    return 0;
+    return E_TRUNCATED;
   }
   x = b[p++] as number;
   lo |= (x & 0x0f) << 28;
@@ -339,12 +347,10 @@ function readInt64Slow(b: Uint8Array, p: number, end: number): number {
   if (x >= 0x80) {
     for (i = 0; ; i++) {
       if (i === 5) {
-        gPos = E_VARINT_TOO_LONG;
-        return 0;
+        return E_VARINT_TOO_LONG;
       }
       if (p >= end) {
-        gPos = E_TRUNCATED;
-        return 0;
+        return E_TRUNCATED;
       }
       x = b[p++] as number;
       hi |= (x & 0x7f) << (3 + 7 * i);
@@ -353,7 +359,6 @@ function readInt64Slow(b: Uint8Array, p: number, end: number): number {
       }
     }
   }
-  gPos = p;
   lo >>>= 0;
   if (hi < 0) {
     // Negative: magnitude = 2^64 - (hi:lo).
@@ -363,10 +368,12 @@ function readInt64Slow(b: Uint8Array, p: number, end: number): number {
       nhi = (nhi + 1) >>> 0;
     }
     const mag = nhi * TWO_32 + nlo;
-    return mag > MAX_SAFE ? Number.NaN : -mag;
+    NUM[I64] = mag > MAX_SAFE ? Number.NaN : -mag;
+  } else {
+    const v = hi * TWO_32 + lo;
+    NUM[I64] = v > MAX_SAFE ? Number.NaN : v;
   }
-  const v = hi * TWO_32 + lo;
-  return v > MAX_SAFE ? Number.NaN : v;
+  return p;
 }
 
 /** Skip an unknown field's value at p; returns the new position or a negative error code. */
@@ -860,7 +867,7 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
   return 0;
 }
 
-/** One TelemetryEvent; sets evTs / evPerf. curEvent is set by the caller. */
+/** One TelemetryEvent; sets NUM[EV_TS] / evPerf. curEvent is set by the caller. */
 function scanEvent(b: Uint8Array, p: number, end: number): number {
   let hasTs = false;
   let nameLen = 0;
@@ -888,11 +895,12 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
       if (wt !== WT_VARINT) {
         return wrongWireType("timestamp_us", wt, WT_VARINT);
       }
-      ts = readInt64(b, p, end);
-      if (gPos < 0) {
-        return malformedCode("timestamp_us", gPos);
+      const q = readInt64(b, p, end);
+      if (q < 0) {
+        return malformedCode("timestamp_us", q);
       }
-      p = gPos;
+      p = q;
+      ts = NUM[I64] as number;
       if (!(ts >= tsLo && ts <= tsHi)) {
         return fail("timestamp_us", RULE_TIMESTAMP);
       }
@@ -971,7 +979,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         break;
       }
       case 11:
-        if (++nProps > LIMITS.properties.maxEntries) {
+        if (++nProps > MAX_PROPERTIES) {
           return fail("properties", `at most ${LIMITS.properties.maxEntries} entries`);
         }
         if (scanMapEntry(b, p, q, false) < 0) {
@@ -979,7 +987,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         }
         break;
       case 12:
-        if (++nMetrics > LIMITS.metrics.maxEntries) {
+        if (++nMetrics > MAX_METRICS) {
           return fail("metrics", `at most ${LIMITS.metrics.maxEntries} entries`);
         }
         if (scanMapEntry(b, p, q, true) < 0) {
@@ -1007,7 +1015,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
   if (hasCamPos !== hasCamRot) {
     return fail(hasCamPos ? "camera_rotation" : "camera_position", RULE_CAMERA_PAIR);
   }
-  evTs = ts;
+  NUM[EV_TS] = ts;
   evPerf = perf;
   return 0;
 }
@@ -1098,11 +1106,12 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
       }
       curEvent = null;
       eventCount++;
-      if (evTs < minTs) {
-        minTs = evTs;
+      const ts = NUM[EV_TS] as number;
+      if (ts < minTs) {
+        minTs = ts;
       }
-      if (evTs > maxTs) {
-        maxTs = evTs;
+      if (ts > maxTs) {
+        maxTs = ts;
       }
       if (evPerf) {
         perfEventCount++;

@@ -68,11 +68,20 @@ async function findKey(db: Db, keyHash: string): Promise<KeyPrincipal | null> {
 
 async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | null> {
   const [row] = await db
-    .select({ tokenId: oauthTokens.id, scopes: oauthTokens.scopes, tenantId: tenants.id, planId: tenants.planId })
+    .select({
+      tokenId: oauthTokens.id,
+      scopes: oauthTokens.scopes,
+      tenantId: tenants.id,
+      planId: tenants.planId,
+    })
     .from(oauthTokens)
     .innerJoin(tenants, eq(tenants.id, oauthTokens.tenantId))
     .where(
-      and(eq(oauthTokens.tokenHash, tokenHash), isNull(oauthTokens.revokedAt), gt(oauthTokens.expiresAt, new Date())),
+      and(
+        eq(oauthTokens.tokenHash, tokenHash),
+        isNull(oauthTokens.revokedAt),
+        gt(oauthTokens.expiresAt, new Date()),
+      ),
     )
     .limit(1);
   return row ? { kind: "token", ...row, scopes: row.scopes as Scope[] } : null;

@@ -58,7 +58,9 @@ export async function createToken(
 ): Promise<CreatedToken> {
   const refused = scopes.filter((s) => !(TOKEN_SCOPES as readonly string[]).includes(s));
   if (refused.length || !scopes.length) {
-    throw new Error(`OAuth tokens can carry only ${TOKEN_SCOPES.join(", ")}; refused: ${refused.join(", ") || "(none given)"}`);
+    throw new Error(
+      `OAuth tokens can carry only ${TOKEN_SCOPES.join(", ")}; refused: ${refused.join(", ") || "(none given)"}`,
+    );
   }
   if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
     throw new Error("ttl must be a positive whole number of seconds");

@@ -21,7 +21,10 @@ export function sealEnvelope(header: EnvelopeHeader, body: Uint8Array): Uint8Arr
   return out;
 }
 
-export function openEnvelope(message: ArrayBuffer | Uint8Array): { header: EnvelopeHeader; body: Uint8Array } {
+export function openEnvelope(message: ArrayBuffer | Uint8Array): {
+  header: EnvelopeHeader;
+  body: Uint8Array;
+} {
   const bytes = message instanceof Uint8Array ? message : new Uint8Array(message);
   if (bytes.length < 4) {
     throw new Error("envelope too short");

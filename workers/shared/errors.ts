@@ -74,7 +74,8 @@ export function toApiError(err: unknown): ApiError {
     return err;
   }
   if (err instanceof HTTPException) {
-    const code = (Object.keys(CODES) as ErrorCode[]).find((k) => CODES[k].status === err.status) ?? "INTERNAL";
+    const code =
+      (Object.keys(CODES) as ErrorCode[]).find((k) => CODES[k].status === err.status) ?? "INTERNAL";
     return new ApiError(code, err.message || CODES[code].title);
   }
   return new ApiError("INTERNAL", "An internal error occurred.");

@@ -1,4 +1,10 @@
-export const SCOPES = ["events:write", "events:synthetic", "analytics:read", "resources:write", "data:admin"] as const;
+export const SCOPES = [
+  "events:write",
+  "events:synthetic",
+  "analytics:read",
+  "resources:write",
+  "data:admin",
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const KEY_PRESETS = {

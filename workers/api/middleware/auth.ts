@@ -42,7 +42,9 @@ export function gate(bucket: Bucket) {
       await limitAnonymous(c);
       throw new ApiError(
         "UNAUTHORIZED",
-        cred ? "The API key or access token is invalid, revoked or expired." : "Missing credentials: send X-API-Key.",
+        cred
+          ? "The API key or access token is invalid, revoked or expired."
+          : "Missing credentials: send X-API-Key.",
       );
     }
     c.set("principal", principal);

@@ -12,7 +12,10 @@ export const route = createRoute({
   summary: "List the tenant's projects",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],
-  responses: { 200: envelope(z.array(ProjectSchema), "All projects of the authenticated tenant."), ...errorResponses },
+  responses: {
+    200: envelope(z.array(ProjectSchema), "All projects of the authenticated tenant."),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {

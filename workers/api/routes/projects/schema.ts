@@ -15,7 +15,10 @@ export const ProjectStatusSchema = z
     project: ProjectSchema,
     kpis: z.object({
       events24h: z.number().int().describe("Events with a timestamp in the last 24 hours"),
-      players24h: z.number().int().describe("Unique players (player_id, else session_id) in the last 24 hours"),
+      players24h: z
+        .number()
+        .int()
+        .describe("Unique players (player_id, else session_id) in the last 24 hours"),
       totalEvents: z.number().int(),
       lastEventAt: z.iso.datetime().nullable().describe("Timestamp of the newest event, or null"),
       activeAlertRules: z.number().int(),

@@ -34,7 +34,12 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string): Promis
     query_params: { projectId },
     format: "JSONEachRow",
   });
-  const [row] = await rs.json<{ events24h: string; players24h: string; totalEvents: string; lastEventAt: string | null }>();
+  const [row] = await rs.json<{
+    events24h: string;
+    players24h: string;
+    totalEvents: string;
+    lastEventAt: string | null;
+  }>();
   return {
     events24h: Number(row?.events24h ?? 0),
     players24h: Number(row?.players24h ?? 0),

@@ -23,7 +23,13 @@ export function register(app: OpenAPIHono<AppEnv>) {
     }
     const management = p.scopes.some((s) => MANAGEMENT_SCOPES.includes(s));
     const data = management
-      ? { projectId: p.projectId, scopes: p.scopes, projectName: p.projectName, tenantId: p.tenantId, planId: p.planId }
+      ? {
+          projectId: p.projectId,
+          scopes: p.scopes,
+          projectName: p.projectName,
+          tenantId: p.tenantId,
+          planId: p.planId,
+        }
       : { projectId: p.projectId, scopes: p.scopes };
     return c.json({ success: true as const, data }, 200);
   });
