@@ -5,9 +5,12 @@
  *
  * It walks the protobuf wire format once and materialises nothing but a few
  * numbers: no message objects, no strings (except to describe an error), no
- * per-field allocations. Floats and doubles are checked on their raw IEEE-754
- * bits (finite ⇔ exponent not all ones; negative ⇔ sign bit set on a non-zero
- * value), so no DataView or scratch buffer is needed.
+ * per-field allocations (one Int32Array view per call). Floats and doubles
+ * are checked on their raw IEEE-754 bits (finite ⇔ exponent not all ones;
+ * negative ⇔ sign bit set on a non-zero value), so no DataView is needed.
+ * Strings are checked for bytes ≥ 0x80 a 32-bit word at a time; only strings
+ * that have one go through the exact UTF-8 validator (same acceptance as
+ * TextDecoder with fatal: true).
  *
  * Accepting is conservative: whatever this scanner accepts, a standard proto3
  * decoder (protobuf-es, protobufjs) also accepts. It is stricter in a few
@@ -89,6 +92,13 @@ export type ScanOk = {
  * `eventIndex` is the 0-based index of the offending event (null for batch-level
  * problems); `field` is the proto field path relative to that event (or to the
  * batch), e.g. 'timestamp_us', 'perf.fps', 'device.gpu', 'properties["k"]'.
+ *
+ * Malformed wire data (rule 'malformed protobuf: …') names the known field
+ * whose value is bad (e.g. 'position.x', 'properties.key'); a bad tag or a bad
+ * unknown field names the enclosing message: 'batch', 'event', 'device',
+ * 'position', 'camera_position', 'camera_rotation', 'perf', 'properties',
+ * 'metrics'. An event whose own length is bad is reported as
+ * { eventIndex: i, field: 'event' }.
  */
 export type ScanError = { ok: false; eventIndex: number | null; field: string; rule: string };
 
@@ -175,7 +185,9 @@ const RULE_REQUIRED = "required, non-empty";
 const RULE_UTF8 = "must be valid UTF-8";
 const RULE_FINITE = "must be finite";
 const RULE_FINITE_NONNEG = "must be finite and >= 0";
-const RULE_TIMESTAMP = "must be within the last 30 days and at most 48 hours ahead";
+const RULE_TIMESTAMP = `must be within the last ${LIMITS.timestampMaxAgeUs / DAY_US} days and at most ${
+  LIMITS.timestampMaxAheadUs / HOUR_US
+} hours ahead`;
 const RULE_CAMERA_PAIR = "camera_position and camera_rotation must be sent together";
 const ruleMaxBytes = (n: number): string => `must be at most ${n} bytes`;
 
@@ -244,7 +256,7 @@ function wrongWireType(field: string, got: number, expected: number): number {
 function readVarint(b: Uint8Array, p: number, end: number): number {
   let value = 0;
   let mul = 1;
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < LIMITS.maxVarintBytes; i++) {
     if (p >= end) {
       gPos = E_TRUNCATED;
       return -1;
