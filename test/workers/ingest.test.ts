@@ -93,6 +93,15 @@ describe("POST /v1/events — rejections, in the spec's order", () => {
     await expectProblem(await rawIngest(stream), 411);
   });
 
+  it("400 when Content-Length does not match the body", async () => {
+    const body = batchOf(3);
+    for (const declared of [body.length - 1, body.length + 1]) {
+      const res = await ingest(body, t.keys.ingest.key, { headers: { "Content-Length": String(declared) } });
+      const p = await expectProblem(res, 400, /Content-Length/);
+      expect(p.field).toBe("Content-Length");
+    }
+  });
+
   it("413 when Content-Length announces more than 126,000 bytes, before reading the body", async () => {
     await expectProblem(
       await ingest(batchOf(1), t.keys.ingest.key, { headers: { "Content-Length": "200000" } }),
