@@ -11,7 +11,13 @@ const T0 = 1_800_000_000_000; // a fixed instant, so the window arithmetic is ex
 describe("RateLimiter: sliding hourly window, exact to the second", () => {
   it("counts, refuses without counting, and frees each request exactly one window after it", async () => {
     await runInDurableObject(stub("unit:sliding"), (limiter: RateLimiter) => {
-      expect(limiter.hit(3, 3600, 1, T0)).toEqual({ allowed: true, limit: 3, remaining: 2, reset: T0 / 1000 + 3600, retryAfter: 0 });
+      expect(limiter.hit(3, 3600, 1, T0)).toEqual({
+        allowed: true,
+        limit: 3,
+        remaining: 2,
+        reset: T0 / 1000 + 3600,
+        retryAfter: 0,
+      });
       limiter.hit(3, 3600, 1, T0 + 10_000);
       limiter.hit(3, 3600, 1, T0 + 20_000);
       const refused = limiter.hit(3, 3600, 1, T0 + 30_000);
@@ -38,7 +44,9 @@ describe("RateLimiter: sliding hourly window, exact to the second", () => {
     const s = stub("unit:persist");
     await s.hit(5, 3600, 4);
     await runInDurableObject(s, async (_instance, state) => {
-      const rows = state.storage.sql.exec<{ total: number }>("SELECT sum(count) AS total FROM buckets").toArray();
+      const rows = state.storage.sql
+        .exec<{ total: number }>("SELECT sum(count) AS total FROM buckets")
+        .toArray();
       expect(rows[0]?.total).toBe(4);
     });
     // A new instance over the same storage reads the buckets back.
@@ -52,8 +60,18 @@ describe("RateLimiter: sliding hourly window, exact to the second", () => {
   it("monthly budgets charge by amount, refuse beyond the limit and never for unlimited plans", async () => {
     await runInDurableObject(stub("unit:budget"), (limiter: RateLimiter) => {
       const end = T0 + 86_400_000;
-      expect(limiter.charge(100, 60, end, T0)).toEqual({ allowed: true, used: 60, limit: 100, retryAfter: 0 });
-      expect(limiter.charge(100, 41, end, T0)).toEqual({ allowed: false, used: 60, limit: 100, retryAfter: 86_400 });
+      expect(limiter.charge(100, 60, end, T0)).toEqual({
+        allowed: true,
+        used: 60,
+        limit: 100,
+        retryAfter: 0,
+      });
+      expect(limiter.charge(100, 41, end, T0)).toEqual({
+        allowed: false,
+        used: 60,
+        limit: 100,
+        retryAfter: 86_400,
+      });
       expect(limiter.charge(100, 40, end, T0).used).toBe(100);
       expect(limiter.charge(null, 1_000_000, end, T0)).toMatchObject({ allowed: true, used: 1_000_100 });
     });

@@ -1,13 +1,18 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Scope } from "../../workers/shared/scopes.js";
-import { type Tenant, seedTenant } from "../support/harness.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 
 /**
  * The security cases every route shares: 401 without or with a bad credential, 403 without the
  * route's scope, and 404 for a project of another tenant. Add each new route here.
  */
-type Route = { method: string; path: (projectId: string) => string; scope: Scope | null; projectScoped: boolean };
+type Route = {
+  method: string;
+  path: (projectId: string) => string;
+  scope: Scope | null;
+  projectScoped: boolean;
+};
 
 const ROUTES: Route[] = [
   { method: "GET", path: () => "/v1/whoami", scope: null, projectScoped: false },
