@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
       {
         // Everything that runs as the Worker does: inside workerd, against real engines.

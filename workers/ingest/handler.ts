@@ -1,7 +1,7 @@
 import { type Credential, credentialOf, type KeyPrincipal, resolveCredential } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
 import { openDb } from "../shared/db.js";
-import { concat, gunzipCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
+import { concat, gunzipCapped, readCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
@@ -198,23 +198,18 @@ function authorize(principal: KeyPrincipal): KeyPrincipal {
   return principal;
 }
 
-/** Reads at most one byte past the limit, so an oversized or lying body costs no more than that. */
+/** Stops reading past the limit, so an oversized or lying body costs no more than that. */
 async function readBody(request: Request, declared: number): Promise<Uint8Array> {
-  const reader = request.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (reader) {
-    const { done, value } = await reader.read();
-    if (done) {
-      break;
-    }
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
+  let body: Uint8Array;
+  try {
+    body = await readCapped(request.body, MAX_BODY_BYTES);
+  } catch (err) {
+    if (err instanceof TooLarge) {
       throw new ApiError("PAYLOAD_TOO_LARGE", `Body exceeds ${MAX_BODY_BYTES} bytes.`);
     }
-    chunks.push(value);
+    throw err;
   }
+  const total = body.byteLength;
   if (total !== declared) {
     throw new ApiError("BAD_REQUEST", `Content-Length says ${declared} bytes but the body has ${total}.`, {
       extensions: { field: "Content-Length" },
@@ -225,7 +220,7 @@ async function readBody(request: Request, declared: number): Promise<Uint8Array>
       extensions: { field: "body" },
     });
   }
-  return concat(chunks, total);
+  return body;
 }
 
 async function gunzip(body: Uint8Array): Promise<Uint8Array> {

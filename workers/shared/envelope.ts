@@ -43,15 +43,23 @@ export function openEnvelope(message: ArrayBuffer | Uint8Array): {
 export class TooLarge extends Error {}
 
 /** Gunzips, refusing output beyond `cap` bytes so a gzip bomb never exhausts the isolate's memory. */
-export async function gunzipCapped(data: Uint8Array, cap: number): Promise<Uint8Array> {
+export function gunzipCapped(data: Uint8Array, cap: number): Promise<Uint8Array> {
   const ds = new DecompressionStream("gzip");
   const writer = ds.writable.getWriter();
   writer.write(data).catch(() => {});
   writer.close().catch(() => {});
-  const reader = ds.readable.getReader();
+  return readCapped(ds.readable, cap);
+}
+
+/** Reads a whole stream, stopping (and throwing TooLarge) as soon as it passes `cap` bytes. */
+export async function readCapped(
+  stream: ReadableStream<Uint8Array> | null,
+  cap: number,
+): Promise<Uint8Array> {
+  const reader = stream?.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
+  while (reader) {
     const { done, value } = await reader.read();
     if (done) {
       break;
@@ -59,7 +67,7 @@ export async function gunzipCapped(data: Uint8Array, cap: number): Promise<Uint8
     total += value.byteLength;
     if (total > cap) {
       await reader.cancel().catch(() => {});
-      throw new TooLarge(`decompressed body exceeds ${cap} bytes`);
+      throw new TooLarge(`stream exceeds ${cap} bytes`);
     }
     chunks.push(value);
   }
