@@ -68,7 +68,8 @@ function startWrangler(stack: LocalStack): ChildProcess {
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "inherit", "inherit"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    // No network beyond loopback here: use the fallback Request.cf rather than fetching it.
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
   });
 }
 
