@@ -37,7 +37,11 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe("1.0");
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/v1/whoami", "/v1/projects", "/v1/projects/{id}/status"]),
+      expect.arrayContaining(["/v1/whoami", "/v1/projects", "/v1/projects/{id}/status", "/v1/events"]),
+    );
+    const ingestDoc = (doc.paths["/v1/events"] as { post: { responses: Record<string, unknown> } }).post;
+    expect(Object.keys(ingestDoc.responses)).toEqual(
+      expect.arrayContaining(["202", "400", "401", "403", "411", "413", "415", "429", "503"]),
     );
   });
 });

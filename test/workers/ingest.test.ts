@@ -1,5 +1,6 @@
-import { env, SELF } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { handleIngest } from "../../workers/ingest/handler.js";
 import { revokeKey } from "../../workers/shared/bootstrap.js";
 import { batch, batchOf, event, gzip, nowUs } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
@@ -155,6 +156,37 @@ describe("POST /v1/events — rejections, in the spec's order", () => {
     expect(res.headers.get("Retry-After")).toBe(String(p.retry_after));
     // The refused batch was not charged.
     expect((await stub.charge(1_000_000, 0, Date.now())).used).toBe(1_000_000);
+  });
+});
+
+describe("POST /v1/events — the queue refuses", () => {
+  it("503 with Retry-After, and the batch is not charged to the budget", async () => {
+    const fresh = await seedTenant("pro", "Queue Outage");
+    // Fault injection: the real Queue cannot be made to fail on demand, so this one refuses every send.
+    const refusing = {
+      ...env,
+      EVENTS_QUEUE: { send: () => Promise.reject(new Error("queue unavailable")) },
+    } as unknown as Env;
+    const body = batchOf(4);
+    const request = new Request("http://127.0.0.1:8787/api/v1/events", {
+      method: "POST",
+      body,
+      headers: {
+        "Content-Type": "application/x-protobuf",
+        "Content-Length": String(body.length),
+        "X-SDK-Version": "1",
+        "X-API-Key": fresh.keys.ingest.key,
+      },
+    });
+    const ctx = createExecutionContext();
+    const res = await handleIngest(request, refusing, ctx);
+    await waitOnExecutionContext(ctx);
+    const p = await expectProblem(res, 503);
+    expect(p.retryable).toBe(true);
+    expect(res.headers.get("Retry-After")).toBe("5");
+    const month = new Date().toISOString().slice(0, 7);
+    const budget = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`budget:${fresh.tenantId}:${month}`));
+    expect((await budget.charge(null, 0, Date.now())).used).toBe(0);
   });
 });
 

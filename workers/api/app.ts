@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
+import { registerIngestDoc } from "../ingest/openapi.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
@@ -40,6 +41,7 @@ export function newApp() {
     scheme: "bearer",
     description: "OAuth 2.1 access token; carries only analytics:read and resources:write.",
   });
+  registerIngestDoc(api);
   api.use("*", init);
 
   // Public routes come first: they answer before the authentication gate below runs.
