@@ -58,6 +58,13 @@ describe("POST /v1/events — accepted", () => {
 });
 
 describe("POST /v1/events — rejections, in the spec's order", () => {
+  it("405 for any method but POST", async () => {
+    const res = await SELF.fetch("http://127.0.0.1:8787/api/v1/events", {
+      headers: { "X-API-Key": t.keys.ingest.key },
+    });
+    await expectProblem(res, 405);
+  });
+
   it("400 for missing Content-Type or X-SDK-Version, before authentication", async () => {
     const body = batchOf(1);
     const noType = await ingest(body, null, { headers: { "Content-Type": null } });

@@ -85,7 +85,7 @@ export async function presentEvents(ch: ClickHouseClient, decoded: Decoded[]): P
       FROM ${CH_DB}.events
       WHERE project_id IN {projects:Array(UUID)}
         AND batch_id IN {batches:Array(String)}
-        AND timestamp BETWEEN {from:DateTime64(6)} AND {to:DateTime64(6)}`,
+        AND timestamp BETWEEN {from:DateTime64(6, 'UTC')} AND {to:DateTime64(6, 'UTC')}`,
     query_params: {
       projects: [...new Set(decoded.map((d) => d.header.projectId))],
       batches: [...new Set(decoded.map((d) => d.header.batchKey))],
