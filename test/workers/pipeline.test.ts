@@ -187,4 +187,41 @@ describe("queue consumer", () => {
     expect(new Uint8Array(await (object as R2ObjectBody).arrayBuffer())).toEqual(env1);
     expect(object?.customMetadata?.attempts).toBe("9");
   });
+
+  it("lists parked batches and replays them through the API; replay counts each event once", async () => {
+    const tenant = await seedTenant("pro", "Replay Studio");
+    const parked = envelopeOf(tenant, "a1b2c3", 6);
+    // Park it twice (two dead-lettered deliveries of the same batch).
+    await runQueue("telemetry-events-dlq", [message("dl-x", parked, 9), message("dl-y", parked, 9)]);
+
+    const listed = await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.full.key });
+    expect(listed.status).toBe(200);
+    const items = (
+      (await listed.json()) as { data: Array<{ batchKey: string; size: number; attempts: number }> }
+    ).data;
+    expect(items).toHaveLength(2);
+    expect(items.every((i) => i.batchKey === "a1b2c3" && i.size === parked.length && i.attempts === 9)).toBe(
+      true,
+    );
+    // Only data:admin may see or replay them, and only for its own project.
+    expect(
+      (await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.readwrite.key })).status,
+    ).toBe(403);
+    expect(
+      (await api(`/v1/projects/${t.projectId}/dead-letters`, { key: tenant.keys.full.key })).status,
+    ).toBe(404);
+
+    const replay = await api(
+      `/v1/projects/${tenant.projectId}/dead-letters/replay`,
+      { key: tenant.keys.full.key },
+      { method: "POST" },
+    );
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toEqual({ success: true, data: { replayed: 2, remaining: false } });
+    await waitForTotal(tenant, 6);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await kpis(tenant)).totalEvents).toBe(6);
+    const after = await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.full.key });
+    expect(((await after.json()) as { data: unknown[] }).data).toEqual([]);
+  });
 });

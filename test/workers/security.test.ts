@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Scope } from "../../workers/shared/scopes.js";
+import { type Scope, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 
@@ -18,6 +18,18 @@ const ROUTES: Route[] = [
   { method: "GET", path: () => "/v1/whoami", scope: null, projectScoped: false },
   { method: "GET", path: () => "/v1/projects", scope: "analytics:read", projectScoped: false },
   { method: "GET", path: (id) => `/v1/projects/${id}/status`, scope: "analytics:read", projectScoped: true },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/dead-letters`,
+    scope: "data:admin",
+    projectScoped: true,
+  },
+  {
+    method: "POST",
+    path: (id) => `/v1/projects/${id}/dead-letters/replay`,
+    scope: "data:admin",
+    projectScoped: true,
+  },
 ];
 
 let t: Tenant;
@@ -47,8 +59,9 @@ describe.each(ROUTES.filter((r) => r.scope !== null))("$method $path: 403", (rou
 });
 
 describe.each(ROUTES.filter((r) => r.projectScoped))("$method $path: cross-tenant", (route) => {
-  it("404 for another tenant's project, with a key and with a token", async () => {
-    for (const auth of [{ key: t.keys.full.key }, { token: t.token }]) {
+  it("404 for another tenant's project, with a key and (where tokens may call it) a token", async () => {
+    const tokenMay = route.scope === null || (TOKEN_SCOPES as readonly string[]).includes(route.scope);
+    for (const auth of [{ key: t.keys.full.key }, ...(tokenMay ? [{ token: t.token }] : [])]) {
       const res = await api(route.path(other.projectId), auth, { method: route.method });
       expect(res.status).toBe(404);
     }

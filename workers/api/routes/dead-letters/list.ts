@@ -1,0 +1,35 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { batchKeyOf, DeadLetterSchema, projectPrefix } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/{id}/dead-letters",
+  summary: "Batches that kept failing and are parked for replay",
+  description: "At most 100, oldest day first. Needs data:admin.",
+  security: security.keyOnly,
+  middleware: [requireScope("data:admin")],
+  request: { params: ProjectIdParam },
+  responses: { 200: envelope(z.array(DeadLetterSchema), "Parked batches."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const listing = await c.env.DEAD_LETTERS.list({
+      prefix: projectPrefix(project.id),
+      limit: 100,
+      include: ["customMetadata"],
+    });
+    const data = listing.objects.map((o) => ({
+      key: o.key,
+      size: o.size,
+      batchKey: batchKeyOf(o.key),
+      parkedAt: o.customMetadata?.parkedAt ?? null,
+      attempts: o.customMetadata?.attempts ? Number(o.customMetadata.attempts) : null,
+    }));
+    return c.json({ success: true as const, data }, 200);
+  });
+}

@@ -1,0 +1,42 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { projectPrefix, ReplaySchema } from "./schema.js";
+
+/** Each batch costs a read, a queue send and a delete: stay well inside one invocation's subrequests. */
+const REPLAY_PER_CALL = 25;
+
+export const route = createRoute({
+  method: "post",
+  path: "/{id}/dead-letters/replay",
+  summary: "Send parked batches back to the events queue",
+  description:
+    "Replay is safe to repeat: the consumer skips events it already holds. A batch is removed from the " +
+    "park only once the queue has it; if it fails again it is parked again. Needs data:admin.",
+  security: security.keyOnly,
+  middleware: [requireScope("data:admin")],
+  request: { params: ProjectIdParam },
+  responses: { 200: envelope(ReplaySchema, "What this call replayed."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const listing = await c.env.DEAD_LETTERS.list({
+      prefix: projectPrefix(project.id),
+      limit: REPLAY_PER_CALL,
+    });
+    let replayed = 0;
+    for (const { key } of listing.objects) {
+      const object = await c.env.DEAD_LETTERS.get(key);
+      if (!object) {
+        continue;
+      }
+      await c.env.EVENTS_QUEUE.send(new Uint8Array(await object.arrayBuffer()), { contentType: "bytes" });
+      await c.env.DEAD_LETTERS.delete(key);
+      replayed++;
+    }
+    return c.json({ success: true as const, data: { replayed, remaining: listing.truncated } }, 200);
+  });
+}
