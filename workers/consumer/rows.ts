@@ -5,9 +5,8 @@ import {
   type TelemetryEvent,
   type Vec3,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
+import { LIMITS } from "../ingest/wire-scan.js";
 import { type EnvelopeHeader, gunzipCapped } from "../shared/envelope.js";
-
-export const MAX_DECOMPRESSED_BYTES = 8 * 1024 * 1024;
 
 /** A row of telemetry.events as JSONEachRow (materialized columns are computed by ClickHouse). */
 export type EventRow = {
@@ -51,7 +50,7 @@ export type EventRow = {
 };
 
 export async function rowsOfMessage(header: EnvelopeHeader, body: Uint8Array): Promise<EventRow[]> {
-  const bytes = header.encoding === "gzip" ? await gunzipCapped(body, MAX_DECOMPRESSED_BYTES) : body;
+  const bytes = header.encoding === "gzip" ? await gunzipCapped(body, LIMITS.maxDecompressedBytes) : body;
   const batch = fromBinary(TelemetryBatchSchema, bytes);
   const receivedAt = clickhouseTime(BigInt(header.receivedAt) * 1000n);
   return batch.events.map((e, i) => ({

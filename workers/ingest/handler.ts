@@ -3,13 +3,13 @@ import { configOf } from "../shared/config.js";
 import { openDb } from "../shared/db.js";
 import { concat, gunzipCapped, readCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
-import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
+import { type Plan, planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
 import { sha256Hex } from "../shared/secrets.js";
-import { scanTelemetryBatch } from "./wire-scan.js";
+import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 
-export const MAX_BODY_BYTES = 126_000;
-export const MAX_DECOMPRESSED_BYTES = 8 * 1024 * 1024;
+export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
+const MAX_DECOMPRESSED_BYTES = LIMITS.maxDecompressedBytes;
 const QUEUE_RETRY_AFTER_SECONDS = 5;
 
 /**
@@ -34,6 +34,50 @@ export async function handleIngest(request: Request, env: Env, ctx: ExecutionCon
 }
 
 async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: Headers) {
+  const { contentType } = requiredHeaders(request);
+  const principal = await authenticate(request, env, ctx, out);
+  const { contentLength, encoding } = transportHeaders(request.headers, contentType);
+  const plan = planOf(principal.planId);
+  await enforceIngestRate(env, principal, plan, out);
+
+  const body = await readBody(request, contentLength);
+  const eventCount = validate(encoding === "gzip" ? await gunzip(body) : body);
+
+  const budget = await chargeMonthlyEvents(env, principal.tenantId, plan.eventsPerMonth, eventCount);
+  if (!budget.allowed) {
+    throw new ApiError(
+      "RATE_LIMITED",
+      `Monthly event budget of ${plan.eventsPerMonth} events is exhausted.`,
+      {
+        retryAfter: budget.retryAfter,
+        extensions: { budget_used: budget.used },
+      },
+    );
+  }
+  const header = {
+    v: 1 as const,
+    projectId: principal.projectId,
+    tenantId: principal.tenantId,
+    batchKey: await batchKeyOf(principal.projectId, body),
+    receivedAt: Date.now(),
+    encoding,
+    eventCount,
+  };
+  try {
+    await env.EVENTS_QUEUE.send(sealEnvelope(header, body), { contentType: "bytes" });
+  } catch (err) {
+    // Not accepted, so not charged: the SDK retries the same batch.
+    ctx.waitUntil(chargeMonthlyEvents(env, principal.tenantId, null, -eventCount).catch(() => {}));
+    console.error("queue send failed", err instanceof Error ? err.message : String(err));
+    throw new ApiError("UNAVAILABLE", "The batch could not be queued; retry it.", {
+      retryAfter: QUEUE_RETRY_AFTER_SECONDS,
+    });
+  }
+  return { status: "accepted" as const };
+}
+
+/** The spec's first condition: what must be there before anything else is looked at. */
+function requiredHeaders(request: Request): { contentType: string } {
   if (request.method !== "POST") {
     throw new ApiError("METHOD_NOT_ALLOWED", "Only POST is accepted here.");
   }
@@ -49,10 +93,12 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
       extensions: { field: "X-SDK-Version" },
     });
   }
+  return { contentType };
+}
 
-  const principal = await authenticate(request, env, ctx, out);
-
-  const declared = request.headers.get("content-length");
+/** Content-Length (411, 413), then media type and encoding (415), in the spec's order. */
+function transportHeaders(headers: Headers, contentType: string) {
+  const declared = headers.get("content-length");
   if (declared === null) {
     throw new ApiError("LENGTH_REQUIRED", "Content-Length header is required.");
   }
@@ -75,15 +121,17 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
       `Content-Type ${mediaType} is not supported; send application/x-protobuf.`,
     );
   }
-  const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+  const encoding = (headers.get("content-encoding") ?? "identity").trim().toLowerCase();
   if (encoding !== "gzip" && encoding !== "identity") {
     throw new ApiError(
       "UNSUPPORTED_MEDIA_TYPE",
       `Content-Encoding ${encoding} is not supported; send gzip or none.`,
     );
   }
+  return { contentLength, encoding: encoding as "gzip" | "identity" };
+}
 
-  const plan = planOf(principal.planId);
+async function enforceIngestRate(env: Env, principal: KeyPrincipal, plan: Plan, out: Headers): Promise<void> {
   const rate = await consume(env, `ingest:${principal.projectId}`, plan.ingestRequestsPerHour);
   applyHeaders(out, rateLimitHeaders(rate));
   if (!rate.allowed) {
@@ -95,9 +143,10 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
       },
     );
   }
+}
 
-  const body = await readBody(request, contentLength);
-  const protobuf = encoding === "gzip" ? await gunzip(body) : body;
+/** Every event, one streaming pass; the first fault rejects the whole batch. Returns the event count. */
+function validate(protobuf: Uint8Array): number {
   const scan = scanTelemetryBatch(protobuf, Date.now() * 1000);
   if (!scan.ok) {
     const where = scan.eventIndex === null ? scan.field : `events[${scan.eventIndex}].${scan.field}`;
@@ -105,43 +154,7 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
       extensions: { field: where, event_index: scan.eventIndex },
     });
   }
-
-  const budget = await chargeMonthlyEvents(env, principal.tenantId, plan.eventsPerMonth, scan.eventCount);
-  if (!budget.allowed) {
-    throw new ApiError(
-      "RATE_LIMITED",
-      `Monthly event budget of ${plan.eventsPerMonth} events is exhausted.`,
-      {
-        retryAfter: budget.retryAfter,
-        extensions: { budget_used: budget.used },
-      },
-    );
-  }
-
-  const batchKey = await batchKeyOf(principal.projectId, body);
-  const message = sealEnvelope(
-    {
-      v: 1,
-      projectId: principal.projectId,
-      tenantId: principal.tenantId,
-      batchKey,
-      receivedAt: Date.now(),
-      encoding,
-      eventCount: scan.eventCount,
-    },
-    body,
-  );
-  try {
-    await env.EVENTS_QUEUE.send(message, { contentType: "bytes" });
-  } catch (err) {
-    // Not accepted, so not charged: the SDK retries the same batch.
-    ctx.waitUntil(chargeMonthlyEvents(env, principal.tenantId, null, -scan.eventCount).catch(() => {}));
-    console.error("queue send failed", err instanceof Error ? err.message : String(err));
-    throw new ApiError("UNAVAILABLE", "The batch could not be queued; retry it.", {
-      retryAfter: QUEUE_RETRY_AFTER_SECONDS,
-    });
-  }
-  return { status: "accepted" as const };
+  return scan.eventCount;
 }
 
 // Ingest is the hot path: a key's principal is cached per isolate for a short while, so a revoked key
