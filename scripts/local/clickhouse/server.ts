@@ -1,0 +1,154 @@
+// The HTTP server: lifecycle, routing and running each request's statement.
+
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { resolve } from "node:path";
+import type { ChdbResult } from "chdb";
+import { authenticate } from "./auth.js";
+import { badRequest, ClickHouseHttpError, notImplemented } from "./errors.js";
+import { toChdbParams } from "./params.js";
+import { joinQuery, parseRequestParams, type RequestParams, readBody } from "./request.js";
+import { sendError, sendResult } from "./responses.js";
+import { SessionPool } from "./session-pool.js";
+import { analyzeStatement, withSettings } from "./sql.js";
+
+export interface ClickHouseHttpOptions {
+  dataDir: string;
+  port?: number;
+  user: string;
+  password: string;
+  /** chdb connections on the data dir; one connection runs one query at a time. */
+  connections?: number;
+}
+
+export interface ClickHouseHttpServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+// chdb binds one data directory per process, so a second server could only
+// ever share (and fight over) the first one's engine.
+let activeDataDir: string | undefined;
+
+export async function startClickHouseHttp(opts: ClickHouseHttpOptions): Promise<ClickHouseHttpServer> {
+  const dataDir = resolve(opts.dataDir);
+  if (activeDataDir !== undefined) {
+    throw new Error(
+      `startClickHouseHttp: already running on ${activeDataDir}; chdb binds one data directory per process, ` +
+        "so close() the first server before starting another",
+    );
+  }
+  activeDataDir = dataDir;
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    const pool = new SessionPool(dataDir, opts.connections ?? defaultConnectionCount());
+    const server = http.createServer((req, res) => {
+      pool.track(handleRequest(pool, opts, req, res));
+    });
+    const port = await listen(server, opts.port ?? 0).catch(async (err: unknown) => {
+      await pool.close();
+      throw err;
+    });
+    return { url: `http://127.0.0.1:${port}`, port, close: () => closeServer(server, pool) };
+  } catch (err) {
+    activeDataDir = undefined;
+    throw err;
+  }
+}
+
+// Every chdb query occupies a libuv worker thread for its whole run; leaving
+// one thread free keeps fs and zlib work (request gunzip) from starving
+// behind long queries.
+function defaultConnectionCount(): number {
+  const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  return Math.max(1, threads - 1);
+}
+
+function listen(server: http.Server, port: number): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolvePort((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+async function closeServer(server: http.Server, pool: SessionPool): Promise<void> {
+  await new Promise<void>((done) => {
+    server.close(() => done());
+    server.closeAllConnections();
+  });
+  await pool.close();
+  activeDataDir = undefined;
+}
+
+async function handleRequest(
+  pool: SessionPool,
+  opts: ClickHouseHttpOptions,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  const queryId = url.searchParams.get("query_id") || randomUUID();
+  try {
+    if (isPing(req, url)) {
+      res.writeHead(200, { "Content-Type": "text/plain; charset=UTF-8" }).end("Ok.\n");
+      return;
+    }
+    checkRoute(req, url);
+    authenticate(req, url, opts);
+    const request = parseRequestParams(req, url);
+    const body = req.method === "POST" ? await readBody(req) : "";
+    const sql = joinQuery(request.urlQuery, body);
+    const result = await execute(pool, sql, request);
+    sendResult(res, queryId, result.format, result.result);
+  } catch (err) {
+    sendError(res, queryId, err);
+  }
+}
+
+function isPing(req: http.IncomingMessage, url: URL): boolean {
+  const readOnlyMethod = req.method === "GET" || req.method === "HEAD";
+  return (
+    readOnlyMethod && (url.pathname === "/ping" || (url.pathname === "/" && !url.searchParams.has("query")))
+  );
+}
+
+function checkRoute(req: http.IncomingMessage, url: URL): void {
+  if (url.pathname !== "/") {
+    throw new ClickHouseHttpError(404, 48, "NOT_IMPLEMENTED", `There is no handler for ${url.pathname}`);
+  }
+  if (req.method !== "GET" && req.method !== "POST") {
+    throw new ClickHouseHttpError(405, 48, "NOT_IMPLEMENTED", `HTTP method ${req.method} is not allowed`);
+  }
+  if ((req.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) {
+    throw notImplemented("A multipart/form-data body (query parameters or external tables)");
+  }
+}
+
+async function execute(
+  pool: SessionPool,
+  sql: string,
+  request: RequestParams,
+): Promise<{ result: ChdbResult; format: string }> {
+  const statement = analyzeStatement(sql);
+  const format = statement.format ?? request.defaultFormat ?? "TabSeparated";
+  // chdb's API treats the lowercase name 'arrow' as a request to run a
+  // session-wide SET first, which must never reach a pooled connection.
+  if (format === "arrow") {
+    throw badRequest(73, "UNKNOWN_FORMAT", "Unknown format 'arrow'");
+  }
+  const finalSql = withSettings(sql, statement, request.settings, format);
+  const params = toChdbParams(request.params, sql.slice(0, statement.headEnd));
+  const hasParams = Object.keys(params).length > 0;
+  const result = await pool.run((session) =>
+    hasParams
+      ? session.queryBindAsync(finalSql, params, { format })
+      : session.queryAsync(finalSql, { format }),
+  );
+  return { result, format };
+}
