@@ -20,9 +20,8 @@ export type Tenant = {
 };
 
 /** A fresh tenant with two projects, a key of every preset and a token: one per test file or test. */
-export async function seedTenant(plan: PlanId = "pro", name = "Test Studio"): Promise<Tenant> {
-  const { db, close } = openDb(configOf(env));
-  try {
+export function seedTenant(plan: PlanId = "pro", name = "Test Studio"): Promise<Tenant> {
+  return withDb(async (db) => {
     const { id: tenantId } = await createTenant(db, name, plan);
     const { id: projectId } = await createProject(db, tenantId, `${name} main`);
     const { id: siblingProjectId } = await createProject(db, tenantId, `${name} sibling`);
@@ -37,9 +36,7 @@ export async function seedTenant(plan: PlanId = "pro", name = "Test Studio"): Pr
       keys: { ingest: must(ingest), read: must(read), readwrite: must(readwrite), full: must(full) },
       token,
     };
-  } finally {
-    await close();
-  }
+  });
 }
 
 /** Runs `fn` with a database handle of the test's Worker environment. */

@@ -24,10 +24,10 @@ export type CreatedKey = { id: string; key: string; projectId: string; scopes: S
 
 /** The secret is returned here once and never stored: only its hash is. */
 export async function createKey(db: AnyPg, projectId: string, preset: KeyPreset): Promise<CreatedKey> {
-  const scopes = [...KEY_PRESETS[preset]] as Scope[];
-  if (!scopes.length) {
+  if (!Object.hasOwn(KEY_PRESETS, preset)) {
     throw new Error(`unknown preset ${preset}`);
   }
+  const scopes: Scope[] = [...KEY_PRESETS[preset]];
   const key = newSecret(KEY_PREFIX);
   const [row] = await db
     .insert(apiKeys)
