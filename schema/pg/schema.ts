@@ -1,5 +1,16 @@
 import { sql } from "drizzle-orm";
-import { boolean, index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 const timestamps = {
   createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
@@ -75,4 +86,78 @@ export const alertRules = pgTable(
     ...timestamps,
   },
   (t) => [index("alert_rules_project_active_idx").on(t.projectId).where(sql`${t.isActive}`)],
+);
+
+// Hardware/build filters (null matches any) and per-metric thresholds (null: not defined).
+export const thresholdProfiles = pgTable(
+  "threshold_profiles",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    platform: text("platform"),
+    resolution: text("resolution"),
+    buildConfig: text("build_config"),
+    gpu: text("gpu"),
+    storage: text("storage"),
+    fpsGood: doublePrecision("fps_good"),
+    fpsWarn: doublePrecision("fps_warn"),
+    frameTimeGood: doublePrecision("frame_time_good"),
+    frameTimeWarn: doublePrecision("frame_time_warn"),
+    memoryGood: doublePrecision("memory_good"),
+    memoryWarn: doublePrecision("memory_warn"),
+    gpuTimeGood: doublePrecision("gpu_time_good"),
+    gpuTimeWarn: doublePrecision("gpu_time_warn"),
+    ...timestamps,
+  },
+  (t) => [index("threshold_profiles_project_idx").on(t.projectId, t.createdAt)],
+);
+
+// `mapId` is the user's identifier (the heatmap's and the events' map_id); `id` is internal.
+// The image lives in R2 under `imageKey`.
+export const maps = pgTable(
+  "maps",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    mapId: text("map_id").notNull(),
+    name: text("name").notNull(),
+    imageKey: text("image_key").notNull(),
+    imageContentType: text("image_content_type").notNull(),
+    imageWidth: integer("image_width").notNull(),
+    imageHeight: integer("image_height").notNull(),
+    worldMinX: doublePrecision("world_min_x").notNull(),
+    worldMinY: doublePrecision("world_min_y").notNull(),
+    worldMaxX: doublePrecision("world_max_x").notNull(),
+    worldMaxY: doublePrecision("world_max_y").notNull(),
+    worldMinZ: doublePrecision("world_min_z"),
+    worldMaxZ: doublePrecision("world_max_z"),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("maps_project_map_id_uq").on(t.projectId, t.mapId)],
+);
+
+export const contentEntries = pgTable(
+  "content_entries",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    contentType: text("content_type").notNull(),
+    contentId: text("content_id").notNull(),
+    displayName: text("display_name").notNull(),
+    description: text("description"),
+    category: text("category"),
+    metadata: jsonb("metadata"),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("content_entries_key_uq").on(t.projectId, t.contentType, t.contentId),
+    index("content_entries_order_idx").on(t.projectId, t.contentType, t.displayName),
+  ],
 );
