@@ -30,9 +30,13 @@ const listByPath = async (type?: string, projectId = t.projectId) =>
   );
 const listByHeader = async (type?: string) =>
   dataOf<Entry[]>(
-    await api(`/v1/content${type ? `?type=${encodeURIComponent(type)}` : ""}`, { key: t.keys.read.key }, {
-      headers: { "X-Project-Id": t.projectId },
-    }),
+    await api(
+      `/v1/content${type ? `?type=${encodeURIComponent(type)}` : ""}`,
+      { key: t.keys.read.key },
+      {
+        headers: { "X-Project-Id": t.projectId },
+      },
+    ),
   );
 /** The table's rows for the project, straight from Postgres. */
 const tableRows = () =>
@@ -154,7 +158,13 @@ describe("POST /v1/content", () => {
     const tooMany = Array.from({ length: 501 }, (_, i) => entry("bulk", `b${i}`));
     await expectBadField(await post(tooMany), "json.entries");
     await expectBadField(
-      await sendJson("POST", "/v1/content", { key: t.keys.readwrite.key }, {}, { "X-Project-Id": t.projectId }),
+      await sendJson(
+        "POST",
+        "/v1/content",
+        { key: t.keys.readwrite.key },
+        {},
+        { "X-Project-Id": t.projectId },
+      ),
       "json.entries",
     );
     expect(await tableRows()).toEqual(before);
@@ -170,8 +180,14 @@ describe("POST /v1/content", () => {
 
   it("X-Project-Id must be a UUID of a project the caller reaches", async () => {
     const e = [entry("weapon", "hdr")];
-    for (const headers of [{}, { "X-Project-Id": "not-a-uuid" }]) {
-      const res = await sendJson("POST", "/v1/content", { key: t.keys.readwrite.key }, { entries: e }, headers);
+    for (const headers of [{}, { "X-Project-Id": "not-a-uuid" }] as Array<Record<string, string>>) {
+      const res = await sendJson(
+        "POST",
+        "/v1/content",
+        { key: t.keys.readwrite.key },
+        { entries: e },
+        headers,
+      );
       await expectBadField(res, "header.X-Project-Id");
       const get = await api("/v1/content", { key: t.keys.read.key }, { headers });
       await expectBadField(get, "header.X-Project-Id");
@@ -183,9 +199,7 @@ describe("POST /v1/content", () => {
     expect(await dataOf(await post(e, { token: t.token }, t.siblingProjectId))).toEqual({ imported: 1 });
     const siblingPath = `/v1/projects/${t.siblingProjectId}/content`;
     expect((await api(siblingPath, { key: t.keys.read.key })).status).toBe(404);
-    const viaToken = await dataOf<Entry[]>(
-      await api(siblingPath, { token: t.token }),
-    );
+    const viaToken = await dataOf<Entry[]>(await api(siblingPath, { token: t.token }));
     expect(viaToken.map((x) => [x.projectId, x.contentId])).toEqual([[t.siblingProjectId, "hdr"]]);
   });
 });
@@ -198,9 +212,15 @@ describe("GET content lists", () => {
     const input = types.flatMap((type, i) =>
       names.map((n, j) => ({ contentType: type, contentId: `${i}-${j}`, displayName: n })),
     );
-    const res = await sendJson("POST", "/v1/content", { key: fresh.keys.readwrite.key }, { entries: input }, {
-      "X-Project-Id": fresh.projectId,
-    });
+    const res = await sendJson(
+      "POST",
+      "/v1/content",
+      { key: fresh.keys.readwrite.key },
+      { entries: input },
+      {
+        "X-Project-Id": fresh.projectId,
+      },
+    );
     expect(await dataOf(res)).toEqual({ imported: input.length });
 
     const expected = [...input].sort(

@@ -9,6 +9,7 @@ import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
 import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
+import { mapsApp } from "./routes/maps/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { whoami } from "./routes/whoami/index.js";
@@ -64,6 +65,7 @@ export function newApp() {
   api.route("/v1/projects", deadLettersApp);
   api.route("/v1/projects", thresholdProfilesApp);
   api.route("/v1", contentApp);
+  api.route("/v1", mapsApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);
