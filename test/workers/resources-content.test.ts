@@ -95,6 +95,8 @@ describe("POST /v1/content", () => {
       updatedAt: ak.updatedAt,
     });
     expect(rows[2]?.metadata).toEqual({ dmg: 30, tags: ["a"] });
+    expect(await listByHeader()).toEqual(rows);
+    expect(await listByHeader("weapon")).toEqual(rows.slice(1));
 
     // Updating an existing entry keeps its id and createdAt and moves updatedAt.
     const second = await post([entry("weapon", "ak", { displayName: "AK-74", metadata: { dmg: 2 } })]);
