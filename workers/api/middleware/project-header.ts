@@ -11,11 +11,12 @@ type ProjectRow = typeof projects.$inferSelect;
 const FIELD = "header.X-Project-Id";
 const uuid = z.uuid();
 
-/** Documents the header; `projectFromHeader` enforces it. Hono reads headers by lower-case name. */
+/**
+ * Documents the header; `projectFromHeader` enforces it. Hono hands validators header names in lower
+ * case, and the document generator insists the parameter is named as the key; HTTP does not mind.
+ */
 export const ProjectHeader = z.object({
-  "x-project-id": z
-    .uuid()
-    .openapi({ param: { name: "X-Project-Id", in: "header" }, description: "Project UUID" }),
+  "x-project-id": z.uuid().openapi({ description: "X-Project-Id: the project UUID" }),
 });
 
 /**

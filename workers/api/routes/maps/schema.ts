@@ -33,7 +33,11 @@ const coordinate = z
   .regex(DECIMAL, "must be a decimal number")
   .transform(Number)
   .refine(Number.isFinite, "must be a finite number")
-  .openapi({ type: "string", example: "-512.5", description: "World units, decimal" });
+  .openapi({
+    type: "string",
+    example: "-512.5",
+    description: "World units, a finite decimal number; each min must be below its max",
+  });
 
 const ImageFile = z
   .custom<File>((v) => v instanceof File, "must be a file part")
