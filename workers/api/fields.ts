@@ -44,3 +44,8 @@ export function text(max: number, opts: { allowEmpty?: boolean } = {}) {
     })
     .openapi({ minLength: opts.allowEmpty ? 0 : 1, maxLength: max });
 }
+
+/** The record timestamps as the interface spells them. */
+export function isoTimestamps(row: { createdAt: Date; updatedAt: Date }) {
+  return { createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+}

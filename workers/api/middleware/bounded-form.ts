@@ -1,41 +1,10 @@
 import { createMiddleware } from "hono/factory";
+import { readCapped, TooLarge } from "../../shared/envelope.js";
 import { ApiError } from "../../shared/errors.js";
 import type { AppEnv } from "../context.js";
 
 const tooLarge = (maxBytes: number) =>
   new ApiError("PAYLOAD_TOO_LARGE", `body: at most ${maxBytes} bytes`, { extensions: { field: "body" } });
-
-/** The stream's bytes, or null as soon as more than `maxBytes` arrived: an oversized body is never held. */
-async function readUpTo(
-  body: ReadableStream<Uint8Array> | null,
-  maxBytes: number,
-): Promise<Uint8Array | null> {
-  if (!body) {
-    return new Uint8Array();
-  }
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) {
-      break;
-    }
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.byteLength;
-  }
-  return bytes;
-}
 
 /**
  * Reads a multipart/form-data body of at most `maxBytes` and hands the parsed form to the route's
@@ -54,9 +23,11 @@ export function boundedForm(maxBytes: number) {
     if (declared !== undefined && Number(declared) > maxBytes) {
       throw tooLarge(maxBytes);
     }
-    const bytes = await readUpTo(c.req.raw.body, maxBytes);
-    if (!bytes) {
-      throw tooLarge(maxBytes);
+    let bytes: Uint8Array;
+    try {
+      bytes = await readCapped(c.req.raw.body, maxBytes);
+    } catch (err) {
+      throw err instanceof TooLarge ? tooLarge(maxBytes) : err;
     }
     try {
       c.req.bodyCache.formData = await new Response(bytes, { headers: { "Content-Type": type } }).formData();

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { contentEntries } from "../../../../schema/pg/schema.js";
-import { isStorable, text } from "../../fields.js";
+import { isoTimestamps, isStorable, text } from "../../fields.js";
 
 export const MAX_ENTRIES = 500;
 export const METADATA_MAX_BYTES = 10_240;
@@ -90,7 +90,6 @@ export function contentItem(row: ContentRow): z.infer<typeof ContentEntrySchema>
     description: row.description,
     category: row.category,
     metadata: row.metadata as Record<string, unknown> | null,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+    ...isoTimestamps(row),
   };
 }

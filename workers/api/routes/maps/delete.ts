@@ -5,7 +5,7 @@ import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProblemSchema, security } from "../../openapi.js";
-import { DeletedMapSchema, MapParams } from "./schema.js";
+import { DeletedMapSchema, discardImage, MapParams } from "./schema.js";
 
 export const route = createRoute({
   method: "delete",
@@ -63,7 +63,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       throw new ApiError("NOT_FOUND", "Map not found.");
     }
     // After the record: a failure here leaves an unreachable object, never a map without its image.
-    await c.env.MAPS.delete(deleted.imageKey);
+    await discardImage(c.env.MAPS, deleted.imageKey);
     return c.json({ success: true as const, data: { id: deleted.id } }, 200);
   });
 }

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { maps } from "../../../../schema/pg/schema.js";
-import { text } from "../../fields.js";
+import { isoTimestamps, text } from "../../fields.js";
 
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** The image plus room for the other form fields and the multipart framing. */
@@ -98,6 +98,18 @@ export function imageKey(projectId: string): string {
   return `maps/${projectId}/${crypto.randomUUID()}`;
 }
 
+/**
+ * Removes an image no record points at any more. Best effort: the record change is already decided, and
+ * a failure leaves only an unreachable object behind, so it must not turn a done request into an error.
+ */
+export async function discardImage(bucket: R2Bucket, key: string): Promise<void> {
+  try {
+    await bucket.delete(key);
+  } catch (err) {
+    console.error("map image left behind", key, err instanceof Error ? err.message : String(err));
+  }
+}
+
 type MapRow = typeof maps.$inferSelect;
 
 export function mapItem(row: MapRow): z.infer<typeof MapSchema> {
@@ -114,7 +126,6 @@ export function mapItem(row: MapRow): z.infer<typeof MapSchema> {
     worldMaxZ: row.worldMaxZ,
     imageWidth: row.imageWidth,
     imageHeight: row.imageHeight,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+    ...isoTimestamps(row),
   };
 }

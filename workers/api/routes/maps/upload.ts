@@ -9,6 +9,7 @@ import { ProjectHeader, projectFromHeader } from "../../middleware/project-heade
 import { errorResponses, ProblemSchema, rateLimitHeaderDocs, security } from "../../openapi.js";
 import { inspectImage } from "./image-header.js";
 import {
+  discardImage,
   imageKey,
   MAX_IMAGE_BYTES,
   MAX_UPLOAD_BYTES,
@@ -106,11 +107,11 @@ export function register(app: OpenAPIHono<AppEnv>) {
         return { id: existing.id, action: "updated" as const, replacedKey: existing.imageKey };
       });
     } catch (err) {
-      await c.env.MAPS.delete(record.imageKey);
+      await discardImage(c.env.MAPS, record.imageKey);
       throw err;
     }
     if (outcome.replacedKey) {
-      await c.env.MAPS.delete(outcome.replacedKey);
+      await discardImage(c.env.MAPS, outcome.replacedKey);
     }
     return c.json(
       { success: true as const, mapId: fields.mapId, id: outcome.id, action: outcome.action },

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { thresholdProfiles } from "../../../../schema/pg/schema.js";
-import { text } from "../../fields.js";
+import { isoTimestamps, text } from "../../fields.js";
 
 // A filter longer than ingest accepts for the same device field could never match an event.
 const FILTER_BOUNDS = { platform: 64, resolution: 32, buildConfig: 64, gpu: 256, storage: 64 } as const;
@@ -80,7 +80,6 @@ export function profileItem(row: ProfileRow): z.infer<typeof ThresholdProfileSch
     memoryWarn: row.memoryWarn,
     gpuTimeGood: row.gpuTimeGood,
     gpuTimeWarn: row.gpuTimeWarn,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+    ...isoTimestamps(row),
   };
 }
