@@ -172,6 +172,17 @@ describe("POST /v1/content", () => {
     expect(await tableRows()).toEqual(before);
   });
 
+  it("413 naming the body for a body over 16 MiB, before it is parsed", async () => {
+    const before = await tableRows();
+    const padded = JSON.stringify({ entries: [entry("weapon", "pad")], pad: "x".repeat(16 * 1024 * 1024) });
+    const res = await sendJson("POST", "/v1/content", { key: t.keys.readwrite.key }, padded, {
+      "X-Project-Id": t.projectId,
+    });
+    expect(res.status).toBe(413);
+    expect((await problemOf(res)).field).toBe("body");
+    expect(await tableRows()).toEqual(before);
+  });
+
   it("500 entries are accepted in one request", async () => {
     const many = Array.from({ length: 500 }, (_, i) => entry("bulk", `b${String(i).padStart(3, "0")}`));
     expect(await dataOf(await post(many))).toEqual({ imported: 500 });

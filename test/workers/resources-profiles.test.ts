@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { seedTenant, type Tenant } from "../support/harness.js";
-import { api } from "../support/http.js";
+import { api, problemOf } from "../support/http.js";
 import { dataOf, expectBadField, sendJson } from "../support/resources.js";
 
 type Profile = Record<string, unknown> & { id: string; createdAt: string; updatedAt: string };
@@ -152,6 +152,12 @@ describe("threshold profile validation", () => {
     // JSON has no Infinity, but 1e400 parses to it.
     await expectBadField(await create('{"name":"ok","frameTimeWarn":1e400}'), "json.frameTimeWarn");
     expect(await list()).toEqual(before);
+  });
+
+  it("413 naming the body for a body over 64 KiB", async () => {
+    const res = await create({ name: "big", gpu: "g".repeat(70 * 1024) });
+    expect(res.status).toBe(413);
+    expect((await problemOf(res)).field).toBe("body");
   });
 
   it("counts characters, not UTF-16 units: 255 emoji make a valid name", async () => {

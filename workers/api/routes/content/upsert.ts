@@ -3,9 +3,16 @@ import { sql } from "drizzle-orm";
 import { contentEntries } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
 import { requireScope } from "../../middleware/auth.js";
+import { bodyUpTo } from "../../middleware/body-limits.js";
 import { ProjectHeader, projectFromHeader } from "../../middleware/project-header.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
 import { type ContentEntryInputSchema, ContentImportSchema, ImportedSchema, MAX_ENTRIES } from "./schema.js";
+
+/**
+ * 500 entries at their bounds, as plain UTF-8 JSON, stay under 12 MB; the cap keeps a body that could
+ * never validate from being buffered whole. A request escaping every character may need splitting.
+ */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export const route = createRoute({
   method: "post",
@@ -16,12 +23,16 @@ export const route = createRoute({
     "replaced (omitted optional fields become null; createdAt is kept), and of duplicates within one " +
     "request the last wins. One statement: a rejected request changes nothing.",
   security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), projectFromHeader] as const,
+  middleware: [requireScope("resources:write"), projectFromHeader, bodyUpTo(MAX_BODY_BYTES)] as const,
   request: {
     headers: ProjectHeader,
     body: { required: true, content: { "application/json": { schema: ContentImportSchema } } },
   },
-  responses: { 200: envelope(ImportedSchema, "How many entries were written."), ...errorResponses },
+  responses: {
+    200: envelope(ImportedSchema, "How many entries were written."),
+    ...errorResponses,
+    413: problemDoc(`The body exceeds ${MAX_BODY_BYTES} bytes.`),
+  },
 });
 
 type EntryInput = z.infer<typeof ContentEntryInputSchema>;

@@ -4,7 +4,7 @@ import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProblemSchema, security } from "../../openapi.js";
+import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
 import { DeletedMapSchema, discardImage, MapParams } from "./schema.js";
 
 export const route = createRoute({
@@ -20,10 +20,7 @@ export const route = createRoute({
   responses: {
     200: envelope(DeletedMapSchema, "The id of the deleted map."),
     ...errorResponses,
-    409: {
-      description: "The map is still referenced.",
-      content: { "application/problem+json": { schema: ProblemSchema } },
-    },
+    409: problemDoc("The map is still referenced."),
   },
 });
 

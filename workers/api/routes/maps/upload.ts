@@ -4,9 +4,9 @@ import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
 import { requireScope } from "../../middleware/auth.js";
-import { boundedForm } from "../../middleware/bounded-form.js";
+import { boundedForm } from "../../middleware/body-limits.js";
 import { ProjectHeader, projectFromHeader } from "../../middleware/project-header.js";
-import { errorResponses, ProblemSchema, rateLimitHeaderDocs, security } from "../../openapi.js";
+import { errorResponses, problemDoc, rateLimitHeaderDocs, security } from "../../openapi.js";
 import { inspectImage } from "./image-header.js";
 import {
   discardImage,
@@ -16,11 +16,6 @@ import {
   MapUploadResultSchema,
   MapUploadSchema,
 } from "./schema.js";
-
-const problem = (description: string) => ({
-  description,
-  content: { "application/problem+json": { schema: ProblemSchema } },
-});
 
 export const route = createRoute({
   method: "post",
@@ -43,8 +38,8 @@ export const route = createRoute({
       content: { "application/json": { schema: MapUploadResultSchema } },
     },
     ...errorResponses,
-    413: problem(`The body exceeds ${MAX_UPLOAD_BYTES} bytes or the image ${MAX_IMAGE_BYTES} bytes.`),
-    415: problem("The body is not multipart/form-data."),
+    413: problemDoc(`The body exceeds ${MAX_UPLOAD_BYTES} bytes or the image ${MAX_IMAGE_BYTES} bytes.`),
+    415: problemDoc("The body is not multipart/form-data."),
   },
 });
 

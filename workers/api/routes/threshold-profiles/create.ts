@@ -2,20 +2,30 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
-import { profileItem, ThresholdProfileCreateSchema, ThresholdProfileSchema } from "./schema.js";
+import { bodyUpTo } from "../../middleware/body-limits.js";
+import { envelope, errorResponses, ProjectIdParam, problemDoc, security } from "../../openapi.js";
+import {
+  PROFILE_BODY_BYTES,
+  profileItem,
+  ThresholdProfileCreateSchema,
+  ThresholdProfileSchema,
+} from "./schema.js";
 
 export const route = createRoute({
   method: "post",
   path: "/{id}/threshold-profiles",
   summary: "Create a threshold profile",
   security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  middleware: [requireScope("resources:write"), bodyUpTo(PROFILE_BODY_BYTES)],
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: ThresholdProfileCreateSchema } } },
   },
-  responses: { 201: envelope(ThresholdProfileSchema, "The created profile."), ...errorResponses },
+  responses: {
+    201: envelope(ThresholdProfileSchema, "The created profile."),
+    ...errorResponses,
+    413: problemDoc(`The body exceeds ${PROFILE_BODY_BYTES} bytes.`),
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {

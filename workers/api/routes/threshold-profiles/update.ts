@@ -4,8 +4,10 @@ import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { bodyUpTo } from "../../middleware/body-limits.js";
+import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
 import {
+  PROFILE_BODY_BYTES,
   ProfileParams,
   profileItem,
   ThresholdProfileSchema,
@@ -18,12 +20,16 @@ export const route = createRoute({
   summary: "Update a threshold profile",
   description: "Partial update: omitted fields keep their value; null clears a filter or threshold.",
   security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  middleware: [requireScope("resources:write"), bodyUpTo(PROFILE_BODY_BYTES)],
   request: {
     params: ProfileParams,
     body: { required: true, content: { "application/json": { schema: ThresholdProfileUpdateSchema } } },
   },
-  responses: { 200: envelope(ThresholdProfileSchema, "The updated profile."), ...errorResponses },
+  responses: {
+    200: envelope(ThresholdProfileSchema, "The updated profile."),
+    ...errorResponses,
+    413: problemDoc(`The body exceeds ${PROFILE_BODY_BYTES} bytes.`),
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {

@@ -1,3 +1,5 @@
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { readCapped, TooLarge } from "../../shared/envelope.js";
 import { ApiError } from "../../shared/errors.js";
@@ -5,6 +7,19 @@ import type { AppEnv } from "../context.js";
 
 const tooLarge = (maxBytes: number) =>
   new ApiError("PAYLOAD_TOO_LARGE", `body: at most ${maxBytes} bytes`, { extensions: { field: "body" } });
+
+/**
+ * Refuses a body over `maxBytes` (413 naming `body`) before a validator buffers it whole: by
+ * Content-Length when declared, else while streaming.
+ */
+export function bodyUpTo(maxBytes: number): MiddlewareHandler<AppEnv> {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw tooLarge(maxBytes);
+    },
+  });
+}
 
 /**
  * Reads a multipart/form-data body of at most `maxBytes` and hands the parsed form to the route's
