@@ -1,7 +1,10 @@
+import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { contentEntries, maps, thresholdProfiles } from "../../schema/pg/schema.js";
 import { type Scope, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
-import { seedTenant, type Tenant } from "../support/harness.js";
+import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import { multipart, png } from "../support/images.js";
 
 /**
  * The security cases every route shares: 401 without or with a bad credential, 403 without the
@@ -12,7 +15,29 @@ type Route = {
   path: (projectId: string) => string;
   scope: Scope | null;
   projectScoped: boolean;
+  /**
+   * Headers and a valid body for the project: routes naming it by X-Project-Id need the header, and a
+   * valid body makes the cross-tenant case reach project authorization rather than body validation.
+   */
+  init?: (projectId: string) => RequestInit | Promise<RequestInit>;
 };
+
+/** Records of the neighbour tenant that its neighbour's credentials try to reach. */
+const theirs = { profileId: "", mapId: "" };
+
+const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  headers: { "Content-Type": "application/json", ...headers },
+  body: JSON.stringify(body),
+});
+
+async function mapUpload(projectId: string): Promise<RequestInit> {
+  const fields = { mapId: "m", name: "M", worldMinX: "0", worldMinY: "0", worldMaxX: "1", worldMaxY: "1" };
+  const { body, contentType } = multipart([
+    ...Object.entries(fields).map(([name, value]) => ({ name, value })),
+    { name: "image", filename: "m.png", bytes: await png(2, 2) },
+  ]);
+  return { headers: { "Content-Type": contentType, "X-Project-Id": projectId }, body };
+}
 
 const ROUTES: Route[] = [
   { method: "GET", path: () => "/v1/whoami", scope: null, projectScoped: false },
@@ -30,20 +55,110 @@ const ROUTES: Route[] = [
     scope: "data:admin",
     projectScoped: true,
   },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/threshold-profiles`,
+    scope: "analytics:read",
+    projectScoped: true,
+  },
+  {
+    method: "POST",
+    path: (id) => `/v1/projects/${id}/threshold-profiles`,
+    scope: "resources:write",
+    projectScoped: true,
+    init: () => json({ name: "intruder" }),
+  },
+  {
+    method: "PATCH",
+    path: (id) => `/v1/projects/${id}/threshold-profiles/${theirs.profileId}`,
+    scope: "resources:write",
+    projectScoped: true,
+    init: () => json({ name: "intruder" }),
+  },
+  {
+    method: "DELETE",
+    path: (id) => `/v1/projects/${id}/threshold-profiles/${theirs.profileId}`,
+    scope: "resources:write",
+    projectScoped: true,
+  },
+  { method: "GET", path: (id) => `/v1/projects/${id}/maps`, scope: "analytics:read", projectScoped: true },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/maps/${theirs.mapId}/image`,
+    scope: "analytics:read",
+    projectScoped: true,
+  },
+  {
+    method: "DELETE",
+    path: (id) => `/v1/projects/${id}/maps/${theirs.mapId}`,
+    scope: "resources:write",
+    projectScoped: true,
+  },
+  {
+    method: "POST",
+    path: () => "/v1/maps/upload",
+    scope: "resources:write",
+    projectScoped: true,
+    init: mapUpload,
+  },
+  { method: "GET", path: (id) => `/v1/projects/${id}/content`, scope: "analytics:read", projectScoped: true },
+  {
+    method: "GET",
+    path: () => "/v1/content",
+    scope: "analytics:read",
+    projectScoped: true,
+    init: (id) => ({ headers: { "X-Project-Id": id } }),
+  },
+  {
+    method: "POST",
+    path: () => "/v1/content",
+    scope: "resources:write",
+    projectScoped: true,
+    init: (id) =>
+      json({ entries: [{ contentType: "t", contentId: "i", displayName: "d" }] }, { "X-Project-Id": id }),
+  },
 ];
+
+async function request(route: Route, projectId: string, auth: Parameters<typeof api>[1]) {
+  const init = (await route.init?.(projectId)) ?? {};
+  return api(route.path(projectId), auth, { ...init, method: route.method });
+}
 
 let t: Tenant;
 let other: Tenant;
 beforeAll(async () => {
   t = await seedTenant("enterprise", "Security Studio");
   other = await seedTenant("enterprise", "Neighbour Studio");
+  await withDb(async (db) => {
+    const [profile] = await db
+      .insert(thresholdProfiles)
+      .values({ projectId: other.projectId, name: "Theirs" })
+      .returning();
+    const [map] = await db
+      .insert(maps)
+      .values({
+        projectId: other.projectId,
+        mapId: "theirs",
+        name: "Theirs",
+        imageKey: `maps/${other.projectId}/theirs`,
+        imageContentType: "image/png",
+        imageWidth: 2,
+        imageHeight: 2,
+        worldMinX: 0,
+        worldMinY: 0,
+        worldMaxX: 1,
+        worldMaxY: 1,
+      })
+      .returning();
+    theirs.profileId = profile?.id ?? "";
+    theirs.mapId = map?.id ?? "";
+  });
 });
 
 describe.each(ROUTES)("$method $path: 401", (route) => {
   it("without credentials and with an unknown key or token", async () => {
-    const path = route.path(t.projectId);
     for (const auth of [{}, { key: `gta_${"C".repeat(40)}` }, { token: `gto_${"D".repeat(40)}` }]) {
-      const res = await api(path, { ...auth, ip: "192.0.2.10" }, { method: route.method });
+      const res = await request(route, t.projectId, { ...auth, ip: "192.0.2.10" });
       expect(res.status).toBe(401);
       expect((await problemOf(res)).error_category).toBe("authentication");
     }
@@ -52,7 +167,7 @@ describe.each(ROUTES)("$method $path: 401", (route) => {
 
 describe.each(ROUTES.filter((r) => r.scope !== null))("$method $path: 403", (route) => {
   it("for a key without the route's scope", async () => {
-    const res = await api(route.path(t.projectId), { key: t.keys.ingest.key }, { method: route.method });
+    const res = await request(route, t.projectId, { key: t.keys.ingest.key });
     expect(res.status).toBe(403);
     expect((await problemOf(res)).detail).toContain(route.scope);
   });
@@ -62,8 +177,27 @@ describe.each(ROUTES.filter((r) => r.projectScoped))("$method $path: cross-tenan
   it("404 for another tenant's project, with a key and (where tokens may call it) a token", async () => {
     const tokenMay = route.scope === null || (TOKEN_SCOPES as readonly string[]).includes(route.scope);
     for (const auth of [{ key: t.keys.full.key }, ...(tokenMay ? [{ token: t.token }] : [])]) {
-      const res = await api(route.path(other.projectId), auth, { method: route.method });
+      const res = await request(route, other.projectId, auth);
       expect(res.status).toBe(404);
     }
+  });
+});
+
+describe("cross-tenant writes", () => {
+  it("changed nothing of the neighbour's", async () => {
+    await withDb(async (db) => {
+      const profiles = await db
+        .select()
+        .from(thresholdProfiles)
+        .where(eq(thresholdProfiles.projectId, other.projectId));
+      expect(profiles.map((p) => [p.id, p.name])).toEqual([[theirs.profileId, "Theirs"]]);
+      const theirMaps = await db.select().from(maps).where(eq(maps.projectId, other.projectId));
+      expect(theirMaps.map((m) => [m.id, m.mapId, m.name])).toEqual([[theirs.mapId, "theirs", "Theirs"]]);
+      const content = await db
+        .select()
+        .from(contentEntries)
+        .where(eq(contentEntries.projectId, other.projectId));
+      expect(content).toEqual([]);
+    });
   });
 });

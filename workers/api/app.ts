@@ -7,8 +7,11 @@ import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
+import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
+import { mapsApp } from "./routes/maps/index.js";
 import { projectsApp } from "./routes/projects/index.js";
+import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { whoami } from "./routes/whoami/index.js";
 
 const publicLimit = createMiddleware<AppEnv>(async (c, next) => {
@@ -60,6 +63,9 @@ export function newApp() {
   api.route("/v1/whoami", whoami);
   api.route("/v1/projects", projectsApp);
   api.route("/v1/projects", deadLettersApp);
+  api.route("/v1/projects", thresholdProfilesApp);
+  api.route("/v1", contentApp);
+  api.route("/v1", mapsApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);

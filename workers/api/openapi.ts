@@ -33,6 +33,9 @@ const problem = (description: string) => ({
   content: { "application/problem+json": { schema: ProblemSchema } },
 });
 
+/** A problem+json response for statuses beyond the shared set (413, 415, 409...). */
+export const problemDoc = problem;
+
 /** Spread into every route's responses. */
 export const errorResponses = {
   400: problem("Invalid parameters or body; `detail` names the field and the rule."),

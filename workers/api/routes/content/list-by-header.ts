@@ -1,0 +1,25 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.js";
+import { requireScope } from "../../middleware/auth.js";
+import { ProjectHeader, projectFromHeader } from "../../middleware/project-header.js";
+import { envelope, errorResponses, security } from "../../openapi.js";
+import { listContent, ORDER_NOTE } from "./list.js";
+import { ContentEntrySchema, TypeQuery } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/content",
+  summary: "List the content registry of the project named by X-Project-Id",
+  description: `Same entries as GET /v1/projects/{id}/content. ${ORDER_NOTE}`,
+  security: security.keyOrToken,
+  middleware: [requireScope("analytics:read"), projectFromHeader] as const,
+  request: { headers: ProjectHeader, query: TypeQuery },
+  responses: { 200: envelope(z.array(ContentEntrySchema), "Content entries."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const data = await listContent(c.get("db"), c.get("project").id, c.req.valid("query").type);
+    return c.json({ success: true as const, data }, 200);
+  });
+}

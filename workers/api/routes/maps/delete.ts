@@ -1,0 +1,66 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { maps } from "../../../../schema/pg/schema.js";
+import { ApiError } from "../../../shared/errors.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
+import { DeletedMapSchema, discardImage, MapParams } from "./schema.js";
+
+export const route = createRoute({
+  method: "delete",
+  path: "/projects/{id}/maps/{mapInternalId}",
+  summary: "Delete a map and its image",
+  description:
+    "By internal id. 409 while another record (an alert rule) still refers to the map with a " +
+    "restricting foreign key; nothing is deleted then.",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write")],
+  request: { params: MapParams },
+  responses: {
+    200: envelope(DeletedMapSchema, "The id of the deleted map."),
+    ...errorResponses,
+    409: problemDoc("The map is still referenced."),
+  },
+});
+
+/** Postgres' SQLSTATE of a failed query, wherever the driver and drizzle put it. */
+function sqlState(err: unknown): string | undefined {
+  for (let e = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") {
+      return code;
+    }
+  }
+  return undefined;
+}
+
+const FOREIGN_KEY_VIOLATION = "23503";
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, mapInternalId } = c.req.valid("param");
+    const project = await projectFor(c, id);
+    let deleted: { id: string; imageKey: string } | undefined;
+    try {
+      [deleted] = await c
+        .get("db")
+        .delete(maps)
+        .where(and(eq(maps.id, mapInternalId), eq(maps.projectId, project.id)))
+        .returning({ id: maps.id, imageKey: maps.imageKey });
+    } catch (err) {
+      if (sqlState(err) === FOREIGN_KEY_VIOLATION) {
+        throw new ApiError("CONFLICT", "mapInternalId: the map is still used by alert rules", {
+          extensions: { field: "param.mapInternalId" },
+        });
+      }
+      throw err;
+    }
+    if (!deleted) {
+      throw new ApiError("NOT_FOUND", "Map not found.");
+    }
+    // After the record: a failure here leaves an unreachable object, never a map without its image.
+    await discardImage(c.env.MAPS, deleted.imageKey);
+    return c.json({ success: true as const, data: { id: deleted.id } }, 200);
+  });
+}

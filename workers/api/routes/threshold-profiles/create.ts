@@ -1,0 +1,44 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { thresholdProfiles } from "../../../../schema/pg/schema.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { bodyUpTo } from "../../middleware/body-limits.js";
+import { envelope, errorResponses, ProjectIdParam, problemDoc, security } from "../../openapi.js";
+import {
+  PROFILE_BODY_BYTES,
+  profileItem,
+  ThresholdProfileCreateSchema,
+  ThresholdProfileSchema,
+} from "./schema.js";
+
+export const route = createRoute({
+  method: "post",
+  path: "/{id}/threshold-profiles",
+  summary: "Create a threshold profile",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write"), bodyUpTo(PROFILE_BODY_BYTES)],
+  request: {
+    params: ProjectIdParam,
+    body: { required: true, content: { "application/json": { schema: ThresholdProfileCreateSchema } } },
+  },
+  responses: {
+    201: envelope(ThresholdProfileSchema, "The created profile."),
+    ...errorResponses,
+    413: problemDoc(`The body exceeds ${PROFILE_BODY_BYTES} bytes.`),
+  },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const [row] = await c
+      .get("db")
+      .insert(thresholdProfiles)
+      .values({ ...c.req.valid("json"), projectId: project.id })
+      .returning();
+    if (!row) {
+      throw new Error("insert returned no row");
+    }
+    return c.json({ success: true as const, data: profileItem(row) }, 201);
+  });
+}

@@ -1,0 +1,41 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { thresholdProfiles } from "../../../../schema/pg/schema.js";
+import { ApiError } from "../../../shared/errors.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, security } from "../../openapi.js";
+import { DeletedSchema, ProfileParams } from "./schema.js";
+
+export const route = createRoute({
+  method: "delete",
+  path: "/{id}/threshold-profiles/{profileId}",
+  summary: "Delete a threshold profile",
+  description:
+    "Evaluation events that used the profile are kept and read back with `thresholdProfileDeleted: true`.",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write")],
+  request: { params: ProfileParams },
+  responses: { 200: envelope(DeletedSchema, "The id of the deleted profile."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, profileId } = c.req.valid("param");
+    const project = await projectFor(c, id);
+    // One transaction: what the deletion means for alert rules and their history commits with it or not at all.
+    const deleted = await c.get("db").transaction(async (tx) => {
+      const [locked] = await tx
+        .select({ id: thresholdProfiles.id })
+        .from(thresholdProfiles)
+        .where(and(eq(thresholdProfiles.id, profileId), eq(thresholdProfiles.projectId, project.id)))
+        .for("update");
+      if (!locked) {
+        throw new ApiError("NOT_FOUND", "Threshold profile not found.");
+      }
+      await tx.delete(thresholdProfiles).where(eq(thresholdProfiles.id, locked.id));
+      return locked;
+    });
+    return c.json({ success: true as const, data: { id: deleted.id } }, 200);
+  });
+}

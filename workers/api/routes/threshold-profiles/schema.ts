@@ -1,0 +1,87 @@
+import { z } from "@hono/zod-openapi";
+import type { thresholdProfiles } from "../../../../schema/pg/schema.js";
+import { isoTimestamps, text } from "../../fields.js";
+
+// A filter longer than ingest accepts for the same device field could never match an event.
+const FILTER_BOUNDS = { platform: 64, resolution: 32, buildConfig: 64, gpu: 256, storage: 64 } as const;
+const NAME_MAX = 255;
+/** Every field at its bound, even written as \u escapes, stays far below this. */
+export const PROFILE_BODY_BYTES = 64 * 1024;
+
+const filter = (max: number, what: string) =>
+  text(max).nullable().describe(`${what}; null matches any. 1 to ${max} characters.`);
+// Ingest accepts only finite perf values >= 0, so a threshold outside that range means nothing.
+const threshold = (unit: string) => z.number().min(0).nullable().describe(`${unit}; null: not defined`);
+
+const fields = {
+  name: text(NAME_MAX),
+  platform: filter(FILTER_BOUNDS.platform, "Platform filter"),
+  resolution: filter(FILTER_BOUNDS.resolution, "Resolution filter such as 1920x1080"),
+  buildConfig: filter(FILTER_BOUNDS.buildConfig, "Build configuration filter"),
+  gpu: filter(FILTER_BOUNDS.gpu, "GPU filter"),
+  storage: filter(FILTER_BOUNDS.storage, "Storage filter"),
+  fpsGood: threshold("FPS"),
+  fpsWarn: threshold("FPS"),
+  frameTimeGood: threshold("Milliseconds"),
+  frameTimeWarn: threshold("Milliseconds"),
+  memoryGood: threshold("Megabytes"),
+  memoryWarn: threshold("Megabytes"),
+  gpuTimeGood: threshold("Milliseconds"),
+  gpuTimeWarn: threshold("Milliseconds"),
+};
+
+export const ThresholdProfileSchema = z
+  .object({
+    id: z.uuid(),
+    ...fields,
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi("ThresholdProfile");
+
+const optionalFields = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
+};
+
+// Strict: a misspelt field in a PATCH would otherwise be dropped silently and look like success.
+export const ThresholdProfileCreateSchema = z
+  .strictObject({ ...optionalFields, name: fields.name })
+  .describe("Omitted filters and thresholds are null.")
+  .openapi("ThresholdProfileCreate");
+
+export const ThresholdProfileUpdateSchema = z
+  .strictObject(optionalFields)
+  .describe("Partial update: omitted fields are unchanged, null clears a filter or threshold.")
+  .openapi("ThresholdProfileUpdate");
+
+export const ProfileParams = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),
+  profileId: z
+    .uuid()
+    .openapi({ param: { name: "profileId", in: "path" }, description: "Threshold profile UUID" }),
+});
+
+export const DeletedSchema = z.object({ id: z.uuid() }).openapi("DeletedThresholdProfile");
+
+type ProfileRow = typeof thresholdProfiles.$inferSelect;
+
+export function profileItem(row: ProfileRow): z.infer<typeof ThresholdProfileSchema> {
+  return {
+    id: row.id,
+    name: row.name,
+    platform: row.platform,
+    resolution: row.resolution,
+    buildConfig: row.buildConfig,
+    gpu: row.gpu,
+    storage: row.storage,
+    fpsGood: row.fpsGood,
+    fpsWarn: row.fpsWarn,
+    frameTimeGood: row.frameTimeGood,
+    frameTimeWarn: row.frameTimeWarn,
+    memoryGood: row.memoryGood,
+    memoryWarn: row.memoryWarn,
+    gpuTimeGood: row.gpuTimeGood,
+    gpuTimeWarn: row.gpuTimeWarn,
+    ...isoTimestamps(row),
+  };
+}

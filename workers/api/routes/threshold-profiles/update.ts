@@ -1,0 +1,56 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, eq, sql } from "drizzle-orm";
+import { thresholdProfiles } from "../../../../schema/pg/schema.js";
+import { ApiError } from "../../../shared/errors.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { bodyUpTo } from "../../middleware/body-limits.js";
+import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
+import {
+  PROFILE_BODY_BYTES,
+  ProfileParams,
+  profileItem,
+  ThresholdProfileSchema,
+  ThresholdProfileUpdateSchema,
+} from "./schema.js";
+
+export const route = createRoute({
+  method: "patch",
+  path: "/{id}/threshold-profiles/{profileId}",
+  summary: "Update a threshold profile",
+  description: "Partial update: omitted fields keep their value; null clears a filter or threshold.",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write"), bodyUpTo(PROFILE_BODY_BYTES)],
+  request: {
+    params: ProfileParams,
+    body: { required: true, content: { "application/json": { schema: ThresholdProfileUpdateSchema } } },
+  },
+  responses: {
+    200: envelope(ThresholdProfileSchema, "The updated profile."),
+    ...errorResponses,
+    413: problemDoc(`The body exceeds ${PROFILE_BODY_BYTES} bytes.`),
+  },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, profileId } = c.req.valid("param");
+    const project = await projectFor(c, id);
+    const changes = c.req.valid("json");
+    const inProject = and(eq(thresholdProfiles.id, profileId), eq(thresholdProfiles.projectId, project.id));
+    const db = c.get("db");
+    // An empty patch changes nothing, updatedAt included.
+    const [row] =
+      Object.keys(changes).length === 0
+        ? await db.select().from(thresholdProfiles).where(inProject)
+        : await db
+            .update(thresholdProfiles)
+            .set({ ...changes, updatedAt: sql`now()` })
+            .where(inProject)
+            .returning();
+    if (!row) {
+      throw new ApiError("NOT_FOUND", "Threshold profile not found.");
+    }
+    return c.json({ success: true as const, data: profileItem(row) }, 200);
+  });
+}
