@@ -3,6 +3,7 @@ import { parkDeadLetters } from "./consumer/dead-letters.js";
 import { consumeEvents } from "./consumer/events.js";
 import { handleIngest } from "./ingest/handler.js";
 
+export { AlertCooldown } from "../durable-objects/alert-cooldown.js";
 export { RateLimiter } from "../durable-objects/rate-limiter.js";
 
 const app = newApp();
