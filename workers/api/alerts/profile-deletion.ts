@@ -47,10 +47,7 @@ export async function applyProfileDeletion(
   if (!affectedRuleIds.length) {
     return { affectedRuleIds, deactivatedRuleIds: [] };
   }
-  await tx
-    .update(alertRules)
-    .set({ updatedAt: sql`now()` })
-    .where(inArray(alertRules.id, affectedRuleIds));
+  await tx.update(alertRules).set({ updatedAt: sql`now()` }).where(inArray(alertRules.id, affectedRuleIds));
   const deactivated = await tx
     .update(alertRules)
     .set({ isActive: false })

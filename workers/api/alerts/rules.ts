@@ -125,12 +125,16 @@ export async function writeBundle(tx: Tx, ruleId: string, profileIds: string[]):
   await tx.delete(alertRuleProfiles).where(eq(alertRuleProfiles.alertRuleId, ruleId));
   await tx
     .insert(alertRuleProfiles)
-    .values(profileIds.map((thresholdProfileId, ordinal) => ({ alertRuleId: ruleId, thresholdProfileId, ordinal })));
+    .values(
+      profileIds.map((thresholdProfileId, ordinal) => ({ alertRuleId: ruleId, thresholdProfileId, ordinal })),
+    );
 }
 
 export async function writeChannels(tx: Tx, ruleId: string, channelIds: string[]): Promise<void> {
   await tx.delete(alertRuleChannels).where(eq(alertRuleChannels.alertRuleId, ruleId));
   if (channelIds.length) {
-    await tx.insert(alertRuleChannels).values(channelIds.map((channelId) => ({ alertRuleId: ruleId, channelId })));
+    await tx
+      .insert(alertRuleChannels)
+      .values(channelIds.map((channelId) => ({ alertRuleId: ruleId, channelId })));
   }
 }

@@ -47,14 +47,19 @@ export async function validateReferences(tx: Tx, projectId: string, rule: RuleRe
     }
     if (thresholdOf(profile, rule.metric, rule.thresholdLevel) === null) {
       const needed = thresholdField(rule.metric, rule.thresholdLevel);
-      throw bad(field, `profile "${profile.name}" does not define ${needed}, needed for this metric and level`);
+      throw bad(
+        field,
+        `profile "${profile.name}" does not define ${needed}, needed for this metric and level`,
+      );
     }
   }
   if (rule.channelIds.length) {
     const channels = await tx
       .select({ id: notificationChannels.id })
       .from(notificationChannels)
-      .where(and(inArray(notificationChannels.id, rule.channelIds), eq(notificationChannels.projectId, projectId)));
+      .where(
+        and(inArray(notificationChannels.id, rule.channelIds), eq(notificationChannels.projectId, projectId)),
+      );
     const missing = rule.channelIds.findIndex((id) => !channels.some((c) => c.id === id));
     if (missing >= 0) {
       throw bad(`channelIds.${missing}`, "no such notification channel in this project");

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../context.js";
 import { detailOf, loadRule } from "../../alerts/rules.js";
+import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, security } from "../../openapi.js";
 import { RuleIdParams, RuleSchema } from "./schema.js";
@@ -19,6 +19,9 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const { id, alertId } = c.req.valid("param");
     const project = await projectFor(c, id);
-    return c.json({ success: true as const, data: detailOf(await loadRule(c.get("db"), project.id, alertId)) }, 200);
+    return c.json(
+      { success: true as const, data: detailOf(await loadRule(c.get("db"), project.id, alertId)) },
+      200,
+    );
   });
 }

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../context.js";
 import { loadRules } from "../../alerts/rules.js";
+import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
 import { RuleListItemSchema } from "./schema.js";

@@ -1,10 +1,10 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
-import type { AppEnv } from "../../context.js";
 import { assertActiveRuleQuota } from "../../alerts/quota.js";
 import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rules.js";
 import { validateReferences } from "../../alerts/validate.js";
+import type { AppEnv } from "../../context.js";
 import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, security } from "../../openapi.js";
 import { RuleIdParams, RuleSchema, requestedBundle, UpdateRuleSchema } from "./schema.js";

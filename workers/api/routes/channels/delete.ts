@@ -11,7 +11,8 @@ export const route = createRoute({
   method: "delete",
   path: "/{id}/channels/{channelId}",
   summary: "Delete a notification channel",
-  description: "The channel leaves every alert rule that named it; deliveries still queued for it are dropped.",
+  description:
+    "The channel leaves every alert rule that named it; deliveries still queued for it are dropped.",
   security: security.keyOrToken,
   middleware: [requireScope("resources:write")],
   request: { params: ChannelIdParams },
