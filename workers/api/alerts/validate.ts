@@ -60,7 +60,8 @@ export async function validateReferences(tx: Tx, projectId: string, rule: RuleRe
       .where(
         and(inArray(notificationChannels.id, rule.channelIds), eq(notificationChannels.projectId, projectId)),
       );
-    const missing = rule.channelIds.findIndex((id) => !channels.some((c) => c.id === id));
+    const found = new Set(channels.map((c) => c.id));
+    const missing = rule.channelIds.findIndex((id) => !found.has(id));
     if (missing >= 0) {
       throw bad(`channelIds.${missing}`, "no such notification channel in this project");
     }
