@@ -591,3 +591,20 @@ describe("history paging", () => {
     }
   });
 });
+
+describe("OpenAPI document", () => {
+  it("describes every alerting route with its methods", async () => {
+    const doc = (await (await api("/v1/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const methods = (path: string) => Object.keys(doc.paths[path] ?? {}).sort();
+    expect(methods("/v1/projects/{id}/channels")).toEqual(["get", "post"]);
+    expect(methods("/v1/projects/{id}/channels/{channelId}")).toEqual(["delete"]);
+    expect(methods("/v1/projects/{id}/alerts")).toEqual(["get", "post"]);
+    expect(methods("/v1/projects/{id}/alerts/{alertId}")).toEqual(["delete", "get", "patch"]);
+    expect(methods("/v1/projects/{id}/alerts/history")).toEqual(["get"]);
+    expect(Object.keys(doc.paths["/v1/projects/{id}/alerts"]?.post?.responses ?? {})).toEqual(
+      expect.arrayContaining(["201", "400", "401", "403", "404", "429"]),
+    );
+  });
+});

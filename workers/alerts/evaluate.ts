@@ -52,7 +52,8 @@ type Run = {
 export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSummary> {
   const config = configOf(env);
   const { db, close } = openDb(config);
-  const summary: RunSummary = { rules: 0, evaluated: 0, changed: 0, notified: 0, failed: 0 };
+  const started = Date.now();
+  const summary: RunSummary = { rules: 0, evaluated: 0, changed: 0, notified: 0, failed: 0, ms: 0 };
   try {
     const rules = await activeRules(db);
     summary.rules = rules.length;
@@ -76,6 +77,7 @@ export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSum
   } finally {
     await close().catch(() => {});
   }
+  summary.ms = Date.now() - started;
   console.log("alert evaluation", JSON.stringify(summary));
   return summary;
 }
