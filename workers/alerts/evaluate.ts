@@ -32,6 +32,8 @@ export type RunSummary = {
   changed: number;
   notified: number;
   failed: number;
+  /** Wall time of the run. */
+  ms: number;
 };
 
 type Run = {
