@@ -493,5 +493,14 @@ describe("notification delivery", () => {
       200,
     );
     expect((await deliver(deleted)).explicitAcks).toEqual(["n-1"]);
+
+    const garbage = createMessageBatch("telemetry-notifications", [
+      { id: "junk", timestamp: new Date(), attempts: 1, body: { hello: "world" } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(garbage, env);
+    expect(
+      ((await getQueueResult(garbage, ctx)) as unknown as { explicitAcks: string[] }).explicitAcks,
+    ).toEqual(["junk"]);
   });
 });

@@ -22,30 +22,47 @@ export function deliveryRetryDelaySeconds(attempts: number): number {
  * Logs name the channel and the outcome, never its URL (a Slack URL is a credential) or signature.
  */
 export async function deliverNotifications(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const messages: Message<NotificationMessage>[] = [];
+  for (const m of batch.messages) {
+    if (isNotification(m.body)) {
+      messages.push(m as Message<NotificationMessage>);
+    } else {
+      // Retrying cannot make it readable: drop it rather than let it hold up the batch.
+      console.error("unreadable notification message dropped", m.id);
+      m.ack();
+    }
+  }
+  if (!messages.length) {
+    return;
+  }
   const { db, close } = openDb(configOf(env));
+  let channels: Channel[];
   try {
-    const messages = batch.messages as Message<NotificationMessage>[];
     const ids = [...new Set(messages.map((m) => m.body.channelId))];
-    const channels = await db
-      .select()
-      .from(notificationChannels)
-      .where(inArray(notificationChannels.id, ids));
-    await Promise.all(
-      messages.map((m) =>
-        deliverOne(
-          m,
-          channels.find((c) => c.id === m.body.channelId),
-        ),
-      ),
-    );
+    channels = await db.select().from(notificationChannels).where(inArray(notificationChannels.id, ids));
   } catch (err) {
-    console.error("notification batch failed", err instanceof Error ? err.message : String(err));
-    for (const m of batch.messages) {
+    console.error("notification channels unavailable", err instanceof Error ? err.message : String(err));
+    for (const m of messages) {
       m.retry({ delaySeconds: deliveryRetryDelaySeconds(m.attempts) });
     }
+    return;
   } finally {
     await close().catch(() => {});
   }
+  // deliverOne never throws: every message ends acknowledged or retried on its own.
+  await Promise.all(
+    messages.map((m) =>
+      deliverOne(
+        m,
+        channels.find((c) => c.id === m.body.channelId),
+      ),
+    ),
+  );
+}
+
+function isNotification(body: unknown): body is NotificationMessage {
+  const b = body as Partial<NotificationMessage> | null;
+  return b?.v === 1 && typeof b.channelId === "string" && typeof b.alert?.eventId === "string";
 }
 
 async function deliverOne(
