@@ -58,6 +58,8 @@ function startWrangler(stack: LocalStack): ChildProcess {
     String(PORT),
     "--persist-to",
     `${DATA_DIR}/wrangler`,
+    // Local dev does not fire Cron Triggers; this exposes /__scheduled to run alert evaluation by hand.
+    "--test-scheduled",
   ];
   args.push("--show-interactive-dev-session=false", "--log-level", process.env.WRANGLER_LOG ?? "warn");
   for (const [k, v] of Object.entries(vars)) {

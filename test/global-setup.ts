@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startLocalStack } from "../scripts/local/stack.js";
+import { startHookReceiver } from "./support/hook-receiver.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -11,6 +12,8 @@ declare module "vitest" {
     clickhouseUser: string;
     clickhousePassword: string;
     neonProxy: string;
+    /** Loopback webhook receiver: POST records, GET /received?path= reads back. */
+    hookUrl: string;
   }
 }
 
@@ -25,7 +28,10 @@ export default async function setup(project: TestProject) {
   project.provide("clickhouseUser", stack.clickhouse.user);
   project.provide("clickhousePassword", stack.clickhouse.password);
   project.provide("neonProxy", stack.neonProxy);
+  const hooks = await startHookReceiver();
+  project.provide("hookUrl", hooks.url);
   return async () => {
+    await hooks.close();
     await stack.close();
     await rm(dataDir, { recursive: true, force: true });
   };

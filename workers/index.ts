@@ -1,12 +1,16 @@
+import { evaluateAlerts } from "./alerts/evaluate.js";
 import { newApp } from "./api/app.js";
 import { parkDeadLetters } from "./consumer/dead-letters.js";
 import { consumeEvents } from "./consumer/events.js";
+import { deliverNotifications } from "./consumer/notifications.js";
 import { handleIngest } from "./ingest/handler.js";
 
+export { AlertCooldown } from "../durable-objects/alert-cooldown.js";
 export { RateLimiter } from "../durable-objects/rate-limiter.js";
 
 const app = newApp();
 const INGEST_PATH = "/api/v1/events";
+const NOTIFICATIONS_QUEUE = "telemetry-notifications";
 
 export default {
   fetch(request, env, ctx) {
@@ -17,10 +21,16 @@ export default {
     return app.fetch(request, env, ctx);
   },
   async queue(batch, env) {
-    if (batch.queue.endsWith("-dlq")) {
+    if (batch.queue === NOTIFICATIONS_QUEUE) {
+      await deliverNotifications(batch, env);
+    } else if (batch.queue.endsWith("-dlq")) {
       await parkDeadLetters(batch, env);
     } else {
       await consumeEvents(batch, env);
     }
+  },
+  async scheduled(controller, env) {
+    // Awaited rather than left to waitUntil: the run is the whole point of this invocation.
+    await evaluateAlerts(env, new Date(controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env, unknown>;

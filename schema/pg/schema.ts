@@ -6,6 +6,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -71,21 +72,6 @@ export const oauthTokens = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("oauth_tokens_tenant_idx").on(t.tenantId)],
-);
-
-// The alerting issue extends this table; the walking skeleton needs only what project status counts.
-export const alertRules = pgTable(
-  "alert_rules",
-  {
-    id: uuid("id").primaryKey().defaultRandom(),
-    projectId: uuid("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    name: text("name").notNull(),
-    isActive: boolean("is_active").notNull().default(true),
-    ...timestamps,
-  },
-  (t) => [index("alert_rules_project_active_idx").on(t.projectId).where(sql`${t.isActive}`)],
 );
 
 // Hardware/build filters (null matches any) and per-metric thresholds (null: not defined).
@@ -159,5 +145,123 @@ export const contentEntries = pgTable(
   (t) => [
     uniqueIndex("content_entries_key_uq").on(t.projectId, t.contentType, t.contentId),
     index("content_entries_order_idx").on(t.projectId, t.contentType, t.displayName),
+  ],
+);
+
+// A rule watches one metric on one map against a bundle of threshold profiles (alertRuleProfiles).
+// The map is referenced with the default NO ACTION: a map that rules watch cannot be deleted on its
+// own (the rule would lose its meaning), yet deleting the whole project still cascades through both.
+export const alertRules = pgTable(
+  "alert_rules",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    isActive: boolean("is_active").notNull().default(true),
+    mapId: uuid("map_id")
+      .notNull()
+      .references(() => maps.id),
+    metric: text("metric").notNull(),
+    thresholdLevel: text("threshold_level").notNull(),
+    failPercentage: doublePrecision("fail_percentage").notNull(),
+    evaluationDays: integer("evaluation_days").notNull(),
+    cellSize: integer("cell_size").notNull(),
+    cooldownMinutes: integer("cooldown_minutes").notNull(),
+    ...timestamps,
+  },
+  (t) => [
+    index("alert_rules_project_active_idx").on(t.projectId).where(sql`${t.isActive}`),
+    index("alert_rules_project_created_idx").on(t.projectId, t.createdAt),
+    index("alert_rules_map_idx").on(t.mapId),
+  ],
+);
+
+// The bundle: the lowest ordinal is the primary profile. Ordinals may have gaps (a deleted profile
+// leaves one), so "the next one" is promoted simply by being the new lowest.
+export const alertRuleProfiles = pgTable(
+  "alert_rule_profiles",
+  {
+    alertRuleId: uuid("alert_rule_id")
+      .notNull()
+      .references(() => alertRules.id, { onDelete: "cascade" }),
+    thresholdProfileId: uuid("threshold_profile_id")
+      .notNull()
+      .references(() => thresholdProfiles.id, { onDelete: "cascade" }),
+    ordinal: integer("ordinal").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.alertRuleId, t.thresholdProfileId] }),
+    index("alert_rule_profiles_profile_idx").on(t.thresholdProfileId),
+  ],
+);
+
+// Where notifications go. The webhook signing secret is kept as written, not hashed: the service must
+// produce HMACs with it, and a hash cannot sign. It is returned once, at creation, and never logged.
+export const notificationChannels = pgTable(
+  "notification_channels",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    name: text("name").notNull(),
+    url: text("url").notNull(),
+    signingSecret: text("signing_secret"),
+    ...timestamps,
+  },
+  (t) => [index("notification_channels_project_idx").on(t.projectId, t.createdAt)],
+);
+
+export const alertRuleChannels = pgTable(
+  "alert_rule_channels",
+  {
+    alertRuleId: uuid("alert_rule_id")
+      .notNull()
+      .references(() => alertRules.id, { onDelete: "cascade" }),
+    channelId: uuid("channel_id")
+      .notNull()
+      .references(() => notificationChannels.id, { onDelete: "cascade" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.alertRuleId, t.channelId] }),
+    index("alert_rule_channels_channel_idx").on(t.channelId),
+  ],
+);
+
+// One row per change of a (rule, profile) status. `evaluatedProfileId` is the profile as evaluated
+// and is never rewritten, so an event cannot be reattributed; `thresholdProfileId` is the live
+// reference, set to null when the profile goes (by applyProfileDeletion, and by the FK as a backstop).
+export const alertEvaluationEvents = pgTable(
+  "alert_evaluation_events",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    alertRuleId: uuid("alert_rule_id")
+      .notNull()
+      .references(() => alertRules.id, { onDelete: "cascade" }),
+    evaluatedProfileId: uuid("evaluated_profile_id").notNull(),
+    thresholdProfileId: uuid("threshold_profile_id").references(() => thresholdProfiles.id, {
+      onDelete: "set null",
+    }),
+    thresholdProfileName: text("threshold_profile_name"),
+    thresholdProfileDeleted: boolean("threshold_profile_deleted").notNull().default(false),
+    ruleName: text("rule_name").notNull(),
+    metric: text("metric").notNull(),
+    status: text("status").notNull(),
+    failCount: integer("fail_count").notNull(),
+    totalCount: integer("total_count").notNull(),
+    failPercentage: doublePrecision("fail_percentage").notNull(),
+    notified: boolean("notified").notNull(),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [
+    index("alert_evaluation_events_project_idx").on(t.projectId, t.createdAt),
+    index("alert_evaluation_events_rule_profile_idx").on(t.alertRuleId, t.evaluatedProfileId, t.createdAt),
+    index("alert_evaluation_events_profile_idx").on(t.thresholdProfileId),
   ],
 );

@@ -25,6 +25,8 @@ type Route = {
 /** Records of the neighbour tenant that its neighbour's credentials try to reach. */
 const theirs = { profileId: "", mapId: "" };
 
+const ZERO_UUID = "00000000-0000-4000-8000-000000000000";
+
 const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
   headers: { "Content-Type": "application/json", ...headers },
   body: JSON.stringify(body),
@@ -116,6 +118,69 @@ const ROUTES: Route[] = [
     projectScoped: true,
     init: (id) =>
       json({ entries: [{ contentType: "t", contentId: "i", displayName: "d" }] }, { "X-Project-Id": id }),
+  },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/channels`,
+    scope: "analytics:read",
+    projectScoped: true,
+  },
+  {
+    method: "POST",
+    path: (id) => `/v1/projects/${id}/channels`,
+    scope: "resources:write",
+    projectScoped: true,
+    init: () => json({ kind: "slack", name: "n", url: "https://hooks.slack.com/services/x" }),
+  },
+  {
+    method: "DELETE",
+    path: (id) => `/v1/projects/${id}/channels/${ZERO_UUID}`,
+    scope: "resources:write",
+    projectScoped: true,
+  },
+  { method: "GET", path: (id) => `/v1/projects/${id}/alerts`, scope: "analytics:read", projectScoped: true },
+  {
+    method: "POST",
+    path: (id) => `/v1/projects/${id}/alerts`,
+    scope: "resources:write",
+    projectScoped: true,
+    init: () =>
+      json({
+        name: "n",
+        mapId: ZERO_UUID,
+        thresholdProfileId: ZERO_UUID,
+        metric: "fps",
+        thresholdLevel: "warn",
+        failPercentage: 10,
+        evaluationDays: 7,
+        cellSize: 25,
+        cooldownMinutes: 60,
+      }),
+  },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/alerts/history`,
+    scope: "analytics:read",
+    projectScoped: true,
+  },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/alerts/${ZERO_UUID}`,
+    scope: "analytics:read",
+    projectScoped: true,
+  },
+  {
+    method: "PATCH",
+    path: (id) => `/v1/projects/${id}/alerts/${ZERO_UUID}`,
+    scope: "resources:write",
+    projectScoped: true,
+    init: () => json({ name: "n" }),
+  },
+  {
+    method: "DELETE",
+    path: (id) => `/v1/projects/${id}/alerts/${ZERO_UUID}`,
+    scope: "resources:write",
+    projectScoped: true,
   },
 ];
 

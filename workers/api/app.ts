@@ -7,6 +7,8 @@ import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
+import { alertsApp } from "./routes/alerts/index.js";
+import { channelsApp } from "./routes/channels/index.js";
 import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
 import { mapsApp } from "./routes/maps/index.js";
@@ -66,6 +68,8 @@ export function newApp() {
   api.route("/v1/projects", thresholdProfilesApp);
   api.route("/v1", contentApp);
   api.route("/v1", mapsApp);
+  api.route("/v1/projects", channelsApp);
+  api.route("/v1/projects", alertsApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);

@@ -1,0 +1,506 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
+import type { NotificationMessage } from "../../workers/alerts/notification.js";
+import { deliveryRetryDelaySeconds } from "../../workers/consumer/notifications.js";
+import worker from "../../workers/index.js";
+import {
+  hookUrl,
+  insertMap,
+  insertProfile,
+  json,
+  received,
+  runScheduled,
+  send,
+  waitForDeliveries,
+} from "../support/alerts.js";
+import { batch, event } from "../support/batches.js";
+import { seedTenant, type Tenant, withDb } from "../support/harness.js";
+import { api, ingest } from "../support/http.js";
+
+type EvalEvent = {
+  id: string;
+  alertRuleId: string;
+  ruleName: string;
+  metric: string;
+  status: "triggered" | "resolved";
+  failCount: number;
+  totalCount: number;
+  failPercentage: number;
+  notified: boolean;
+  createdAt: string;
+  thresholdProfileId: string | null;
+  thresholdProfileName: string | null;
+  thresholdProfileDeleted: boolean;
+};
+
+/** What the test ingested, as plain numbers, for the independent computation of cells. */
+type Sample = { mapId: string; platform: string; x?: number; y?: number; fps?: number; tsUs: bigint };
+
+const MAP = "eval-arena";
+const CELL = 10;
+const FPS_WARN = 30;
+const DAYS = 3;
+const FAIL_PCT = 20;
+
+let t: Tenant;
+let mapRowId: string;
+let everyone: string;
+let android: string;
+let hookPath: string;
+let slackPath: string;
+let secret: string;
+let hookId: string;
+let slackId: string;
+let ruleId: string;
+let brokenRuleId: string;
+const samples: Sample[] = [];
+let ingested = 0;
+
+// A small deterministic generator: the data is the same on every run.
+function lcg(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Expected (failCount, totalCount) computed here, independently of the service's SQL. */
+function expected(platform: string | null, now = new Date()) {
+  const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const fromUs = BigInt(dayStart - (DAYS - 1) * 86_400_000) * 1000n;
+  const cells = new Map<string, number[]>();
+  for (const s of samples) {
+    if (s.mapId !== MAP || s.x === undefined || s.y === undefined || s.fps === undefined || s.tsUs < fromUs) {
+      continue;
+    }
+    if (platform !== null && s.platform !== platform) {
+      continue;
+    }
+    const key = `${Math.floor(s.x / CELL) * CELL},${Math.floor(s.y / CELL) * CELL}`;
+    cells.set(key, [...(cells.get(key) ?? []), s.fps]);
+  }
+  let failCount = 0;
+  const failing: string[] = [];
+  for (const [key, values] of cells) {
+    if (values.reduce((a, b) => a + b, 0) / values.length < FPS_WARN) {
+      failCount++;
+      failing.push(key);
+    }
+  }
+  const totalCount = cells.size;
+  return { failCount, totalCount, failPercentage: totalCount ? (failCount / totalCount) * 100 : 0, failing };
+}
+
+async function send_(events: ReturnType<typeof event>[], device: Record<string, string>) {
+  const res = await ingest(batch(events, { device }), t.keys.ingest.key);
+  expect(res.status).toBe(202);
+  ingested += events.length;
+}
+
+async function waitForIngested(): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await api(`/v1/projects/${t.projectId}/status`, { key: t.keys.read.key });
+    const total = ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
+    if (total >= ingested) {
+      expect(total).toBe(ingested);
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`only ${total} of ${ingested} events arrived`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const WINDOWS = { platform: "windows", resolution: "1920x1080", buildConfig: "release", gpu: "RTX 3060" };
+const ANDROID = { platform: "android", resolution: "1080x2400", buildConfig: "release", gpu: "Adreno 650" };
+
+/** Events at grid positions with fps whose cell means straddle the threshold; plus noise to exclude. */
+async function ingestScenario(): Promise<void> {
+  const rnd = lcg(42);
+  const windows: ReturnType<typeof event>[] = [];
+  for (let i = 0; i < 240; i++) {
+    // Quarter units are exact in Float32, so the service's cells are the test's cells.
+    const x = Math.floor(rnd() * 240) / 4 - 30;
+    const y = Math.floor(rnd() * 160) / 4 - 20;
+    // West of x = 0 runs badly; the east runs well.
+    const fps = x < 0 ? 10 + Math.floor(rnd() * 15) : 35 + Math.floor(rnd() * 40);
+    windows.push(
+      event(i, { mapId: MAP, position: { x, y, z: 0 }, perf: { fps, frameTimeMs: 1000 / fps } }, 120),
+    );
+    samples.push({ mapId: MAP, platform: "windows", x, y, fps, tsUs: windows[i]?.timestampUs as bigint });
+  }
+  // Noise the evaluation must ignore: another map, no position, no fps sample, too old.
+  const noise = [
+    event(1000, { mapId: "other-map", position: { x: -25, y: -15, z: 0 }, perf: { fps: 1 } }, 120),
+    event(1001, { mapId: MAP, position: undefined, perf: { fps: 1 } }, 120),
+    event(1002, { mapId: MAP, position: { x: 205, y: 205, z: 0 }, perf: { memoryMb: 900 } }, 120),
+    event(1003, { mapId: MAP, position: { x: 105, y: 105, z: 0 }, perf: { fps: 2 } }, 5 * 86_400),
+  ];
+  for (const e of noise) {
+    const p = e.position as { x: number; y: number } | undefined;
+    const fps = (e.perf as { fps?: number }).fps;
+    samples.push({
+      mapId: e.mapId as string,
+      platform: "windows",
+      x: p?.x,
+      y: p?.y,
+      fps,
+      tsUs: e.timestampUs as bigint,
+    });
+  }
+  await send_([...windows, ...noise], WINDOWS);
+
+  const phones: ReturnType<typeof event>[] = [];
+  for (let i = 0; i < 80; i++) {
+    const x = Math.floor(rnd() * 240) / 4 - 30;
+    const y = Math.floor(rnd() * 160) / 4 - 20;
+    // Phones run well except in one corner cell.
+    const fps = x < -20 && y < -10 ? 12 : 40 + Math.floor(rnd() * 20);
+    phones.push(event(2000 + i, { mapId: MAP, position: { x, y, z: 0 }, perf: { fps } }, 120));
+    samples.push({ mapId: MAP, platform: "android", x, y, fps, tsUs: phones[i]?.timestampUs as bigint });
+  }
+  await send_(phones, ANDROID);
+  await waitForIngested();
+}
+
+async function history(query = "limit=100"): Promise<EvalEvent[]> {
+  return json<EvalEvent[]>(
+    await api(`/v1/projects/${t.projectId}/alerts/history?${query}`, { key: t.keys.read.key }),
+    200,
+  );
+}
+
+async function ruleHistory(id: string): Promise<EvalEvent[]> {
+  return (await history()).filter((e) => e.alertRuleId === id);
+}
+
+async function hmacHex(key: string, body: string): Promise<string> {
+  const k = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(key),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", k, new TextEncoder().encode(body)));
+  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+beforeAll(async () => {
+  t = await seedTenant("studio", "Alert Eval Studio");
+  mapRowId = await insertMap(t.projectId, MAP, "Eval Arena");
+  everyone = await insertProfile(t.projectId, { name: "Everyone", fpsWarn: FPS_WARN, fpsGood: 60 });
+  android = await insertProfile(t.projectId, { name: "Android", platform: "android", fpsWarn: FPS_WARN });
+  const suffix = crypto.randomUUID();
+  hookPath = `/hook/eval-${suffix}`;
+  slackPath = `/slack/eval-${suffix}`;
+  const w = { key: t.keys.readwrite.key };
+  const hook = await json<{ id: string; signingSecret: string }>(
+    await send(`/v1/projects/${t.projectId}/channels`, w, "POST", {
+      kind: "webhook",
+      name: "ops",
+      url: hookUrl(hookPath),
+    }),
+    201,
+  );
+  const slack = await json<{ id: string }>(
+    await send(`/v1/projects/${t.projectId}/channels`, w, "POST", {
+      kind: "slack",
+      name: "qa",
+      url: hookUrl(slackPath),
+    }),
+    201,
+  );
+  hookId = hook.id;
+  slackId = slack.id;
+  secret = hook.signingSecret;
+  await ingestScenario();
+});
+
+describe("alert evaluation, end to end", () => {
+  it("the generated data is what the scenario needs", () => {
+    const all = expected(null);
+    const phones = expected("android");
+    expect(all.failPercentage).toBeGreaterThan(FAIL_PCT);
+    expect(phones.totalCount).toBeGreaterThan(0);
+    expect(phones.failCount).toBeGreaterThan(0);
+    expect(phones.failPercentage).toBeLessThanOrEqual(FAIL_PCT);
+  });
+
+  it("first run: each profile of the bundle evaluated on its own; triggered notifies every channel, signed", async () => {
+    const rule = await json<{ id: string }>(
+      await send(`/v1/projects/${t.projectId}/alerts`, { key: t.keys.readwrite.key }, "POST", {
+        name: "Arena frame rate",
+        mapId: mapRowId,
+        thresholdProfileIds: [everyone, android],
+        metric: "fps",
+        thresholdLevel: "warn",
+        failPercentage: FAIL_PCT,
+        evaluationDays: DAYS,
+        cellSize: CELL,
+        cooldownMinutes: 60,
+        channelIds: [hookId, slackId],
+      }),
+      201,
+    );
+    ruleId = rule.id;
+    // A rule that cannot be evaluated (its profile lacks the threshold; written past validation) must
+    // not stop the others.
+    const memoryOnly = await insertProfile(t.projectId, { name: "Memory only", memoryWarn: 1 });
+    brokenRuleId = await withDb(async (db) => {
+      const [row] = await db
+        .insert(alertRules)
+        .values({
+          projectId: t.projectId,
+          name: "Broken",
+          mapId: mapRowId,
+          metric: "fps",
+          thresholdLevel: "warn",
+          failPercentage: 1,
+          evaluationDays: 1,
+          cellSize: 10,
+          cooldownMinutes: 0,
+        })
+        .returning({ id: alertRules.id });
+      await db
+        .insert(alertRuleProfiles)
+        .values({ alertRuleId: row?.id as string, thresholdProfileId: memoryOnly, ordinal: 0 });
+      return row?.id as string;
+    });
+
+    await runScheduled();
+
+    const all = expected(null);
+    const phones = expected("android");
+    const events = await ruleHistory(ruleId);
+    expect(events).toHaveLength(2);
+    const byProfile = new Map(events.map((e) => [e.thresholdProfileId, e]));
+    expect(byProfile.get(everyone)).toMatchObject({
+      ruleName: "Arena frame rate",
+      metric: "fps",
+      status: "triggered",
+      failCount: all.failCount,
+      totalCount: all.totalCount,
+      notified: true,
+      thresholdProfileName: "Everyone",
+      thresholdProfileDeleted: false,
+    });
+    expect(byProfile.get(everyone)?.failPercentage).toBeCloseTo(all.failPercentage, 9);
+    expect(byProfile.get(android)).toMatchObject({
+      status: "resolved",
+      failCount: phones.failCount,
+      totalCount: phones.totalCount,
+      notified: false,
+      thresholdProfileName: "Android",
+    });
+    expect(await ruleHistory(brokenRuleId)).toEqual([]);
+
+    const listed = await json<Array<{ id: string; lastStatus: string }>>(
+      await api(`/v1/projects/${t.projectId}/alerts`, { key: t.keys.read.key }),
+      200,
+    );
+    expect(listed.find((r) => r.id === ruleId)?.lastStatus).toBe("triggered");
+
+    // The webhook: JSON body, HMAC-SHA256 over exactly those bytes with the secret shown at creation.
+    const [delivery] = await waitForDeliveries(hookPath, 1);
+    expect(delivery).toBeDefined();
+    const d = delivery as NonNullable<typeof delivery>;
+    expect(d.headers["content-type"]).toBe("application/json");
+    expect(d.headers["x-telemetry-signature"]).toBe(`sha256=${await hmacHex(secret, d.body)}`);
+    expect(d.headers["x-telemetry-signature"]).not.toBe(`sha256=${await hmacHex(`${secret}x`, d.body)}`);
+    expect(Math.abs(Number(d.headers["x-telemetry-timestamp"]) - Date.now() / 1000)).toBeLessThan(120);
+    const payload = JSON.parse(d.body) as NotificationMessage["alert"];
+    expect(payload).toMatchObject({
+      type: "alert.triggered",
+      eventId: byProfile.get(everyone)?.id,
+      projectId: t.projectId,
+      rule: {
+        id: ruleId,
+        name: "Arena frame rate",
+        metric: "fps",
+        thresholdLevel: "warn",
+        failPercentage: FAIL_PCT,
+      },
+      thresholdProfile: { id: everyone, name: "Everyone", threshold: FPS_WARN },
+      map: { id: mapRowId, mapId: MAP, name: "Eval Arena" },
+      result: { status: "triggered", failCount: all.failCount, totalCount: all.totalCount },
+    });
+    expect(d.headers["x-telemetry-delivery"]).toBe(payload.eventId);
+
+    // Slack: `{text}` naming the rule and the numbers, unsigned.
+    const [post] = await waitForDeliveries(slackPath, 1);
+    const text = (JSON.parse(post?.body ?? "{}") as { text: string }).text;
+    expect(text).toContain("Arena frame rate");
+    expect(text).toContain(`${all.failCount} of ${all.totalCount} cells`);
+    expect(post?.headers["x-telemetry-signature"]).toBeUndefined();
+  });
+
+  it("records nothing while a status holds", async () => {
+    await runScheduled();
+    expect(await ruleHistory(ruleId)).toHaveLength(2);
+  });
+
+  it("a repeat trigger within the cooldown is recorded but not notified", async () => {
+    const w = { key: t.keys.readwrite.key };
+    const path = `/v1/projects/${t.projectId}/alerts/${ruleId}`;
+    // No share of cells can exceed 100%: resolved.
+    await json(await send(path, w, "PATCH", { failPercentage: 100 }), 200);
+    await runScheduled();
+    await json(await send(path, w, "PATCH", { failPercentage: FAIL_PCT }), 200);
+    await runScheduled();
+    const all = expected(null);
+    const events = (await ruleHistory(ruleId)).filter((e) => e.thresholdProfileId === everyone);
+    expect(events.map((e) => [e.status, e.notified])).toEqual([
+      ["triggered", false],
+      ["resolved", false],
+      ["triggered", true],
+    ]);
+    expect(events[1]).toMatchObject({ failCount: all.failCount, totalCount: all.totalCount });
+    // The phones' profile did not change and recorded nothing new.
+    expect((await ruleHistory(ruleId)).filter((e) => e.thresholdProfileId === android)).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await received(hookPath)).toHaveLength(1);
+    expect(await received(slackPath)).toHaveLength(1);
+  });
+
+  it("resolves once the data improves, under the rule's name at that time", async () => {
+    const before = expected(null);
+    const fixes: ReturnType<typeof event>[] = [];
+    for (const [i, key] of before.failing.entries()) {
+      const [cx, cy] = key.split(",").map(Number) as [number, number];
+      for (let k = 0; k < 12; k++) {
+        const x = cx + 0.5 + (k % 4);
+        const y = cy + 0.5 + Math.floor(k / 4);
+        fixes.push(
+          event(5000 + i * 12 + k, { mapId: MAP, position: { x, y, z: 0 }, perf: { fps: 144 } }, 60),
+        );
+        samples.push({
+          mapId: MAP,
+          platform: "windows",
+          x,
+          y,
+          fps: 144,
+          tsUs: fixes.at(-1)?.timestampUs as bigint,
+        });
+      }
+    }
+    await send_(fixes, WINDOWS);
+    await waitForIngested();
+    await json(
+      await send(`/v1/projects/${t.projectId}/alerts/${ruleId}`, { key: t.keys.readwrite.key }, "PATCH", {
+        name: "Arena frame rate (renamed)",
+      }),
+      200,
+    );
+    await runScheduled();
+
+    const after = expected(null);
+    expect(after.failPercentage).toBeLessThanOrEqual(FAIL_PCT);
+    const [latest] = await ruleHistory(ruleId);
+    expect(latest).toMatchObject({
+      thresholdProfileId: everyone,
+      status: "resolved",
+      failCount: after.failCount,
+      totalCount: after.totalCount,
+      notified: false,
+      ruleName: "Arena frame rate (renamed)",
+    });
+    const names = new Set((await ruleHistory(ruleId)).map((e) => e.ruleName));
+    expect(names).toEqual(new Set(["Arena frame rate", "Arena frame rate (renamed)"]));
+  });
+
+  it("pages history newest first", async () => {
+    const full = await history();
+    // Everyone: triggered, resolved, triggered, resolved; Android: resolved.
+    expect(full).toHaveLength(5);
+    const times = full.map((e) => e.createdAt);
+    expect([...times].sort().reverse()).toEqual(times);
+    expect(await history("limit=2&offset=1")).toEqual(full.slice(1, 3));
+    expect(await history(`offset=${full.length}`)).toEqual([]);
+    expect((await history("limit=1")).map((e) => e.id)).toEqual([full[0]?.id]);
+    // Default page: 50.
+    expect(await history("")).toEqual(full.slice(0, 50));
+  });
+});
+
+describe("notification delivery", () => {
+  async function deliver(channelId: string, attempts = 1) {
+    const message: NotificationMessage = {
+      v: 1,
+      channelId,
+      alert: {
+        type: "alert.triggered",
+        eventId: crypto.randomUUID(),
+        createdAt: new Date().toISOString(),
+        projectId: t.projectId,
+        rule: {
+          id: ruleId,
+          name: "r",
+          metric: "fps",
+          thresholdLevel: "warn",
+          failPercentage: 10,
+          evaluationDays: 1,
+          cellSize: 10,
+        },
+        thresholdProfile: { id: everyone, name: "Everyone", threshold: 30 },
+        map: { id: mapRowId, mapId: MAP, name: "Eval Arena" },
+        result: { status: "triggered", failCount: 1, totalCount: 2, failPercentage: 50 },
+      },
+    };
+    const b = createMessageBatch("telemetry-notifications", [
+      { id: "n-1", timestamp: new Date(), attempts, body: message },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(b, env);
+    return (await getQueueResult(b, ctx)) as unknown as {
+      explicitAcks: string[];
+      retryMessages: Array<{ msgId: string }>;
+    };
+  }
+
+  async function channel(path: string): Promise<string> {
+    return (
+      await json<{ id: string }>(
+        await send(`/v1/projects/${t.projectId}/channels`, { key: t.keys.readwrite.key }, "POST", {
+          kind: "webhook",
+          name: path,
+          url: hookUrl(path),
+        }),
+        201,
+      )
+    ).id;
+  }
+
+  it("retries a failing endpoint with exponential delay; a refusal or a deleted channel is final", async () => {
+    expect([1, 2, 3, 8, 20].map(deliveryRetryDelaySeconds)).toEqual([30, 60, 120, 3600, 3600]);
+    const failing = `/hook/fail-${crypto.randomUUID()}`;
+    const result = await deliver(await channel(failing), 3);
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.retryMessages.map((m) => m.msgId)).toEqual(["n-1"]);
+    expect(await received(failing)).toHaveLength(1);
+
+    const gone = `/hook/gone-${crypto.randomUUID()}`;
+    expect((await deliver(await channel(gone))).explicitAcks).toEqual(["n-1"]);
+    expect(await received(gone)).toHaveLength(1);
+
+    const deleted = await channel(`/hook/deleted-${crypto.randomUUID()}`);
+    await json(
+      await send(`/v1/projects/${t.projectId}/channels/${deleted}`, { key: t.keys.readwrite.key }, "DELETE"),
+      200,
+    );
+    expect((await deliver(deleted)).explicitAcks).toEqual(["n-1"]);
+
+    const garbage = createMessageBatch("telemetry-notifications", [
+      { id: "junk", timestamp: new Date(), attempts: 1, body: { hello: "world" } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(garbage, env);
+    expect(
+      ((await getQueueResult(garbage, ctx)) as unknown as { explicitAcks: string[] }).explicitAcks,
+    ).toEqual(["junk"]);
+  });
+});

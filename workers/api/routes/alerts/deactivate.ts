@@ -1,0 +1,39 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq, sql } from "drizzle-orm";
+import { alertRules } from "../../../../schema/pg/schema.js";
+import { ApiError } from "../../../shared/errors.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, security } from "../../openapi.js";
+import { RuleIdParams } from "./schema.js";
+
+export const route = createRoute({
+  method: "delete",
+  path: "/{id}/alerts/{alertId}",
+  summary: "Deactivate an alert rule",
+  description: "The rule and its history are kept; PATCH with isActive: true reactivates it.",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write")],
+  request: { params: RuleIdParams },
+  responses: {
+    200: envelope(z.object({ id: z.uuid(), isActive: z.boolean() }), "The rule is inactive."),
+    ...errorResponses,
+  },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, alertId } = c.req.valid("param");
+    const project = await projectFor(c, id);
+    const [row] = await c
+      .get("db")
+      .update(alertRules)
+      .set({ isActive: false, updatedAt: sql`now()` })
+      .where(and(eq(alertRules.id, alertId), eq(alertRules.projectId, project.id)))
+      .returning({ id: alertRules.id, isActive: alertRules.isActive });
+    if (!row) {
+      throw new ApiError("NOT_FOUND", "Alert rule not found.");
+    }
+    return c.json({ success: true as const, data: row }, 200);
+  });
+}

@@ -1,0 +1,27 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { detailOf, loadRule } from "../../alerts/rules.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, security } from "../../openapi.js";
+import { RuleIdParams, RuleSchema } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/{id}/alerts/{alertId}",
+  summary: "One alert rule",
+  security: security.keyOrToken,
+  middleware: [requireScope("analytics:read")],
+  request: { params: RuleIdParams },
+  responses: { 200: envelope(RuleSchema, "The alert rule."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, alertId } = c.req.valid("param");
+    const project = await projectFor(c, id);
+    return c.json(
+      { success: true as const, data: detailOf(await loadRule(c.get("db"), project.id, alertId)) },
+      200,
+    );
+  });
+}

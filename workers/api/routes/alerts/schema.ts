@@ -1,0 +1,157 @@
+import { z } from "@hono/zod-openapi";
+import { ALERT_METRICS, CELL_SIZES, THRESHOLD_LEVELS } from "../../../alerts/metrics.js";
+
+const unique = (ids: string[]) => new Set(ids).size === ids.length;
+
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  mapId: z.uuid().describe("Internal map id"),
+  thresholdProfileId: z.uuid().describe("Primary profile; alone, a bundle of one"),
+  thresholdProfileIds: z
+    .array(z.uuid())
+    .min(1)
+    .max(10)
+    .refine(unique, "must not name a profile twice")
+    .describe("The bundle, 1 to 10 profiles evaluated independently; the first is primary"),
+  metric: z.enum(ALERT_METRICS),
+  thresholdLevel: z.enum(THRESHOLD_LEVELS),
+  failPercentage: z
+    .number()
+    .gt(0)
+    .lte(100)
+    .describe("Triggered when the share of failing cells, in percent, exceeds this"),
+  evaluationDays: z.number().int().min(1).max(30).describe("UTC calendar days ending today"),
+  cellSize: z
+    .number()
+    .int()
+    .refine((n) => (CELL_SIZES as readonly number[]).includes(n), "must be one of 5, 10, 25, 50")
+    .describe("Grid cell size in world units: 5, 10, 25 or 50"),
+  cooldownMinutes: z.number().int().min(0).max(10_080).describe("Minimum minutes between notifications"),
+  channelIds: z.array(z.uuid()).max(20).refine(unique, "must not name a channel twice"),
+};
+
+type BundleInput = { thresholdProfileId?: string; thresholdProfileIds?: string[] };
+
+/** Both forms may be sent only when they agree on the primary. */
+function bundleAgrees(body: BundleInput, ctx: z.RefinementCtx): void {
+  const { thresholdProfileId: one, thresholdProfileIds: many } = body;
+  if (one !== undefined && many !== undefined && many[0] !== one) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["thresholdProfileId"],
+      message: "must equal the first element of thresholdProfileIds",
+    });
+  }
+}
+
+/** The bundle a request asks for, or undefined when it leaves the bundle alone. */
+export function requestedBundle(body: BundleInput): string[] | undefined {
+  return body.thresholdProfileIds ?? (body.thresholdProfileId ? [body.thresholdProfileId] : undefined);
+}
+
+export const CreateRuleSchema = z
+  .object({
+    name: fields.name,
+    mapId: fields.mapId,
+    thresholdProfileId: fields.thresholdProfileId.optional(),
+    thresholdProfileIds: fields.thresholdProfileIds.optional(),
+    metric: fields.metric,
+    thresholdLevel: fields.thresholdLevel,
+    failPercentage: fields.failPercentage,
+    evaluationDays: fields.evaluationDays,
+    cellSize: fields.cellSize,
+    cooldownMinutes: fields.cooldownMinutes,
+    channelIds: fields.channelIds.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.thresholdProfileId === undefined && body.thresholdProfileIds === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["thresholdProfileId"],
+        message: "required (or thresholdProfileIds)",
+      });
+    }
+    bundleAgrees(body, ctx);
+  })
+  .openapi("CreateAlertRule");
+
+export const UpdateRuleSchema = z
+  .object({
+    name: fields.name,
+    mapId: fields.mapId,
+    thresholdProfileId: fields.thresholdProfileId,
+    thresholdProfileIds: fields.thresholdProfileIds,
+    metric: fields.metric,
+    thresholdLevel: fields.thresholdLevel,
+    failPercentage: fields.failPercentage,
+    evaluationDays: fields.evaluationDays,
+    cellSize: fields.cellSize,
+    cooldownMinutes: fields.cooldownMinutes,
+    channelIds: fields.channelIds,
+    isActive: z.boolean().describe("true reactivates, subject to the plan's active-rule quota"),
+  })
+  .partial()
+  .superRefine(bundleAgrees)
+  .openapi("UpdateAlertRule");
+
+export const RuleSchema = z
+  .object({
+    id: z.uuid(),
+    projectId: z.uuid(),
+    mapId: z.uuid(),
+    thresholdProfileId: z
+      .uuid()
+      .nullable()
+      .describe("First of thresholdProfileIds; null only for a rule deactivated because its bundle emptied"),
+    thresholdProfileIds: z.array(z.uuid()),
+    name: z.string(),
+    metric: z.enum(ALERT_METRICS),
+    thresholdLevel: z.enum(THRESHOLD_LEVELS),
+    failPercentage: z.number(),
+    evaluationDays: z.number().int(),
+    cellSize: z.number().int(),
+    cooldownMinutes: z.number().int(),
+    isActive: z.boolean(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+    channelIds: z.array(z.uuid()),
+  })
+  .openapi("AlertRule");
+
+export const RuleListItemSchema = RuleSchema.extend({
+  mapName: z.string().describe("Name of the rule's map"),
+  thresholdProfileNames: z.array(z.string()).describe("Names of thresholdProfileIds, in the same order"),
+  lastStatus: z
+    .enum(["triggered", "resolved"])
+    .nullable()
+    .describe("triggered while any profile of the bundle is; null before the first evaluation"),
+  lastStatusAt: z.iso.datetime().nullable().describe("When the newest of those statuses was recorded"),
+}).openapi("AlertRuleListItem");
+
+export const EvaluationEventSchema = z
+  .object({
+    id: z.uuid(),
+    alertRuleId: z.uuid(),
+    ruleName: z.string().describe("Rule name at the time of evaluation"),
+    metric: z.enum(ALERT_METRICS),
+    status: z.enum(["triggered", "resolved"]),
+    failCount: z.number().int(),
+    totalCount: z.number().int(),
+    failPercentage: z.number(),
+    notified: z.boolean(),
+    createdAt: z.iso.datetime(),
+    thresholdProfileId: z.uuid().nullable(),
+    thresholdProfileName: z.string().nullable(),
+    thresholdProfileDeleted: z.boolean(),
+  })
+  .openapi("AlertEvaluationEvent");
+
+export const RuleIdParams = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),
+  alertId: z.uuid().openapi({ param: { name: "alertId", in: "path" }, description: "Alert rule UUID" }),
+});
+
+export const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});

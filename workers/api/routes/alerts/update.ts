@@ -1,0 +1,70 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, eq, sql } from "drizzle-orm";
+import { alertRules } from "../../../../schema/pg/schema.js";
+import { assertActiveRuleQuota } from "../../alerts/quota.js";
+import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rules.js";
+import { validateReferences } from "../../alerts/validate.js";
+import type { AppEnv } from "../../context.js";
+import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, security } from "../../openapi.js";
+import { RuleIdParams, RuleSchema, requestedBundle, UpdateRuleSchema } from "./schema.js";
+
+export const route = createRoute({
+  method: "patch",
+  path: "/{id}/alerts/{alertId}",
+  summary: "Update an alert rule (partial); isActive: true reactivates it",
+  description:
+    "Every field is optional; the resulting rule is validated as on create. `thresholdProfileIds` " +
+    "replaces the bundle; `thresholdProfileId` alone replaces it with a bundle of one. Reactivation " +
+    "answers 403 at the plan's maximum of active rules.",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write")],
+  request: {
+    params: RuleIdParams,
+    body: { required: true, content: { "application/json": { schema: UpdateRuleSchema } } },
+  },
+  responses: { 200: envelope(RuleSchema, "The updated rule."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, alertId } = c.req.valid("param");
+    const project = await projectFor(c, id);
+    const patch = c.req.valid("json");
+    const rule = await c.get("db").transaction(async (tx) => {
+      const current = await loadRule(tx, project.id, alertId);
+      if (patch.isActive === true && !current.isActive) {
+        await assertActiveRuleQuota(tx, principalOf(c).tenantId);
+      }
+      const bundle = requestedBundle(patch);
+      const next = { ...current, ...patch };
+      await validateReferences(tx, project.id, {
+        ...next,
+        thresholdProfileIds: bundle ?? current.thresholdProfileIds,
+      });
+      await tx
+        .update(alertRules)
+        .set({
+          name: next.name,
+          mapId: next.mapId,
+          metric: next.metric,
+          thresholdLevel: next.thresholdLevel,
+          failPercentage: next.failPercentage,
+          evaluationDays: next.evaluationDays,
+          cellSize: next.cellSize,
+          cooldownMinutes: next.cooldownMinutes,
+          isActive: next.isActive,
+          updatedAt: sql`now()`,
+        })
+        .where(and(eq(alertRules.id, alertId), eq(alertRules.projectId, project.id)));
+      if (bundle) {
+        await writeBundle(tx, alertId, bundle);
+      }
+      if (patch.channelIds) {
+        await writeChannels(tx, alertId, patch.channelIds);
+      }
+      return loadRule(tx, project.id, alertId);
+    });
+    return c.json({ success: true as const, data: detailOf(rule) }, 200);
+  });
+}

@@ -1,0 +1,41 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { notificationChannels } from "../../../../schema/pg/schema.js";
+import { SIGNING_SECRET_PREFIX } from "../../../alerts/signature.js";
+import { newSecret } from "../../../shared/secrets.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { CreateChannelSchema, CreatedChannelSchema, channelItem } from "./schema.js";
+
+export const route = createRoute({
+  method: "post",
+  path: "/{id}/channels",
+  summary: "Create a notification channel",
+  description:
+    "A webhook channel gets a signing secret, returned in this response only: every delivery carries " +
+    "`X-Telemetry-Signature: sha256=<hex HMAC-SHA256 of the body>`. A slack channel posts `{text}`.",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write")],
+  request: {
+    params: ProjectIdParam,
+    body: { required: true, content: { "application/json": { schema: CreateChannelSchema } } },
+  },
+  responses: { 201: envelope(CreatedChannelSchema, "The channel, with its secret once."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const body = c.req.valid("json");
+    const signingSecret = body.kind === "webhook" ? newSecret(SIGNING_SECRET_PREFIX) : null;
+    const [row] = await c
+      .get("db")
+      .insert(notificationChannels)
+      .values({ projectId: project.id, kind: body.kind, name: body.name, url: body.url, signingSecret })
+      .returning();
+    if (!row) {
+      throw new Error("channel insert returned no row");
+    }
+    return c.json({ success: true as const, data: { ...channelItem(row), signingSecret } }, 201);
+  });
+}

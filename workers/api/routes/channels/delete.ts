@@ -1,0 +1,39 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { notificationChannels } from "../../../../schema/pg/schema.js";
+import { ApiError } from "../../../shared/errors.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, security } from "../../openapi.js";
+import { ChannelIdParams } from "./schema.js";
+
+export const route = createRoute({
+  method: "delete",
+  path: "/{id}/channels/{channelId}",
+  summary: "Delete a notification channel",
+  description:
+    "The channel leaves every alert rule that named it; deliveries still queued for it are dropped.",
+  security: security.keyOrToken,
+  middleware: [requireScope("resources:write")],
+  request: { params: ChannelIdParams },
+  responses: {
+    200: envelope(z.object({ id: z.uuid(), deleted: z.literal(true) }), "The channel is gone."),
+    ...errorResponses,
+  },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, channelId } = c.req.valid("param");
+    const project = await projectFor(c, id);
+    const [row] = await c
+      .get("db")
+      .delete(notificationChannels)
+      .where(and(eq(notificationChannels.id, channelId), eq(notificationChannels.projectId, project.id)))
+      .returning({ id: notificationChannels.id });
+    if (!row) {
+      throw new ApiError("NOT_FOUND", "Notification channel not found.");
+    }
+    return c.json({ success: true as const, data: { id: row.id, deleted: true as const } }, 200);
+  });
+}

@@ -1,0 +1,30 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { desc, eq } from "drizzle-orm";
+import { notificationChannels } from "../../../../schema/pg/schema.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { ChannelSchema, channelItem } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/{id}/channels",
+  summary: "List the project's notification channels, newest first",
+  security: security.keyOrToken,
+  middleware: [requireScope("analytics:read")],
+  request: { params: ProjectIdParam },
+  responses: { 200: envelope(z.array(ChannelSchema), "Notification channels."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const rows = await c
+      .get("db")
+      .select()
+      .from(notificationChannels)
+      .where(eq(notificationChannels.projectId, project.id))
+      .orderBy(desc(notificationChannels.createdAt), desc(notificationChannels.id));
+    return c.json({ success: true as const, data: rows.map(channelItem) }, 200);
+  });
+}

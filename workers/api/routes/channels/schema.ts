@@ -1,0 +1,64 @@
+import { z } from "@hono/zod-openapi";
+import type { notificationChannels } from "../../../../schema/pg/schema.js";
+import { channelUrlProblem } from "../../../alerts/channel-url.js";
+
+export const CHANNEL_KINDS = ["webhook", "slack"] as const;
+
+const ChannelUrl = z
+  .string()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    const problem = channelUrlProblem(value);
+    if (problem) {
+      ctx.addIssue({ code: "custom", message: problem });
+    }
+  })
+  .openapi({ description: "https URL (plain http only to a loopback host, for local development)" });
+
+export const CreateChannelSchema = z
+  .object({
+    kind: z.enum(CHANNEL_KINDS).describe("webhook: signed JSON POST; slack: incoming-webhook URL"),
+    name: z.string().trim().min(1).max(100),
+    url: ChannelUrl,
+  })
+  .openapi("CreateNotificationChannel");
+
+export const ChannelSchema = z
+  .object({
+    id: z.uuid(),
+    projectId: z.uuid(),
+    kind: z.enum(CHANNEL_KINDS),
+    name: z.string(),
+    url: z
+      .string()
+      .describe("The webhook URL; for slack only the origin, since an incoming-webhook URL is a credential"),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi("NotificationChannel");
+
+export const CreatedChannelSchema = ChannelSchema.extend({
+  signingSecret: z
+    .string()
+    .nullable()
+    .describe("webhook only: the HMAC-SHA256 signing secret, shown this once; null for slack"),
+}).openapi("CreatedNotificationChannel");
+
+export const ChannelIdParams = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),
+  channelId: z.uuid().openapi({ param: { name: "channelId", in: "path" }, description: "Channel UUID" }),
+});
+
+type ChannelRow = typeof notificationChannels.$inferSelect;
+
+export function channelItem(row: ChannelRow) {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    kind: row.kind as (typeof CHANNEL_KINDS)[number],
+    name: row.name,
+    url: row.kind === "slack" ? `${new URL(row.url).origin}/…` : row.url,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
