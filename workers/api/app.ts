@@ -9,6 +9,7 @@ import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
 import { projectsApp } from "./routes/projects/index.js";
+import { queryApp } from "./routes/query/index.js";
 import { whoami } from "./routes/whoami/index.js";
 
 const publicLimit = createMiddleware<AppEnv>(async (c, next) => {
@@ -60,6 +61,7 @@ export function newApp() {
   api.route("/v1/whoami", whoami);
   api.route("/v1/projects", projectsApp);
   api.route("/v1/projects", deadLettersApp);
+  api.route("/v1/query", queryApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);
