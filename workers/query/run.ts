@@ -50,7 +50,6 @@ export async function runUserQuery(
   limit: number,
   limits: QueryLimits = QUERY_LIMITS,
 ): Promise<QueryResult> {
-  const prepared = prepare(projectId, sql);
   const run: Run = { ...prepare(projectId, sql), guard: guardSettings(projectId, limits), limits };
   await checkParseTree(ch, run);
   await checkQueryTree(ch, run);

@@ -137,7 +137,12 @@ function checkRoute(req: http.IncomingMessage, url: URL): void {
   }
 }
 
-type Prepared = { finalSql: string; format: string; params: Record<string, string | null>; hasParams: boolean };
+type Prepared = {
+  finalSql: string;
+  format: string;
+  params: Record<string, string | null>;
+  hasParams: boolean;
+};
 
 function prepare(sql: string, request: RequestParams): Prepared {
   const statement = analyzeStatement(sql);
