@@ -8,6 +8,7 @@ import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
+import { erasuresApp } from "./routes/erasures/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
 import { whoami } from "./routes/whoami/index.js";
@@ -61,6 +62,7 @@ export function newApp() {
   api.route("/v1/whoami", whoami);
   api.route("/v1/projects", projectsApp);
   api.route("/v1/projects", deadLettersApp);
+  api.route("/v1/projects", erasuresApp);
   api.route("/v1/query", queryApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
