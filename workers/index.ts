@@ -1,12 +1,15 @@
 import { newApp } from "./api/app.js";
 import { parkDeadLetters } from "./consumer/dead-letters.js";
 import { consumeEvents } from "./consumer/events.js";
+import { consumeExports } from "./exports/consumer.js";
 import { handleIngest } from "./ingest/handler.js";
 
 export { RateLimiter } from "../durable-objects/rate-limiter.js";
 
 const app = newApp();
 const INGEST_PATH = "/api/v1/events";
+/** wrangler.toml's name for the exports queue. */
+const EXPORTS_QUEUE = "telemetry-exports";
 
 export default {
   fetch(request, env, ctx) {
@@ -19,6 +22,8 @@ export default {
   async queue(batch, env) {
     if (batch.queue.endsWith("-dlq")) {
       await parkDeadLetters(batch, env);
+    } else if (batch.queue === EXPORTS_QUEUE) {
+      await consumeExports(batch, env);
     } else {
       await consumeEvents(batch, env);
     }

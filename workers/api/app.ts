@@ -9,6 +9,7 @@ import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
 import { erasuresApp } from "./routes/erasures/index.js";
+import { exportsApp } from "./routes/exports/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
 import { whoami } from "./routes/whoami/index.js";
@@ -63,6 +64,7 @@ export function newApp() {
   api.route("/v1/projects", projectsApp);
   api.route("/v1/projects", deadLettersApp);
   api.route("/v1/projects", erasuresApp);
+  api.route("/v1/projects", exportsApp);
   api.route("/v1/query", queryApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));

@@ -4,12 +4,13 @@ import type { Config } from "./config.js";
 /** Every table lives in this database; SQL names it explicitly rather than relying on a default. */
 export const CH_DB = "telemetry";
 
-export function openClickHouse(config: Config): ClickHouseClient {
+/** `requestTimeoutMs` bounds the whole exchange, a streamed response body included. */
+export function openClickHouse(config: Config, requestTimeoutMs = 30_000): ClickHouseClient {
   return createClient({
     url: config.CLICKHOUSE_URL,
     username: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
-    request_timeout: 30_000,
+    request_timeout: requestTimeoutMs,
     // The Worker's fetch; keep-alive is the platform's business.
     keep_alive: { enabled: false },
   });
