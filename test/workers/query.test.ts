@@ -55,7 +55,7 @@ describe("POST /v1/query", () => {
         event_name: name,
         n: mine.length,
         players: new Set(mine.map((e) => e.playerId)).size,
-        score: mine.reduce((s, e) => s + (e.metrics as Record<string, number>).score, 0),
+        score: mine.reduce((s, e) => s + ((e.metrics as Record<string, number>).score ?? 0), 0),
       };
     };
     expect(data.rows).toEqual([tally("frame"), tally("kill")]);
