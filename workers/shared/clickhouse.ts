@@ -15,3 +15,15 @@ export function openClickHouse(config: Config, requestTimeoutMs = 30_000): Click
     keep_alive: { enabled: false },
   });
 }
+
+/** The connection user SQL runs on: the read-only query user where one is configured. */
+export function openQueryClickHouse(config: Config): ClickHouseClient {
+  if (!config.CLICKHOUSE_QUERY_USER) {
+    return openClickHouse(config);
+  }
+  return openClickHouse({
+    ...config,
+    CLICKHOUSE_USER: config.CLICKHOUSE_QUERY_USER,
+    CLICKHOUSE_PASSWORD: config.CLICKHOUSE_QUERY_PASSWORD,
+  });
+}

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { runUserQuery } from "../../../query/run.js";
+import { openQueryClickHouse } from "../../../shared/clickhouse.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProblemSchema, security } from "../../openapi.js";
@@ -33,7 +34,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const project = await projectFor(c, body.project_id);
-    const data = await runUserQuery(c.get("ch"), project.id, body.sql, body.limit);
+    const data = await runUserQuery(openQueryClickHouse(c.get("config")), project.id, body.sql, body.limit);
     return c.json({ success: true as const, data }, 200);
   });
 }
