@@ -3,6 +3,7 @@ import { newApp } from "./api/app.js";
 import { parkDeadLetters } from "./consumer/dead-letters.js";
 import { consumeEvents } from "./consumer/events.js";
 import { deliverNotifications } from "./consumer/notifications.js";
+import { consumeExports } from "./exports/consumer.js";
 import { handleIngest } from "./ingest/handler.js";
 
 export { AlertCooldown } from "../durable-objects/alert-cooldown.js";
@@ -11,6 +12,8 @@ export { RateLimiter } from "../durable-objects/rate-limiter.js";
 const app = newApp();
 const INGEST_PATH = "/api/v1/events";
 const NOTIFICATIONS_QUEUE = "telemetry-notifications";
+/** wrangler.toml's name for the exports queue. */
+const EXPORTS_QUEUE = "telemetry-exports";
 
 export default {
   fetch(request, env, ctx) {
@@ -25,6 +28,8 @@ export default {
       await deliverNotifications(batch, env);
     } else if (batch.queue.endsWith("-dlq")) {
       await parkDeadLetters(batch, env);
+    } else if (batch.queue === EXPORTS_QUEUE) {
+      await consumeExports(batch, env);
     } else {
       await consumeEvents(batch, env);
     }

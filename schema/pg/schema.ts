@@ -265,3 +265,50 @@ export const alertEvaluationEvents = pgTable(
     index("alert_evaluation_events_profile_idx").on(t.thresholdProfileId),
   ],
 );
+
+// Data exports: a queued job that streams the project's events from ClickHouse into one R2 object.
+// `requestedBy` is the API key that asked (keys only: exports need data:admin).
+export const dataExports = pgTable(
+  "data_exports",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    requestedBy: uuid("requested_by").references(() => apiKeys.id, { onDelete: "set null" }),
+    format: text("format").notNull(),
+    rangeFrom: timestamp("range_from", { withTimezone: true, mode: "date" }).notNull(),
+    rangeTo: timestamp("range_to", { withTimezone: true, mode: "date" }).notNull(),
+    eventName: text("event_name"),
+    status: text("status").notNull().default("queued"),
+    rowCount: integer("row_count"),
+    sizeBytes: doublePrecision("size_bytes"),
+    objectKey: text("object_key"),
+    error: text("error"),
+    createdAt: timestamps.createdAt,
+    startedAt: timestamp("started_at", { withTimezone: true, mode: "date" }),
+    completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("data_exports_project_idx").on(t.projectId, t.createdAt)],
+);
+
+// Audit of player erasures. The player's identifier itself is not kept, only its SHA-256, so the
+// audit trail does not become the last copy of what was erased.
+export const erasures = pgTable(
+  "erasures",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    requestedBy: uuid("requested_by").references(() => apiKeys.id, { onDelete: "set null" }),
+    playerIdSha256: text("player_id_sha256").notNull(),
+    status: text("status").notNull(),
+    rowsRemoved: integer("rows_removed").notNull().default(0),
+    steps: jsonb("steps").notNull().default([]),
+    error: text("error"),
+    createdAt: timestamps.createdAt,
+    completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("erasures_project_idx").on(t.projectId, t.createdAt)],
+);

@@ -180,6 +180,32 @@ async function clickhouseChecks(url: string): Promise<void> {
     );
   });
 
+  await check("wait_end_of_query=0 streams a large result; a failure midway cuts the transfer", async () => {
+    const streamed = await client.exec({
+      query: "SELECT number FROM numbers({n:UInt32}) FORMAT CSV",
+      query_params: { n: 300_000 },
+      clickhouse_settings: { wait_end_of_query: 0 },
+    });
+    let lines = 0;
+    for await (const chunk of streamed.stream) {
+      lines += chunk.reduce((n: number, b: number) => n + (b === 10 ? 1 : 0), 0);
+    }
+    assertEqual(lines, 300_000, "streamed lines");
+    const failing = await client.exec({
+      query: "SELECT throwIf(number = 250000, 'midway') FROM numbers(300000) FORMAT CSV",
+      clickhouse_settings: { wait_end_of_query: 0, max_block_size: "10000" },
+    });
+    let broken = false;
+    try {
+      for await (const _ of failing.stream) {
+        // drain
+      }
+    } catch {
+      broken = true;
+    }
+    assert(broken, "a stream that failed midway must not end cleanly");
+  });
+
   await check("errors parse into ClickHouseError with code and type", async () => {
     const err = await expectClickHouseError("62", () =>
       client.query({ query: "SELEC 1", format: "JSONEachRow" }),

@@ -182,6 +182,46 @@ const ROUTES: Route[] = [
     scope: "resources:write",
     projectScoped: true,
   },
+  // The project of a query is in its body: the cross-tenant case is in query-isolation.test.ts.
+  {
+    method: "POST",
+    path: () => "/v1/query",
+    scope: "data:admin",
+    projectScoped: false,
+    init: (id) => json({ project_id: id, sql: "SELECT 1" }),
+  },
+  {
+    method: "POST",
+    path: (id) => `/v1/projects/${id}/exports`,
+    scope: "data:admin",
+    projectScoped: true,
+    init: () => json({ days: 7, format: "csv" }),
+  },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/exports/${ZERO_UUID}`,
+    scope: "data:admin",
+    projectScoped: true,
+  },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/exports/${ZERO_UUID}/download`,
+    scope: "data:admin",
+    projectScoped: true,
+  },
+  {
+    method: "POST",
+    path: (id) => `/v1/projects/${id}/erasures`,
+    scope: "data:admin",
+    projectScoped: true,
+    init: () => json({ playerId: "nobody" }),
+  },
+  {
+    method: "GET",
+    path: (id) => `/v1/projects/${id}/erasures/${ZERO_UUID}`,
+    scope: "data:admin",
+    projectScoped: true,
+  },
 ];
 
 async function request(route: Route, projectId: string, auth: Parameters<typeof api>[1]) {
@@ -231,10 +271,13 @@ describe.each(ROUTES)("$method $path: 401", (route) => {
 });
 
 describe.each(ROUTES.filter((r) => r.scope !== null))("$method $path: 403", (route) => {
-  it("for a key without the route's scope", async () => {
-    const res = await request(route, t.projectId, { key: t.keys.ingest.key });
-    expect(res.status).toBe(403);
-    expect((await problemOf(res)).detail).toContain(route.scope);
+  it("for a key without the route's scope, and for a token where tokens cannot hold it", async () => {
+    const tokenMay = (TOKEN_SCOPES as readonly string[]).includes(route.scope as string);
+    for (const auth of [{ key: t.keys.ingest.key }, ...(tokenMay ? [] : [{ token: t.token }])]) {
+      const res = await request(route, t.projectId, auth);
+      expect(res.status).toBe(403);
+      expect((await problemOf(res)).detail).toContain(route.scope);
+    }
   });
 });
 

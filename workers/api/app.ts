@@ -11,8 +11,11 @@ import { alertsApp } from "./routes/alerts/index.js";
 import { channelsApp } from "./routes/channels/index.js";
 import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
+import { erasuresApp } from "./routes/erasures/index.js";
+import { exportsApp } from "./routes/exports/index.js";
 import { mapsApp } from "./routes/maps/index.js";
 import { projectsApp } from "./routes/projects/index.js";
+import { queryApp } from "./routes/query/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { whoami } from "./routes/whoami/index.js";
 
@@ -70,6 +73,9 @@ export function newApp() {
   api.route("/v1", mapsApp);
   api.route("/v1/projects", channelsApp);
   api.route("/v1/projects", alertsApp);
+  api.route("/v1/projects", erasuresApp);
+  api.route("/v1/projects", exportsApp);
+  api.route("/v1/query", queryApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);

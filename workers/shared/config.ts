@@ -7,6 +7,10 @@ const ConfigSchema = z.object({
   CLICKHOUSE_URL: z.url(),
   CLICKHOUSE_USER: z.string().min(1),
   CLICKHOUSE_PASSWORD: z.string().default(""),
+  // The user POST /v1/query runs as: SELECT on telemetry.events only, readonly. Empty: the main user,
+  // with readonly enforced per query (the local engine has no users).
+  CLICKHOUSE_QUERY_USER: z.string().default(""),
+  CLICKHOUSE_QUERY_PASSWORD: z.string().default(""),
   SIGN_IN_URL: z.string().min(1),
   NEON_LOCAL_PROXY: z
     .string()

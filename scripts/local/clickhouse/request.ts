@@ -13,7 +13,6 @@ const TRANSPORT_ONLY_PARAMS = new Set([
   "enable_http_compression",
   "send_progress_in_http_headers",
   "http_headers_progress_interval_ms",
-  "wait_end_of_query",
 ]);
 
 // Server-side sessions and roles would need per-client engine state that the
@@ -39,6 +38,12 @@ export interface RequestParams {
   params: Record<string, string>;
   settings: Map<string, string>;
   defaultFormat: string | undefined;
+  /**
+   * wait_end_of_query=0 asked explicitly: stream the result as the engine produces it. Otherwise the
+   * whole result is buffered first (the real server's wait_end_of_query=1), so that a failure still
+   * answers with its HTTP status instead of a cut-off 200.
+   */
+  stream: boolean;
 }
 
 export function parseRequestParams(req: http.IncomingMessage, url: URL): RequestParams {
@@ -47,6 +52,7 @@ export function parseRequestParams(req: http.IncomingMessage, url: URL): Request
     params: {},
     settings: new Map(),
     defaultFormat: singleHeader(req, "x-clickhouse-format"),
+    stream: false,
   };
   checkDatabase(singleHeader(req, "x-clickhouse-database"));
   for (const [key, value] of url.searchParams) {
@@ -63,6 +69,8 @@ export function parseRequestParams(req: http.IncomingMessage, url: URL): Request
 function applyUrlParam(request: RequestParams, key: string, value: string): void {
   if (key === "query") {
     request.urlQuery = value;
+  } else if (key === "wait_end_of_query") {
+    request.stream = value === "0";
   } else if (key === "default_format") {
     request.defaultFormat = value;
   } else if (key === "database") {

@@ -20,7 +20,7 @@ export function sendResult(
   res.end(body);
 }
 
-function contentTypeFor(format: string): string {
+export function contentTypeFor(format: string): string {
   if (/^JSON/i.test(format)) {
     return "application/json; charset=UTF-8";
   }

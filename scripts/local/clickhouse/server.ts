@@ -7,10 +7,10 @@ import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import type { ChdbResult } from "chdb";
 import { authenticate } from "./auth.js";
-import { badRequest, ClickHouseHttpError, notImplemented } from "./errors.js";
+import { badRequest, ClickHouseHttpError, describeError, notImplemented } from "./errors.js";
 import { toChdbParams } from "./params.js";
 import { joinQuery, parseRequestParams, type RequestParams, readBody } from "./request.js";
-import { sendError, sendResult } from "./responses.js";
+import { contentTypeFor, sendError, sendResult } from "./responses.js";
 import { SessionPool } from "./session-pool.js";
 import { analyzeStatement, withSettings } from "./sql.js";
 
@@ -104,10 +104,17 @@ async function handleRequest(
     const request = parseRequestParams(req, url);
     const body = req.method === "POST" ? await readBody(req) : "";
     const sql = joinQuery(request.urlQuery, body);
+    if (request.stream && isStreamable(sql)) {
+      await executeStreaming(pool, sql, request, res, queryId);
+      return;
+    }
     const result = await execute(pool, sql, request);
     sendResult(res, queryId, result.format, result.result);
   } catch (err) {
-    sendError(res, queryId, err);
+    // A stream that failed midway has already been cut off; there is no status left to send.
+    if (!res.headersSent) {
+      sendError(res, queryId, err);
+    }
   }
 }
 
@@ -130,11 +137,14 @@ function checkRoute(req: http.IncomingMessage, url: URL): void {
   }
 }
 
-async function execute(
-  pool: SessionPool,
-  sql: string,
-  request: RequestParams,
-): Promise<{ result: ChdbResult; format: string }> {
+type Prepared = {
+  finalSql: string;
+  format: string;
+  params: Record<string, string | null>;
+  hasParams: boolean;
+};
+
+function prepare(sql: string, request: RequestParams): Prepared {
   const statement = analyzeStatement(sql);
   const format = statement.format ?? request.defaultFormat ?? "TabSeparated";
   // chdb's API treats the lowercase name 'arrow' as a request to run a
@@ -144,7 +154,73 @@ async function execute(
   }
   const finalSql = withSettings(sql, statement, request.settings, format);
   const params = toChdbParams(request.params, sql.slice(0, statement.headEnd));
-  const hasParams = Object.keys(params).length > 0;
+  return { finalSql, format, params, hasParams: Object.keys(params).length > 0 };
+}
+
+// Only reads produce a result worth streaming; everything else keeps the buffered path.
+function isStreamable(sql: string): boolean {
+  return STREAMABLE_KINDS.has(analyzeStatement(sql).kind);
+}
+const STREAMABLE_KINDS = new Set(["SELECT", "WITH", "("]);
+
+/**
+ * Writes each chunk as the engine produces it, waiting for the socket to drain, so a large export
+ * never sits whole in this process. A failure before the first chunk still answers with its status;
+ * after it, like the real server, the exception text is appended and the connection is cut, so the
+ * client sees a broken transfer rather than a complete-looking file.
+ */
+async function executeStreaming(
+  pool: SessionPool,
+  sql: string,
+  request: RequestParams,
+  res: http.ServerResponse,
+  queryId: string,
+): Promise<void> {
+  const { finalSql, format, params, hasParams } = prepare(sql, request);
+  await pool.run(async (session) => {
+    const stream = hasParams
+      ? session.queryStreamBind(finalSql, params, { format })
+      : session.queryStream(finalSql, { format });
+    try {
+      for await (const chunk of stream) {
+        if (!res.headersSent) {
+          startStream(res, queryId, format);
+        }
+        if (!res.write(chunk.raw())) {
+          await new Promise((drained) => res.once("drain", drained));
+        }
+      }
+    } catch (err) {
+      if (!res.headersSent) {
+        throw err;
+      }
+      // No terminating chunk: the response is left unfinished on purpose.
+      res.write(`\n${describeError(err).message}\n`, () => res.destroy());
+      throw err;
+    } finally {
+      stream.cancel();
+    }
+    if (!res.headersSent) {
+      startStream(res, queryId, format);
+    }
+    res.end();
+  });
+}
+
+function startStream(res: http.ServerResponse, queryId: string, format: string): void {
+  res.writeHead(200, {
+    "Content-Type": contentTypeFor(format),
+    "X-ClickHouse-Query-Id": queryId,
+    "X-ClickHouse-Format": format,
+  });
+}
+
+async function execute(
+  pool: SessionPool,
+  sql: string,
+  request: RequestParams,
+): Promise<{ result: ChdbResult; format: string }> {
+  const { finalSql, format, params, hasParams } = prepare(sql, request);
   const result = await pool.run((session) =>
     hasParams
       ? session.queryBindAsync(finalSql, params, { format })

@@ -1,0 +1,277 @@
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { EVENTS_COLUMNS } from "../../workers/query/events-view.js";
+import { event } from "../support/batches.js";
+import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
+import { api, problemOf } from "../support/http.js";
+
+type Ev = ReturnType<typeof event>;
+type Export = {
+  id: string;
+  status: string;
+  rowCount: number | null;
+  sizeBytes: number | null;
+  downloadUrl: string | null;
+  error: string | null;
+};
+
+let t: Tenant;
+let events: Ev[];
+
+beforeAll(async () => {
+  t = await seedTenant("enterprise", "Export Studio");
+  events = Array.from({ length: 30 }, (_, i) =>
+    event(i, {
+      eventName: i % 2 ? "kill" : "frame",
+      sessionId: `s-${i}`,
+      playerId: i % 5 ? `p-${i % 4}` : "",
+      properties: { weapon: i % 3 ? "rifle" : 'say "hi",\nnewline' },
+      metrics: { score: i * 1.5 },
+    }),
+  );
+  await ingestAndWait(t.projectId, t.keys.ingest.key, events);
+  await ingestAndWait(t.siblingProjectId, await ingestKeyFor(t.siblingProjectId), [
+    event(1, { eventName: "kill" }),
+  ]);
+});
+
+function post(body: unknown, projectId = t.projectId) {
+  return api(
+    `/v1/projects/${projectId}/exports`,
+    { key: t.keys.full.key },
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) },
+  );
+}
+
+async function finished(id: string, projectId = t.projectId, timeoutMs = 30_000): Promise<Export> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(`/v1/projects/${projectId}/exports/${id}`, { key: t.keys.full.key });
+    expect(res.status).toBe(200);
+    const e = ((await res.json()) as { data: Export }).data;
+    if (e.status === "completed" || e.status === "failed" || Date.now() > deadline) {
+      return e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function exportAndDownload(body: Record<string, unknown>): Promise<{ e: Export; bytes: Uint8Array }> {
+  const res = await post(body);
+  expect(res.status).toBe(202);
+  const queued = ((await res.json()) as { data: Export }).data;
+  expect(queued.status).toBe("queued");
+  expect(queued.downloadUrl).toBeNull();
+  const e = await finished(queued.id);
+  expect(e.status, e.error ?? "").toBe("completed");
+  expect(e.downloadUrl).toBe(`/api/v1/projects/${t.projectId}/exports/${e.id}/download`);
+  const file = await api((e.downloadUrl as string).replace(/^\/api/, ""), { key: t.keys.full.key });
+  expect(file.status).toBe(200);
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  expect(bytes.byteLength).toBe(e.sizeBytes);
+  return { e, bytes };
+}
+
+/** What was sent, in the export's terms, for comparison. */
+function expected(filter: (e: Ev) => boolean = () => true) {
+  return events
+    .filter(filter)
+    .map((e) => ({
+      session_id: e.sessionId as string,
+      player_id: e.playerId as string,
+      event_name: e.eventName as string,
+      weapon: (e.properties as Record<string, string>).weapon,
+      score: (e.metrics as Record<string, number>).score,
+    }))
+    .sort((a, b) => a.session_id.localeCompare(b.session_id));
+}
+
+function shape(rows: Array<Record<string, unknown>>) {
+  for (const r of rows) {
+    expect(r.project_id).toBe(t.projectId);
+  }
+  return rows
+    .map((r) => ({
+      session_id: r.session_id as string,
+      player_id: r.player_id as string,
+      event_name: r.event_name as string,
+      weapon: (r.properties as Record<string, string>).weapon,
+      score: Number((r.metrics as Record<string, number>).score),
+    }))
+    .sort((a, b) => a.session_id.localeCompare(b.session_id));
+}
+
+/** RFC 4180 as ClickHouse writes it: quoted fields, "" for a quote, newlines inside quotes. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') {
+        quoted = false;
+      } else {
+        field += ch;
+      }
+    } else if (ch === '"') {
+      quoted = true;
+    } else if (ch === ",") {
+      row.push(field);
+      field = "";
+    } else if (ch === "\n") {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = "";
+    } else {
+      field += ch;
+    }
+  }
+  return rows;
+}
+
+describe("data export round trip", () => {
+  it("ndjson: every ingested event, wire-contract columns, this project only", async () => {
+    const { e, bytes } = await exportAndDownload({ days: 7, format: "ndjson" });
+    const rows = new TextDecoder()
+      .decode(bytes)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(e.rowCount).toBe(events.length);
+    expect(Object.keys(rows[0] as object)).toEqual([...EVENTS_COLUMNS]);
+    expect(shape(rows)).toEqual(expected());
+  });
+
+  it("csv with names, filtered by event name", async () => {
+    const { e, bytes } = await exportAndDownload({ days: 1, format: "csv", eventName: "kill" });
+    const [header, ...lines] = parseCsv(new TextDecoder().decode(bytes));
+    expect(header).toEqual([...EVENTS_COLUMNS]);
+    const rows = lines.map((cells) => {
+      const r = Object.fromEntries((header as string[]).map((h, i) => [h, cells[i]]));
+      // ClickHouse writes maps in CSV as their text literal: {'k':'v'}.
+      const map = (s: string) =>
+        Object.fromEntries(
+          [...s.matchAll(/'((?:[^'\\]|\\.)*)':('(?:[^'\\]|\\.)*'|[^,}]+)/g)].map((m) => [
+            m[1],
+            (m[2] as string).startsWith("'")
+              ? (m[2] as string).slice(1, -1).replace(/\\n/g, "\n").replace(/\\(.)/g, "$1")
+              : Number(m[2]),
+          ]),
+        );
+      return { ...r, properties: map(r.properties as string), metrics: map(r.metrics as string) };
+    });
+    const kills = (ev: Ev) => ev.eventName === "kill";
+    expect(e.rowCount).toBe(events.filter(kills).length);
+    expect(shape(rows)).toEqual(expected(kills));
+  });
+
+  it("parquet, read back by ClickHouse's own Parquet reader", async () => {
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const { e, bytes } = await exportAndDownload({ from, to, format: "parquet" });
+    expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe("PAR1");
+    const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const rs = await testClickHouse().query({
+      query: `SELECT toString(project_id) AS project_id, session_id, player_id, event_name, properties, metrics FROM format(Parquet, unhex('${hex}'))`,
+      format: "JSONEachRow",
+    });
+    const rows = await rs.json<Record<string, unknown>>();
+    expect(e.rowCount).toBe(events.length);
+    expect(shape(rows)).toEqual(expected());
+  });
+
+  it("refuses bad requests naming the field, and creates nothing", async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ format: "xml", days: 7 }, "format"],
+      [{ format: "csv" }, "from"],
+      [{ format: "csv", days: 7, from: new Date().toISOString() }, "days"],
+      [{ format: "csv", from: new Date().toISOString() }, "to"],
+      [{ format: "csv", from: "2026-01-02T00:00:00Z", to: "2026-01-01T00:00:00Z" }, "to"],
+      [{ format: "csv", days: 0 }, "days"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      expect((await problemOf(res)).detail).toContain(field);
+    }
+  });
+
+  it("an export not yet completed cannot be downloaded (409); others' exports are 404", async () => {
+    const res = await post({ days: 7, format: "csv" });
+    const { id } = ((await res.json()) as { data: Export }).data;
+    const early = await api(`/v1/projects/${t.projectId}/exports/${id}/download`, { key: t.keys.full.key });
+    expect([200, 409]).toContain(early.status);
+    await early.body?.cancel();
+    await finished(id);
+    const other = await seedTenant("pro", "Export Neighbour");
+    for (const path of [
+      `/v1/projects/${t.projectId}/exports/${id}`,
+      `/v1/projects/${t.projectId}/exports/${id}/download`,
+    ]) {
+      expect((await api(path, { key: other.keys.full.key })).status).toBe(404);
+    }
+    expect(
+      (await api(`/v1/projects/${t.projectId}/exports/${crypto.randomUUID()}`, { key: t.keys.full.key }))
+        .status,
+    ).toBe(404);
+  });
+});
+
+describe("a million events", () => {
+  it("export streams into a multipart object without buffering the file", async () => {
+    const big = await seedTenant("enterprise", "Million Studio");
+    const started = Date.now();
+    await testClickHouse().command({
+      query: `INSERT INTO telemetry.events (project_id, timestamp, event_name, session_id, player_id, build_id,
+                map_id, platform, fps, frame_time_ms, properties, metrics, batch_id, event_index, received_at)
+              SELECT {p:UUID}, now64(6) - toIntervalMillisecond(number), if(number % 10 = 0, 'kill', 'frame'),
+                concat('s-', toString(number % 50000)), concat('p-', toString(number % 20000)), 'build-1',
+                'dust', 'windows', 30 + number % 90, 16.6, map('weapon', 'rifle'), map('score', number),
+                'bulk', number, now64(3) - INTERVAL 1 MINUTE
+              FROM numbers(1000000)`,
+      query_params: { p: big.projectId },
+    });
+    const inserted = Date.now();
+    const res = await api(
+      `/v1/projects/${big.projectId}/exports`,
+      { key: big.keys.full.key },
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ days: 1, format: "parquet" }),
+      },
+    );
+    expect(res.status).toBe(202);
+    const { id } = ((await res.json()) as { data: Export }).data;
+    const deadline = Date.now() + 55_000;
+    let e: Export;
+    for (;;) {
+      const r = await api(`/v1/projects/${big.projectId}/exports/${id}`, { key: big.keys.full.key });
+      e = ((await r.json()) as { data: Export }).data;
+      if (e.status === "completed" || e.status === "failed" || Date.now() > deadline) {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    console.log(
+      `1M events: insert ${inserted - started} ms, export ${Date.now() - inserted} ms, ${e.sizeBytes} bytes parquet`,
+    );
+    expect(e.status, e.error ?? "").toBe("completed");
+    expect(e.rowCount).toBe(1_000_000);
+    const object = await env.EXPORTS.head(`exports/${big.projectId}/${id}.parquet`);
+    expect(object?.size).toBe(e.sizeBytes);
+    // More than one 8 MiB part: the file went up in pieces, as streamed.
+    expect(e.sizeBytes as number).toBeGreaterThan(8 * 1024 * 1024);
+    const tail = await env.EXPORTS.get(`exports/${big.projectId}/${id}.parquet`, {
+      range: { suffix: 4 },
+    });
+    expect(await tail?.text()).toBe("PAR1");
+  });
+});

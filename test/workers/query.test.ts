@@ -1,0 +1,127 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { QUERY_LIMITS, runUserQuery } from "../../workers/query/run.js";
+import { ApiError } from "../../workers/shared/errors.js";
+import { event } from "../support/batches.js";
+import { ingestAndWait, testClickHouse } from "../support/events.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
+import { api, problemOf } from "../support/http.js";
+
+let t: Tenant;
+const events = Array.from({ length: 25 }, (_, i) =>
+  event(i, { eventName: i % 3 ? "frame" : "kill", playerId: `p-${i % 4}`, metrics: { score: i } }),
+);
+
+beforeAll(async () => {
+  t = await seedTenant("enterprise", "Query Studio");
+  await ingestAndWait(t.projectId, t.keys.ingest.key, events);
+});
+
+function query(body: Record<string, unknown>) {
+  return api(
+    "/v1/query",
+    { key: t.keys.full.key },
+    {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ project_id: t.projectId, ...body }),
+    },
+  );
+}
+
+type Data = {
+  columns: Array<{ name: string; type: string }>;
+  rows: Array<Record<string, unknown>>;
+  rows_read: number;
+  elapsed_ms: number;
+  truncated: boolean;
+};
+
+describe("POST /v1/query", () => {
+  it("answers columns with types, rows keyed by name, and statistics; matches the data sent", async () => {
+    const res = await query({
+      sql: "SELECT event_name, count() AS n, uniqExact(player_id) AS players, sum(metrics['score']) AS score FROM events GROUP BY event_name ORDER BY event_name",
+    });
+    expect(res.status).toBe(200);
+    const { data } = (await res.json()) as { success: true; data: Data };
+    expect(data.columns).toEqual([
+      { name: "event_name", type: "LowCardinality(String)" },
+      { name: "n", type: "UInt64" },
+      { name: "players", type: "UInt64" },
+      { name: "score", type: "Float64" },
+    ]);
+    const tally = (name: string) => {
+      const mine = events.filter((e) => e.eventName === name);
+      return {
+        event_name: name,
+        n: mine.length,
+        players: new Set(mine.map((e) => e.playerId)).size,
+        score: mine.reduce((s, e) => s + ((e.metrics as Record<string, number>).score ?? 0), 0),
+      };
+    };
+    expect(data.rows).toEqual([tally("frame"), tally("kill")]);
+    expect(data.truncated).toBe(false);
+    expect(data.rows_read).toBeGreaterThanOrEqual(events.length);
+    expect(data.elapsed_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("limit cuts the rows and says more existed; exactly at the limit it does not", async () => {
+    const cut = ((await (await query({ sql: "SELECT * FROM events", limit: 10 })).json()) as { data: Data })
+      .data;
+    expect(cut.rows).toHaveLength(10);
+    expect(cut.truncated).toBe(true);
+    const exact = (
+      (await (await query({ sql: "SELECT * FROM events", limit: events.length })).json()) as { data: Data }
+    ).data;
+    expect(exact.rows).toHaveLength(events.length);
+    expect(exact.truncated).toBe(false);
+  });
+
+  it("400 names the field for bad parameters", async () => {
+    for (const [body, field] of [
+      [{ sql: "SELECT 1", limit: 0 }, "limit"],
+      [{ sql: "SELECT 1", limit: 10_001 }, "limit"],
+      [{ sql: "" }, "sql"],
+      [{ sql: "SELECT 1", project_id: "nope" }, "project_id"],
+    ] as const) {
+      const res = await query(body);
+      expect(res.status).toBe(400);
+      expect((await problemOf(res)).detail).toContain(field);
+    }
+  });
+
+  it("an execution failure is a 422 with the error envelope", async () => {
+    const res = await query({ sql: "SELECT no_such_column FROM events" });
+    expect(res.status).toBe(422);
+    const problem = await problemOf(res);
+    expect(problem.detail).toContain("no_such_column");
+    expect(problem.timeout).toBe(false);
+  });
+
+  it("a timeout says it was a timeout", async () => {
+    const err = await runUserQuery(
+      testClickHouse(),
+      t.projectId,
+      "SELECT count() FROM events ARRAY JOIN range(1000) AS a ARRAY JOIN range(1000) AS b ARRAY JOIN range(1000) AS c",
+      10,
+      { ...QUERY_LIMITS, maxExecutionSeconds: 1 },
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(422);
+    expect((err as ApiError).message).toMatch(/^Query failed: timeout: .* 1 s/);
+    expect((err as ApiError).extras.extensions?.timeout).toBe(true);
+  });
+
+  it("is in the OpenAPI document with the export and erasure routes", async () => {
+    const doc = (await (await api("/v1/openapi.json")).json()) as { paths: Record<string, object> };
+    for (const path of [
+      "/v1/query",
+      "/v1/projects/{id}/exports",
+      "/v1/projects/{id}/exports/{exportId}",
+      "/v1/projects/{id}/exports/{exportId}/download",
+      "/v1/projects/{id}/erasures",
+      "/v1/projects/{id}/erasures/{erasureId}",
+    ]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+  });
+});

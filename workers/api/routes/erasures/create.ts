@@ -1,0 +1,80 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { erasures } from "../../../../schema/pg/schema.js";
+import { erasePlayer, type StepOutcome } from "../../../erasure/erase.js";
+import { ApiError } from "../../../shared/errors.js";
+import { sha256Hex } from "../../../shared/secrets.js";
+import type { AppEnv } from "../../context.js";
+import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProblemSchema, ProjectIdParam, security } from "../../openapi.js";
+import { ErasureBodySchema, ErasureSchema, erasureItem } from "./schema.js";
+
+export const route = createRoute({
+  method: "post",
+  path: "/{id}/erasures",
+  summary: "Erase every event of one player in the project",
+  description:
+    "Removes the player's events (player_id equal to playerId, or session_id equal to it where " +
+    "player_id is empty, plus the anonymous events of the player's sessions) and every player-derived " +
+    "row, with synchronous lightweight DELETEs; other players are untouched. The audit entry (who, " +
+    "when, rows removed per table) is kept and returned. Needs data:admin (API key only).",
+  security: security.keyOnly,
+  middleware: [requireScope("data:admin")],
+  request: {
+    params: ProjectIdParam,
+    body: { required: true, content: { "application/json": { schema: ErasureBodySchema } } },
+  },
+  responses: {
+    201: envelope(ErasureSchema, "The erasure, completed."),
+    ...errorResponses,
+    503: {
+      description: "ClickHouse failed midway; the audit entry records it as failed. Safe to retry.",
+      content: { "application/problem+json": { schema: ProblemSchema } },
+    },
+  },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const { playerId } = c.req.valid("json");
+    const principal = principalOf(c);
+    const db = c.get("db");
+    const [started] = await db
+      .insert(erasures)
+      .values({
+        projectId: project.id,
+        requestedBy: principal.kind === "key" ? principal.keyId : null,
+        playerIdSha256: await sha256Hex(playerId),
+        status: "running",
+      })
+      .returning();
+    const id = (started as typeof erasures.$inferSelect).id;
+    const record = (steps: StepOutcome[]) => ({
+      steps,
+      rowsRemoved: steps.reduce((n, s) => n + s.rowsRemoved, 0),
+    });
+    try {
+      const steps = await erasePlayer(c.get("ch"), project.id, playerId, async (done) => {
+        await db.update(erasures).set(record(done)).where(eq(erasures.id, id));
+      });
+      const [row] = await db
+        .update(erasures)
+        .set({ ...record(steps), status: "completed", completedAt: new Date() })
+        .where(eq(erasures.id, id))
+        .returning();
+      return c.json({ success: true as const, data: erasureItem(row as typeof erasures.$inferSelect) }, 201);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      await db
+        .update(erasures)
+        .set({ status: "failed", error: message, completedAt: new Date() })
+        .where(eq(erasures.id, id));
+      console.error("erasure failed", id, message);
+      throw new ApiError("UNAVAILABLE", `Erasure ${id} failed midway and is recorded as failed; retry it.`, {
+        retryAfter: 5,
+        extensions: { erasureId: id },
+      });
+    }
+  });
+}

@@ -1,0 +1,49 @@
+import { z } from "@hono/zod-openapi";
+import type { erasures } from "../../../../schema/pg/schema.js";
+
+export const ErasureBodySchema = z
+  .object({
+    playerId: z
+      .string()
+      .min(1)
+      .max(128)
+      .describe("The player: an event's player_id, or its session_id for events without one"),
+  })
+  .openapi("ErasureRequest");
+
+export const ErasureSchema = z
+  .object({
+    id: z.uuid(),
+    projectId: z.uuid(),
+    playerIdSha256: z.string().describe("SHA-256 (hex) of the erased playerId; the id itself is not kept"),
+    requestedBy: z.object({ keyId: z.uuid().nullable() }).describe("The API key that asked"),
+    status: z.enum(["running", "completed", "failed"]),
+    rowsRemoved: z.number().int().describe("Rows removed, counted before and after each delete"),
+    steps: z.array(z.object({ table: z.string(), rowsRemoved: z.number().int() })),
+    error: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+    completedAt: z.iso.datetime().nullable(),
+  })
+  .openapi("Erasure");
+
+export const ErasureIdParams = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),
+  erasureId: z.uuid().openapi({ param: { name: "erasureId", in: "path" } }),
+});
+
+type ErasureRow = typeof erasures.$inferSelect;
+
+export function erasureItem(row: ErasureRow): z.infer<typeof ErasureSchema> {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    playerIdSha256: row.playerIdSha256,
+    requestedBy: { keyId: row.requestedBy },
+    status: row.status as "running" | "completed" | "failed",
+    rowsRemoved: row.rowsRemoved,
+    steps: row.steps as Array<{ table: string; rowsRemoved: number }>,
+    error: row.error,
+    createdAt: row.createdAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+  };
+}

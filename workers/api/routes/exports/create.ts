@@ -1,0 +1,57 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { dataExports } from "../../../../schema/pg/schema.js";
+import type { ExportMessage } from "../../../exports/consumer.js";
+import type { AppEnv } from "../../context.js";
+import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { exportRange } from "./range.js";
+import { ExportBodySchema, ExportSchema, exportItem } from "./schema.js";
+
+export const route = createRoute({
+  method: "post",
+  path: "/{id}/exports",
+  summary: "Start an export of the project's events",
+  description:
+    "Queues the export and answers at once; poll GET …/exports/{exportId}. The file has the query " +
+    "endpoint's `events` columns, ordered by timestamp, in ClickHouse's JSONEachRow (ndjson), Parquet " +
+    "or CSVWithNames (csv) output, streamed into object storage. Needs data:admin (API key only).",
+  security: security.keyOnly,
+  middleware: [requireScope("data:admin")],
+  request: {
+    params: ProjectIdParam,
+    body: { required: true, content: { "application/json": { schema: ExportBodySchema } } },
+  },
+  responses: { 202: envelope(ExportSchema, "The export, queued."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const body = c.req.valid("json");
+    const { from, to } = exportRange(body);
+    const principal = principalOf(c);
+    const db = c.get("db");
+    const [row] = await db
+      .insert(dataExports)
+      .values({
+        projectId: project.id,
+        requestedBy: principal.kind === "key" ? principal.keyId : null,
+        format: body.format,
+        rangeFrom: from,
+        rangeTo: to,
+        eventName: body.eventName ?? null,
+        status: "queued",
+      })
+      .returning();
+    const created = row as typeof dataExports.$inferSelect;
+    try {
+      await c.env.EXPORTS_QUEUE.send({ exportId: created.id } satisfies ExportMessage);
+    } catch (err) {
+      // Without its message the record would sit queued forever.
+      await db.delete(dataExports).where(eq(dataExports.id, created.id));
+      throw err;
+    }
+    return c.json({ success: true as const, data: exportItem(created) }, 202);
+  });
+}

@@ -1,0 +1,54 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { EXPORT_FORMATS, type ExportFormat } from "../../../exports/formats.js";
+import { ApiError } from "../../../shared/errors.js";
+import type { AppEnv } from "../../context.js";
+import { requireScope } from "../../middleware/auth.js";
+import { errorResponses, ProblemSchema, rateLimitHeaderDocs, security } from "../../openapi.js";
+import { exportFor } from "./get.js";
+import { ExportIdParams } from "./schema.js";
+
+const file = { schema: z.string().openapi({ format: "binary" }) };
+
+export const route = createRoute({
+  method: "get",
+  path: "/{id}/exports/{exportId}/download",
+  summary: "Download a completed export (streamed)",
+  security: security.keyOnly,
+  middleware: [requireScope("data:admin")],
+  request: { params: ExportIdParams },
+  responses: {
+    200: {
+      description: "The file.",
+      headers: rateLimitHeaderDocs,
+      content: Object.fromEntries(Object.values(EXPORT_FORMATS).map((f) => [f.contentType, file])),
+    },
+    ...errorResponses,
+    409: {
+      description: "The export has not completed.",
+      content: { "application/problem+json": { schema: ProblemSchema } },
+    },
+  },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const { id, exportId } = c.req.valid("param");
+    const row = await exportFor(c, id, exportId);
+    if (row.status !== "completed" || !row.objectKey) {
+      throw new ApiError("CONFLICT", `Export ${exportId} is ${row.status}; download it once completed.`);
+    }
+    const object = await c.env.EXPORTS.get(row.objectKey);
+    if (!object) {
+      throw new ApiError("NOT_FOUND", "The export's file is gone.");
+    }
+    const format = EXPORT_FORMATS[row.format as ExportFormat];
+    return new Response(object.body, {
+      status: 200,
+      headers: {
+        "Content-Type": format.contentType,
+        "Content-Length": String(object.size),
+        "Content-Disposition": `attachment; filename="events-${exportId}.${format.extension}"`,
+      },
+    });
+  });
+}

@@ -1,0 +1,11 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.js";
+import { defaultHook } from "../../openapi.js";
+import * as create from "./create.js";
+import * as download from "./download.js";
+import * as get from "./get.js";
+
+export const exportsApp = new OpenAPIHono<AppEnv>({ defaultHook });
+create.register(exportsApp);
+get.register(exportsApp);
+download.register(exportsApp);

@@ -1,0 +1,38 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
+
+export type StepOutcome = { table: string; rowsRemoved: number };
+
+/** Events that arrive while a step deletes are caught by another pass, up to this many. */
+const PASSES = 3;
+
+/**
+ * Runs every step for one player: count, delete, count again. The rows removed are counted, not
+ * assumed, and a step that still finds rows after its passes fails the erasure loudly.
+ */
+export async function erasePlayer(
+  ch: ClickHouseClient,
+  projectId: string,
+  playerId: string,
+  onStep: (done: StepOutcome[]) => Promise<void>,
+  steps: ErasureStep[] = ERASURE_STEPS,
+): Promise<StepOutcome[]> {
+  const bound = { project: projectId, player: playerId };
+  const done: StepOutcome[] = [];
+  for (const step of steps) {
+    let removed = 0;
+    let remaining = await countRows(ch, step, bound);
+    for (let pass = 0; remaining > 0 && pass < PASSES; pass++) {
+      await deleteRows(ch, step, bound);
+      const after = await countRows(ch, step, bound);
+      removed += remaining - after;
+      remaining = after;
+    }
+    done.push({ table: step.table, rowsRemoved: removed });
+    await onStep(done);
+    if (remaining > 0) {
+      throw new Error(`${step.table}: ${remaining} rows of the player remain after ${PASSES} passes`);
+    }
+  }
+  return done;
+}
