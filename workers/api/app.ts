@@ -7,6 +7,7 @@ import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
+import { analyticsApp } from "./routes/analytics/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { whoami } from "./routes/whoami/index.js";
@@ -60,6 +61,7 @@ export function newApp() {
   api.route("/v1/whoami", whoami);
   api.route("/v1/projects", projectsApp);
   api.route("/v1/projects", deadLettersApp);
+  api.route("/v1/projects", analyticsApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);

@@ -1,0 +1,24 @@
+-- Each player's first event in a project, for retention cohorts: a cohort date is the player's first
+-- event ever, which must not require scanning the project's whole history at read time.
+-- SimpleAggregateFunction(min) makes duplicates and out-of-order inserts harmless: merges keep the
+-- minimum, and readers take min() over the parts not merged yet.
+-- Holds player identifiers: a player erasure must delete from this table as well as from events.
+CREATE TABLE IF NOT EXISTS telemetry.player_first_seen
+(
+    project_id UUID,
+    player String,
+    first_seen SimpleAggregateFunction(min, DateTime64(6, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (project_id, player);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.player_first_seen_mv TO telemetry.player_first_seen AS
+SELECT project_id, if(empty(player_id), session_id, player_id) AS player, min(timestamp) AS first_seen
+FROM telemetry.events
+GROUP BY project_id, player;
+
+-- Events that arrived before the view existed. Overlap with rows the view already wrote is harmless.
+INSERT INTO telemetry.player_first_seen
+SELECT project_id, player, min(timestamp)
+FROM telemetry.events
+GROUP BY project_id, player;
