@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../../shared/clickhouse.js";
-import { byText, num, selectRows } from "./select.js";
+import { byText, distinct, distinctIf, num, selectRows } from "./select.js";
 import { chTime, type Window } from "./window.js";
 
 const DAY_MS = 86_400_000;
@@ -22,9 +22,9 @@ export async function dashboardKpis(
     ch,
     `
     SELECT
-      uniqExactIf(player, timestamp >= {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}) AS dau,
-      uniqExactIf(player, timestamp >= {monthAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}) AS mau,
-      uniqExactIf(session_id, timestamp >= {from:DateTime64(6, 'UTC')}) AS sessions,
+      ${distinctIf("player", "timestamp >= {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}")} AS dau,
+      ${distinctIf("player", "timestamp >= {monthAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}")} AS mau,
+      ${distinctIf("session_id", "timestamp >= {from:DateTime64(6, 'UTC')}")} AS sessions,
       countIf(timestamp >= {from:DateTime64(6, 'UTC')}) AS events
     FROM ${CH_DB}.events
     WHERE project_id = {projectId:UUID}
@@ -47,40 +47,37 @@ export type DailyAndTop = {
   topEvents: Array<{ event_name: string; count: number }>;
 };
 
-/** Unique players per day and the 10 most frequent events (ties by name), in one scan of the window. */
+/**
+ * Unique players per day and the 10 most frequent events (ties by name) of the window: two
+ * aggregations of one statement, which ClickHouse runs side by side.
+ */
 export async function dailyActiveUsersAndTopEvents(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,
 ): Promise<DailyAndTop> {
-  const rows = await selectRows<{
-    byEvent: number;
-    day: string;
-    event_name: string;
-    events: string;
-    players: string;
-  }>(
+  const scope = `project_id = {projectId:UUID}
+      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}`;
+  const rows = await selectRows<{ kind: "day" | "event"; key: string; value: string }>(
     ch,
     `
-    SELECT grouping(date) AS byEvent, toString(date) AS day, event_name, count() AS events, uniqExact(player) AS players
-    FROM ${CH_DB}.events
-    WHERE project_id = {projectId:UUID}
-      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
-    GROUP BY GROUPING SETS ((toDate(timestamp) AS date), (event_name))`,
+    SELECT 'day' AS kind, toString(toDate(timestamp)) AS key, ${distinct("player")} AS value
+    FROM ${CH_DB}.events WHERE ${scope}
+    GROUP BY key
+    UNION ALL
+    (SELECT 'event' AS kind, toString(event_name) AS key, count() AS value
+    FROM ${CH_DB}.events WHERE ${scope}
+    GROUP BY key
+    ORDER BY value DESC, key ASC
+    LIMIT 10)`,
     { projectId, from: w.from, to: w.to },
   );
-  const perDay = new Map<string, number>();
-  const perEvent: Array<{ event_name: string; count: number }> = [];
-  for (const r of rows) {
-    if (num(r.byEvent) === 1) {
-      perEvent.push({ event_name: r.event_name, count: num(r.events) });
-    } else {
-      perDay.set(r.day, num(r.players));
-    }
-  }
-  perEvent.sort((a, b) => b.count - a.count || byText(a.event_name, b.event_name));
+  const perDay = new Map(rows.filter((r) => r.kind === "day").map((r) => [r.key, num(r.value)]));
   return {
     dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
-    topEvents: perEvent.slice(0, 10),
+    topEvents: rows
+      .filter((r) => r.kind === "event")
+      .map((r) => ({ event_name: r.key, count: num(r.value) }))
+      .sort((a, b) => b.count - a.count || byText(a.event_name, b.event_name)),
   };
 }

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../../shared/clickhouse.js";
-import { byText, num, selectRows } from "./select.js";
+import { byText, distinct, num, selectRows } from "./select.js";
 import { chTime, mondayOf, monthOf, type Window } from "./window.js";
 
 export const INSIGHT_METRICS = ["count", "unique_players"] as const;
@@ -25,7 +25,7 @@ export type InsightQuery = {
 export type InsightGroup = { key: string; value: number };
 
 // SQL fragments chosen from fixed tables by validated enumerations; user values are only ever bound.
-const METRIC_SQL: Record<InsightMetric, string> = { count: "count()", unique_players: "uniqExact(player)" };
+const METRIC_SQL: Record<InsightMetric, string> = { count: "count()", unique_players: distinct("player") };
 const KEY_SQL: Record<InsightGroupBy, string> = {
   day: "toString(toDate(timestamp))",
   week: "toString(toMonday(timestamp))",

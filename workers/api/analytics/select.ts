@@ -25,3 +25,12 @@ export function pct(part: number, whole: number): number {
 export function byText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/**
+ * Exact distinct counts hash their strings to 64 bits first: uniqExact over UInt64 is several times
+ * faster than over String (which hashes to 128 bits itself). Two different values would have to
+ * collide in cityHash64 to be miscounted: about 1 in 10^7 at a million distinct values.
+ */
+export const distinct = (column: string) => `uniqExact(cityHash64(${column}))`;
+export const distinctIf = (column: string, condition: string) =>
+  `uniqExactIf(cityHash64(${column}), ${condition})`;
