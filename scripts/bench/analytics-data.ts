@@ -2,11 +2,14 @@
 // HTTP but the statement. Distributions: players skewed (a few play a lot), each player starting on
 // some day of the last 90 and mostly returning within a month, sessions per player and day, event
 // names weighted as a game sends them, builds released every three days, maps with positions,
-// platforms, and performance samples on about half the events.
+// platforms, and performance samples on about half the events (numbers at PLAYERS below).
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import type { ClickHouseTarget } from "../migrate.js";
 
 const CHUNK = 1_000_000;
+// 10M events over 90 days from 50,000 players: a few hundred events per player, one or two sessions
+// per player and day, positions on a 1 km × 1 km map.
+const PLAYERS = 50_000;
 
 const INSERT = `
 INSERT INTO telemetry.events
@@ -15,15 +18,15 @@ INSERT INTO telemetry.events
    batch_id, event_index, received_at)
 SELECT
   project_id, ts, event_name,
-  concat('s-', toString(pl), '-', toString(days_ago), '-', toString(h3 % 3)) AS session_id,
+  concat('s-', toString(pl), '-', toString(days_ago), '-', toString(h3 % 2)) AS session_id,
   if(pl % 10 = 0, '', concat('player-', toString(pl))) AS player_id,
   concat('1.', toString(intDiv(90 - days_ago, 3))) AS build_id,
   ['maps/desert_outpost', 'maps/frozen_harbor', 'maps/old_town', ''][1 + h2 % 4] AS map_id,
   ['windows', 'windows', 'ps5', 'xbox', 'switch', 'android'][1 + h3 % 6] AS platform,
   ['1920x1080', '2560x1440', '3840x2160'][1 + h1 % 3] AS resolution,
   ['RTX 3060', 'RTX 4070', 'RX 6700', 'Adreno 740'][1 + pl % 4] AS gpu,
-  if(map_id = '', NULL, toFloat32((h2 % 200000) / 100.0 - 1000)) AS position_x,
-  if(map_id = '', NULL, toFloat32((h3 % 200000) / 100.0 - 1000)) AS position_y,
+  if(map_id = '', NULL, toFloat32((h2 % 100000) / 100.0 - 500)) AS position_x,
+  if(map_id = '', NULL, toFloat32((h3 % 100000) / 100.0 - 500)) AS position_y,
   if(map_id = '', NULL, toFloat32((h1 % 5000) / 100.0)) AS position_z,
   if(perf, toFloat32(20 + (h1 % 1200) / 10.0), NULL) AS fps,
   if(perf, toFloat32(1000 / (20 + (h1 % 1200) / 10.0)), NULL) AS frame_time_ms,
@@ -66,7 +69,7 @@ export async function loadBenchData(target: ClickHouseTarget, plan: LoadPlan, lo
       main: plan.mainProject,
       mainEvents: String(plan.mainEvents),
       others: `[${plan.otherProjects.map((p) => `'${p}'`).join(",")}]`,
-      players: "200000",
+      players: String(PLAYERS),
       offset: String(offset),
       count: String(Math.min(CHUNK, total - offset)),
     });
