@@ -17,7 +17,7 @@ import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { buildList } from "../../workers/api/analytics/builds.js";
-import { dailyActiveUsersAndTopEvents, dashboardKpis } from "../../workers/api/analytics/dashboard.js";
+import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics/dashboard.js";
 import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { perfHeatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
@@ -46,7 +46,7 @@ const ENDPOINTS: Record<
     sql: (ch, p) => {
       const now = Date.now();
       const w = windowOf(30, now);
-      return Promise.all([dashboardKpis(ch, p, w, now), dailyActiveUsersAndTopEvents(ch, p, w)]);
+      return Promise.all([dashboardDistincts(ch, p, w, now), dashboardTotals(ch, p, w, now)]);
     },
   },
   heatmap: {

@@ -34,5 +34,3 @@ export function byText(a: string, b: string): number {
  * collide in cityHash64 to be miscounted: about 1 in 10^7 at a million distinct values.
  */
 export const distinct = (column: string) => `uniqExact(cityHash64(${column}))`;
-export const distinctIf = (column: string, condition: string) =>
-  `uniqExactIf(cityHash64(${column}), ${condition})`;

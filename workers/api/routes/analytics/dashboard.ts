@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { dailyActiveUsersAndTopEvents, dashboardKpis } from "../../analytics/dashboard.js";
+import { dashboardDistincts, dashboardTotals } from "../../analytics/dashboard.js";
 import { windowOf } from "../../analytics/window.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
@@ -21,10 +21,18 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = await projectFor(c, c.req.valid("param").id);
     const fetchedAt = Date.now();
     const w = windowOf(Number(c.req.valid("query").days), fetchedAt);
-    const [kpis, series] = await Promise.all([
-      dashboardKpis(c.get("ch"), project.id, w, fetchedAt),
-      dailyActiveUsersAndTopEvents(c.get("ch"), project.id, w),
+    const [distincts, totals] = await Promise.all([
+      dashboardDistincts(c.get("ch"), project.id, w, fetchedAt),
+      dashboardTotals(c.get("ch"), project.id, w, fetchedAt),
     ]);
-    return c.json({ success: true as const, data: { kpis: { ...kpis, fetchedAt }, ...series } }, 200);
+    const kpis = {
+      dau: totals.dau,
+      mau: distincts.mau,
+      sessions: distincts.sessions,
+      events: totals.events,
+      fetchedAt,
+    };
+    const data = { kpis, dailyActiveUsers: distincts.dailyActiveUsers, topEvents: totals.topEvents };
+    return c.json({ success: true as const, data }, 200);
   });
 }
