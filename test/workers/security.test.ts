@@ -222,6 +222,21 @@ const ROUTES: Route[] = [
     scope: "data:admin",
     projectScoped: true,
   },
+  ...[
+    "dashboard",
+    "heatmap?mapId=dust",
+    "retention",
+    "funnels?steps=a,b",
+    "insights?metric=count&groupBy=day",
+    "builds",
+  ].map(
+    (endpoint): Route => ({
+      method: "GET",
+      path: (id) => `/v1/projects/${id}/${endpoint}`,
+      scope: "analytics:read",
+      projectScoped: true,
+    }),
+  ),
 ];
 
 async function request(route: Route, projectId: string, auth: Parameters<typeof api>[1]) {

@@ -8,6 +8,7 @@ import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
 import { defaultHook } from "./openapi.js";
 import { alertsApp } from "./routes/alerts/index.js";
+import { analyticsApp } from "./routes/analytics/index.js";
 import { channelsApp } from "./routes/channels/index.js";
 import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
@@ -76,6 +77,7 @@ export function newApp() {
   api.route("/v1/projects", erasuresApp);
   api.route("/v1/projects", exportsApp);
   api.route("/v1/query", queryApp);
+  api.route("/v1/projects", analyticsApp);
 
   api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);

@@ -18,7 +18,43 @@ const PLAYER_EVENTS = `project_id = {project:UUID} AND (
   OR (player_id = '' AND session_id IN (
     SELECT session_id FROM ${CH_DB}.events WHERE project_id = {project:UUID} AND player_id = {player:String})))`;
 
-export const ERASURE_STEPS: ErasureStep[] = [{ table: `${CH_DB}.events`, where: PLAYER_EVENTS }];
+/** Sessions in which the player was identified: their anonymous events are the player's too. */
+const IDENTIFIED_SESSIONS = `SELECT session_id FROM ${CH_DB}.events
+  WHERE project_id = {project:UUID} AND player_id = {player:String}`;
+
+/** Players (as the rollups key them) whose every event the erasure removes. */
+const ERASED_PLAYERS = `(id_or_player = {player:String} OR id_or_player IN (${IDENTIFIED_SESSIONS}))`;
+
+/**
+ * Sessions left without any event: the player's own, unless another identified player also sent
+ * events in them (that player's data stays whole).
+ */
+const ERASED_SESSIONS = `id IN (
+    SELECT session_id FROM ${CH_DB}.events
+    WHERE project_id = {project:UUID}
+      AND (player_id = {player:String} OR (player_id = '' AND session_id = {player:String})))
+  AND id NOT IN (
+    SELECT session_id FROM ${CH_DB}.events
+    WHERE project_id = {project:UUID} AND player_id NOT IN ('', {player:String})
+      AND session_id IN (${IDENTIFIED_SESSIONS} UNION ALL SELECT {player:String}))`;
+
+/**
+ * The rollups derived from events (schema/clickhouse/migrations/0002_player_rollups.sql) come first:
+ * their rows are found through the player's events, which the last step removes.
+ */
+export const ERASURE_STEPS: ErasureStep[] = [
+  {
+    table: `${CH_DB}.player_first_seen`,
+    where: `project_id = {project:UUID} AND ${ERASED_PLAYERS.replaceAll("id_or_player", "player")}`,
+  },
+  {
+    table: `${CH_DB}.daily_actors`,
+    where: `project_id = {project:UUID} AND (
+      (kind = 'player' AND ${ERASED_PLAYERS.replaceAll("id_or_player", "id")})
+      OR (kind = 'session' AND ${ERASED_SESSIONS}))`,
+  },
+  { table: `${CH_DB}.events`, where: PLAYER_EVENTS },
+];
 
 type Bound = { project: string; player: string };
 

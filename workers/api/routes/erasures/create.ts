@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { erasures } from "../../../../schema/pg/schema.js";
 import { erasePlayer, type StepOutcome } from "../../../erasure/erase.js";
+import { CH_DB } from "../../../shared/clickhouse.js";
 import { ApiError } from "../../../shared/errors.js";
 import { sha256Hex } from "../../../shared/secrets.js";
 import type { AppEnv } from "../../context.js";
@@ -34,6 +35,8 @@ export const route = createRoute({
   },
 });
 
+const EVENTS_TABLE = `${CH_DB}.events`;
+
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = await projectFor(c, c.req.valid("param").id);
@@ -52,7 +55,8 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const id = (started as typeof erasures.$inferSelect).id;
     const record = (steps: StepOutcome[]) => ({
       steps,
-      rowsRemoved: steps.reduce((n, s) => n + s.rowsRemoved, 0),
+      // The events removed; the rollup rows derived from them are reported per table in `steps`.
+      rowsRemoved: steps.find((s) => s.table === EVENTS_TABLE)?.rowsRemoved ?? 0,
     });
     try {
       const steps = await erasePlayer(c.get("ch"), project.id, playerId, async (done) => {

@@ -18,7 +18,12 @@ export const ErasureSchema = z
     playerIdSha256: z.string().describe("SHA-256 (hex) of the erased playerId; the id itself is not kept"),
     requestedBy: z.object({ keyId: z.uuid().nullable() }).describe("The API key that asked"),
     status: z.enum(["running", "completed", "failed"]),
-    rowsRemoved: z.number().int().describe("Rows removed, counted before and after each delete"),
+    rowsRemoved: z
+      .number()
+      .int()
+      .describe(
+        "Events removed, counted before and after each delete; `steps` gives every table, rollups included",
+      ),
     steps: z.array(z.object({ table: z.string(), rowsRemoved: z.number().int() })),
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),

@@ -1,0 +1,79 @@
+// Benchmark data generated inside ClickHouse with INSERT … SELECT FROM numbers(): nothing crosses
+// HTTP but the statement. Distributions: players skewed (a few play a lot), each player starting on
+// some day of the last 90 and mostly returning within a month, sessions per player and day, event
+// names weighted as a game sends them, builds released every three days, maps with positions,
+// platforms, and performance samples on about half the events (numbers at PLAYERS below).
+import { clickhouseQuery } from "../local/clickhouse-http.js";
+import type { ClickHouseTarget } from "../migrate.js";
+
+const CHUNK = 1_000_000;
+// 10M events over 90 days from 50,000 players: a few hundred events per player, one or two sessions
+// per player and day, positions on a 1 km × 1 km map.
+const PLAYERS = 50_000;
+
+const INSERT = `
+INSERT INTO telemetry.events
+  (project_id, timestamp, event_name, session_id, player_id, build_id, map_id, platform, resolution, gpu,
+   position_x, position_y, position_z, fps, frame_time_ms, memory_mb, gpu_time_ms, cpu_time_ms,
+   batch_id, event_index, received_at)
+SELECT
+  project_id, ts, event_name,
+  concat('s-', toString(pl), '-', toString(days_ago), '-', toString(h3 % 2)) AS session_id,
+  if(pl % 10 = 0, '', concat('player-', toString(pl))) AS player_id,
+  concat('1.', toString(intDiv(90 - days_ago, 3))) AS build_id,
+  ['maps/desert_outpost', 'maps/frozen_harbor', 'maps/old_town', ''][1 + h2 % 4] AS map_id,
+  ['windows', 'windows', 'ps5', 'xbox', 'switch', 'android'][1 + h3 % 6] AS platform,
+  ['1920x1080', '2560x1440', '3840x2160'][1 + h1 % 3] AS resolution,
+  ['RTX 3060', 'RTX 4070', 'RX 6700', 'Adreno 740'][1 + pl % 4] AS gpu,
+  if(map_id = '', NULL, toFloat32((h2 % 100000) / 100.0 - 500)) AS position_x,
+  if(map_id = '', NULL, toFloat32((h3 % 100000) / 100.0 - 500)) AS position_y,
+  if(map_id = '', NULL, toFloat32((h1 % 5000) / 100.0)) AS position_z,
+  if(perf, toFloat32(20 + (h1 % 1200) / 10.0), NULL) AS fps,
+  if(perf, toFloat32(1000 / (20 + (h1 % 1200) / 10.0)), NULL) AS frame_time_ms,
+  if(perf AND h2 % 3 > 0, toFloat32(1500 + h3 % 6000), NULL) AS memory_mb,
+  if(perf AND h3 % 4 > 0, toFloat32((h2 % 300) / 10.0), NULL) AS gpu_time_ms,
+  if(perf, toFloat32((h3 % 200) / 10.0), NULL) AS cpu_time_ms,
+  concat('bench-', toString(intDiv(number, 1000))) AS batch_id,
+  toUInt32(number % 1000) AS event_index,
+  ts AS received_at
+FROM (
+  SELECT number,
+    cityHash64(number, 1) AS h1, cityHash64(number, 2) AS h2, cityHash64(number, 3) AS h3,
+    {main:UUID} AS main_project,
+    if(number < {mainEvents:UInt64}, main_project,
+       toUUID({others:Array(String)}[1 + number % length({others:Array(String)})])) AS project_id,
+    toUInt64(pow((h1 % 1000003) / 1000003, 2) * {players:UInt64}) AS pl,
+    cityHash64(pl) % 90 AS first_ago,
+    toUInt64(if(h2 % 100 < 55, first_ago, greatest(0, toInt64(first_ago) - toInt64(h2 % 31)))) AS days_ago,
+    toDateTime64(toStartOfDay(now('UTC')) - toIntervalDay(days_ago), 6, 'UTC')
+      + toIntervalSecond(h3 % 86400) + toIntervalMicrosecond(h1 % 1000000) AS ts,
+    ['player_move', 'player_move', 'frame_sample', 'frame_sample', 'frame_sample', 'match_start',
+     'level_up', 'match_end', 'item_pickup', 'enemy_killed', 'ui_click', 'purchase'][1 + h2 % 12] AS event_name,
+    event_name IN ('frame_sample', 'player_move', 'enemy_killed') AS perf
+  FROM numbers({offset:UInt64}, {count:UInt64})
+)`;
+
+export type LoadPlan = {
+  mainProject: string;
+  mainEvents: number;
+  otherProjects: string[];
+  otherEvents: number;
+};
+
+/** Loads the plan in chunks of a million rows; returns the seconds it took. */
+export async function loadBenchData(target: ClickHouseTarget, plan: LoadPlan, log: (s: string) => void) {
+  const started = Date.now();
+  const total = plan.mainEvents + plan.otherEvents;
+  for (let offset = 0; offset < total; offset += CHUNK) {
+    await clickhouseQuery(target.url, { user: target.user, password: target.password }, INSERT, {
+      main: plan.mainProject,
+      mainEvents: String(plan.mainEvents),
+      others: `[${plan.otherProjects.map((p) => `'${p}'`).join(",")}]`,
+      players: String(PLAYERS),
+      offset: String(offset),
+      count: String(Math.min(CHUNK, total - offset)),
+    });
+    log(`loaded ${Math.min(total, offset + CHUNK).toLocaleString("en")} / ${total.toLocaleString("en")}`);
+  }
+  return (Date.now() - started) / 1000;
+}

@@ -1,0 +1,70 @@
+import { expect } from "vitest";
+import type { GenEvent } from "./analytics-dataset.js";
+import { batch } from "./batches.js";
+import type { Tenant } from "./harness.js";
+import { api, ingest } from "./http.js";
+
+const EVENTS_PER_BATCH = 500;
+
+function toWire(e: GenEvent) {
+  return {
+    timestampUs: BigInt(e.tsUs),
+    eventName: e.eventName,
+    sessionId: e.sessionId,
+    playerId: e.playerId,
+    buildId: e.buildId,
+    mapId: e.mapId,
+    ...(e.pos ? { position: { x: e.pos.x, y: e.pos.y, z: 1 } } : {}),
+    ...(e.perf ? { perf: e.perf } : {}),
+    ...(e.platform ? { device: { platform: e.platform } } : {}),
+  };
+}
+
+async function totalEvents(t: Tenant): Promise<number> {
+  const res = await api(`/v1/projects/${t.projectId}/status`, { key: t.keys.read.key });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
+}
+
+/**
+ * Sends the events through the real ingest endpoint (batches without a batch-level device, so each
+ * event's platform is its own) and waits until the queue consumer has written all of them.
+ */
+export async function ingestAll(t: Tenant, events: GenEvent[]): Promise<void> {
+  const before = await totalEvents(t);
+  for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
+    const body = batch(events.slice(i, i + EVENTS_PER_BATCH).map(toWire), { device: {} });
+    const res = await ingest(body, t.keys.ingest.key);
+    expect(res.status, await res.clone().text()).toBe(202);
+  }
+  const deadline = Date.now() + 60_000;
+  let total = before;
+  while (total < before + events.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    total = await totalEvents(t);
+  }
+  expect(total).toBe(before + events.length);
+}
+
+/** The data of a successful analytics GET. */
+export async function getData<T>(
+  t: Tenant,
+  path: string,
+  auth: { key?: string; token?: string } = {},
+): Promise<T> {
+  const res = await api(
+    `/v1/projects/${t.projectId}${path}`,
+    auth.key || auth.token ? auth : { key: t.keys.read.key },
+  );
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  return (JSON.parse(text) as { data: T }).data;
+}
+
+/** Runs after the next UTC midnight if that is only minutes away, so one test never spans two days. */
+export async function awayFromMidnight(minutes: number): Promise<void> {
+  const msToMidnight = 86_400_000 - (Date.now() % 86_400_000);
+  if (msToMidnight < minutes * 60_000) {
+    await new Promise((r) => setTimeout(r, msToMidnight + 2000));
+  }
+}

@@ -1,0 +1,288 @@
+// The metric definitions of ARCHITECTURE.md computed in plain TypeScript over the generated events,
+// written without looking at the SQL: the analytics endpoints must agree with these.
+import type { GenEvent } from "./analytics-dataset.js";
+
+const DAY_MS = 86_400_000;
+
+const playerOf = (e: GenEvent) => e.playerId || e.sessionId;
+const dayOfUs = (us: number) => new Date(Math.floor(us / 1000)).toISOString().slice(0, 10);
+const dayAfter = (date: string, n: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+const textOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const round2 = (v: number) => Math.round(v * 100) / 100;
+const share = (part: number, whole: number) => (whole === 0 ? 0 : round2((part / whole) * 100));
+
+export type RefWindow = { fromUs: number; toUs: number; dates: string[]; today: string };
+
+/** N UTC calendar days ending today, today included. */
+export function refWindow(days: number, nowMs: number): RefWindow {
+  const today = new Date(nowMs).toISOString().slice(0, 10);
+  const dates: string[] = [];
+  for (let i = days - 1; i >= 0; i--) {
+    dates.push(dayAfter(today, -i));
+  }
+  return {
+    fromUs: Date.parse(`${dates[0]}T00:00:00Z`) * 1000,
+    toUs: Date.parse(`${dayAfter(today, 1)}T00:00:00Z`) * 1000,
+    dates,
+    today,
+  };
+}
+
+const inWindow = (w: RefWindow) => (e: GenEvent) => e.tsUs >= w.fromUs && e.tsUs < w.toUs;
+
+function countBy<K>(xs: GenEvent[], key: (e: GenEvent) => K): Map<K, number> {
+  const m = new Map<K, number>();
+  for (const e of xs) {
+    m.set(key(e), (m.get(key(e)) ?? 0) + 1);
+  }
+  return m;
+}
+
+function uniqueBy<K>(
+  xs: GenEvent[],
+  key: (e: GenEvent) => K,
+  value: (e: GenEvent) => string,
+): Map<K, number> {
+  const sets = new Map<K, Set<string>>();
+  for (const e of xs) {
+    const s = sets.get(key(e)) ?? new Set<string>();
+    s.add(value(e));
+    sets.set(key(e), s);
+  }
+  return new Map([...sets].map(([k, s]) => [k, s.size]));
+}
+
+export function refDashboard(events: GenEvent[], days: number, fetchedAt: number) {
+  const w = refWindow(days, fetchedAt);
+  const nowUs = fetchedAt * 1000;
+  const win = events.filter(inWindow(w));
+  const lastHours = (h: number) =>
+    new Set(events.filter((e) => e.tsUs >= nowUs - h * 3_600_000_000 && e.tsUs <= nowUs).map(playerOf)).size;
+  const perDay = uniqueBy(win, (e) => dayOfUs(e.tsUs), playerOf);
+  return {
+    kpis: {
+      dau: lastHours(24),
+      mau: lastHours(24 * 30),
+      sessions: new Set(win.map((e) => e.sessionId)).size,
+      events: win.length,
+      fetchedAt,
+    },
+    dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
+    topEvents: [...countBy(win, (e) => e.eventName)]
+      .map(([event_name, count]) => ({ event_name, count }))
+      .sort((a, b) => b.count - a.count || textOrder(a.event_name, b.event_name))
+      .slice(0, 10),
+  };
+}
+
+/** ClickHouse quantileExact: the element at index floor(level · n) of the sorted values. */
+function quantileExact(values: number[], level: number): number | null {
+  if (!values.length) {
+    return null;
+  }
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(level * sorted.length))] as number;
+}
+
+const mean = (vs: number[]) => (vs.length ? vs.reduce((a, b) => a + b, 0) / vs.length : null);
+const maxOf = (vs: number[]) => (vs.length ? Math.max(...vs) : null);
+
+export type HeatmapParams = { mapId: string; cellSize: number; days: number; eventName?: string };
+
+export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) {
+  const w = refWindow(q.days, nowMs);
+  const chosen = events.filter(
+    (e) =>
+      inWindow(w)(e) &&
+      e.mapId === q.mapId &&
+      e.pos !== undefined &&
+      (q.eventName === undefined ? hasPerf(e) : e.eventName === q.eventName),
+  );
+  const cells = new Map<string, { x: number; y: number; events: GenEvent[] }>();
+  for (const e of chosen) {
+    const pos = e.pos as { x: number; y: number };
+    const x = Math.floor(Math.fround(pos.x) / q.cellSize) * q.cellSize;
+    const y = Math.floor(Math.fround(pos.y) / q.cellSize) * q.cellSize;
+    const cell = cells.get(`${x}:${y}`) ?? { x, y, events: [] };
+    cell.events.push(e);
+    cells.set(`${x}:${y}`, cell);
+  }
+  const sorted = [...cells.values()].sort((a, b) => a.x - b.x || a.y - b.y);
+  if (q.eventName !== undefined) {
+    return sorted.map((c) => ({ x: c.x, y: c.y, count: c.events.length }));
+  }
+  return sorted.map((c) => {
+    const metric = (k: keyof NonNullable<GenEvent["perf"]>) =>
+      c.events.flatMap((e) => (e.perf?.[k] === undefined ? [] : [Math.fround(e.perf[k] as number)]));
+    return {
+      x: c.x,
+      y: c.y,
+      count: c.events.length,
+      fps_avg: mean(metric("fps")),
+      fps_p05: quantileExact(metric("fps"), 0.05),
+      frame_time_avg: mean(metric("frameTimeMs")),
+      frame_time_p95: quantileExact(metric("frameTimeMs"), 0.95),
+      memory_avg: mean(metric("memoryMb")),
+      memory_max: maxOf(metric("memoryMb")),
+      gpu_time_avg: mean(metric("gpuTimeMs")),
+      gpu_time_p95: quantileExact(metric("gpuTimeMs"), 0.95),
+    };
+  });
+}
+
+function hasPerf(e: GenEvent): boolean {
+  return e.perf !== undefined && Object.values(e.perf).some((v) => v !== undefined);
+}
+
+export function refRetention(events: GenEvent[], days: number, nowMs: number) {
+  const w = refWindow(days, nowMs);
+  const first = new Map<string, number>();
+  const activeDays = new Map<string, Set<string>>();
+  for (const e of events) {
+    const p = playerOf(e);
+    first.set(p, Math.min(first.get(p) ?? Number.POSITIVE_INFINITY, e.tsUs));
+    const s = activeDays.get(p) ?? new Set<string>();
+    s.add(dayOfUs(e.tsUs));
+    activeDays.set(p, s);
+  }
+  return w.dates.map((date) => {
+    const cohort = [...first].filter(([, ts]) => dayOfUs(ts) === date).map(([p]) => p);
+    const rate = (n: number) => {
+      const target = dayAfter(date, n);
+      if (target >= w.today) {
+        return null;
+      }
+      return share(cohort.filter((p) => activeDays.get(p)?.has(target)).length, cohort.length);
+    };
+    return { cohort_date: date, cohort_size: cohort.length, day1: rate(1), day7: rate(7), day30: rate(30) };
+  });
+}
+
+/** Brute force: from every step-1 event, the furthest step reachable in order within the window. */
+export function refFunnel(events: GenEvent[], steps: string[], windowS: number, days: number, nowMs: number) {
+  const w = refWindow(days, nowMs);
+  const byPlayer = new Map<string, GenEvent[]>();
+  for (const e of events.filter(inWindow(w))) {
+    byPlayer.set(playerOf(e), [...(byPlayer.get(playerOf(e)) ?? []), e]);
+  }
+  const reached = steps.map(() => 0);
+  for (const list of byPlayer.values()) {
+    list.sort((a, b) => a.tsUs - b.tsUs);
+    let best = 0;
+    list.forEach((start, i) => {
+      if (start.eventName !== steps[0]) {
+        return;
+      }
+      let level = 1;
+      for (let j = i + 1; j < list.length && level < steps.length; j++) {
+        const e = list[j] as GenEvent;
+        if (e.tsUs - start.tsUs > windowS * 1_000_000) {
+          break;
+        }
+        if (e.eventName === steps[level]) {
+          level++;
+        }
+      }
+      best = Math.max(best, level);
+    });
+    for (let k = 0; k < best; k++) {
+      reached[k] = (reached[k] ?? 0) + 1;
+    }
+  }
+  return steps.map((event_name, i) => ({
+    step: i + 1,
+    event_name,
+    count: reached[i] ?? 0,
+    pct: share(reached[i] ?? 0, reached[0] ?? 0),
+    drop_off_pct: i === 0 ? 0 : share((reached[i - 1] ?? 0) - (reached[i] ?? 0), reached[i - 1] ?? 0),
+  }));
+}
+
+export type InsightParams = {
+  metric: "count" | "unique_players";
+  groupBy: "day" | "week" | "month" | "event_name" | "map_id" | "platform" | "build_id";
+  days: number;
+  limit: number;
+  eventName?: string;
+};
+
+function periodStart(groupBy: "day" | "week" | "month", date: string): string {
+  if (groupBy === "day") {
+    return date;
+  }
+  if (groupBy === "month") {
+    return `${date.slice(0, 8)}01`;
+  }
+  const sinceMonday = (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
+  return dayAfter(date, -sinceMonday);
+}
+
+export function refInsights(events: GenEvent[], q: InsightParams, nowMs: number) {
+  const w = refWindow(q.days, nowMs);
+  const win = events.filter(
+    (e) => inWindow(w)(e) && (q.eventName === undefined || e.eventName === q.eventName),
+  );
+  const value = (xs: GenEvent[]) => (q.metric === "count" ? xs.length : new Set(xs.map(playerOf)).size);
+  const groupsOf = (key: (e: GenEvent) => string) => {
+    const m = new Map<string, GenEvent[]>();
+    for (const e of win) {
+      m.set(key(e), [...(m.get(key(e)) ?? []), e]);
+    }
+    return m;
+  };
+  let groups: Array<{ key: string; value: number }>;
+  if (q.groupBy === "day" || q.groupBy === "week" || q.groupBy === "month") {
+    const g = q.groupBy;
+    const periods = [...new Set(w.dates.map((d) => periodStart(g, d)))].slice(-q.limit);
+    const m = groupsOf((e) => periodStart(g, dayOfUs(e.tsUs)));
+    groups = periods.map((key) => ({ key, value: value(m.get(key) ?? []) }));
+  } else {
+    const field = {
+      event_name: "eventName",
+      map_id: "mapId",
+      platform: "platform",
+      build_id: "buildId",
+    } as const;
+    const m = groupsOf((e) => e[field[q.groupBy as keyof typeof field]]);
+    groups = [...m]
+      .map(([key, xs]) => ({ key, value: value(xs) }))
+      .sort((a, b) => b.value - a.value || textOrder(a.key, b.key))
+      .slice(0, q.limit);
+  }
+  return { metric: q.metric, groupBy: q.groupBy, days: q.days, groups, total: value(win) };
+}
+
+const isoOfUs = (us: number) =>
+  `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, "0")}Z`;
+
+export function refBuilds(events: GenEvent[], days: number, nowMs: number, buildId?: string) {
+  const w = refWindow(days, nowMs);
+  const perBuild = new Map<string, GenEvent[]>();
+  for (const e of events) {
+    if (
+      inWindow(w)(e) &&
+      hasPerf(e) &&
+      e.buildId !== "" &&
+      (buildId === undefined || e.buildId === buildId)
+    ) {
+      perBuild.set(e.buildId, [...(perBuild.get(e.buildId) ?? []), e]);
+    }
+  }
+  return [...perBuild]
+    .map(([id, xs]) => {
+      const ts = xs.map((e) => e.tsUs);
+      return {
+        build_id: id,
+        firstUs: Math.min(...ts),
+        first_seen: isoOfUs(Math.min(...ts)),
+        last_seen: isoOfUs(Math.max(...ts)),
+        event_count: xs.length,
+        session_count: new Set(xs.map((e) => e.sessionId)).size,
+        player_count: new Set(xs.map(playerOf)).size,
+      };
+    })
+    .sort((a, b) => b.firstUs - a.firstUs || textOrder(a.build_id, b.build_id))
+    .slice(0, 50)
+    .map(({ firstUs: _, ...b }) => b);
+}

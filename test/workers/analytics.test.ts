@@ -1,0 +1,360 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { INSIGHT_GROUPS } from "../../workers/api/analytics/insights.js";
+import {
+  type Dataset,
+  type GenEvent,
+  generateDataset,
+  SOAK_BUILDS,
+  scriptedFunnels,
+} from "../support/analytics-dataset.js";
+import { awayFromMidnight, getData, ingestAll } from "../support/analytics-ingest.js";
+import {
+  type HeatmapParams,
+  type InsightParams,
+  refBuilds,
+  refDashboard,
+  refFunnel,
+  refHeatmap,
+  refInsights,
+  refRetention,
+} from "../support/analytics-reference.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
+import { api, problemOf } from "../support/http.js";
+
+let t: Tenant;
+let ds: Dataset;
+
+beforeAll(async () => {
+  await awayFromMidnight(4);
+  t = await seedTenant("enterprise", "Analytics Studio");
+  ds = generateDataset(20261121, Date.now());
+  await ingestAll(t, ds.events);
+}, 240_000);
+
+type Cell = Record<string, number | null>;
+
+/** Float32 metrics come back in their shortest spelling: equal to the reference within float32 precision. */
+function expectCells(actual: Cell[], expected: Cell[]) {
+  expect(actual.map((c) => [c.x, c.y, c.count])).toEqual(expected.map((c) => [c.x, c.y, c.count]));
+  actual.forEach((cell, i) => {
+    for (const [k, want] of Object.entries(expected[i] as Cell)) {
+      const got = cell[k];
+      if (want === null || got === null) {
+        expect([k, got]).toEqual([k, want]);
+      } else {
+        expect(Math.abs((got as number) - want), `${k} of cell ${cell.x},${cell.y}`).toBeLessThanOrEqual(
+          Math.abs(want) * 1e-6,
+        );
+      }
+    }
+  });
+}
+
+describe("the generated dataset", () => {
+  it("covers the edge cases it is meant to", () => {
+    const anonymous = ds.events.filter((e) => e.playerId === "");
+    expect(anonymous.length).toBeGreaterThan(50);
+    expect(ds.events.some((e) => e.pos && (e.pos.x < 0 || e.pos.y < 0))).toBe(true);
+    // The oldest day of a 30-day window holds events (unless the run began in the day's last hour).
+    const oldest = new Date(ds.anchorMs - 29 * 86_400_000).toISOString().slice(0, 10);
+    if (ds.anchorMs % 86_400_000 < 23 * 3_600_000) {
+      expect(ds.events.some((e) => new Date(e.tsUs / 1000).toISOString().startsWith(oldest))).toBe(true);
+    }
+    expect(ds.events.length).toBeGreaterThan(2000);
+  });
+});
+
+describe("dashboard", () => {
+  it.each([7, 30, 90])("days=%i matches the reference", async (days) => {
+    const data = await getData<{ kpis: { fetchedAt: number } }>(t, `/dashboard?days=${days}`);
+    expect(data).toEqual(refDashboard(ds.events, days, data.kpis.fetchedAt));
+  });
+
+  it("defaults to 30 days", async () => {
+    const data = await getData<{ dailyActiveUsers: unknown[] }>(t, "/dashboard");
+    expect(data.dailyActiveUsers).toHaveLength(30);
+  });
+});
+
+describe("heatmap", () => {
+  const perf: HeatmapParams[] = [
+    { mapId: "dust", cellSize: 25, days: 7 },
+    { mapId: "dust", cellSize: 5, days: 30 },
+    { mapId: "harbor", cellSize: 50, days: 14 },
+    { mapId: "harbor", cellSize: 10, days: 1 },
+  ];
+  it.each(perf)("performance mode $mapId cellSize=$cellSize days=$days", async (q) => {
+    const data = await getData<Cell[]>(t, `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}`);
+    expectCells(data, refHeatmap(ds.events, q, Date.now()));
+  });
+
+  it("places negative coordinates in cells with negative origins and nulls missing metrics", async () => {
+    const data = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=25&days=30");
+    expect(data.some((c) => (c.x as number) < 0 && (c.y as number) < 0)).toBe(true);
+    // The fps-only region: frame time and GPU time have no sample there.
+    const fpsOnly = data.filter((c) => (c.x as number) >= 200);
+    expect(fpsOnly.length).toBeGreaterThan(0);
+    expect(
+      fpsOnly.every((c) => c.fps_avg !== null && c.frame_time_p95 === null && c.gpu_time_avg === null),
+    ).toBe(true);
+    expectCells(data, refHeatmap(ds.events, { mapId: "dust", cellSize: 25, days: 30 }, Date.now()));
+  });
+
+  it.each([
+    { mapId: "dust", cellSize: 10, days: 30, eventName: "level_up" },
+    { mapId: "harbor", cellSize: 25, days: 7, eventName: "frame_sample" },
+    { mapId: "dust", cellSize: 50, days: 14, eventName: "no_such_event" },
+  ])("events mode $eventName on $mapId", async (q) => {
+    const data = await getData<Cell[]>(
+      t,
+      `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}&eventName=${q.eventName}`,
+    );
+    expect(data).toEqual(refHeatmap(ds.events, q, Date.now()));
+    if (q.eventName !== "no_such_event") {
+      expect(data.length).toBeGreaterThan(0);
+      expect(Object.keys(data[0] as Cell).sort()).toEqual(["count", "x", "y"]);
+    }
+  });
+
+  it("a map nobody played answers no cells", async () => {
+    expect(await getData(t, "/heatmap?mapId=maps/unknown")).toEqual([]);
+  });
+});
+
+describe("retention", () => {
+  it.each([7, 30, 90])("days=%i matches the reference", async (days) => {
+    const data = await getData<Array<{ cohort_size: number; day30: number | null }>>(
+      t,
+      `/retention?days=${days}`,
+    );
+    expect(data).toEqual(refRetention(ds.events, days, Date.now()));
+  });
+
+  it("has empty cohorts and cohorts whose day 30 has not ended", async () => {
+    const data = await getData<Array<{ cohort_size: number; day1: number | null; day30: number | null }>>(
+      t,
+      "/retention?days=90",
+    );
+    expect(data).toHaveLength(90);
+    // Cohorts of the last 30 days: day 30 has not ended, null even where the cohort is empty.
+    expect(data.slice(-30).every((c) => c.day30 === null)).toBe(true);
+    expect(data.slice(-30).some((c) => c.cohort_size === 0)).toBe(true);
+    // Older, empty cohorts whose day 30 has ended: 0.
+    expect(data[0]).toMatchObject({ cohort_size: 0, day1: 0, day30: 0 });
+    expect(data.some((c) => c.cohort_size > 0 && (c.day1 ?? 0) > 0)).toBe(true);
+  });
+});
+
+describe("funnels", () => {
+  const cases: Array<[string, number, number]> = [
+    ["match_start,level_up,match_end", 3600, 30],
+    ["match_start,level_up,match_end", 86400, 30],
+    ["match_start,match_start,match_end", 3600, 30],
+    ["match_end,level_up,match_start", 604800, 7],
+    ["session_start,purchase,match_start,purchase", 21600, 14],
+    ["level_up,level_up,level_up,match_end,session_start,ui_click,purchase,match_start", 604800, 90],
+    ["ui_click,no_such_event", 86400, 30],
+  ];
+  it.each(cases)("steps=%s window=%i days=%i matches the reference", async (steps, window, days) => {
+    const data = await getData(t, `/funnels?steps=${steps}&window=${window}&days=${days}`);
+    expect(data).toEqual(refFunnel(ds.events, steps.split(","), window, days, Date.now()));
+  });
+
+  describe("edge cases, on a project holding only the scripted players", () => {
+    let f: Tenant;
+    const scripted: GenEvent[] = [];
+    beforeAll(async () => {
+      f = await seedTenant("pro", "Funnel Studio");
+      scriptedFunnels(scripted, (Date.now() - 2 * 86_400_000) * 1000);
+      await ingestAll(f, scripted);
+    }, 120_000);
+
+    async function funnel(steps: string, window: number) {
+      const data = await getData<Array<{ count: number; drop_off_pct: number }>>(
+        f,
+        `/funnels?steps=${steps}&window=${window}&days=7`,
+      );
+      expect(data).toEqual(refFunnel(scripted, steps.split(","), window, 7, Date.now()));
+      return data;
+    }
+
+    it("counts a step exactly `window` seconds after step 1, not a microsecond later", async () => {
+      // Five players started; fx-exact and fx-late reach level_up; only fx-exact's match_end is inside the hour.
+      const data = await funnel("match_start,level_up,match_end", 3600);
+      expect(data.map((s) => s.count)).toEqual([5, 2, 1]);
+    });
+
+    it("needs a repeated event for a repeated step name", async () => {
+      // fx-repeat has two match_start events; fx-single, fx-exact, fx-late, fx-reverse one each.
+      const data = await funnel("match_start,match_start,match_end", 3600);
+      expect(data.map((s) => s.count)).toEqual([5, 1, 1]);
+      expect(data.map((s) => s.drop_off_pct)).toEqual([0, 80, 0]);
+    });
+
+    it("steps out of order do not count", async () => {
+      // fx-reverse did match_end, level_up, match_start: in that order only it goes past step 1 …
+      expect((await funnel("match_end,level_up,match_start", 3600)).map((s) => s.count)).toEqual([5, 1, 1]);
+      // … and asked the other way round, only match_start (fx-exact, fx-late reach further).
+      const data = await funnel("match_start,level_up", 3600);
+      expect(data.map((s) => s.count)).toEqual([5, 2]);
+    });
+  });
+
+  it("defaults to a one-day window over 30 days", async () => {
+    const data = await getData(t, "/funnels?steps=match_start,match_end");
+    expect(data).toEqual(refFunnel(ds.events, ["match_start", "match_end"], 86400, 30, Date.now()));
+  });
+});
+
+describe("insights", () => {
+  const groupings = INSIGHT_GROUPS;
+  const cases: InsightParams[] = [
+    ...groupings.flatMap((groupBy) =>
+      (["count", "unique_players"] as const).map((metric) => ({ metric, groupBy, days: 30, limit: 10 })),
+    ),
+    { metric: "count", groupBy: "day", days: 90, limit: 50 },
+    { metric: "unique_players", groupBy: "week", days: 90, limit: 20 },
+    { metric: "unique_players", groupBy: "month", days: 90, limit: 10 },
+    { metric: "count", groupBy: "platform", days: 7, limit: 10, eventName: "frame_sample" },
+    { metric: "unique_players", groupBy: "day", days: 14, limit: 10, eventName: "match_start" },
+    { metric: "count", groupBy: "build_id", days: 30, limit: 20 },
+  ];
+  it.each(cases)("$metric by $groupBy days=$days limit=$limit eventName=$eventName", async (q) => {
+    const filter = q.eventName ? `&eventName=${q.eventName}` : "";
+    const data = await getData(
+      t,
+      `/insights?metric=${q.metric}&groupBy=${q.groupBy}&days=${q.days}&limit=${q.limit}${filter}`,
+    );
+    expect(data).toEqual(refInsights(ds.events, q, Date.now()));
+  });
+
+  it("counts a player once in the total, not once per group", async () => {
+    const data = await getData<{ groups: Array<{ value: number }>; total: number }>(
+      t,
+      "/insights?metric=unique_players&groupBy=event_name",
+    );
+    expect(data.groups.reduce((s, g) => s + g.value, 0)).toBeGreaterThan(data.total);
+  });
+});
+
+type Build = { build_id: string; session_count: number; player_count: number };
+
+function expectBuilds(actual: Build[], expected: Build[]) {
+  const exact = (b: Build) => ({ ...b, session_count: 0, player_count: 0 });
+  expect(actual.map(exact)).toEqual(expected.map(exact));
+  actual.forEach((b, i) => {
+    const want = expected[i] as Build;
+    // uniq is approximate: error under 2%.
+    expect(Math.abs(b.session_count - want.session_count)).toBeLessThanOrEqual(want.session_count * 0.02);
+    expect(Math.abs(b.player_count - want.player_count)).toBeLessThanOrEqual(want.player_count * 0.02);
+  });
+}
+
+describe("builds", () => {
+  it.each([7, 30])("days=%i: newest 50 by first_seen", async (days) => {
+    const data = await getData<Build[]>(t, `/builds?days=${days}&fresh=1`);
+    expectBuilds(data, refBuilds(ds.events, days, Date.now()));
+    expect(data).toHaveLength(50);
+  });
+
+  it("buildId fetches one build outside the newest 50", async () => {
+    const listed = (await getData<Build[]>(t, "/builds?fresh=1")).map((b) => b.build_id);
+    for (const id of ["soak-00", "1.0.0"]) {
+      expect(listed).not.toContain(id);
+      const data = await getData<Build[]>(t, `/builds?buildId=${id}`);
+      expect(data).toHaveLength(1);
+      expectBuilds(data, refBuilds(ds.events, 30, Date.now(), id));
+    }
+    expect(listed).toContain(`soak-${SOAK_BUILDS - 1}`);
+    expect(await getData(t, "/builds?buildId=never-shipped")).toEqual([]);
+  });
+});
+
+describe("an empty project", () => {
+  it("answers zeros and empty lists, with a token", async () => {
+    const empty = { ...t, projectId: t.siblingProjectId };
+    const auth = { token: t.token };
+    const dash = await getData<{ kpis: Record<string, number> }>(empty, "/dashboard?days=7", auth);
+    expect({ ...dash, kpis: { ...dash.kpis, fetchedAt: 0 } }).toEqual({
+      kpis: { dau: 0, mau: 0, sessions: 0, events: 0, fetchedAt: 0 },
+      dailyActiveUsers: refDashboard([], 7, Date.now()).dailyActiveUsers,
+      topEvents: [],
+    });
+    expect(await getData(empty, "/heatmap?mapId=dust", auth)).toEqual([]);
+    expect(await getData(empty, "/retention?days=7", auth)).toEqual(refRetention([], 7, Date.now()));
+    expect(await getData(empty, "/funnels?steps=a,b", auth)).toEqual([
+      { step: 1, event_name: "a", count: 0, pct: 0, drop_off_pct: 0 },
+      { step: 2, event_name: "b", count: 0, pct: 0, drop_off_pct: 0 },
+    ]);
+    const insights = await getData<{ groups: Array<{ value: number }>; total: number }>(
+      empty,
+      "/insights?metric=count&groupBy=day&days=7",
+      auth,
+    );
+    expect(insights.groups).toHaveLength(7);
+    expect(insights.groups.every((g) => g.value === 0) && insights.total === 0).toBe(true);
+    expect(await getData(empty, "/insights?metric=count&groupBy=map_id", auth)).toMatchObject({ groups: [] });
+    expect(await getData(empty, "/builds", auth)).toEqual([]);
+  });
+});
+
+describe("bad parameters", () => {
+  it.each([
+    ["/dashboard?days=8", "query.days"],
+    ["/retention?days=1", "query.days"],
+    ["/heatmap", "query.mapId"],
+    [`/heatmap?mapId=${"m".repeat(256)}`, "query.mapId"],
+    ["/heatmap?mapId=dust&cellSize=20", "query.cellSize"],
+    ["/heatmap?mapId=dust&days=90", "query.days"],
+    ["/funnels?steps=only_one", "query.steps"],
+    ["/funnels?steps=a,b,c,d,e,f,g,h,i", "query.steps"],
+    ["/funnels?steps=a,,b", "query.steps"],
+    ["/funnels?steps=a,b&window=60", "query.window"],
+    ["/funnels", "query.steps"],
+    ["/insights?metric=sum&groupBy=day", "query.metric"],
+    ["/insights?metric=count&groupBy=hour", "query.groupBy"],
+    ["/insights?metric=count&groupBy=day&limit=5", "query.limit"],
+    [`/builds?buildId=${"b".repeat(257)}`, "query.buildId"],
+    ["/builds?buildId=", "query.buildId"],
+    ["/builds?fresh=yes", "query.fresh"],
+  ])("%s answers 400 naming %s", async (path, field) => {
+    const res = await api(`/v1/projects/${t.projectId}${path}`, { key: t.keys.read.key });
+    expect(res.status).toBe(400);
+    const problem = await problemOf(res);
+    expect(problem.field).toBe(field);
+    expect(problem.detail.startsWith(`${field}:`)).toBe(true);
+  });
+});
+
+describe("builds cache", () => {
+  it("serves the cached answer within the minute; fresh=1 sees new data and refreshes it", async () => {
+    const c = await seedTenant("pro", "Cache Studio");
+    const sample = (buildId: string, i: number): GenEvent => ({
+      tsUs: (Date.now() - 3_600_000) * 1000 + i,
+      eventName: "frame_sample",
+      sessionId: `cache-${i}`,
+      playerId: "",
+      buildId,
+      mapId: "dust",
+      platform: "windows",
+      perf: { fps: 30 },
+    });
+    await ingestAll(c, [sample("cache-1", 1), sample("cache-1", 2)]);
+    const first = await getData<Build[]>(c, "/builds");
+    expect(first.map((b) => [b.build_id, b.session_count])).toEqual([["cache-1", 2]]);
+
+    await ingestAll(c, [sample("cache-2", 3)]);
+    expect(await getData(c, "/builds")).toEqual(first);
+    // Other parameters are other cache entries.
+    expect((await getData<Build[]>(c, "/builds?days=7")).map((b) => b.build_id).sort()).toEqual([
+      "cache-1",
+      "cache-2",
+    ]);
+    // Another project with the very same parameters never sees this project's entry.
+    expect(await getData(t, "/builds")).not.toEqual(first);
+
+    const fresh = await getData<Build[]>(c, "/builds?fresh=1");
+    expect(fresh.map((b) => b.build_id).sort()).toEqual(["cache-1", "cache-2"]);
+    expect(await getData(c, "/builds")).toEqual(fresh);
+  });
+});

@@ -1,0 +1,148 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Dataset, type GenEvent, generateDataset } from "../support/analytics-dataset.js";
+import { awayFromMidnight, getData, ingestAll } from "../support/analytics-ingest.js";
+import {
+  refBuilds,
+  refDashboard,
+  refFunnel,
+  refHeatmap,
+  refInsights,
+  refRetention,
+} from "../support/analytics-reference.js";
+import { testClickHouse } from "../support/events.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
+import { api } from "../support/http.js";
+
+/**
+ * Erasure, then every analytics read: each must equal the independent reference computed over the
+ * dataset without the erased player's events, and the rollups the reads use must hold nothing of them.
+ */
+let t: Tenant;
+let ds: Dataset;
+let victim: string;
+let kept: GenEvent[];
+
+/** The erasure's contract: the player's events, and the anonymous events of sessions they signed into. */
+function erasedBy(playerId: string, events: GenEvent[]): (e: GenEvent) => boolean {
+  const identified = new Set(events.filter((e) => e.playerId === playerId).map((e) => e.sessionId));
+  return (e) =>
+    e.playerId === playerId ||
+    (e.playerId === "" && (e.sessionId === playerId || identified.has(e.sessionId)));
+}
+
+async function rollupRows(table: "player_first_seen" | "daily_actors", column: string, ids: string[]) {
+  const rs = await testClickHouse().query({
+    query: `SELECT count() AS n FROM telemetry.${table} WHERE project_id = {p:UUID} AND ${column} IN {ids:Array(String)}`,
+    query_params: { p: t.projectId, ids },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ n: string | number }>();
+  return Number(row?.n ?? 0);
+}
+
+beforeAll(async () => {
+  await awayFromMidnight(4);
+  t = await seedTenant("enterprise", "Erasure Analytics Studio");
+  ds = generateDataset(4242, Date.now());
+  await ingestAll(t, ds.events);
+  // The identified player with the most events, so every read has something of theirs to lose.
+  const perPlayer = new Map<string, number>();
+  for (const e of ds.events.filter((e) => e.playerId !== "")) {
+    perPlayer.set(e.playerId, (perPlayer.get(e.playerId) ?? 0) + 1);
+  }
+  victim = [...perPlayer.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? "";
+  const erased = erasedBy(victim, ds.events);
+  kept = ds.events.filter((e) => !erased(e));
+  expect(ds.events.length - kept.length).toBeGreaterThan(10);
+
+  // Warm the builds cache before the erasure: the check below reads past it with fresh=1.
+  await getData(t, "/builds?days=30");
+  const res = await api(
+    `/v1/projects/${t.projectId}/erasures`,
+    { key: t.keys.full.key },
+    {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ playerId: victim }),
+    },
+  );
+  const text = await res.text();
+  expect(res.status, text).toBe(201);
+  const audit = (JSON.parse(text) as { data: { rowsRemoved: number; steps: Array<{ table: string }> } }).data;
+  expect(audit.rowsRemoved).toBe(ds.events.length - kept.length);
+  expect(audit.steps.map((s) => s.table)).toEqual([
+    "telemetry.player_first_seen",
+    "telemetry.daily_actors",
+    "telemetry.events",
+  ]);
+}, 240_000);
+
+describe("after a player's erasure, every analytics read equals the reference without them", () => {
+  it("leaves no row of the player in the rollups", async () => {
+    const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
+    expect(await rollupRows("player_first_seen", "player", [victim])).toBe(0);
+    expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
+  });
+
+  it.each([7, 30, 90])("dashboard days=%i", async (days) => {
+    const data = await getData<{ kpis: { fetchedAt: number } }>(t, `/dashboard?days=${days}`);
+    expect(data).toEqual(refDashboard(kept, days, data.kpis.fetchedAt));
+  });
+
+  it("heatmap, events mode (counts are exact integers)", async () => {
+    const q = { mapId: "dust", cellSize: 25, days: 30, eventName: "level_up" };
+    const data = await getData(t, `/heatmap?mapId=dust&cellSize=25&days=30&eventName=level_up`);
+    expect(data).toEqual(refHeatmap(kept, q, Date.now()));
+  });
+
+  it("heatmap, performance mode: the same cells and counts", async () => {
+    const data = await getData<Array<{ x: number; y: number; count: number }>>(
+      t,
+      "/heatmap?mapId=dust&cellSize=25&days=30",
+    );
+    const ref = refHeatmap(kept, { mapId: "dust", cellSize: 25, days: 30 }, Date.now()) as Array<{
+      x: number;
+      y: number;
+      count: number;
+    }>;
+    expect(data.map((c) => [c.x, c.y, c.count])).toEqual(ref.map((c) => [c.x, c.y, c.count]));
+  });
+
+  it.each([30, 90])("retention days=%i", async (days) => {
+    expect(await getData(t, `/retention?days=${days}`)).toEqual(refRetention(kept, days, Date.now()));
+  });
+
+  it("funnels", async () => {
+    const steps = ["match_start", "level_up", "match_end"];
+    const data = await getData(t, `/funnels?steps=${steps.join(",")}&window=86400&days=30`);
+    expect(data).toEqual(refFunnel(kept, steps, 86400, 30, Date.now()));
+  });
+
+  it.each([
+    { metric: "unique_players", groupBy: "day", days: 30, limit: 50 },
+    { metric: "unique_players", groupBy: "platform", days: 30, limit: 10 },
+    { metric: "count", groupBy: "event_name", days: 30, limit: 10 },
+  ] as const)("insights $metric by $groupBy", async (q) => {
+    const data = await getData(
+      t,
+      `/insights?metric=${q.metric}&groupBy=${q.groupBy}&days=${q.days}&limit=${q.limit}`,
+    );
+    expect(data).toEqual(refInsights(kept, q, Date.now()));
+  });
+
+  it("builds (fresh): event counts exact, approximate counts within 2%", async () => {
+    type Build = { build_id: string; event_count: number; session_count: number; player_count: number };
+    const data = await getData<Build[]>(t, "/builds?days=30&fresh=1");
+    const ref = refBuilds(kept, 30, Date.now()) as Build[];
+    expect(data.map((b) => [b.build_id, b.event_count])).toEqual(ref.map((b) => [b.build_id, b.event_count]));
+    data.forEach((b, i) => {
+      const want = ref[i] as Build;
+      expect(Math.abs(b.player_count - want.player_count)).toBeLessThanOrEqual(
+        Math.ceil(want.player_count * 0.02),
+      );
+      expect(Math.abs(b.session_count - want.session_count)).toBeLessThanOrEqual(
+        Math.ceil(want.session_count * 0.02),
+      );
+    });
+  });
+});

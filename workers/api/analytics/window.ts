@@ -1,0 +1,52 @@
+// UTC windows of the metric definitions: a window of N days is the N UTC calendar days ending today,
+// today included. Bounds go to ClickHouse as bound DateTime64 parameters, so the primary key
+// (project_id, toDate(timestamp), …) and the monthly partitions prune to the window.
+
+const DAY_MS = 86_400_000;
+
+export type Window = {
+  fromMs: number;
+  toMs: number;
+  /** First day of the window, 00:00:00 UTC, as a ClickHouse DateTime64 literal. */
+  from: string;
+  /** Exclusive end: 00:00:00 UTC of the day after today. */
+  to: string;
+  /** Every date of the window, oldest first, YYYY-MM-DD. */
+  dates: string[];
+  today: string;
+};
+
+export function dateOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export function dayStartMs(ms: number): number {
+  return Math.floor(ms / DAY_MS) * DAY_MS;
+}
+
+/** `2026-11-21 13:04:05.123000`: what a DateTime64(6, 'UTC') parameter expects. */
+export function chTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 23).replace("T", " ")}000`;
+}
+
+export function addDays(date: string, n: number): string {
+  return dateOf(Date.parse(`${date}T00:00:00Z`) + n * DAY_MS);
+}
+
+export function windowOf(days: number, nowMs: number): Window {
+  const todayStart = dayStartMs(nowMs);
+  const fromMs = todayStart - (days - 1) * DAY_MS;
+  const dates = Array.from({ length: days }, (_, i) => dateOf(fromMs + i * DAY_MS));
+  const toMs = todayStart + DAY_MS;
+  return { fromMs, toMs, from: chTime(fromMs), to: chTime(toMs), dates, today: dateOf(todayStart) };
+}
+
+/** Monday of the ISO week holding `date`. */
+export function mondayOf(date: string): string {
+  const weekday = (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
+  return addDays(date, -weekday);
+}
+
+export function monthOf(date: string): string {
+  return `${date.slice(0, 7)}-01`;
+}

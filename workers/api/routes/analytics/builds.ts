@@ -1,0 +1,34 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { buildList } from "../../analytics/builds.js";
+import { cached, cacheKey } from "../../analytics/cache.js";
+import { windowOf } from "../../analytics/window.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { BuildSchema, BuildsQuery } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/{id}/builds",
+  summary: "Builds with performance-bearing events in the window, newest first",
+  description:
+    "The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.",
+  security: security.keyOrToken,
+  middleware: [requireScope("analytics:read")],
+  request: { params: ProjectIdParam, query: BuildsQuery },
+  responses: { 200: envelope(z.array(BuildSchema), "Builds, newest first."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    // Authentication, scope and project checks have all run before the cache is consulted.
+    const project = await projectFor(c, c.req.valid("param").id);
+    const q = c.req.valid("query");
+    const days = Number(q.days);
+    const key = cacheKey("builds", project.id, { days, buildId: q.buildId });
+    const data = await cached(key, q.fresh === "1", () =>
+      buildList(c.get("ch"), project.id, windowOf(days, Date.now()), q.buildId),
+    );
+    return c.json({ success: true as const, data }, 200);
+  });
+}

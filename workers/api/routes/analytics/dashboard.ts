@@ -1,0 +1,38 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { dashboardDistincts, dashboardTotals } from "../../analytics/dashboard.js";
+import { windowOf } from "../../analytics/window.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { DashboardSchema, DaysQuery } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/{id}/dashboard",
+  summary: "KPIs, daily active players and top events",
+  security: security.keyOrToken,
+  middleware: [requireScope("analytics:read")],
+  request: { params: ProjectIdParam, query: DaysQuery },
+  responses: { 200: envelope(DashboardSchema, "Dashboard of the window."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const fetchedAt = Date.now();
+    const w = windowOf(Number(c.req.valid("query").days), fetchedAt);
+    const [distincts, totals] = await Promise.all([
+      dashboardDistincts(c.get("ch"), project.id, w, fetchedAt),
+      dashboardTotals(c.get("ch"), project.id, w, fetchedAt),
+    ]);
+    const kpis = {
+      dau: totals.dau,
+      mau: distincts.mau,
+      sessions: distincts.sessions,
+      events: totals.events,
+      fetchedAt,
+    };
+    const data = { kpis, dailyActiveUsers: distincts.dailyActiveUsers, topEvents: totals.topEvents };
+    return c.json({ success: true as const, data }, 200);
+  });
+}

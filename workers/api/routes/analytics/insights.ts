@@ -1,0 +1,37 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { insightGroups, insightTotal } from "../../analytics/insights.js";
+import { windowOf } from "../../analytics/window.js";
+import type { AppEnv } from "../../context.js";
+import { projectFor, requireScope } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { InsightsQuery, InsightsSchema } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/{id}/insights",
+  summary: "Event count or unique players grouped by period or dimension",
+  description:
+    'Time groupings give the most recent limit periods of the window, zero-filled, ascending (key: period start date, weeks start Monday). Other groupings give the top limit keys by value, ties by key; events without the value form the key "". total is the metric over the whole window.',
+  security: security.keyOrToken,
+  middleware: [requireScope("analytics:read")],
+  request: { params: ProjectIdParam, query: InsightsQuery },
+  responses: { 200: envelope(InsightsSchema, "Groups and total."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const project = await projectFor(c, c.req.valid("param").id);
+    const q = c.req.valid("query");
+    const days = Number(q.days);
+    const w = windowOf(days, Date.now());
+    const query = { metric: q.metric, groupBy: q.groupBy, limit: Number(q.limit), eventName: q.eventName };
+    const [groups, total] = await Promise.all([
+      insightGroups(c.get("ch"), project.id, w, query),
+      insightTotal(c.get("ch"), project.id, w, query),
+    ]);
+    return c.json(
+      { success: true as const, data: { metric: q.metric, groupBy: q.groupBy, days, groups, total } },
+      200,
+    );
+  });
+}
