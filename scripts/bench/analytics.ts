@@ -163,6 +163,9 @@ async function main(): Promise<Record<Endpoint, number>> {
     }
     const cachedBuilds = await medianMs(http("builds?days=30"));
     rows.push(["builds (cached)", String(cachedBuilds), "", "", "builds?days=30"]);
+    // A repeated step name runs windowFunnel over one row per (event, step position) instead.
+    const repeated = "funnels?steps=match_start,level_up,level_up,match_end&window=86400&days=30";
+    rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", repeated]);
 
     const header = ["endpoint", "HTTP median ms", "SQL, project", "SQL, no project filter", "request"];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));

@@ -33,23 +33,23 @@ function windowFunnelSql(stepCount: number): string {
 }
 
 /**
- * Repeated step names: windowFunnel would let one event satisfy two steps of the same name, so the
- * same chain-keeping runs as an arrayFold over the player's step events in time order, every step
- * reading the state from before the current event: one event is never two steps. Names travel as
- * small integers (a name's first position among the steps), which sort and compare cheaply.
+ * Repeated step names: windowFunnel evaluates all conditions on each row, so one event could be two
+ * steps of the same name. Each event becomes one row per step position its name holds (ARRAY JOIN),
+ * each row matching exactly one condition. Time is scaled by 8 (steps ≤ 8) and the rows of one event
+ * are ordered highest step first, so the event extends the chains of earlier events before it starts
+ * or extends its own: it is never two steps. The window scales too; the offsets (< 8) cannot carry a
+ * step across the window's edge, so a step exactly `window` seconds after step 1 still counts.
  */
-const FOLD_SQL = `
-      SELECT arrayCount(start -> start >= 0, arrayFold(
-        (acc, e) -> arrayMap(k -> multiIf(
-          k = 1, if(e.2 = 1, e.1, acc[1]),
-          e.2 = {stepIds:Array(UInt8)}[k] AND acc[k - 1] >= 0 AND e.1 - acc[k - 1] <= {windowUs:UInt64},
-            greatest(acc[k], acc[k - 1]),
-          acc[k]), range(1, length({stepIds:Array(UInt8)}) + 1)),
-        arraySort(groupArray((toUnixTimestamp64Micro(timestamp), toUInt8(indexOf({steps:Array(String)}, event_name))))),
-        arrayWithConstant(length({stepIds:Array(UInt8)}), toInt64(-1)))) AS level
+function expandedFunnelSql(stepCount: number): string {
+  const conditions = Array.from({ length: stepCount }, (_, i) => `k = ${i + 1}`);
+  return `
+      SELECT windowFunnel({windowScaled:UInt64})(
+        toUInt64(toUnixTimestamp64Micro(timestamp)) * 8 + toUInt64(${stepCount} - k), ${conditions.join(", ")}) AS level
       FROM ${CH_DB}.events
+      ARRAY JOIN arrayFilter(i -> {steps:Array(String)}[i] = event_name, range(1, ${stepCount + 1})) AS k
       WHERE ${SCOPE}
       GROUP BY cityHash64(player)`;
+}
 
 /**
  * A player reaches step k when they did steps 1..k in order within `window` seconds of step 1; only
@@ -62,7 +62,8 @@ export async function funnelSteps(
   steps: string[],
   windowSeconds: number,
 ): Promise<FunnelStep[]> {
-  const perPlayer = new Set(steps).size === steps.length ? windowFunnelSql(steps.length) : FOLD_SQL;
+  const perPlayer =
+    new Set(steps).size === steps.length ? windowFunnelSql(steps.length) : expandedFunnelSql(steps.length);
   const rows = await selectRows<{ level: string; players: string }>(
     ch,
     `SELECT level, count() AS players FROM (${perPlayer}) GROUP BY level`,
@@ -71,8 +72,8 @@ export async function funnelSteps(
       from: w.from,
       to: w.to,
       steps,
-      stepIds: steps.map((name) => steps.indexOf(name) + 1),
       windowUs: windowSeconds * 1_000_000,
+      windowScaled: windowSeconds * 8_000_000,
     },
   );
   const atLevel = new Map(rows.map((r) => [num(r.level), num(r.players)]));
