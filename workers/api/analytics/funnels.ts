@@ -29,7 +29,7 @@ function windowFunnelSql(stepCount: number): string {
       SELECT windowFunnel({windowUs:UInt64})(toUInt64(toUnixTimestamp64Micro(timestamp)), ${conditions.join(", ")}) AS level
       FROM ${CH_DB}.events
       WHERE ${SCOPE}
-      GROUP BY cityHash64(player)`;
+      GROUP BY player`;
 }
 
 /**
@@ -48,7 +48,7 @@ function expandedFunnelSql(stepCount: number): string {
       FROM ${CH_DB}.events
       ARRAY JOIN arrayFilter(i -> {steps:Array(String)}[i] = event_name, range(1, ${stepCount + 1})) AS k
       WHERE ${SCOPE}
-      GROUP BY cityHash64(player)`;
+      GROUP BY player`;
 }
 
 /**
