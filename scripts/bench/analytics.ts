@@ -22,8 +22,8 @@ import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { perfHeatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
 import { retentionCohorts } from "../../workers/api/analytics/retention.js";
-import { windowOf } from "../../workers/api/analytics/window.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { windowOf } from "../../workers/shared/window.js";
 import { type LocalStack, startLocalStack } from "../local/stack.js";
 import { startWrangler, stopWrangler, waitUntilServing } from "../local/wrangler.js";
 import { loadBenchData } from "./analytics-data.js";
@@ -83,11 +83,14 @@ function withoutProjectFilter(ch: ClickHouseClient): ClickHouseClient {
   return new Proxy(ch, {
     get(target, prop, receiver) {
       if (prop === "query") {
-        return (params: Parameters<ClickHouseClient["query"]>[0]) =>
-          target.query({
-            ...params,
-            query: params.query.replaceAll("project_id = {projectId:UUID}", "1 = 1"),
-          });
+        return (params: Parameters<ClickHouseClient["query"]>[0]) => {
+          const query = params.query.replaceAll("project_id = {projectId:UUID}", "1 = 1");
+          // A query spelling its project filter otherwise would silently stay filtered.
+          if (query === params.query) {
+            throw new Error(`no project filter to remove in: ${params.query}`);
+          }
+          return target.query({ ...params, query });
+        };
       }
       return Reflect.get(target, prop, receiver);
     },

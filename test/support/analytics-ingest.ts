@@ -61,6 +61,10 @@ export async function getData<T>(
   return (JSON.parse(text) as { data: T }).data;
 }
 
+export const MIDNIGHT_GUARD_MINUTES = 4;
+/** The longest awayFromMidnight(MIDNIGHT_GUARD_MINUTES) may wait: add it to a hook's timeout. */
+export const MIDNIGHT_GUARD_MS = MIDNIGHT_GUARD_MINUTES * 60_000 + 2000;
+
 /** Runs after the next UTC midnight if that is only minutes away, so one test never spans two days. */
 export async function awayFromMidnight(minutes: number): Promise<void> {
   const msToMidnight = 86_400_000 - (Date.now() % 86_400_000);

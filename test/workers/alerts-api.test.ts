@@ -146,6 +146,8 @@ describe("notification channels", () => {
     [{ kind: "webhook", name: "x", url: "https://user:pw@example.com/" }, "json.url", "credentials"],
     [{ kind: "email", name: "x", url: "https://example.com/" }, "json.kind", ""],
     [{ kind: "webhook", name: "", url: "https://example.com/" }, "json.name", ""],
+    [{ kind: "webhook", name: "nul\u0000", url: "https://example.com/" }, "json.name", "U+0000"],
+    [{ kind: "webhook", name: "x", url: "https://example.com/\u0000" }, "json.url", "U+0000"],
   ])("refuses %o naming %s", async (body, field, rule) => {
     const before = await json<Channel[]>(await api(`/v1/projects/${t.projectId}/channels`, w), 200);
     const res = await send(`/v1/projects/${t.projectId}/channels`, w, "POST", body);
@@ -334,6 +336,8 @@ describe("alert rules: validation answers 400 naming the field, and changes noth
     ],
     ["channel of another project", () => ({ channelIds: [foreignChannel] }), "channelIds.0", "no such"],
     ["missing name", () => ({ name: undefined }), "json.name", ""],
+    ["name with U+0000", () => ({ name: "bad\u0000name" }), "json.name", "U+0000"],
+    ["name of 201 characters", () => ({ name: "é".repeat(201) }), "json.name", "200 characters"],
   ];
 
   it.each(cases)("%s", async (_label, over, field, rule) => {

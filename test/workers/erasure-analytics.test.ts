@@ -1,6 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Dataset, type GenEvent, generateDataset } from "../support/analytics-dataset.js";
-import { awayFromMidnight, getData, ingestAll } from "../support/analytics-ingest.js";
+import {
+  awayFromMidnight,
+  getData,
+  ingestAll,
+  MIDNIGHT_GUARD_MINUTES,
+  MIDNIGHT_GUARD_MS,
+} from "../support/analytics-ingest.js";
 import {
   refBuilds,
   refDashboard,
@@ -41,7 +47,7 @@ async function rollupRows(table: "player_first_seen" | "daily_actors", column: s
 }
 
 beforeAll(async () => {
-  await awayFromMidnight(4);
+  await awayFromMidnight(MIDNIGHT_GUARD_MINUTES);
   t = await seedTenant("enterprise", "Erasure Analytics Studio");
   ds = generateDataset(4242, Date.now());
   await ingestAll(t, ds.events);
@@ -71,11 +77,11 @@ beforeAll(async () => {
   const audit = (JSON.parse(text) as { data: { rowsRemoved: number; steps: Array<{ table: string }> } }).data;
   expect(audit.rowsRemoved).toBe(ds.events.length - kept.length);
   expect(audit.steps.map((s) => s.table)).toEqual([
+    "telemetry.events",
     "telemetry.player_first_seen",
     "telemetry.daily_actors",
-    "telemetry.events",
   ]);
-}, 240_000);
+}, MIDNIGHT_GUARD_MS + 240_000);
 
 describe("after a player's erasure, every analytics read equals the reference without them", () => {
   it("leaves no row of the player in the rollups", async () => {

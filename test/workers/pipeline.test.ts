@@ -122,7 +122,7 @@ async function runQueue(queue: string, messages: ReturnType<typeof message>[], w
 
 describe("queue consumer", () => {
   it("backs off exponentially: 5 s, 10 s, 20 s … capped at 10 minutes", () => {
-    expect([1, 2, 3, 4, 8, 20].map(retryDelaySeconds)).toEqual([5, 10, 20, 40, 600, 600]);
+    expect([1, 2, 3, 4, 8, 20].map((n) => retryDelaySeconds(n))).toEqual([5, 10, 20, 40, 600, 600]);
   });
 
   it("never counts a redelivered message twice, alone or inside another batch", async () => {

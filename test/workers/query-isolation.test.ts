@@ -81,6 +81,19 @@ const CASES: Case[] = [
   { name: "telemetry.events direct", sql: "SELECT * FROM telemetry.events", outcome: "refused" },
   { name: "migrations table", sql: "SELECT * FROM telemetry.schema_migrations", outcome: "refused" },
   { name: "unqualified other table", sql: "SELECT * FROM schema_migrations", outcome: "refused" },
+  // The analytics rollups hold every project's player ids and have no engine filter of their own.
+  { name: "rollup player_first_seen", sql: "SELECT * FROM player_first_seen", outcome: "refused" },
+  { name: "rollup telemetry.daily_actors", sql: "SELECT * FROM telemetry.daily_actors", outcome: "refused" },
+  {
+    name: "rollup read by a scalar subquery",
+    sql: "SELECT (SELECT toUInt8(any(id)) FROM daily_actors) FROM events",
+    outcome: "refused",
+  },
+  {
+    name: "rollup behind a user CTE",
+    sql: "WITH p AS (SELECT * FROM player_first_seen) SELECT * FROM p",
+    outcome: "refused",
+  },
   { name: "default database", sql: "SELECT * FROM default.events", outcome: "refused" },
   { name: "double-quoted db.table", sql: 'SELECT * FROM "telemetry"."events"', outcome: "refused" },
   { name: "backquoted db.table", sql: "SELECT * FROM `telemetry`.`events`", outcome: "refused" },

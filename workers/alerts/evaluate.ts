@@ -11,9 +11,10 @@ import {
 import { openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
 import { type Db, openDb } from "../shared/db.js";
-import { countFailingCells, windowOfDays } from "./cells.js";
+import { windowOf } from "../shared/window.js";
+import { countFailingCells } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
-import { type AlertMetric, lowerIsWorse, type ThresholdLevel, thresholdOf } from "./metrics.js";
+import { type AlertMetric, type ThresholdLevel, thresholdOf } from "./metrics.js";
 import type { AlertNotification, NotificationMessage } from "./notification.js";
 
 /** Rules evaluated at once: bounds the load on ClickHouse and Postgres of one cron run. */
@@ -48,7 +49,7 @@ type Run = {
 /**
  * One cron run: every active rule, every profile of its bundle independently. A (rule, profile)
  * records an event only when its status changes (the first evaluation included); a change to
- * triggered notifies the rule's channels unless that pair's cooldown holds. A rule that fails is
+ * triggered notifies the rule's channels unless that pair's cooldown holds. A pair that fails is
  * logged and skipped; the others go on.
  */
 export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSummary> {
@@ -65,15 +66,19 @@ export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSum
     );
     const run: Run = { env, db, ch: openClickHouse(config), now, latest, summary };
     await forEachLimited(rules, CONCURRENCY, async (rule) => {
-      try {
-        await evaluateRule(run, rule);
-      } catch (err) {
-        summary.failed++;
-        console.error(
-          "alert rule evaluation failed",
-          rule.id,
-          err instanceof Error ? err.message : String(err),
-        );
+      for (const profile of rule.profiles) {
+        // Each pair on its own: a failing profile (or ClickHouse hiccup) skips only that pair.
+        try {
+          await evaluatePair(run, rule, profile);
+        } catch (err) {
+          summary.failed++;
+          console.error(
+            "alert evaluation failed",
+            rule.id,
+            profile.id,
+            err instanceof Error ? err.message : String(err),
+          );
+        }
       }
     });
   } finally {
@@ -112,73 +117,68 @@ async function activeRules(db: Db): Promise<Rule[]> {
   }));
 }
 
-async function evaluateRule(run: Run, rule: Rule): Promise<void> {
+async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<void> {
   const metric = rule.metric as AlertMetric;
   const level = rule.thresholdLevel as ThresholdLevel;
-  const { from, to } = windowOfDays(rule.evaluationDays, run.now);
-  for (const profile of rule.profiles) {
-    const threshold = thresholdOf(profile, metric, level);
-    if (threshold === null) {
-      // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
-      throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
-    }
-    const counts = await countFailingCells(run.ch, {
+  const threshold = thresholdOf(profile, metric, level);
+  if (threshold === null) {
+    // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
+    throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
+  }
+  const counts = await countFailingCells(run.ch, {
+    projectId: rule.projectId,
+    mapId: rule.map.mapId,
+    window: windowOf(rule.evaluationDays, run.now.getTime()),
+    cellSize: rule.cellSize,
+    metric,
+    threshold,
+    filters: profile,
+  });
+  run.summary.evaluated++;
+  // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
+  const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
+  const status: AlertStatus = failPercentage > rule.failPercentage ? "triggered" : "resolved";
+  if (run.latest.get(`${rule.id}:${profile.id}`)?.status === status) {
+    return;
+  }
+  const eventId = crypto.randomUUID();
+  const notified =
+    status === "triggered" &&
+    (await notify(run, rule, profile, {
+      type: "alert.triggered",
+      eventId,
+      createdAt: run.now.toISOString(),
       projectId: rule.projectId,
-      mapId: rule.map.mapId,
-      from,
-      to,
-      cellSize: rule.cellSize,
-      metric,
-      threshold,
-      lowerIsWorse: lowerIsWorse(metric),
-      filters: profile,
-    });
-    run.summary.evaluated++;
-    // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
-    const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
-    const status: AlertStatus = failPercentage > rule.failPercentage ? "triggered" : "resolved";
-    if (run.latest.get(`${rule.id}:${profile.id}`)?.status === status) {
-      continue;
-    }
-    const eventId = crypto.randomUUID();
-    const notified =
-      status === "triggered" &&
-      (await notify(run, rule, profile, {
-        type: "alert.triggered",
-        eventId,
-        createdAt: run.now.toISOString(),
-        projectId: rule.projectId,
-        rule: {
-          id: rule.id,
-          name: rule.name,
-          metric,
-          thresholdLevel: level,
-          failPercentage: rule.failPercentage,
-          evaluationDays: rule.evaluationDays,
-          cellSize: rule.cellSize,
-        },
-        thresholdProfile: { id: profile.id, name: profile.name, threshold },
-        map: rule.map,
-        result: { status, ...counts, failPercentage },
-      }));
-    await run.db.insert(alertEvaluationEvents).values({
-      id: eventId,
-      projectId: rule.projectId,
-      alertRuleId: rule.id,
-      evaluatedProfileId: profile.id,
-      thresholdProfileId: profile.id,
-      thresholdProfileName: profile.name,
-      ruleName: rule.name,
-      metric,
-      status,
-      ...counts,
-      failPercentage,
-      notified,
-    });
-    run.summary.changed++;
-    if (notified) {
-      run.summary.notified++;
-    }
+      rule: {
+        id: rule.id,
+        name: rule.name,
+        metric,
+        thresholdLevel: level,
+        failPercentage: rule.failPercentage,
+        evaluationDays: rule.evaluationDays,
+        cellSize: rule.cellSize,
+      },
+      thresholdProfile: { id: profile.id, name: profile.name, threshold },
+      map: rule.map,
+      result: { status, ...counts, failPercentage },
+    }));
+  await run.db.insert(alertEvaluationEvents).values({
+    id: eventId,
+    projectId: rule.projectId,
+    alertRuleId: rule.id,
+    evaluatedProfileId: profile.id,
+    thresholdProfileId: profile.id,
+    thresholdProfileName: profile.name,
+    ruleName: rule.name,
+    metric,
+    status,
+    ...counts,
+    failPercentage,
+    notified,
+  });
+  run.summary.changed++;
+  if (notified) {
+    run.summary.notified++;
   }
 }
 
@@ -191,7 +191,7 @@ async function notify(run: Run, rule: Rule, profile: Profile, alert: AlertNotifi
     return false;
   }
   const cooldown = run.env.ALERT_COOLDOWN.get(run.env.ALERT_COOLDOWN.idFromName(`${rule.id}:${profile.id}`));
-  const claim = await cooldown.claim(rule.cooldownMinutes, Date.now());
+  const claim = await cooldown.claim(rule.cooldownMinutes, run.now.getTime());
   if (!claim.allowed) {
     return false;
   }
@@ -204,9 +204,9 @@ async function notify(run: Run, rule: Rule, profile: Profile, alert: AlertNotifi
     );
     return true;
   } catch (err) {
+    // No event is recorded for this change, so the next run sees it again and retries the notification.
     await cooldown.release(claim.lastNotifiedAt);
-    console.error("notification enqueue failed", rule.id, err instanceof Error ? err.message : String(err));
-    return false;
+    throw err;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { AlertMetric, ThresholdLevel } from "./metrics.js";
+import { type AlertMetric, lowerIsWorse, type ThresholdLevel } from "./metrics.js";
 
 /** What one queue message carries: one evaluation event for one channel. No secrets travel in it. */
 export type NotificationMessage = {
@@ -31,7 +31,7 @@ export type AlertNotification = {
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 export function slackText(a: AlertNotification): string {
-  const worse = a.rule.metric === "fps" ? "below" : "above";
+  const worse = lowerIsWorse(a.rule.metric) ? "below" : "above";
   return (
     `Alert "${a.rule.name}" triggered on map ${a.map.name} (profile ${a.thresholdProfile.name}): ` +
     `${a.result.failCount} of ${a.result.totalCount} cells (${round2(a.result.failPercentage)}%) ` +

@@ -1,3 +1,5 @@
+import { toHex } from "../shared/secrets.js";
+
 export const SIGNATURE_HEADER = "X-Telemetry-Signature";
 export const TIMESTAMP_HEADER = "X-Telemetry-Timestamp";
 export const DELIVERY_HEADER = "X-Telemetry-Delivery";
@@ -12,6 +14,5 @@ export async function signBody(secret: string, body: Uint8Array): Promise<string
     false,
     ["sign"],
   );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
-  return `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `sha256=${toHex(new Uint8Array(await crypto.subtle.sign("HMAC", key, body)))}`;
 }

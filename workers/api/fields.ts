@@ -33,9 +33,8 @@ export function textProblem(s: string, max: number, allowEmpty = false): string 
 }
 
 /** A string field of 1 to `max` characters that Postgres stores unchanged. */
-export function text(max: number, opts: { allowEmpty?: boolean } = {}) {
-  return z
-    .string()
+export function text(max: number, opts: { allowEmpty?: boolean; trim?: boolean } = {}) {
+  return (opts.trim ? z.string().trim() : z.string())
     .superRefine((s, ctx) => {
       const problem = textProblem(s, max, opts.allowEmpty);
       if (problem) {

@@ -6,9 +6,12 @@ import { type EventRow, rowsOfMessage } from "./rows.js";
 
 type Decoded = { message: Message<unknown>; header: EnvelopeHeader; rows: EventRow[] };
 
-/** Exponential delay per attempt: 5 s, 10 s, 20 s … capped at 10 minutes. */
-export function retryDelaySeconds(attempts: number): number {
-  return Math.min(600, 5 * 2 ** Math.max(0, attempts - 1));
+/**
+ * Exponential delay per attempt: `base`, 2·base, 4·base … capped at `cap`. Events: 5 s, 10 s, 20 s …
+ * up to 10 minutes.
+ */
+export function retryDelaySeconds(attempts: number, base = 5, cap = 600): number {
+  return Math.min(cap, base * 2 ** Math.max(0, attempts - 1));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
+import { countRows, deleteRows, ERASURE_STEPS, type ErasureStep, playerSessions } from "./steps.js";
 
 export type StepOutcome = { table: string; rowsRemoved: number };
 
@@ -17,7 +17,7 @@ export async function erasePlayer(
   onStep: (done: StepOutcome[]) => Promise<void>,
   steps: ErasureStep[] = ERASURE_STEPS,
 ): Promise<StepOutcome[]> {
-  const bound = { project: projectId, player: playerId };
+  const bound = await playerSessions(ch, projectId, playerId);
   const done: StepOutcome[] = [];
   for (const step of steps) {
     let removed = 0;

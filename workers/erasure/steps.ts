@@ -11,52 +11,58 @@ export type ErasureStep = { table: string; where: string };
 /**
  * The player of an event is its player_id, or its session_id when player_id is empty. Erasing player
  * X also takes the anonymous events (empty player_id) of every session in which X was identified:
- * the events before sign-in belong to the same person.
+ * the events before sign-in belong to the same person. {identified} is that session list, looked up
+ * once before the first delete (`playerSessions`), so no step depends on rows an earlier step removed.
  */
 const PLAYER_EVENTS = `project_id = {project:UUID} AND (
-  player = {player:String}
-  OR (player_id = '' AND session_id IN (
-    SELECT session_id FROM ${CH_DB}.events WHERE project_id = {project:UUID} AND player_id = {player:String})))`;
-
-/** Sessions in which the player was identified: their anonymous events are the player's too. */
-const IDENTIFIED_SESSIONS = `SELECT session_id FROM ${CH_DB}.events
-  WHERE project_id = {project:UUID} AND player_id = {player:String}`;
-
-/** Players (as the rollups key them) whose every event the erasure removes. */
-const ERASED_PLAYERS = `(id_or_player = {player:String} OR id_or_player IN (${IDENTIFIED_SESSIONS}))`;
+  player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))`;
 
 /**
- * Sessions left without any event: the player's own, unless another identified player also sent
- * events in them (that player's data stays whole).
- */
-const ERASED_SESSIONS = `id IN (
-    SELECT session_id FROM ${CH_DB}.events
-    WHERE project_id = {project:UUID}
-      AND (player_id = {player:String} OR (player_id = '' AND session_id = {player:String})))
-  AND id NOT IN (
-    SELECT session_id FROM ${CH_DB}.events
-    WHERE project_id = {project:UUID} AND player_id NOT IN ('', {player:String})
-      AND session_id IN (${IDENTIFIED_SESSIONS} UNION ALL SELECT {player:String}))`;
-
-/**
- * The rollups derived from events (schema/clickhouse/migrations/0002_player_rollups.sql) come first:
- * their rows are found through the player's events, which the last step removes.
+ * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql):
+ * the player's first-seen rows (their own and those of the anonymous players of their identified
+ * sessions), their daily player rows, and the session rows of sessions left without any event.
  */
 export const ERASURE_STEPS: ErasureStep[] = [
+  { table: `${CH_DB}.events`, where: PLAYER_EVENTS },
   {
     table: `${CH_DB}.player_first_seen`,
-    where: `project_id = {project:UUID} AND ${ERASED_PLAYERS.replaceAll("id_or_player", "player")}`,
+    where: `project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})`,
   },
   {
     table: `${CH_DB}.daily_actors`,
     where: `project_id = {project:UUID} AND (
-      (kind = 'player' AND ${ERASED_PLAYERS.replaceAll("id_or_player", "id")})
-      OR (kind = 'session' AND ${ERASED_SESSIONS}))`,
+      (kind = 'player' AND (id = {player:String} OR id IN {identified:Array(String)}))
+      OR (kind = 'session' AND id IN {emptied:Array(String)}))`,
   },
-  { table: `${CH_DB}.events`, where: PLAYER_EVENTS },
 ];
 
-type Bound = { project: string; player: string };
+export type Bound = { project: string; player: string; identified: string[]; emptied: string[] };
+
+/**
+ * The sessions the erasure touches, read before anything is deleted: `identified`, where the player's
+ * own player_id appears; `emptied`, the sessions that lose every event (the identified ones and the
+ * player's anonymous session, unless another identified player also sent events in them).
+ */
+export async function playerSessions(ch: ClickHouseClient, project: string, player: string): Promise<Bound> {
+  const rs = await ch.query({
+    query: `
+      SELECT
+        groupUniqArrayIf(session_id, player_id = {player:String}) AS identified,
+        groupUniqArrayIf(session_id, player_id NOT IN ('', {player:String})) AS shared
+      FROM ${CH_DB}.events
+      WHERE project_id = {project:UUID}
+        AND session_id IN (
+          SELECT session_id FROM ${CH_DB}.events
+          WHERE project_id = {project:UUID} AND (player_id = {player:String} OR session_id = {player:String}))`,
+    query_params: { project, player },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ identified: string[]; shared: string[] }>();
+  const identified = row?.identified ?? [];
+  const shared = new Set(row?.shared ?? []);
+  const candidates = new Set([...identified, player]);
+  return { project, player, identified, emptied: [...candidates].filter((id) => !shared.has(id)) };
+}
 
 export async function countRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<number> {
   const rs = await ch.query({

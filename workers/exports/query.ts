@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { projectEventsSelect } from "../query/events-view.js";
+import { chTime } from "../shared/window.js";
 import { EXPORT_FORMATS, type ExportFormat } from "./formats.js";
 
 export type ExportSpec = {
@@ -28,7 +29,7 @@ function where(spec: ExportSpec): string {
 }
 
 function params(spec: ExportSpec): Record<string, string> {
-  const at = (d: Date) => d.toISOString().replace("T", " ").replace("Z", "");
+  const at = (d: Date) => chTime(d.getTime());
   return {
     project: spec.projectId,
     from: at(spec.from),

@@ -148,6 +148,9 @@ async function execute(ch: ClickHouseClient, run: Run, limit: number): Promise<Q
         max_result_rows: String(limit + 1),
         result_overflow_mode: "break",
         output_format_json_quote_64bit_integers: 0,
+        // At most limit+1 rows: buffer them server-side so a failure midway is an error status, not a
+        // 200 whose body breaks off.
+        wait_end_of_query: 1,
       },
     });
     const result = await rs.json<JsonResult>();

@@ -17,9 +17,12 @@ export function newSecret(prefix: string): string {
 
 export async function sha256Hex(text: string | Uint8Array): Promise<string> {
   const data = typeof text === "string" ? new TextEncoder().encode(text) : text;
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", data)));
+}
+
+export function toHex(bytes: Uint8Array): string {
   let hex = "";
-  for (const b of digest) {
+  for (const b of bytes) {
     hex += b.toString(16).padStart(2, "0");
   }
   return hex;

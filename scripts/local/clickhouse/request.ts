@@ -39,9 +39,10 @@ export interface RequestParams {
   settings: Map<string, string>;
   defaultFormat: string | undefined;
   /**
-   * wait_end_of_query=0 asked explicitly: stream the result as the engine produces it. Otherwise the
-   * whole result is buffered first (the real server's wait_end_of_query=1), so that a failure still
-   * answers with its HTTP status instead of a cut-off 200.
+   * wait_end_of_query=0 (the real server's default): stream the result as the engine produces it.
+   * wait_end_of_query=1, or none sent: the whole result is buffered first, so a failure still answers
+   * with its HTTP status instead of a cut-off 200. Buffering when nothing was asked is stricter than
+   * the real server; callers that depend on it send wait_end_of_query=1 themselves.
    */
   stream: boolean;
 }

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../../shared/clickhouse.js";
+import type { Window } from "../../shared/window.js";
 import { num, selectRows } from "./select.js";
-import type { Window } from "./window.js";
 
 export type Build = {
   build_id: string;

@@ -1,9 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../../shared/clickhouse.js";
+import { chTime, DAY_MS, dayStartMs, type Window } from "../../shared/window.js";
 import { byText, distinct, num, selectRows } from "./select.js";
-import { chTime, dayStartMs, type Window } from "./window.js";
-
-const DAY_MS = 86_400_000;
 
 // `metric`, not `kind`: an alias would shadow daily_actors.kind in WHERE.
 type Row = { metric: string; key: string; value: string };

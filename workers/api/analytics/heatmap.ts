@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../../shared/clickhouse.js";
+import type { Window } from "../../shared/window.js";
 import { num, selectRows } from "./select.js";
-import type { Window } from "./window.js";
 
 export type HeatmapQuery = { mapId: string; cellSize: number; eventName?: string };
 
@@ -20,10 +20,10 @@ export type PerfCell = EventCell & {
 // The cell containing (x, y) has origin (floor(x/s)·s, floor(y/s)·s). Events without a position
 // cannot be placed and are left out. Quantiles are exact (quantileExact: the value at index
 // floor(level·n) of the sorted samples); aggregates over a Nullable column are NULL when the cell has
-// no sample of that metric.
-const CELL = `floor(position_x / {cellSize:UInt8}) * {cellSize:UInt8} AS x,
+// no sample of that metric. Alert evaluation groups its cells by the same two fragments.
+export const MAP_CELL = `floor(position_x / {cellSize:UInt8}) * {cellSize:UInt8} AS x,
       floor(position_y / {cellSize:UInt8}) * {cellSize:UInt8} AS y`;
-const SCOPE = `project_id = {projectId:UUID}
+export const MAP_SCOPE = `project_id = {projectId:UUID}
       AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
       AND map_id = {mapId:String}
       AND isNotNull(position_x) AND isNotNull(position_y)`;
@@ -38,7 +38,7 @@ export async function perfHeatmapCells(
   const rows = await selectRows<Record<keyof PerfCell, number | string | null>>(
     ch,
     `
-    SELECT ${CELL},
+    SELECT ${MAP_CELL},
       count() AS count,
       avg(fps) AS fps_avg,
       quantileExact(0.05)(fps) AS fps_p05,
@@ -49,7 +49,7 @@ export async function perfHeatmapCells(
       avg(gpu_time_ms) AS gpu_time_avg,
       quantileExact(0.95)(gpu_time_ms) AS gpu_time_p95
     FROM ${CH_DB}.events
-    WHERE ${SCOPE} AND has_perf
+    WHERE ${MAP_SCOPE} AND has_perf
     GROUP BY x, y
     ORDER BY x, y`,
     { projectId, from: w.from, to: w.to, mapId: q.mapId, cellSize: q.cellSize },
@@ -79,9 +79,9 @@ export async function eventHeatmapCells(
   const rows = await selectRows<Record<keyof EventCell, number | string>>(
     ch,
     `
-    SELECT ${CELL}, count() AS count
+    SELECT ${MAP_CELL}, count() AS count
     FROM ${CH_DB}.events
-    WHERE ${SCOPE} AND event_name = {eventName:String}
+    WHERE ${MAP_SCOPE} AND event_name = {eventName:String}
     GROUP BY x, y
     ORDER BY x, y`,
     { projectId, from: w.from, to: w.to, mapId: q.mapId, cellSize: q.cellSize, eventName: q.eventName },

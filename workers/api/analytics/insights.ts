@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../../shared/clickhouse.js";
-import { byText, distinct, num, selectRows } from "./select.js";
-import { chTime, mondayOf, monthOf, type Window } from "./window.js";
+import { chTime, mondayOf, monthOf, type Window } from "../../shared/window.js";
+import { distinct, num, selectRows } from "./select.js";
 
 export const INSIGHT_METRICS = ["count", "unique_players"] as const;
 export const INSIGHT_GROUPS = [
@@ -86,9 +86,8 @@ export async function insightGroups(
     LIMIT {limit:UInt8}`,
     { ...params, from: w.from },
   );
-  return rows
-    .map((r) => ({ key: r.key, value: num(r.value) }))
-    .sort((a, b) => b.value - a.value || byText(a.key, b.key));
+  // Already in order: ClickHouse sorted by value, then key by bytes.
+  return rows.map((r) => ({ key: r.key, value: num(r.value) }));
 }
 
 /** The metric over the whole window: unique players are counted once, not summed over groups. */

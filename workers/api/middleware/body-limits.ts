@@ -12,6 +12,9 @@ const tooLarge = (maxBytes: number) =>
  * Refuses a body over `maxBytes` (413 naming `body`) before a validator buffers it whole: by
  * Content-Length when declared, else while streaming.
  */
+/** The cap of a small JSON resource body (a profile, a rule, a channel). */
+export const RESOURCE_BODY_BYTES = 64 * 1024;
+
 export function bodyUpTo(maxBytes: number): MiddlewareHandler<AppEnv> {
   return bodyLimit({
     maxSize: maxBytes,

@@ -5,7 +5,8 @@ import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rul
 import { validateReferences } from "../../alerts/validate.js";
 import type { AppEnv } from "../../context.js";
 import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
+import { envelope, errorResponses, ProjectIdParam, problemDoc, security } from "../../openapi.js";
 import { CreateRuleSchema, RuleSchema, requestedBundle } from "./schema.js";
 
 export const route = createRoute({
@@ -17,12 +18,16 @@ export const route = createRoute({
     "and every channel must belong to the project, and every profile must define the threshold of the " +
     "rule's metric at its level.",
   security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  middleware: [requireScope("resources:write"), bodyUpTo(RESOURCE_BODY_BYTES)],
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: CreateRuleSchema } } },
   },
-  responses: { 201: envelope(RuleSchema, "The new rule."), ...errorResponses },
+  responses: {
+    201: envelope(RuleSchema, "The new rule."),
+    413: problemDoc(`The body exceeds ${RESOURCE_BODY_BYTES} bytes.`),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {

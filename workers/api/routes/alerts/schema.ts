@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { ALERT_METRICS, CELL_SIZES, THRESHOLD_LEVELS } from "../../../alerts/metrics.js";
+import { text } from "../../fields.js";
 
 const unique = (ids: string[]) => new Set(ids).size === ids.length;
 
 const fields = {
-  name: z.string().trim().min(1).max(200),
+  name: text(200, { trim: true }),
   mapId: z.uuid().describe("Internal map id"),
   thresholdProfileId: z.uuid().describe("Primary profile; alone, a bundle of one"),
   thresholdProfileIds: z

@@ -6,7 +6,8 @@ import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rul
 import { validateReferences } from "../../alerts/validate.js";
 import type { AppEnv } from "../../context.js";
 import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
+import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
 import { RuleIdParams, RuleSchema, requestedBundle, UpdateRuleSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -18,12 +19,16 @@ export const route = createRoute({
     "replaces the bundle; `thresholdProfileId` alone replaces it with a bundle of one. Reactivation " +
     "answers 403 at the plan's maximum of active rules.",
   security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  middleware: [requireScope("resources:write"), bodyUpTo(RESOURCE_BODY_BYTES)],
   request: {
     params: RuleIdParams,
     body: { required: true, content: { "application/json": { schema: UpdateRuleSchema } } },
   },
-  responses: { 200: envelope(RuleSchema, "The updated rule."), ...errorResponses },
+  responses: {
+    200: envelope(RuleSchema, "The updated rule."),
+    413: problemDoc(`The body exceeds ${RESOURCE_BODY_BYTES} bytes.`),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {

@@ -4,7 +4,8 @@ import { SIGNING_SECRET_PREFIX } from "../../../alerts/signature.js";
 import { newSecret } from "../../../shared/secrets.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
+import { envelope, errorResponses, ProjectIdParam, problemDoc, security } from "../../openapi.js";
 import { CreateChannelSchema, CreatedChannelSchema, channelItem } from "./schema.js";
 
 export const route = createRoute({
@@ -15,12 +16,16 @@ export const route = createRoute({
     "A webhook channel gets a signing secret, returned in this response only: every delivery carries " +
     "`X-Telemetry-Signature: sha256=<hex HMAC-SHA256 of the body>`. A slack channel posts `{text}`.",
   security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  middleware: [requireScope("resources:write"), bodyUpTo(RESOURCE_BODY_BYTES)],
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: CreateChannelSchema } } },
   },
-  responses: { 201: envelope(CreatedChannelSchema, "The channel, with its secret once."), ...errorResponses },
+  responses: {
+    201: envelope(CreatedChannelSchema, "The channel, with its secret once."),
+    413: problemDoc(`The body exceeds ${RESOURCE_BODY_BYTES} bytes.`),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {

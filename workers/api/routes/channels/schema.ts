@@ -1,12 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import type { notificationChannels } from "../../../../schema/pg/schema.js";
 import { channelUrlProblem } from "../../../alerts/channel-url.js";
+import { text } from "../../fields.js";
 
 export const CHANNEL_KINDS = ["webhook", "slack"] as const;
 
-const ChannelUrl = z
-  .string()
-  .max(2048)
+const ChannelUrl = text(2048)
   .superRefine((value, ctx) => {
     const problem = channelUrlProblem(value);
     if (problem) {
@@ -18,7 +17,7 @@ const ChannelUrl = z
 export const CreateChannelSchema = z
   .object({
     kind: z.enum(CHANNEL_KINDS).describe("webhook: signed JSON POST; slack: incoming-webhook URL"),
-    name: z.string().trim().min(1).max(100),
+    name: text(100, { trim: true }),
     url: ChannelUrl,
   })
   .openapi("CreateNotificationChannel");

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { erasures } from "../../../../schema/pg/schema.js";
 import { erasePlayer, type StepOutcome } from "../../../erasure/erase.js";
-import { CH_DB } from "../../../shared/clickhouse.js";
+import { EVENTS_TABLE } from "../../../query/events-view.js";
 import { ApiError } from "../../../shared/errors.js";
 import { sha256Hex } from "../../../shared/secrets.js";
 import type { AppEnv } from "../../context.js";
@@ -34,8 +34,6 @@ export const route = createRoute({
     },
   },
 });
-
-const EVENTS_TABLE = `${CH_DB}.events`;
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {

@@ -1,7 +1,6 @@
 import { ApiError } from "../../../shared/errors.js";
+import { DAY_MS, windowOf } from "../../../shared/window.js";
 import { MAX_EXPORT_DAYS } from "./schema.js";
-
-const DAY_MS = 86_400_000;
 
 function bad(field: string, rule: string): ApiError {
   return new ApiError("BAD_REQUEST", `json.${field}: ${rule}`, { extensions: { field: `json.${field}` } });
@@ -14,8 +13,8 @@ export function exportRange(body: { days?: number; from?: string; to?: string },
     throw bad("days", "give either days or from/to, not both");
   }
   if (body.days !== undefined) {
-    const tomorrow = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) + DAY_MS;
-    return { from: new Date(tomorrow - body.days * DAY_MS), to: new Date(tomorrow) };
+    const w = windowOf(body.days, now.getTime());
+    return { from: new Date(w.fromMs), to: new Date(w.toMs) };
   }
   if (body.from === undefined || body.to === undefined) {
     throw bad(

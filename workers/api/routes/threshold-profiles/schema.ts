@@ -5,8 +5,9 @@ import { isoTimestamps, text } from "../../fields.js";
 // A filter longer than ingest accepts for the same device field could never match an event.
 const FILTER_BOUNDS = { platform: 64, resolution: 32, buildConfig: 64, gpu: 256, storage: 64 } as const;
 const NAME_MAX = 255;
+
 /** Every field at its bound, even written as \u escapes, stays far below this. */
-export const PROFILE_BODY_BYTES = 64 * 1024;
+export { RESOURCE_BODY_BYTES as PROFILE_BODY_BYTES } from "../../middleware/body-limits.js";
 
 const filter = (max: number, what: string) =>
   text(max).nullable().describe(`${what}; null matches any. 1 to ${max} characters.`);

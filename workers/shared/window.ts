@@ -2,7 +2,7 @@
 // today included. Bounds go to ClickHouse as bound DateTime64 parameters, so the primary key
 // (project_id, toDate(timestamp), …) and the monthly partitions prune to the window.
 
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 export type Window = {
   fromMs: number;
