@@ -264,7 +264,11 @@ describe("POST /v1/events — per-event validation", () => {
     expect(p.error_category).toBe("validation");
   });
 
-  it("rejects an empty batch", async () => {
-    await expectProblem(await ingest(batch([]), t.keys.ingest.key), 400, /events/);
+  it("rejects an empty batch: no bytes at all, or a device context without events", async () => {
+    // In the SDKs' layout a batch without events encodes to nothing.
+    expect(batch([])).toHaveLength(0);
+    await expectProblem(await ingest(batch([]), t.keys.ingest.key), 400, /body/);
+    const deviceOnly = batch([], { device: { gpu: "RTX 4070" } });
+    await expectProblem(await ingest(deviceOnly, t.keys.ingest.key), 400, /events/);
   });
 });
