@@ -6,12 +6,14 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
+import { countFailingCells } from "../../workers/alerts/cells.js";
 import { consumeEvents } from "../../workers/consumer/events.js";
 import { parseSdkVersion } from "../../workers/consumer/rows.js";
 import { handleIngest } from "../../workers/ingest/handler.js";
 import { openEnvelope } from "../../workers/shared/envelope.js";
-import { batchOf } from "../support/batches.js";
-import { storedCount, testClickHouse } from "../support/events.js";
+import { windowOf } from "../../workers/shared/window.js";
+import { batchOf, event, MiB, perf } from "../support/batches.js";
+import { ingestAndWait, storedCount, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { ingest } from "../support/http.js";
 import type { SdkEvent } from "../support/sdk-fixtures.js";
@@ -248,5 +250,31 @@ describe("X-SDK-Version → sdk_name, sdk_version", () => {
     await waitForCount(t.projectId, N);
     const rows = await storedRows(t.projectId);
     expect(new Set(rows.map((r) => `${r.sdk_name}|${r.sdk_version}`))).toEqual(new Set(["|0.1.7"]));
+  });
+});
+
+describe("memory arrives in bytes and is compared in megabytes", () => {
+  it("a memory threshold of 1000 MB fails the cell averaging 1000.5 MB, not the one at 999.5 MB", async () => {
+    const t = await seedTenant("pro", "SDK Memory Studio");
+    const at = (i: number, x: number, mb: bigint) =>
+      event(i, { mapId: "mem-map", position: { x, y: 1, z: 0 }, ...perf({ memoryUsedBytes: mb * MiB }) });
+    await ingestAndWait(t.projectId, t.keys.ingest.key, [
+      at(0, 1, 999n),
+      at(1, 2, 1000n),
+      at(2, 11, 1000n),
+      at(3, 12, 1001n),
+      // Memory not collected: no sample, no cell.
+      event(4, { mapId: "mem-map", position: { x: 21, y: 1, z: 0 }, ...perf({ fps: 30 }) }),
+    ]);
+    const counts = await countFailingCells(testClickHouse(), {
+      projectId: t.projectId,
+      mapId: "mem-map",
+      window: windowOf(2, Date.now()),
+      cellSize: 10,
+      metric: "memory",
+      threshold: 1000,
+      filters: { platform: null, resolution: null, buildConfig: null, gpu: null, storage: null },
+    });
+    expect(counts).toEqual({ failCount: 1, totalCount: 2 });
   });
 });
