@@ -257,7 +257,7 @@ async function gunzip(body: Uint8Array): Promise<Uint8Array> {
  * the same events may be compressed at another level or sent raw (the UE5 SDK falls back to a body
  * without Content-Encoding).
  */
-export async function batchKeyOf(projectId: string, decoded: Uint8Array): Promise<string> {
+async function batchKeyOf(projectId: string, decoded: Uint8Array): Promise<string> {
   const prefix = new TextEncoder().encode(`${projectId}:`);
   return (await sha256Hex(concat([prefix, decoded], prefix.length + decoded.length))).slice(0, 32);
 }
