@@ -1,9 +1,15 @@
-// Sends one realistic gzip'd TelemetryBatch to the ingest endpoint, as an SDK would.
+// Sends one realistic gzip'd TelemetryBatch to the ingest endpoint, shaped as the engine SDKs send it:
+// session_start, then gameplay events with position and camera, perf_heartbeat with memory and I/O
+// metrics, a map_load; no batch-level device context (the SDKs send none), X-SDK-Version as UE5 does.
 // usage: npm run sample -- --key gta_... [--url http://127.0.0.1:8787/api] [--events 500]
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { TelemetryBatchSchema } from "../proto/gen/telemetry/v1/telemetry_pb.js";
+import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import {
+  type GameTelemetryEventSchema,
+  TelemetryBatchSchema,
+  TelemetrySource,
+} from "../proto/gen/telemetry/v1/telemetry_pb.js";
 
 const { values } = parseArgs({
   options: {
@@ -17,24 +23,75 @@ if (!values.key) {
   process.exit(2);
 }
 
-const n = Number(values.events);
+type EventInit = MessageInitShape<typeof GameTelemetryEventSchema>;
+const MiB = 1_048_576n;
+const n = Math.max(1, Number(values.events));
 const now = BigInt(Date.now()) * 1000n;
-const batch = create(TelemetryBatchSchema, {
-  batchId: crypto.randomUUID(),
-  sdkName: "sample",
-  sdkVersion: "1.0.0",
-  device: { platform: "windows", resolution: "2560x1440", buildConfig: "release", gpu: "RTX 4070" },
-  events: Array.from({ length: n }, (_, i) => ({
-    timestampUs: now - BigInt(n - i) * 100_000n,
-    eventName: i % 50 === 0 ? "checkpoint" : "perf_sample",
-    sessionId: `session-${i % 3}`,
-    playerId: `player-${i % 3}`,
-    buildId: "build-2026.11.21",
+const sessionId = crypto.randomUUID();
+const common = {
+  sessionId,
+  playerId: "player-42",
+  buildId: "2026.11.21+ci.311",
+  platform: "Windows",
+  engineVersion: "5.4.4-0+++UE5+Release-5.4",
+};
+
+function sampleEvent(i: number): EventInit {
+  const timestampUs = now - BigInt(n - i) * 100_000n;
+  const fps = 50 + (i % 20);
+  const perf = {
+    fps,
+    frameTimeMs: 1000 / fps,
+    memoryUsedBytes: (3100n + BigInt(i % 200)) * MiB,
+    gpuTimeMs: 9.5,
+    gameThreadMs: 6 + (i % 5) / 4,
+    renderThreadMs: 4 + (i % 3) / 4,
+  };
+  if (i === 0) {
+    return { ...common, ...perf, timestampUs, eventName: "session_start", source: TelemetrySource.AUTOMATED };
+  }
+  if (i === 1) {
+    return {
+      ...common,
+      ...perf,
+      timestampUs,
+      eventName: "map_load",
+      source: TelemetrySource.PLAYER,
+      attributes: { map_name: "Harbor" },
+      metrics: { load_time_ms: 2345.5 },
+    };
+  }
+  if (i % 60 === 0) {
+    return {
+      ...common,
+      ...perf,
+      timestampUs,
+      eventName: "perf_heartbeat",
+      source: TelemetrySource.AUTOMATED,
+      metrics: {
+        "mem.vram": 2_147_483_648,
+        "mem.heap": 536_870_912 + i * 4096,
+        "io.read_bytes": 1_048_576 * (i % 7),
+        "io.read_time_ms": 3.5 * (i % 7),
+        "io.read_ops": 12 * (i % 7),
+      },
+    };
+  }
+  return {
+    ...common,
+    ...perf,
+    timestampUs,
+    eventName: i % 50 === 0 ? "checkpoint" : i % 7 === 0 ? "enemy_killed" : "player_move",
+    source: TelemetrySource.PLAYER,
     mapId: "harbor",
     position: { x: (i * 7) % 500, y: (i * 13) % 500, z: 10 },
-    perf: { fps: 50 + (i % 20), frameTimeMs: 1000 / (50 + (i % 20)), memoryMb: 3100, gpuTimeMs: 9.5 },
-  })),
-});
+    cameraYaw: (i * 11) % 360,
+    cameraPitch: ((i * 3) % 120) - 60,
+    attributes: i % 7 === 0 ? { weapon: "rifle" } : {},
+  };
+}
+
+const batch = create(TelemetryBatchSchema, { events: Array.from({ length: n }, (_, i) => sampleEvent(i)) });
 const body = gzipSync(toBinary(TelemetryBatchSchema, batch));
 const res = await fetch(`${values.url}/v1/events`, {
   method: "POST",
@@ -43,7 +100,7 @@ const res = await fetch(`${values.url}/v1/events`, {
     "Content-Type": "application/x-protobuf",
     "Content-Encoding": "gzip",
     "Content-Length": String(body.length),
-    "X-SDK-Version": "sample-1.0.0",
+    "X-SDK-Version": "ue5/0.1.13",
     "X-API-Key": values.key,
   },
 });

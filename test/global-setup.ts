@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startLocalStack } from "../scripts/local/stack.js";
 import { startHookReceiver } from "./support/hook-receiver.js";
+import { type SdkFixtures, sdkFixtures } from "./support/sdk-fixtures.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -14,6 +15,8 @@ declare module "vitest" {
     neonProxy: string;
     /** Loopback webhook receiver: POST records, GET /received?path= reads back. */
     hookUrl: string;
+    /** SDK-layout batches encoded in Node by protobufjs (workerd refuses its generated codecs). */
+    sdkFixtures: SdkFixtures;
   }
 }
 
@@ -30,6 +33,7 @@ export default async function setup(project: TestProject) {
   project.provide("neonProxy", stack.neonProxy);
   const hooks = await startHookReceiver();
   project.provide("hookUrl", hooks.url);
+  project.provide("sdkFixtures", sdkFixtures());
   return async () => {
     await hooks.close();
     await stack.close();

@@ -2,7 +2,9 @@
 // HTTP but the statement. Distributions: players skewed (a few play a lot), each player starting on
 // some day of the last 90 and mostly returning within a month, sessions per player and day, event
 // names weighted as a game sends them, builds released every three days, maps with positions,
-// platforms, and performance samples on about half the events (numbers at PLAYERS below).
+// platforms, engines, cameras, and performance samples on about half the events (NULL where an SDK
+// would have sent its "not collected" zero), in the columns of the SDK wire layout (numbers at
+// PLAYERS below).
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import type { ClickHouseTarget } from "../migrate.js";
 
@@ -14,7 +16,8 @@ const PLAYERS = 50_000;
 const INSERT = `
 INSERT INTO telemetry.events
   (project_id, timestamp, event_name, session_id, player_id, build_id, map_id, platform, resolution, gpu,
-   position_x, position_y, position_z, fps, frame_time_ms, memory_mb, gpu_time_ms, cpu_time_ms,
+   engine_version, source, position_x, position_y, position_z, camera_yaw, camera_pitch, fps, frame_time_ms,
+   memory_used_bytes, gpu_time_ms, game_thread_ms, render_thread_ms, attributes, metrics,
    batch_id, event_index, received_at)
 SELECT
   project_id, ts, event_name,
@@ -25,14 +28,21 @@ SELECT
   ['windows', 'windows', 'ps5', 'xbox', 'switch', 'android'][1 + h3 % 6] AS platform,
   ['1920x1080', '2560x1440', '3840x2160'][1 + h1 % 3] AS resolution,
   ['RTX 3060', 'RTX 4070', 'RX 6700', 'Adreno 740'][1 + pl % 4] AS gpu,
+  ['6000.0.23f1', '5.4.4', '4.3.stable'][1 + pl % 3] AS engine_version,
+  if(event_name IN ('frame_sample', 'session_start'), 'automated', 'player') AS source,
   if(map_id = '', NULL, toFloat32((h2 % 100000) / 100.0 - 500)) AS position_x,
   if(map_id = '', NULL, toFloat32((h3 % 100000) / 100.0 - 500)) AS position_y,
   if(map_id = '', NULL, toFloat32((h1 % 5000) / 100.0)) AS position_z,
+  if(map_id = '', NULL, toFloat32((h1 % 3600) / 10.0)) AS camera_yaw,
+  if(map_id = '', NULL, toFloat32((h2 % 1800) / 10.0 - 90)) AS camera_pitch,
   if(perf, toFloat32(20 + (h1 % 1200) / 10.0), NULL) AS fps,
   if(perf, toFloat32(1000 / (20 + (h1 % 1200) / 10.0)), NULL) AS frame_time_ms,
-  if(perf AND h2 % 3 > 0, toFloat32(1500 + h3 % 6000), NULL) AS memory_mb,
+  if(perf AND h2 % 3 > 0, toUInt64((1500 + h3 % 6000) * 1048576 + h1 % 1048576), NULL) AS memory_used_bytes,
   if(perf AND h3 % 4 > 0, toFloat32((h2 % 300) / 10.0), NULL) AS gpu_time_ms,
-  if(perf, toFloat32((h3 % 200) / 10.0), NULL) AS cpu_time_ms,
+  if(perf, toFloat32(1 + (h3 % 200) / 10.0), NULL) AS game_thread_ms,
+  if(perf, toFloat32(1 + (h1 % 150) / 10.0), NULL) AS render_thread_ms,
+  if(event_name = 'item_pickup', map('item', concat('item-', toString(h3 % 40))), map()) AS attributes,
+  if(event_name = 'frame_sample', map('mem.vram', toFloat64(h2 % 4096) * 1048576), map()) AS metrics,
   concat('bench-', toString(intDiv(number, 1000))) AS batch_id,
   toUInt32(number % 1000) AS event_index,
   ts AS received_at

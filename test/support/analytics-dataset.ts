@@ -8,7 +8,16 @@ export const HOUR_US = 3_600_000_000;
 export const DAY_US = 24 * HOUR_US;
 const DAY_MS = 86_400_000;
 
-export type Perf = { fps?: number; frameTimeMs?: number; memoryMb?: number; gpuTimeMs?: number };
+/** Performance fields as the SDK fills them; absent ones go out as the wire's "not collected" zero. */
+export type Perf = {
+  fps?: number;
+  frameTimeMs?: number;
+  /** Bytes, as the SDKs send them; profiles and analytics speak megabytes (bytes / 1,048,576). */
+  memoryUsedBytes?: number;
+  gpuTimeMs?: number;
+  gameThreadMs?: number;
+  renderThreadMs?: number;
+};
 
 /** One generated event as the SDK sends it; floats are exact float32 values. */
 export type GenEvent = {
@@ -87,12 +96,17 @@ export function generateDataset(seed: number, anchorMs: number): Dataset {
     if (name === "frame_sample") {
       const p: Perf = { fps: f32(int(200, 1440) / 10), frameTimeMs: f32(int(40, 500) / 10) };
       if (r() < 0.7) {
-        p.memoryMb = f32(int(1500, 6000));
+        // Whole and fractional megabytes.
+        p.memoryUsedBytes = int(1500, 6000) * 1_048_576 + (r() < 0.5 ? 0 : int(1, 1_048_575));
       }
       if (r() < 0.6) {
         p.gpuTimeMs = f32(int(20, 300) / 10);
       }
       return p;
+    }
+    if (name === "ui_click" && r() < 0.4) {
+      // Thread times alone do not make an event performance-bearing.
+      return { gameThreadMs: f32(int(10, 200) / 10), renderThreadMs: f32(int(10, 200) / 10) };
     }
     return name === "match_start" && r() < 0.5 ? { fps: f32(int(300, 900) / 10) } : undefined;
   };

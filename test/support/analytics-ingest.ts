@@ -1,12 +1,14 @@
 import { expect } from "vitest";
 import type { GenEvent } from "./analytics-dataset.js";
-import { batch } from "./batches.js";
+import { batch, type EventInit } from "./batches.js";
 import type { Tenant } from "./harness.js";
 import { api, ingest } from "./http.js";
 
 const EVENTS_PER_BATCH = 500;
 
-function toWire(e: GenEvent) {
+/** As the SDKs send it: no position when there is none, 0 for every performance field not collected. */
+function toWire(e: GenEvent): EventInit {
+  const p = e.perf ?? {};
   return {
     timestampUs: BigInt(e.tsUs),
     eventName: e.eventName,
@@ -14,9 +16,14 @@ function toWire(e: GenEvent) {
     playerId: e.playerId,
     buildId: e.buildId,
     mapId: e.mapId,
+    platform: e.platform,
     ...(e.pos ? { position: { x: e.pos.x, y: e.pos.y, z: 1 } } : {}),
-    ...(e.perf ? { perf: e.perf } : {}),
-    ...(e.platform ? { device: { platform: e.platform } } : {}),
+    fps: p.fps ?? 0,
+    frameTimeMs: p.frameTimeMs ?? 0,
+    memoryUsedBytes: BigInt(p.memoryUsedBytes ?? 0),
+    gpuTimeMs: p.gpuTimeMs ?? 0,
+    gameThreadMs: p.gameThreadMs ?? 0,
+    renderThreadMs: p.renderThreadMs ?? 0,
   };
 }
 
@@ -27,13 +34,13 @@ async function totalEvents(t: Tenant): Promise<number> {
 }
 
 /**
- * Sends the events through the real ingest endpoint (batches without a batch-level device, so each
- * event's platform is its own) and waits until the queue consumer has written all of them.
+ * Sends the events through the real ingest endpoint, batched as an SDK batches them, and waits until
+ * the queue consumer has written all of them.
  */
 export async function ingestAll(t: Tenant, events: GenEvent[]): Promise<void> {
   const before = await totalEvents(t);
   for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
-    const body = batch(events.slice(i, i + EVENTS_PER_BATCH).map(toWire), { device: {} });
+    const body = batch(events.slice(i, i + EVENTS_PER_BATCH).map(toWire));
     const res = await ingest(body, t.keys.ingest.key);
     expect(res.status, await res.clone().text()).toBe(202);
   }

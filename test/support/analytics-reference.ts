@@ -113,8 +113,12 @@ export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) 
     return sorted.map((c) => ({ x: c.x, y: c.y, count: c.events.length }));
   }
   return sorted.map((c) => {
-    const metric = (k: keyof NonNullable<GenEvent["perf"]>) =>
+    const metric = (k: "fps" | "frameTimeMs" | "gpuTimeMs") =>
       c.events.flatMap((e) => (e.perf?.[k] === undefined ? [] : [Math.fround(e.perf[k] as number)]));
+    // Memory arrives in bytes; its figures are megabytes.
+    const memoryMb = c.events.flatMap((e) =>
+      e.perf?.memoryUsedBytes === undefined ? [] : [e.perf.memoryUsedBytes / 1_048_576],
+    );
     return {
       x: c.x,
       y: c.y,
@@ -123,16 +127,18 @@ export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) 
       fps_p05: quantileExact(metric("fps"), 0.05),
       frame_time_avg: mean(metric("frameTimeMs")),
       frame_time_p95: quantileExact(metric("frameTimeMs"), 0.95),
-      memory_avg: mean(metric("memoryMb")),
-      memory_max: maxOf(metric("memoryMb")),
+      memory_avg: mean(memoryMb),
+      memory_max: maxOf(memoryMb),
       gpu_time_avg: mean(metric("gpuTimeMs")),
       gpu_time_p95: quantileExact(metric("gpuTimeMs"), 0.95),
     };
   });
 }
 
+/** Performance-bearing: at least one of fps, frame time, memory or GPU time above zero. */
 function hasPerf(e: GenEvent): boolean {
-  return e.perf !== undefined && Object.values(e.perf).some((v) => v !== undefined);
+  const p = e.perf;
+  return [p?.fps, p?.frameTimeMs, p?.memoryUsedBytes, p?.gpuTimeMs].some((v) => v !== undefined && v > 0);
 }
 
 export function refRetention(events: GenEvent[], days: number, nowMs: number) {

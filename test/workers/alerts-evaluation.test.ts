@@ -14,7 +14,7 @@ import {
   send,
   waitForDeliveries,
 } from "../support/alerts.js";
-import { batch, event } from "../support/batches.js";
+import { batch, event, MiB, perf } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 
@@ -93,8 +93,15 @@ function expected(platform: string | null, now = new Date()) {
   return { failCount, totalCount, failPercentage: totalCount ? (failCount / totalCount) * 100 : 0, failing };
 }
 
-async function send_(events: ReturnType<typeof event>[], device: Record<string, string>) {
-  const res = await ingest(batch(events, { device }), t.keys.ingest.key);
+/** Platform is each event's own (field 16); the rest of the device context rides the batch (ours). */
+async function send_(events: ReturnType<typeof event>[], { platform, ...device }: Record<string, string>) {
+  const res = await ingest(
+    batch(
+      events.map((e) => ({ ...e, platform })),
+      { device },
+    ),
+    t.keys.ingest.key,
+  );
   expect(res.status).toBe(202);
   ingested += events.length;
 }
@@ -129,20 +136,25 @@ async function ingestScenario(): Promise<void> {
     // West of x = 0 runs badly; the east runs well.
     const fps = x < 0 ? 10 + Math.floor(rnd() * 15) : 35 + Math.floor(rnd() * 40);
     windows.push(
-      event(i, { mapId: MAP, position: { x, y, z: 0 }, perf: { fps, frameTimeMs: 1000 / fps } }, 120),
+      event(i, { mapId: MAP, position: { x, y, z: 0 }, ...perf({ fps, frameTimeMs: 1000 / fps }) }, 120),
     );
     samples.push({ mapId: MAP, platform: "windows", x, y, fps, tsUs: windows[i]?.timestampUs as bigint });
   }
   // Noise the evaluation must ignore: another map, no position, no fps sample, too old.
   const noise = [
-    event(1000, { mapId: "other-map", position: { x: -25, y: -15, z: 0 }, perf: { fps: 1 } }, 120),
-    event(1001, { mapId: MAP, position: undefined, perf: { fps: 1 } }, 120),
-    event(1002, { mapId: MAP, position: { x: 205, y: 205, z: 0 }, perf: { memoryMb: 900 } }, 120),
-    event(1003, { mapId: MAP, position: { x: 105, y: 105, z: 0 }, perf: { fps: 2 } }, 5 * 86_400),
+    event(1000, { mapId: "other-map", position: { x: -25, y: -15, z: 0 }, ...perf({ fps: 1 }) }, 120),
+    event(1001, { mapId: MAP, position: undefined, ...perf({ fps: 1 }) }, 120),
+    event(
+      1002,
+      { mapId: MAP, position: { x: 205, y: 205, z: 0 }, ...perf({ memoryUsedBytes: 900n * MiB }) },
+      120,
+    ),
+    event(1003, { mapId: MAP, position: { x: 105, y: 105, z: 0 }, ...perf({ fps: 2 }) }, 5 * 86_400),
   ];
   for (const e of noise) {
     const p = e.position as { x: number; y: number } | undefined;
-    const fps = (e.perf as { fps?: number }).fps;
+    // The wire's 0 is "not collected": no fps sample.
+    const fps = e.fps || undefined;
     samples.push({
       mapId: e.mapId as string,
       platform: "windows",
@@ -160,7 +172,7 @@ async function ingestScenario(): Promise<void> {
     const y = Math.floor(rnd() * 160) / 4 - 20;
     // Phones run well except in one corner cell.
     const fps = x < -20 && y < -10 ? 12 : 40 + Math.floor(rnd() * 20);
-    phones.push(event(2000 + i, { mapId: MAP, position: { x, y, z: 0 }, perf: { fps } }, 120));
+    phones.push(event(2000 + i, { mapId: MAP, position: { x, y, z: 0 }, ...perf({ fps }) }, 120));
     samples.push({ mapId: MAP, platform: "android", x, y, fps, tsUs: phones[i]?.timestampUs as bigint });
   }
   await send_(phones, ANDROID);
@@ -376,7 +388,7 @@ describe("alert evaluation, end to end", () => {
         const x = cx + 0.5 + (k % 4);
         const y = cy + 0.5 + Math.floor(k / 4);
         fixes.push(
-          event(5000 + i * 12 + k, { mapId: MAP, position: { x, y, z: 0 }, perf: { fps: 144 } }, 60),
+          event(5000 + i * 12 + k, { mapId: MAP, position: { x, y, z: 0 }, ...perf({ fps: 144 }) }, 60),
         );
         samples.push({
           mapId: MAP,

@@ -66,6 +66,10 @@ describe("the generated dataset", () => {
       expect(ds.events.some((e) => new Date(e.tsUs / 1000).toISOString().startsWith(oldest))).toBe(true);
     }
     expect(ds.events.length).toBeGreaterThan(2000);
+    // Thread times alone (not performance-bearing), and memory of whole and fractional megabytes.
+    expect(ds.events.some((e) => e.perf?.gameThreadMs !== undefined && e.perf.fps === undefined)).toBe(true);
+    expect(ds.events.some((e) => (e.perf?.memoryUsedBytes ?? 0) % 1_048_576 > 0)).toBe(true);
+    expect(ds.events.some((e) => (e.perf?.memoryUsedBytes ?? 1) % 1_048_576 === 0)).toBe(true);
   });
 });
 

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { EVENTS_COLUMNS } from "../../workers/query/events-view.js";
-import { event } from "../support/batches.js";
+import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -26,8 +27,15 @@ beforeAll(async () => {
       eventName: i % 2 ? "kill" : "frame",
       sessionId: `s-${i}`,
       playerId: i % 5 ? `p-${i % 4}` : "",
-      properties: { weapon: i % 3 ? "rifle" : 'say "hi",\nnewline' },
+      attributes: { weapon: i % 3 ? "rifle" : 'say "hi",\nnewline' },
       metrics: { score: i * 1.5 },
+      source: i % 4 ? TelemetrySource.PLAYER : TelemetrySource.AUTOMATED,
+      engineVersion: i % 2 ? "5.4.4" : "6000.0.23f1",
+      ...(i % 3 === 0 ? { cameraYaw: i * 10, cameraPitch: i - 45 } : {}),
+      // Every sixth event collected nothing: its performance columns are NULL.
+      ...(i % 6 === 1
+        ? perf()
+        : perf({ fps: 30 + i, memoryUsedBytes: BigInt(1024 + i) * MiB + MiB / 2n, gameThreadMs: 5.5 })),
     }),
   );
   await ingestAndWait(t.projectId, t.keys.ingest.key, events);
@@ -73,19 +81,37 @@ async function exportAndDownload(body: Record<string, unknown>): Promise<{ e: Ex
   return { e, bytes };
 }
 
-/** What was sent, in the export's terms, for comparison. */
+const SOURCE = { [TelemetrySource.PLAYER]: "player", [TelemetrySource.AUTOMATED]: "automated" } as Record<
+  number,
+  string
+>;
+
+/** What was sent, in the export's terms, for comparison: the SDKs' zero is NULL, memory also in MB. */
 function expected(filter: (e: Ev) => boolean = () => true) {
+  const orNull = (v: number | bigint | undefined) => (v ? Number(v) : null);
   return events
     .filter(filter)
     .map((e) => ({
       session_id: e.sessionId as string,
       player_id: e.playerId as string,
       event_name: e.eventName as string,
-      weapon: (e.properties as Record<string, string>).weapon,
+      weapon: (e.attributes as Record<string, string>).weapon,
       score: (e.metrics as Record<string, number>).score,
+      source: SOURCE[e.source as number],
+      engine_version: e.engineVersion,
+      camera_yaw: e.cameraYaw ?? null,
+      camera_pitch: e.cameraPitch ?? null,
+      fps: orNull(e.fps),
+      gpu_time_ms: orNull(e.gpuTimeMs),
+      game_thread_ms: orNull(e.gameThreadMs),
+      memory_used_bytes: orNull(e.memoryUsedBytes),
+      memory_mb: e.memoryUsedBytes ? Number(e.memoryUsedBytes) / 1_048_576 : null,
     }))
     .sort((a, b) => a.session_id.localeCompare(b.session_id));
 }
+
+/** A number as any export format spells it; NULL (CSV: \\N) as null. */
+const num = (v: unknown) => (v === null || v === "\\N" ? null : Number(v));
 
 function shape(rows: Array<Record<string, unknown>>) {
   for (const r of rows) {
@@ -96,8 +122,17 @@ function shape(rows: Array<Record<string, unknown>>) {
       session_id: r.session_id as string,
       player_id: r.player_id as string,
       event_name: r.event_name as string,
-      weapon: (r.properties as Record<string, string>).weapon,
+      weapon: (r.attributes as Record<string, string>).weapon,
       score: Number((r.metrics as Record<string, number>).score),
+      source: r.source,
+      engine_version: r.engine_version,
+      camera_yaw: num(r.camera_yaw),
+      camera_pitch: num(r.camera_pitch),
+      fps: num(r.fps),
+      gpu_time_ms: num(r.gpu_time_ms),
+      game_thread_ms: num(r.game_thread_ms),
+      memory_used_bytes: num(r.memory_used_bytes),
+      memory_mb: num(r.memory_mb),
     }))
     .sort((a, b) => a.session_id.localeCompare(b.session_id));
 }
@@ -165,7 +200,7 @@ describe("data export round trip", () => {
               : Number(m[2]),
           ]),
         );
-      return { ...r, properties: map(r.properties as string), metrics: map(r.metrics as string) };
+      return { ...r, attributes: map(r.attributes as string), metrics: map(r.metrics as string) };
     });
     const kills = (ev: Ev) => ev.eventName === "kill";
     expect(e.rowCount).toBe(events.filter(kills).length);
@@ -179,7 +214,9 @@ describe("data export round trip", () => {
     expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe("PAR1");
     const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
     const rs = await testClickHouse().query({
-      query: `SELECT toString(project_id) AS project_id, session_id, player_id, event_name, properties, metrics FROM format(Parquet, unhex('${hex}'))`,
+      query: `SELECT toString(project_id) AS project_id, session_id, player_id, event_name, attributes, metrics,
+        source, engine_version, camera_yaw, camera_pitch, fps, gpu_time_ms, game_thread_ms, memory_used_bytes,
+        memory_mb FROM format(Parquet, unhex('${hex}'))`,
       format: "JSONEachRow",
     });
     const rows = await rs.json<Record<string, unknown>>();
@@ -230,7 +267,7 @@ describe("a million events", () => {
     const started = Date.now();
     await testClickHouse().command({
       query: `INSERT INTO telemetry.events (project_id, timestamp, event_name, session_id, player_id, build_id,
-                map_id, platform, fps, frame_time_ms, properties, metrics, batch_id, event_index, received_at)
+                map_id, platform, fps, frame_time_ms, attributes, metrics, batch_id, event_index, received_at)
               SELECT {p:UUID}, now64(6) - toIntervalMillisecond(number), if(number % 10 = 0, 'kill', 'frame'),
                 concat('s-', toString(number % 50000)), concat('p-', toString(number % 20000)), 'build-1',
                 'dust', 'windows', 30 + number % 90, 16.6, map('weapon', 'rifle'), map('score', number),

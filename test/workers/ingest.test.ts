@@ -20,18 +20,20 @@ async function expectProblem(res: Response, status: number, detail?: RegExp) {
   return p;
 }
 
-/** A valid uncompressed batch of exactly `size` bytes, padded through a property value. */
+/** A valid uncompressed batch of exactly `size` bytes, padded through an attribute value (≤ 512). */
 function batchOfSize(size: number): Uint8Array {
-  const events = Array.from({ length: 120 }, (_, i) => event(i, { properties: { pad: "x".repeat(1000) } }));
+  const padded = (i: number, n: number) => event(i, { attributes: { pad: "x".repeat(n) } });
+  const events = Array.from({ length: 200 }, (_, i) => padded(i, 500));
   let bytes = batch(events);
-  for (let guard = 0; guard < 20 && bytes.length !== size; guard++) {
+  for (let guard = 0; guard < 400 && bytes.length !== size; guard++) {
     const last = events[events.length - 1];
-    const pad = (last?.properties as Record<string, string> | undefined)?.pad ?? "";
-    const next = pad.length + (size - bytes.length);
-    if (next < 0 || next > 1024) {
+    const next = (last?.attributes?.pad ?? "").length + (size - bytes.length);
+    if (next < 0) {
       events.pop();
+    } else if (next > 512) {
+      events.push(padded(events.length, 0));
     } else {
-      events[events.length - 1] = event(events.length - 1, { properties: { pad: "x".repeat(next) } });
+      events[events.length - 1] = padded(events.length - 1, next);
     }
     bytes = batch(events);
   }
@@ -213,31 +215,45 @@ function rawIngest(body: ReadableStream): Promise<Response> {
 
 describe("POST /v1/events — per-event validation", () => {
   const DAY_US = 86_400_000_000n;
+  const GiB = 1024n * 1024n * 1024n;
+  const many = <V>(n: number, value: V): Record<string, V> =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, value]));
+  // Bounds are UTF-16 code units, one over each; float bounds one float32 step over.
   const cases: Array<[string, Parameters<typeof event>[1], RegExp]> = [
     ["a timestamp older than 30 days", { timestampUs: nowUs() - 31n * DAY_US }, /events\[1\]\.timestamp_us/],
     ["a timestamp over 48 hours ahead", { timestampUs: nowUs() + 3n * DAY_US }, /events\[1\]\.timestamp_us/],
     ["an empty event_name", { eventName: "" }, /events\[1\]\.event_name/],
     ["an empty session_id", { sessionId: "" }, /events\[1\]\.session_id/],
-    ["an event_name over 128 bytes", { eventName: "e".repeat(129) }, /events\[1\]\.event_name/],
-    ["a map_id over 255 bytes", { mapId: "m".repeat(256) }, /events\[1\]\.map_id/],
-    ["a non-finite fps", { perf: { fps: Number.NaN } }, /events\[1\]\.perf\.fps/],
+    ["an event_name of 129 units", { eventName: "e".repeat(129) }, /events\[1\]\.event_name/],
+    ["a CJK event_name of 129 characters", { eventName: "試".repeat(129) }, /events\[1\]\.event_name/],
+    ["a map_id of 129 units", { mapId: "m".repeat(129) }, /events\[1\]\.map_id/],
+    ["a build_id of 129 units", { buildId: "b".repeat(129) }, /events\[1\]\.build_id/],
+    ["a player_id of 129 units", { playerId: "p".repeat(129) }, /events\[1\]\.player_id/],
+    ["a platform of 65 units", { platform: "w".repeat(65) }, /events\[1\]\.platform/],
+    ["an engine_version of 65 units", { engineVersion: "6".repeat(65) }, /events\[1\]\.engine_version/],
+    ["a non-finite fps", { fps: Number.NaN }, /events\[1\]\.fps/],
+    ["an fps over 1000", { fps: 1000.0001 }, /events\[1\]\.fps/],
+    ["a frame time over 10,000 ms", { frameTimeMs: 10_000.001 }, /events\[1\]\.frame_time_ms/],
+    ["a GPU time over 10,000 ms", { gpuTimeMs: 10_000.001 }, /events\[1\]\.gpu_time_ms/],
+    ["a game thread time over 10,000 ms", { gameThreadMs: 10_000.001 }, /events\[1\]\.game_thread_ms/],
+    ["a render thread time over 10,000 ms", { renderThreadMs: 10_000.001 }, /events\[1\]\.render_thread_ms/],
+    ["memory over 64 GiB", { memoryUsedBytes: 64n * GiB + 1n }, /events\[1\]\.memory_used_bytes/],
     [
       "an infinite position",
       { position: { x: Number.POSITIVE_INFINITY, y: 0, z: 0 } },
       /events\[1\]\.position\.x/,
     ],
+    ["a position beyond 1e9", { position: { x: 0, y: -1_000_000_064, z: 0 } }, /events\[1\]\.position\.y/],
     ["a non-finite metric", { metrics: { kills: Number.POSITIVE_INFINITY } }, /events\[1\]\.metrics/],
-    ["a camera position without rotation", { cameraPosition: { x: 1, y: 2, z: 3 } }, /events\[1\]\.camera_/],
-    [
-      "too many properties",
-      { properties: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, "v"])) },
-      /events\[1\]\.properties/,
-    ],
-    [
-      "a property value over 1024 bytes",
-      { properties: { big: "v".repeat(1025) } },
-      /events\[1\]\.properties/,
-    ],
+    ["a camera yaw without pitch", { cameraYaw: 90 }, /events\[1\]\.camera_(yaw|pitch)/],
+    ["a camera pitch without yaw", { cameraPitch: 10 }, /events\[1\]\.camera_(yaw|pitch)/],
+    ["a camera yaw of 360", { cameraYaw: 360, cameraPitch: 0 }, /events\[1\]\.camera_yaw/],
+    ["a camera pitch over 90", { cameraYaw: 0, cameraPitch: 90.00001 }, /events\[1\]\.camera_pitch/],
+    ["51 attributes", { attributes: many(51, "v") }, /events\[1\]\.attributes/],
+    ["an attribute key of 65 units", { attributes: { ["k".repeat(65)]: "v" } }, /events\[1\]\.attributes/],
+    ["an attribute value of 513 units", { attributes: { big: "v".repeat(513) } }, /events\[1\]\.attributes/],
+    ["51 metrics", { metrics: many(51, 1) }, /events\[1\]\.metrics/],
+    ["a metric key of 65 units", { metrics: { ["k".repeat(65)]: 1 } }, /events\[1\]\.metrics/],
   ];
 
   it.each(cases)("rejects the whole batch for %s, naming the event and field", async (_, over, detail) => {
@@ -248,7 +264,11 @@ describe("POST /v1/events — per-event validation", () => {
     expect(p.error_category).toBe("validation");
   });
 
-  it("rejects an empty batch", async () => {
-    await expectProblem(await ingest(batch([]), t.keys.ingest.key), 400, /events/);
+  it("rejects an empty batch: no bytes at all, or a device context without events", async () => {
+    // In the SDKs' layout a batch without events encodes to nothing.
+    expect(batch([])).toHaveLength(0);
+    await expectProblem(await ingest(batch([]), t.keys.ingest.key), 400, /body/);
+    const deviceOnly = batch([], { device: { gpu: "RTX 4070" } });
+    await expectProblem(await ingest(deviceOnly, t.keys.ingest.key), 400, /events/);
   });
 });

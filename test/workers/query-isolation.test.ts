@@ -259,7 +259,7 @@ const CASES: Case[] = [
   { name: "FINAL", sql: "SELECT * FROM events FINAL", outcome: "refused-or-failed" },
   {
     name: "ARRAY JOIN",
-    sql: "SELECT project_id, player_id, k FROM events ARRAY JOIN mapKeys(properties) AS k",
+    sql: "SELECT project_id, player_id, k FROM events ARRAY JOIN mapKeys(attributes) AS k",
     outcome: "caller-only",
     rows: CALLER_EVENTS,
   },

@@ -1,14 +1,24 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
+import { EVENTS_COLUMNS } from "../../workers/query/events-view.js";
 import { QUERY_LIMITS, runUserQuery } from "../../workers/query/run.js";
 import { ApiError } from "../../workers/shared/errors.js";
-import { event } from "../support/batches.js";
+import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 
 let t: Tenant;
 const events = Array.from({ length: 25 }, (_, i) =>
-  event(i, { eventName: i % 3 ? "frame" : "kill", playerId: `p-${i % 4}`, metrics: { score: i } }),
+  event(i, {
+    eventName: i % 3 ? "frame" : "kill",
+    playerId: `p-${i % 4}`,
+    metrics: { score: i },
+    attributes: { weapon: i % 2 ? "rifle" : "bow" },
+    source: i % 5 ? TelemetrySource.PLAYER : TelemetrySource.AUTOMATED,
+    ...(i % 2 ? { cameraYaw: 359.5, cameraPitch: -90 } : {}),
+    ...(i % 4 ? perf({ fps: 60, memoryUsedBytes: BigInt(i) * MiB, renderThreadMs: 4.25 }) : perf()),
+  }),
 );
 
 beforeAll(async () => {
@@ -62,6 +72,57 @@ describe("POST /v1/query", () => {
     expect(data.truncated).toBe(false);
     expect(data.rows_read).toBeGreaterThanOrEqual(events.length);
     expect(data.elapsed_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("sees every column of the wire contract with its ClickHouse type, maps as maps", async () => {
+    const res = await query({ sql: "SELECT * FROM events", limit: 1 });
+    const { data } = (await res.json()) as { data: Data };
+    expect(data.columns.map((c) => c.name)).toEqual([...EVENTS_COLUMNS]);
+    const type = Object.fromEntries(data.columns.map((c) => [c.name, c.type]));
+    expect(type).toMatchObject({
+      timestamp: "DateTime64(6, 'UTC')",
+      position_x: "Nullable(Float32)",
+      fps: "Nullable(Float32)",
+      memory_used_bytes: "Nullable(UInt64)",
+      memory_mb: "Nullable(Float64)",
+      game_thread_ms: "Nullable(Float32)",
+      render_thread_ms: "Nullable(Float32)",
+      attributes: "Map(String, String)",
+      metrics: "Map(String, Float64)",
+      source: "Enum8('unspecified' = 0, 'player' = 1, 'automated' = 2)",
+      engine_version: "LowCardinality(String)",
+      camera_yaw: "Nullable(Float32)",
+      camera_pitch: "Nullable(Float32)",
+      platform: "LowCardinality(String)",
+      memory_total_mb: "UInt32",
+      sdk_name: "LowCardinality(String)",
+      sdk_version: "LowCardinality(String)",
+    });
+
+    const sums = await query({
+      sql: `SELECT source, count() AS n, countIf(camera_yaw = 359.5 AND camera_pitch = -90) AS cameras,
+              countIf(fps IS NULL) AS no_fps, sum(memory_mb) AS mb, sum(render_thread_ms) AS render,
+              countIf(attributes['weapon'] = 'rifle') AS rifles, any(engine_version) AS engine
+            FROM events GROUP BY source ORDER BY source`,
+    });
+    expect(sums.status).toBe(200);
+    const tally = (source: TelemetrySource, name: string) => {
+      const mine = events.filter((e) => e.source === source);
+      return {
+        source: name,
+        n: mine.length,
+        cameras: mine.filter((e) => e.cameraYaw !== undefined).length,
+        no_fps: mine.filter((e) => !e.fps).length,
+        mb: mine.reduce((s, e) => s + Number(e.memoryUsedBytes ?? 0n) / 1_048_576, 0),
+        render: mine.reduce((s, e) => s + (e.renderThreadMs ?? 0), 0),
+        rifles: mine.filter((e) => e.attributes?.weapon === "rifle").length,
+        engine: "6000.0.23f1",
+      };
+    };
+    expect(((await sums.json()) as { data: Data }).data.rows).toEqual([
+      tally(TelemetrySource.PLAYER, "player"),
+      tally(TelemetrySource.AUTOMATED, "automated"),
+    ]);
   });
 
   it("limit cuts the rows and says more existed; exactly at the limit it does not", async () => {

@@ -31,6 +31,7 @@ export type CellCounts = { failCount: number; totalCount: number };
 const METRIC_COLUMN: Record<AlertMetric, string> = {
   fps: "fps",
   frame_time: "frame_time_ms",
+  // Profiles speak megabytes; events carry bytes: memory_mb is memory_used_bytes / 1,048,576.
   memory: "memory_mb",
   gpu_time: "gpu_time_ms",
 };

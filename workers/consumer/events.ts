@@ -15,8 +15,9 @@ export function retryDelaySeconds(attempts: number, base = 5, cap = 600): number
 }
 
 /**
- * One INSERT per consumer batch. Rows already in ClickHouse (same batch key and event index) are
- * skipped, so a message redelivered alone or inside another batch is never counted twice. Messages
+ * One INSERT per consumer batch. Rows already in ClickHouse (same batch key and event index) or
+ * already taken from an earlier message of the batch are skipped, so a message redelivered alone or
+ * inside another batch, or an SDK retry of the same events, is never counted twice. Messages
  * are acknowledged only after ClickHouse confirmed the insert.
  */
 export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
@@ -35,8 +36,19 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   }
   try {
     const ch = openClickHouse(configOf(env));
-    const present = await presentEvents(ch, decoded);
-    const rows = decoded.flatMap((d) => d.rows.filter((r) => !present.has(`${r.batch_id}:${r.event_index}`)));
+    // Rows already stored, and rows an earlier message of this very batch carries: an SDK's retry of
+    // the same events (same key, however compressed) may arrive in the same consumer batch.
+    const seen = await presentEvents(ch, decoded);
+    const rows = decoded.flatMap((d) =>
+      d.rows.filter((r) => {
+        const key = `${r.batch_id}:${r.event_index}`;
+        if (seen.has(key)) {
+          return false;
+        }
+        seen.add(key);
+        return true;
+      }),
+    );
     if (rows.length) {
       await insertEvents(ch, rows);
     }

@@ -1,23 +1,51 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import {
   type DeviceContext,
+  type GameTelemetryEvent,
   TelemetryBatchSchema,
-  type TelemetryEvent,
-  type Vec3,
+  TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { LIMITS } from "../ingest/wire-scan.js";
 import { type EnvelopeHeader, gunzipCapped } from "../shared/envelope.js";
 
-/** A row of telemetry.events as JSONEachRow (materialized columns are computed by ClickHouse). */
+/** telemetry.events.source: the Enum8 names, by the wire's TelemetrySource number. */
+export const SOURCE_NAMES = {
+  [TelemetrySource.UNSPECIFIED]: "unspecified",
+  [TelemetrySource.PLAYER]: "player",
+  [TelemetrySource.AUTOMATED]: "automated",
+} as const;
+
+export type SourceName = (typeof SOURCE_NAMES)[TelemetrySource];
+
+/**
+ * A row of telemetry.events as JSONEachRow: one column per scalar of the wire contract
+ * (schema/clickhouse/migrations/0003_sdk_wire_layout.sql). ALIAS and MATERIALIZED columns (memory_mb,
+ * player, has_perf) are computed by ClickHouse.
+ */
 export type EventRow = {
   project_id: string;
-  timestamp: string;
   event_name: string;
+  timestamp: string;
   session_id: string;
   player_id: string;
-  build_id: string;
+  position_x: number | null;
+  position_y: number | null;
+  position_z: number | null;
   map_id: string;
+  fps: number | null;
+  frame_time_ms: number | null;
+  memory_used_bytes: number | null;
+  gpu_time_ms: number | null;
+  game_thread_ms: number | null;
+  render_thread_ms: number | null;
+  attributes: Record<string, string>;
+  metrics: Record<string, number>;
+  source: SourceName;
+  build_id: string;
   platform: string;
+  engine_version: string;
+  camera_yaw: number | null;
+  camera_pitch: number | null;
   resolution: string;
   build_config: string;
   gpu: string;
@@ -28,22 +56,6 @@ export type EventRow = {
   memory_total_mb: number;
   sdk_name: string;
   sdk_version: string;
-  position_x: number | null;
-  position_y: number | null;
-  position_z: number | null;
-  camera_position_x: number | null;
-  camera_position_y: number | null;
-  camera_position_z: number | null;
-  camera_rotation_x: number | null;
-  camera_rotation_y: number | null;
-  camera_rotation_z: number | null;
-  fps: number | null;
-  frame_time_ms: number | null;
-  memory_mb: number | null;
-  gpu_time_ms: number | null;
-  cpu_time_ms: number | null;
-  properties: Record<string, string>;
-  metrics: Record<string, number>;
   batch_id: string;
   event_index: number;
   received_at: string;
@@ -53,31 +65,50 @@ export async function rowsOfMessage(header: EnvelopeHeader, body: Uint8Array): P
   const bytes = header.encoding === "gzip" ? await gunzipCapped(body, LIMITS.maxDecompressedBytes) : body;
   const batch = fromBinary(TelemetryBatchSchema, bytes);
   const receivedAt = clickhouseTime(BigInt(header.receivedAt) * 1000n);
+  const sdk = parseSdkVersion(typeof header.sdkVersion === "string" ? header.sdkVersion : "");
   return batch.events.map((e, i) => ({
     project_id: header.projectId,
-    timestamp: clickhouseTime(e.timestampUs),
     event_name: e.eventName,
+    timestamp: clickhouseTime(e.timestampUs),
     session_id: e.sessionId,
     player_id: e.playerId,
-    build_id: e.buildId,
+    position_x: e.position ? e.position.x : null,
+    position_y: e.position ? e.position.y : null,
+    position_z: e.position ? e.position.z : null,
     map_id: e.mapId,
-    ...device(batch.device, e.device),
-    sdk_name: batch.sdkName,
-    sdk_version: batch.sdkVersion,
-    ...vec("position", e.position),
-    ...vec("camera_position", e.cameraPosition),
-    ...vec("camera_rotation", e.cameraRotation),
     ...perf(e),
-    properties: e.properties,
+    attributes: e.attributes,
     metrics: e.metrics,
+    source: SOURCE_NAMES[e.source] ?? "unspecified",
+    build_id: e.buildId,
+    platform: e.platform,
+    engine_version: e.engineVersion,
+    // A pair on the wire (ingest refuses a half pair); a lone value is never stored half.
+    camera_yaw: e.cameraYaw !== undefined && e.cameraPitch !== undefined ? e.cameraYaw : null,
+    camera_pitch: e.cameraYaw !== undefined && e.cameraPitch !== undefined ? e.cameraPitch : null,
+    ...device(batch.device, e.device),
+    sdk_name: sdk.name,
+    sdk_version: sdk.version,
     batch_id: header.batchKey,
     event_index: i,
     received_at: receivedAt,
   }));
 }
 
+/**
+ * X-SDK-Version as the SDKs send it: `name/version` (UE5: `ue5/0.1.13`) or a bare version (Unity and
+ * Godot: `0.1.7`), in which case the name is unknown and left empty.
+ */
+export function parseSdkVersion(header: string): { name: string; version: string } {
+  const value = header.trim();
+  const slash = value.indexOf("/");
+  if (slash < 0) {
+    return { name: "", version: value };
+  }
+  return { name: value.slice(0, slash).trim(), version: value.slice(slash + 1).trim() };
+}
+
 const DEVICE_FIELDS = [
-  ["platform", "platform"],
   ["resolution", "resolution"],
   ["build_config", "buildConfig"],
   ["gpu", "gpu"],
@@ -98,22 +129,17 @@ function device(base: DeviceContext | undefined, own: DeviceContext | undefined)
   return out;
 }
 
-function vec<P extends string>(prefix: P, v: Vec3 | undefined) {
+/** The SDKs' implicit zero means "not collected": stored as NULL so aggregates see real samples only. */
+function perf(e: GameTelemetryEvent) {
+  const collected = (v: number) => (v > 0 ? v : null);
   return {
-    [`${prefix}_x`]: v ? v.x : null,
-    [`${prefix}_y`]: v ? v.y : null,
-    [`${prefix}_z`]: v ? v.z : null,
-  } as Record<`${P}_x` | `${P}_y` | `${P}_z`, number | null>;
-}
-
-function perf(e: TelemetryEvent) {
-  const p = e.perf;
-  return {
-    fps: p?.fps ?? null,
-    frame_time_ms: p?.frameTimeMs ?? null,
-    memory_mb: p?.memoryMb ?? null,
-    gpu_time_ms: p?.gpuTimeMs ?? null,
-    cpu_time_ms: p?.cpuTimeMs ?? null,
+    fps: collected(e.fps),
+    frame_time_ms: collected(e.frameTimeMs),
+    // Ingest bounds memory to 64 GiB, well inside a double's exact integers.
+    memory_used_bytes: e.memoryUsedBytes > 0n ? Number(e.memoryUsedBytes) : null,
+    gpu_time_ms: collected(e.gpuTimeMs),
+    game_thread_ms: collected(e.gameThreadMs),
+    render_thread_ms: collected(e.renderThreadMs),
   };
 }
 

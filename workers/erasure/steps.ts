@@ -18,7 +18,8 @@ const PLAYER_EVENTS = `project_id = {project:UUID} AND (
   player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))`;
 
 /**
- * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql):
+ * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql,
+ * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql):
  * the player's first-seen rows (their own and those of the anonymous players of their identified
  * sessions), their daily player rows, and the session rows of sessions left without any event.
  */

@@ -34,14 +34,15 @@ export async function handleIngest(request: Request, env: Env, ctx: ExecutionCon
 }
 
 async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: Headers) {
-  const { contentType } = requiredHeaders(request);
+  const { contentType, sdkVersion } = requiredHeaders(request);
   const principal = await authenticate(request, env, ctx, out);
   const { contentLength, encoding } = transportHeaders(request.headers, contentType);
   const plan = planOf(principal.planId);
   await enforceIngestRate(env, principal, plan, out);
 
   const body = await readBody(request, contentLength);
-  const eventCount = validate(encoding === "gzip" ? await gunzip(body) : body);
+  const decoded = encoding === "gzip" ? await gunzip(body) : body;
+  const eventCount = validate(decoded);
 
   const budget = await chargeMonthlyEvents(env, principal.tenantId, plan.eventsPerMonth, eventCount);
   if (!budget.allowed) {
@@ -58,10 +59,11 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
     v: 1 as const,
     projectId: principal.projectId,
     tenantId: principal.tenantId,
-    batchKey: await batchKeyOf(principal.projectId, body),
+    batchKey: await batchKeyOf(principal.projectId, decoded),
     receivedAt: Date.now(),
     encoding,
     eventCount,
+    sdkVersion,
   };
   try {
     await env.EVENTS_QUEUE.send(sealEnvelope(header, body), { contentType: "bytes" });
@@ -77,7 +79,7 @@ async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: He
 }
 
 /** The spec's first condition: what must be there before anything else is looked at. */
-function requiredHeaders(request: Request): { contentType: string } {
+function requiredHeaders(request: Request): { contentType: string; sdkVersion: string } {
   if (request.method !== "POST") {
     throw new ApiError("METHOD_NOT_ALLOWED", "Only POST is accepted here.");
   }
@@ -93,7 +95,7 @@ function requiredHeaders(request: Request): { contentType: string } {
       extensions: { field: "X-SDK-Version" },
     });
   }
-  return { contentType };
+  return { contentType, sdkVersion };
 }
 
 /** Content-Length (411, 413), then media type and encoding (415), in the spec's order. */
@@ -249,10 +251,15 @@ async function gunzip(body: Uint8Array): Promise<Uint8Array> {
   }
 }
 
-/** Same project and same bytes, same key: a client's retry and a queue redelivery both dedupe on it. */
-async function batchKeyOf(projectId: string, body: Uint8Array): Promise<string> {
+/**
+ * Same project and same decoded batch, same key: a client's retry and a queue redelivery both dedupe
+ * on it. It is taken over the decompressed protobuf, not the request body, because an SDK's retry of
+ * the same events may be compressed at another level or sent raw (the UE5 SDK falls back to a body
+ * without Content-Encoding).
+ */
+async function batchKeyOf(projectId: string, decoded: Uint8Array): Promise<string> {
   const prefix = new TextEncoder().encode(`${projectId}:`);
-  return (await sha256Hex(concat([prefix, body], prefix.length + body.length))).slice(0, 32);
+  return (await sha256Hex(concat([prefix, decoded], prefix.length + decoded.length))).slice(0, 32);
 }
 
 function applyHeaders(out: Headers, values: Record<string, string>): void {

@@ -1,19 +1,37 @@
 import { CH_DB } from "../shared/clickhouse.js";
 
 /**
- * The one table users see, `events`: the wire contract's names, one project's rows. Internal
+ * The one table users see, `events`: one column per scalar of the wire contract under its own name
+ * (maps as ClickHouse maps, the performance fields NULL where the SDK sent its "not collected" zero),
+ * plus memory_mb, the megabytes that thresholds speak, and the device and SDK columns. Internal
  * bookkeeping (batch key, event index, receive time, materialized helpers) is left out. The query
  * endpoint and exports both read through it, so a download has exactly the columns a query sees.
  */
 export const EVENTS_COLUMNS = [
   "project_id",
-  "timestamp",
   "event_name",
+  "timestamp",
   "session_id",
   "player_id",
-  "build_id",
+  "position_x",
+  "position_y",
+  "position_z",
   "map_id",
+  "fps",
+  "frame_time_ms",
+  "memory_used_bytes",
+  "memory_mb",
+  "gpu_time_ms",
+  "game_thread_ms",
+  "render_thread_ms",
+  "attributes",
+  "metrics",
+  "source",
+  "build_id",
   "platform",
+  "engine_version",
+  "camera_yaw",
+  "camera_pitch",
   "resolution",
   "build_config",
   "gpu",
@@ -24,22 +42,6 @@ export const EVENTS_COLUMNS = [
   "memory_total_mb",
   "sdk_name",
   "sdk_version",
-  "position_x",
-  "position_y",
-  "position_z",
-  "camera_position_x",
-  "camera_position_y",
-  "camera_position_z",
-  "camera_rotation_x",
-  "camera_rotation_y",
-  "camera_rotation_z",
-  "fps",
-  "frame_time_ms",
-  "memory_mb",
-  "gpu_time_ms",
-  "cpu_time_ms",
-  "properties",
-  "metrics",
 ] as const;
 
 export const EVENTS_TABLE = `${CH_DB}.events`;

@@ -5,11 +5,19 @@ export type EnvelopeHeader = {
   v: 1;
   projectId: string;
   tenantId: string;
-  /** Deterministic id of this batch: the same body for the same project always gets the same key. */
+  /**
+   * Deterministic id of this batch, from the project and the decoded (decompressed) batch: the same
+   * events for the same project get the same key however they were compressed.
+   */
   batchKey: string;
   receivedAt: number;
   encoding: "gzip" | "identity";
   eventCount: number;
+  /**
+   * The request's X-SDK-Version header as sent (`name/version` or a bare version), for the sdk_name and
+   * sdk_version columns. Absent on messages enqueued before it was carried: those rows get ''.
+   */
+  sdkVersion?: string;
 };
 
 export function sealEnvelope(header: EnvelopeHeader, body: Uint8Array): Uint8Array {
