@@ -691,7 +691,7 @@ describe("scanTelemetryBatch: UTF-8 validation matches TextDecoder({fatal: true}
     }
   };
 
-  it("edge cases", () => {
+  it("edge cases, on the fast path and on the counting path", () => {
     const cases = [
       [0xef, 0xbb, 0xbf],
       [0xc2, 0x80],
@@ -720,6 +720,8 @@ describe("scanTelemetryBatch: UTF-8 validation matches TextDecoder({fatal: true}
       for (let lead = 0; lead < 4; lead++) {
         check(new Uint8Array(c), lead);
         check(cat(utf8(a(13)), c, utf8(a(6))), lead);
+        // Over the byte bound, within the unit bound: the counting validator.
+        check(cat(utf8(a(110, CJK)), c, utf8(a(6))), lead);
       }
     }
   });

@@ -642,16 +642,61 @@ function f32InZeroTo(bits: number, maxBits: number): boolean {
 }
 
 /**
- * UTF-16 code units of b[p, end), which must be valid UTF-8: one per
- * character, two for a 4-byte (astral) character.
+ * UTF-16 code units of b[p, end) when it is valid UTF-8 (one per character,
+ * two for a 4-byte astral character), else -1. One pass: validates exactly
+ * as utf8Tail does while counting.
  */
-function utf16Units(b: Uint8Array, p: number, end: number): number {
+function utf8Units(b: Uint8Array, p: number, end: number): number {
   let n = 0;
-  for (; p < end; p++) {
+  while (p < end) {
     const c = b[p] as number;
-    if ((c & 0xc0) !== 0x80) {
-      n += c >= 0xf0 ? 2 : 1;
+    if (c < 0x80) {
+      p++;
+      n++;
+      continue;
     }
+    if (c < 0xc2) {
+      return -1;
+    }
+    if (c < 0xe0) {
+      if (end - p < 2 || ((b[p + 1] as number) & 0xc0) !== 0x80) {
+        return -1;
+      }
+      p += 2;
+      n++;
+      continue;
+    }
+    if (c < 0xf0) {
+      if (end - p < 3) {
+        return -1;
+      }
+      const c1 = b[p + 1] as number;
+      if (((b[p + 2] as number) & 0xc0) !== 0x80) {
+        return -1;
+      }
+      if (c === 0xe0 ? c1 < 0xa0 || c1 > 0xbf : c === 0xed ? c1 < 0x80 || c1 > 0x9f : (c1 & 0xc0) !== 0x80) {
+        return -1; // overlong, surrogate, or not a continuation
+      }
+      p += 3;
+      n++;
+      continue;
+    }
+    if (c < 0xf5) {
+      if (end - p < 4) {
+        return -1;
+      }
+      const c1 = b[p + 1] as number;
+      if (((b[p + 2] as number) & 0xc0) !== 0x80 || ((b[p + 3] as number) & 0xc0) !== 0x80) {
+        return -1;
+      }
+      if (c === 0xf0 ? c1 < 0x90 || c1 > 0xbf : c === 0xf4 ? c1 < 0x80 || c1 > 0x8f : (c1 & 0xc0) !== 0x80) {
+        return -1; // overlong, above U+10FFFF, or not a continuation
+      }
+      p += 4;
+      n += 2;
+      continue;
+    }
+    return -1;
   }
   return n;
 }
@@ -659,20 +704,19 @@ function utf16Units(b: Uint8Array, p: number, end: number): number {
 /** A string field: valid UTF-8 of at most `max` UTF-16 code units. Returns 0, or -1 after recording the error. */
 function checkString(b: Uint8Array, p: number, end: number, max: number, name: string): number {
   const len = end - p;
-  if (len > max) {
-    // UTF-16 units ≥ bytes / 3, so more than 3 bytes per allowed unit is over without counting.
-    if (len > 3 * max) {
-      return fail(name, ruleMaxUnits(max));
-    }
-    if (!isUtf8(b, p, end)) {
-      return fail(name, RULE_UTF8);
-    }
-    if (utf16Units(b, p, end) > max) {
-      return fail(name, ruleMaxUnits(max));
-    }
-    return 0;
+  if (len <= max) {
+    // UTF-16 units ≤ UTF-8 bytes: within the bound whatever the text.
+    return isUtf8(b, p, end) ? 0 : fail(name, RULE_UTF8);
   }
-  return isUtf8(b, p, end) ? 0 : fail(name, RULE_UTF8);
+  // UTF-16 units ≥ bytes / 3, so more than 3 bytes per allowed unit is over without counting.
+  if (len > 3 * max) {
+    return fail(name, ruleMaxUnits(max));
+  }
+  const n = utf8Units(b, p, end);
+  if (n < 0) {
+    return fail(name, RULE_UTF8);
+  }
+  return n > max ? fail(name, ruleMaxUnits(max)) : 0;
 }
 
 // ---------------------------------------------------------------------------
