@@ -89,9 +89,9 @@ export const LIMITS = {
   timeMsMax: 10_000,
   /** memory_used_bytes: 0 ≤ v ≤ this (64 GiB). */
   memoryUsedBytesMax: 64 * GiB,
-  /** camera_yaw in [min, maxExclusive), camera_pitch in [min, max]; both present or both absent, finite. */
-  cameraYaw: { min: 0, maxExclusive: 360 },
-  cameraPitch: { min: -90, max: 90 },
+  /** camera_yaw in [0, this) degrees and camera_pitch in [-this, this]; both present or both absent, finite. */
+  cameraYawMaxExclusive: 360,
+  cameraPitchAbsMax: 90,
   /** source: TelemetrySource values 0 (unspecified), 1 (player), 2 (automated); anything else is refused. */
   sourceMax: 2,
 
@@ -212,8 +212,8 @@ function f32BitsAtMost(x: number, strict = false): number {
 const POS_MAX_BITS = f32BitsAtMost(LIMITS.positionAbsMax);
 const FPS_MAX_BITS = f32BitsAtMost(LIMITS.fpsMax);
 const TIME_MAX_BITS = f32BitsAtMost(LIMITS.timeMsMax);
-const YAW_MAX_BITS = f32BitsAtMost(LIMITS.cameraYaw.maxExclusive, true);
-const PITCH_MAX_BITS = f32BitsAtMost(LIMITS.cameraPitch.max);
+const YAW_MAX_BITS = f32BitsAtMost(LIMITS.cameraYawMaxExclusive, true);
+const PITCH_MAX_BITS = f32BitsAtMost(LIMITS.cameraPitchAbsMax);
 /** -0.0f as an int32 bit pattern. */
 const NEG_ZERO_BITS = -2147483648;
 /** Perf float bound bits by event field number (fps 8, frame/gpu/game/render times 9, 11, 20, 21). */
@@ -240,8 +240,8 @@ const RULE_POSITION = `must be finite, at most ${LIMITS.positionAbsMax} in absol
 const RULE_FPS = `must be finite, from 0 to ${LIMITS.fpsMax}`;
 const RULE_TIME_MS = `must be finite, from 0 to ${LIMITS.timeMsMax} ms`;
 const RULE_MEMORY = `must be from 0 to ${LIMITS.memoryUsedBytesMax} bytes (64 GiB)`;
-const RULE_YAW = `must be finite, in [${LIMITS.cameraYaw.min}, ${LIMITS.cameraYaw.maxExclusive}) degrees`;
-const RULE_PITCH = `must be finite, in [${LIMITS.cameraPitch.min}, ${LIMITS.cameraPitch.max}] degrees`;
+const RULE_YAW = `must be finite, in [0, ${LIMITS.cameraYawMaxExclusive}) degrees`;
+const RULE_PITCH = `must be finite, in [-${LIMITS.cameraPitchAbsMax}, ${LIMITS.cameraPitchAbsMax}] degrees`;
 const RULE_SOURCE =
   "must be 0 (TELEMETRY_SOURCE_UNSPECIFIED), 1 (TELEMETRY_SOURCE_PLAYER) or 2 (TELEMETRY_SOURCE_AUTOMATED)";
 const RULE_NO_PITCH = "required when camera_yaw is present (camera_yaw and camera_pitch are a pair)";
