@@ -1,21 +1,22 @@
 /**
- * Realistic, seeded TelemetryBatch generator for benchmarks and load tests.
+ * Realistic, seeded TelemetryBatch generator for benchmarks and load tests, shaped like what the
+ * engine SDKs (Unity, UE5, Godot) send: every event carries the SDK's per-frame sample (fps,
+ * frame_time_ms, memory_used_bytes in bytes, gpu_time_ms, game/render thread times) and the
+ * build_id / platform / engine_version / session / player stamps; `session_start` and the periodic
+ * `perf_heartbeat` are automated events without a position (heartbeats carry the mem.* and io.*
+ * metrics); `map_load` carries attributes.map_name and metrics.load_time_ms; gameplay events carry
+ * a position, the camera yaw/pitch pair (quantised to 0.01 degrees as the SDKs pack it), and a few
+ * attributes and metrics. No device context (field 22 / batch field 2): the SDKs never send one.
  *
  *   const { batch, gzipped, eventCount } = makeRealisticBatch(seed, nowUs, 126_000);
  *
- * Packs as many events as fit so that the gzip'd body (node:zlib gzipSync,
- * default level) is as close as possible to, but not above, targetGzipBytes
- * (capped at LIMITS.maxEvents events). Node only (uses node:zlib).
+ * Packs as many events as fit so that the gzip'd body (node:zlib gzipSync, default level) is as
+ * close as possible to, but not above, targetGzipBytes (capped at LIMITS.maxEvents events and
+ * LIMITS.maxDecodedEntries entries). Node only (uses node:zlib).
  */
 import { gzipSync } from "node:zlib";
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import {
-  type DeviceContext,
-  DeviceContextSchema,
-  TelemetryBatchSchema,
-  type TelemetryEvent,
-  TelemetryEventSchema,
-} from "../../proto/gen/telemetry/v1/telemetry_pb.js";
+import { GameTelemetryEventSchema, TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { LIMITS } from "../../workers/ingest/wire-scan.js";
 
 export type RealisticBatch = {
@@ -47,201 +48,212 @@ const gauss = (rng: Rng): number => {
   const v = rng();
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 };
-const uuid = (rng: Rng): string => {
-  const hex = "0123456789abcdef";
+const hex = (rng: Rng, n: number): string => {
   let s = "";
-  for (let i = 0; i < 32; i++) {
-    s += hex[Math.floor(rng() * 16)];
-    if (i === 7 || i === 11 || i === 15 || i === 19) {
-      s += "-";
-    }
+  for (let i = 0; i < n; i++) {
+    s += "0123456789abcdef"[Math.floor(rng() * 16)];
   }
   return s;
 };
+/** A UUIDv7-shaped session id (the SDKs mint v7 ids: millisecond time first). */
+const uuidV7 = (rng: Rng, ms: number): string => {
+  const t = Math.floor(ms).toString(16).padStart(12, "0");
+  return `${t.slice(0, 8)}-${t.slice(8)}-7${hex(rng, 3)}-${"89ab"[Math.floor(rng() * 4)]}${hex(rng, 3)}-${hex(rng, 12)}`;
+};
 
-const EVENT_NAMES = [
+/** One engine's stamps, as its SDK sends them. */
+const ENGINES = [
+  { platform: "WindowsPlayer", engineVersion: "6000.0.23f1" }, // Unity
+  { platform: "Windows", engineVersion: "5.4.4-37670630+++UE5+Release-5.4" }, // UE5
+  { platform: "Windows", engineVersion: "4.3.stable.mono.official.77dcf97d8" }, // Godot
+  { platform: "PS5", engineVersion: "5.4.4-37670630+++UE5+Release-5.4" },
+  { platform: "LinuxPlayer", engineVersion: "6000.0.23f1" },
+] as const;
+
+const GAMEPLAY = [
   "player_move",
   "player_move",
-  "player_move",
-  "frame_sample",
-  "frame_sample",
   "item_pickup",
   "ability_used",
   "enemy_killed",
   "damage_taken",
   "player_death",
   "checkpoint_reached",
-  "ui_click",
   "weapon_reload",
   "quest_progress",
 ] as const;
 const MAPS = ["maps/desert_outpost", "maps/frozen_harbor", "maps/old_town"] as const;
+const MAP_NAMES = {
+  "maps/desert_outpost": "Desert Outpost",
+  "maps/frozen_harbor": "Frozen Harbor",
+  "maps/old_town": "Old Town",
+} as const;
 const WEAPONS = ["rifle", "shotgun", "smg", "pistol", "sniper", "melee"] as const;
 const ZONES = ["north_gate", "market", "docks", "bunker_b", "ridge", "spawn"] as const;
 const ITEMS = ["medkit", "ammo_box", "armor_plate", "grenade", "keycard_red"] as const;
 const DIFFICULTY = ["normal", "hard", "nightmare"] as const;
 
-const PLATFORMS: readonly DeviceContext[] = [
-  create(DeviceContextSchema, {
-    platform: "windows",
-    resolution: "2560x1440",
-    buildConfig: "shipping",
-    gpu: "NVIDIA GeForce RTX 4070 (driver 560.94)",
-    storage: "nvme",
-    cpu: "AMD Ryzen 7 7800X3D 8-Core Processor",
-    osVersion: "Windows 11 Pro 23H2 (22631.4317)",
-    deviceModel: "Custom PC",
-    memoryTotalMb: 32768,
-  }),
-  create(DeviceContextSchema, {
-    platform: "ps5",
-    resolution: "3840x2160",
-    buildConfig: "shipping",
-    gpu: "AMD RDNA2 (PS5)",
-    storage: "ssd",
-    cpu: "AMD Zen 2 8-core",
-    osVersion: "PS5 System Software 24.06-10.00.00",
-    deviceModel: "CFI-1216A",
-    memoryTotalMb: 16384,
-  }),
-  create(DeviceContextSchema, {
-    platform: "steamdeck",
-    resolution: "1280x800",
-    buildConfig: "shipping",
-    gpu: "AMD Custom GPU 0405 (RADV VANGOGH)",
-    storage: "nvme",
-    cpu: "AMD Custom APU 0405",
-    osVersion: "SteamOS 3.6.19",
-    deviceModel: "Jupiter",
-    memoryTotalMb: 16384,
-  }),
-];
-
 type Session = {
   sessionId: string;
   playerId: string;
+  mapId: (typeof MAPS)[number];
+  started: boolean;
+  lastHeartbeatUs: number;
   x: number;
   y: number;
   z: number;
   yaw: number;
+  pitch: number;
   baseFps: number;
-  memMb: number;
+  memBytes: number;
+  vramBytes: number;
+  readBytes: number;
 };
 
-/** A stream of realistic events; deterministic for a given seed. */
-function eventStream(seed: number, nowUs: number, device: DeviceContext): () => TelemetryEvent {
+type EventInit = MessageInitShape<typeof GameTelemetryEventSchema>;
+
+const MiB = 1024 * 1024;
+/** Heartbeat period of the SDKs (10 s). */
+const HEARTBEAT_US = 10_000_000;
+/** Quantise to 0.01 as the SDKs' camera snapshot does. */
+const q01 = (v: number): number => Math.round(v * 100) / 100;
+
+/** A stream of SDK-shaped events; deterministic for a given seed. */
+function eventStream(seed: number, nowUs: number): () => EventInit {
   const rng = mulberry32(seed);
-  const nSessions = 2 + Math.floor(rng() * 3);
+  const engine = pick(rng, ENGINES);
+  const buildId = `1.${40 + Math.floor(rng() * 5)}.${Math.floor(rng() * 10)}+cl${2_000_000 + Math.floor(rng() * 99_999)}`;
+  // Start ~25 minutes ago; events advance 2..60 ms each.
+  let ts = Math.round(nowUs - 25 * 60 * 1e6 - rng() * 60e6);
   const sessions: Session[] = [];
+  const nSessions = 2 + Math.floor(rng() * 3);
   for (let i = 0; i < nSessions; i++) {
     sessions.push({
-      sessionId: uuid(rng),
-      playerId: `player_${100000 + Math.floor(rng() * 900000)}`,
+      sessionId: uuidV7(rng, ts / 1000),
+      playerId: rng() < 0.8 ? `player_${100000 + Math.floor(rng() * 900000)}` : "",
+      mapId: pick(rng, MAPS),
+      started: false,
+      lastHeartbeatUs: ts,
       x: rng() * 4000 - 2000,
       y: rng() * 4000 - 2000,
       z: 20 + rng() * 30,
       yaw: rng() * 360,
+      pitch: gauss(rng) * 10,
       baseFps: 50 + rng() * 90,
-      memMb: 3000 + rng() * 3000,
+      memBytes: (3000 + rng() * 3000) * MiB,
+      vramBytes: (2000 + rng() * 4000) * MiB,
+      readBytes: 0,
     });
   }
-  const buildId = `1.${40 + Math.floor(rng() * 5)}.${Math.floor(rng() * 10)}+cl${2_000_000 + Math.floor(rng() * 99_999)}`;
-  const mapId = pick(rng, MAPS);
-  // Start ~25 minutes ago; events advance 2..60 ms each.
-  let ts = Math.round(nowUs - 25 * 60 * 1e6 - rng() * 60e6);
 
   return () => {
     ts += 2_000 + Math.floor(rng() * 58_000);
     const s = pick(rng, sessions);
-    const name = pick(rng, EVENT_NAMES);
-    // Random walk on the map plane.
+    s.memBytes = Math.max(512 * MiB, s.memBytes + gauss(rng) * 2 * MiB);
+    const fps = Math.min(LIMITS.fpsMax, Math.max(5, s.baseFps + gauss(rng) * 6));
+    const frame = 1000 / fps;
+    // The per-frame sample every SDK event carries.
+    const ev: EventInit = {
+      timestampUs: BigInt(ts),
+      sessionId: s.sessionId,
+      playerId: s.playerId,
+      fps,
+      frameTimeMs: frame,
+      memoryUsedBytes: BigInt(Math.round(s.memBytes)),
+      gpuTimeMs: frame * (0.6 + rng() * 0.3),
+      gameThreadMs: frame * (0.4 + rng() * 0.4),
+      renderThreadMs: frame * (0.5 + rng() * 0.3),
+      buildId,
+      platform: engine.platform,
+      engineVersion: engine.engineVersion,
+    };
+    if (!s.started) {
+      s.started = true;
+      return { ...ev, eventName: "session_start", source: TelemetrySource.AUTOMATED };
+    }
+    if (ts - s.lastHeartbeatUs >= HEARTBEAT_US) {
+      s.lastHeartbeatUs = ts;
+      const reads = Math.floor(rng() * 40);
+      s.readBytes = reads * Math.floor(4096 + rng() * 65536);
+      return {
+        ...ev,
+        eventName: "perf_heartbeat",
+        source: TelemetrySource.AUTOMATED,
+        metrics: {
+          "mem.vram": Math.round(s.vramBytes),
+          "mem.heap": Math.round(s.memBytes * 0.4),
+          "io.read_bytes": s.readBytes,
+          "io.read_time_ms": Math.round(reads * rng() * 300) / 100,
+          "io.read_ops": reads,
+        },
+      };
+    }
+    if (rng() < 0.004) {
+      s.mapId = pick(rng, MAPS);
+      return {
+        ...ev,
+        eventName: "map_load",
+        source: TelemetrySource.PLAYER,
+        attributes: { map_name: MAP_NAMES[s.mapId] },
+        metrics: { load_time_ms: Math.round(800 + rng() * 6000) },
+      };
+    }
+
+    // Gameplay: a random walk on the map plane, the camera following.
+    const name = pick(rng, GAMEPLAY);
     s.yaw = (s.yaw + gauss(rng) * 8 + 360) % 360;
+    s.pitch = Math.max(-89, Math.min(89, s.pitch + gauss(rng) * 2));
     const step = rng() * 3;
     s.x = Math.max(-2048, Math.min(2048, s.x + Math.cos((s.yaw * Math.PI) / 180) * step));
     s.y = Math.max(-2048, Math.min(2048, s.y + Math.sin((s.yaw * Math.PI) / 180) * step));
     s.z = Math.max(0, s.z + gauss(rng) * 0.2);
-    s.memMb += gauss(rng) * 2;
-
-    const ev: MessageInitShape<typeof TelemetryEventSchema> = {
-      timestampUs: BigInt(ts),
-      eventName: name,
-      sessionId: s.sessionId,
-      playerId: s.playerId,
-      buildId,
-      mapId,
-      position: { x: s.x, y: s.y, z: s.z },
-    };
-    if (rng() < 0.8) {
-      ev.cameraPosition = {
-        x: s.x - Math.cos((s.yaw * Math.PI) / 180) * 4,
-        y: s.y - Math.sin((s.yaw * Math.PI) / 180) * 4,
-        z: s.z + 1.8,
-      };
-      ev.cameraRotation = {
-        x: -10 + gauss(rng) * 5,
-        y: s.yaw,
-        z: 0,
-      };
-    }
-    if (name === "frame_sample" || rng() < 0.5) {
-      const fps = Math.max(5, s.baseFps + gauss(rng) * 6);
-      ev.perf = {
-        fps,
-        frameTimeMs: 1000 / fps,
-        memoryMb: s.memMb,
-        gpuTimeMs: Math.max(0.5, (1000 / fps) * (0.6 + rng() * 0.3)),
-        cpuTimeMs: Math.max(0.5, (1000 / fps) * (0.4 + rng() * 0.4)),
-      };
-    }
-    const properties: Record<string, string> = {};
+    const attributes: Record<string, string> = {};
     const metrics: Record<string, number> = {};
     switch (name) {
       case "enemy_killed":
       case "damage_taken":
-        properties.weapon = pick(rng, WEAPONS);
-        properties.zone = pick(rng, ZONES);
+        attributes.weapon = pick(rng, WEAPONS);
+        attributes.zone = pick(rng, ZONES);
         metrics.damage = Math.round(rng() * 1500) / 10;
         metrics.health = Math.round(rng() * 100);
         metrics.distance_m = Math.round(rng() * 800) / 10;
         break;
       case "item_pickup":
-        properties.item = pick(rng, ITEMS);
-        properties.zone = pick(rng, ZONES);
+        attributes.item = pick(rng, ITEMS);
+        attributes.zone = pick(rng, ZONES);
         metrics.count = 1 + Math.floor(rng() * 5);
         break;
       case "ability_used":
       case "weapon_reload":
-        properties.weapon = pick(rng, WEAPONS);
+        attributes.weapon = pick(rng, WEAPONS);
         metrics.ammo = Math.floor(rng() * 30);
         break;
       case "checkpoint_reached":
       case "quest_progress":
-        properties.difficulty = pick(rng, DIFFICULTY);
-        properties.checkpoint = `cp_${Math.floor(rng() * 40)}`;
+        attributes.difficulty = pick(rng, DIFFICULTY);
+        attributes.checkpoint = `cp_${Math.floor(rng() * 40)}`;
         metrics.elapsed_s = Math.round(rng() * 36000) / 10;
-        break;
-      case "ui_click":
-        properties.screen = pick(rng, ["inventory", "map", "settings", "store"]);
-        properties.button = pick(rng, ["equip", "drop", "close", "buy", "back"]);
         break;
       default:
         if (rng() < 0.3) {
-          properties.zone = pick(rng, ZONES);
+          attributes.zone = pick(rng, ZONES);
         }
         if (rng() < 0.3) {
           metrics.speed = Math.round(step * 100) / 100;
         }
     }
-    ev.properties = properties;
-    ev.metrics = metrics;
-    // Occasionally the event overrides part of the batch's device context.
-    if (rng() < 0.05) {
-      ev.device = create(DeviceContextSchema, {
-        resolution: pick(rng, ["1920x1080", "2560x1440", "1280x720"]),
-        buildConfig: device.buildConfig,
-      });
-    }
-    return create(TelemetryEventSchema, ev);
+    const yaw = q01(s.yaw);
+    return {
+      ...ev,
+      eventName: name,
+      source: TelemetrySource.PLAYER,
+      mapId: s.mapId,
+      position: { x: s.x, y: s.y, z: s.z },
+      cameraYaw: yaw >= 360 ? 0 : yaw,
+      cameraPitch: q01(s.pitch),
+      attributes,
+      metrics,
+    };
   };
 }
 
@@ -255,19 +267,18 @@ function varintBytes(n: number): number[] {
   return out;
 }
 
-/** Serialize header + the first n pre-encoded events (field 5, LEN), equal to toBinary of the whole batch. */
-function assemble(header: Uint8Array, encodedEvents: readonly Uint8Array[], n: number): Uint8Array {
-  let size = header.length;
+/** Serialize the first n pre-encoded events as TelemetryBatch.events (field 1, LEN), equal to toBinary of the batch. */
+function assemble(encodedEvents: readonly Uint8Array[], n: number): Uint8Array {
+  let size = 0;
   for (let i = 0; i < n; i++) {
     const e = encodedEvents[i] as Uint8Array;
     size += 1 + varintBytes(e.length).length + e.length;
   }
   const out = new Uint8Array(size);
-  out.set(header, 0);
-  let p = header.length;
+  let p = 0;
   for (let i = 0; i < n; i++) {
     const e = encodedEvents[i] as Uint8Array;
-    out[p++] = (5 << 3) | 2;
+    out[p++] = (1 << 3) | 2;
     for (const x of varintBytes(e.length)) {
       out[p++] = x;
     }
@@ -278,33 +289,29 @@ function assemble(header: Uint8Array, encodedEvents: readonly Uint8Array[], n: n
 }
 
 /**
- * Build a realistic maximal batch: as many events as fit so that gzipSync(batch)
- * is ≤ targetGzipBytes (and as close as possible), at most LIMITS.maxEvents.
+ * Build a realistic maximal batch: as many events as fit so that gzipSync(batch) is ≤
+ * targetGzipBytes (and as close as possible), at most LIMITS.maxEvents events and
+ * LIMITS.maxDecodedEntries decoded entries.
  */
 export function makeRealisticBatch(seed: number, nowUs: number, targetGzipBytes: number): RealisticBatch {
-  const rng = mulberry32(seed ^ 0x9e3779b9);
-  const device = pick(rng, PLATFORMS);
-  const header = toBinary(
-    TelemetryBatchSchema,
-    create(TelemetryBatchSchema, {
-      batchId: uuid(rng),
-      sdkName: "telemetry-sdk-unreal",
-      sdkVersion: `2.${Math.floor(rng() * 10)}.${Math.floor(rng() * 20)}`,
-      device,
-    }),
-  );
-  const next = eventStream(seed, nowUs, device);
+  const next = eventStream(seed, nowUs);
   const encoded: Uint8Array[] = [];
-  const gz = (n: number): Uint8Array => gzipSync(assemble(header, encoded, n));
+  /** entriesUpTo[n] = decoded entries of the first n events. */
+  const entriesUpTo: number[] = [0];
+  const gz = (n: number): Uint8Array => gzipSync(assemble(encoded, n));
   const ensure = (n: number): void => {
     while (encoded.length < n) {
-      encoded.push(toBinary(TelemetryEventSchema, next()));
+      const ev = next();
+      const entries = 1 + Object.keys(ev.attributes ?? {}).length + Object.keys(ev.metrics ?? {}).length;
+      entriesUpTo.push((entriesUpTo[entriesUpTo.length - 1] as number) + entries);
+      encoded.push(toBinary(GameTelemetryEventSchema, create(GameTelemetryEventSchema, ev)));
     }
   };
 
   // Estimate from a sample, then binary search the largest n that fits.
   const maxN = LIMITS.maxEvents;
-  const fits = (n: number): boolean => gz(n).length <= targetGzipBytes;
+  const fits = (n: number): boolean =>
+    (entriesUpTo[n] as number) <= LIMITS.maxDecodedEntries && gz(n).length <= targetGzipBytes;
   ensure(Math.min(500, maxN));
   const guess = Math.max(1, Math.floor((encoded.length * targetGzipBytes) / gz(encoded.length).length));
   let hi = Math.min(maxN, Math.ceil(guess * 1.1) + 1);
@@ -337,6 +344,6 @@ export function makeRealisticBatch(seed: number, nowUs: number, targetGzipBytes:
       }
     }
   }
-  const batch = assemble(header, encoded, best);
+  const batch = assemble(encoded, best);
   return { batch, gzipped: gzipSync(batch), eventCount: best };
 }

@@ -1,16 +1,23 @@
 /**
  * Single-pass validator for a decompressed `telemetry.v1.TelemetryBatch`
- * (proto/telemetry/v1/telemetry.proto), run on the ingest hot path before the
- * raw bytes are enqueued.
+ * (proto/telemetry/v1/telemetry.proto: fields 1-21 as the engine SDKs send
+ * them, our DeviceContext at batch field 2 and event field 22), run on the
+ * ingest hot path before the raw bytes are enqueued.
  *
  * It walks the protobuf wire format once and materialises nothing but a few
  * numbers: no message objects, no strings (except to describe an error), no
  * per-field allocations (one Int32Array view per call). Floats and doubles
- * are checked on their raw IEEE-754 bits (finite ⇔ exponent not all ones;
- * negative ⇔ sign bit set on a non-zero value), so no DataView is needed.
- * Strings are checked for bytes ≥ 0x80 a 32-bit word at a time; only strings
- * that have one go through the exact UTF-8 validator (same acceptance as
- * TextDecoder with fatal: true).
+ * are checked on their raw IEEE-754 bits: for a float32 whose sign bit is
+ * clear, the bits compared as an integer order exactly like the values, and
+ * NaN and ±Infinity sit above every finite value, so "finite and 0 ≤ v ≤ max"
+ * is one integer comparison against the bits of max. Strings are checked for
+ * bytes ≥ 0x80 a 32-bit word at a time; only strings that have one go through
+ * the exact UTF-8 validator (same acceptance as TextDecoder with fatal: true).
+ *
+ * String bounds are UTF-16 code units, the unit the SDKs clamp in (C# and JS
+ * string length). A string's UTF-16 length never exceeds its UTF-8 byte
+ * length, so only a string with more bytes than its bound is counted; one with
+ * more than three bytes per allowed unit is over without counting.
  *
  * Accepting is conservative: whatever this scanner accepts, a standard proto3
  * decoder (protobuf-es, protobufjs) also accepts. It is stricter in a few
@@ -24,11 +31,16 @@
  */
 
 const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
 const SECOND_US = 1_000_000;
 const HOUR_US = 3_600 * SECOND_US;
 const DAY_US = 24 * HOUR_US;
 
-/** Every bound enforced at ingest, in one place. String bounds are UTF-8 byte lengths. */
+/**
+ * Every bound enforced at ingest, in one place. None is tighter than the SDKs'
+ * client-side clamps (FieldClamp / BatchPolicy), so an SDK batch never fails
+ * on a bound the SDK already enforced. String bounds count UTF-16 code units.
+ */
 export const LIMITS = {
   /** Request body as sent (gzip'd), in bytes. Enforced by the HTTP handler, not by the scanner. */
   maxCompressedBytes: 126_000,
@@ -37,20 +49,25 @@ export const LIMITS = {
   /** Events per batch (inclusive). */
   minEvents: 1,
   maxEvents: 10_000,
+  /** Decoded entries per batch: events plus every attributes and metrics entry, duplicates counted as on the wire. */
+  maxDecodedEntries: 100_000,
   /** Protobuf varints are at most 10 bytes (64 bits); tags at most 5 bytes (32 bits). */
   maxVarintBytes: 10,
   maxTagBytes: 5,
 
-  /** TelemetryBatch string fields: maximum bytes. */
-  batch: {
-    batch_id: 128,
-    sdk_name: 64,
-    sdk_version: 64,
+  /** GameTelemetryEvent string fields, in UTF-16 code units. event_name and session_id are required (non-empty). */
+  event: {
+    event_name: 128,
+    session_id: 128,
+    player_id: 128,
+    map_id: 128,
+    build_id: 128,
+    platform: 64,
+    engine_version: 64,
   },
 
-  /** DeviceContext string fields (on the batch and on each event): maximum bytes. memory_total_mb: any uint32. */
+  /** DeviceContext string fields (batch field 2, event field 22), in UTF-16 code units. memory_total_mb: any uint32. */
   device: {
-    platform: 64,
     resolution: 32,
     build_config: 64,
     gpu: 256,
@@ -60,45 +77,54 @@ export const LIMITS = {
     device_model: 128,
   },
 
-  /** TelemetryEvent string fields: event_name and session_id are required (≥ 1 byte). */
-  event: {
-    event_name: 128,
-    session_id: 128,
-    player_id: 128,
-    build_id: 128,
-    map_id: 255,
-  },
-
-  /** timestamp_us must satisfy nowUs - maxAgeUs ≤ ts ≤ nowUs + maxAheadUs. */
+  /** timestamp_us must satisfy nowUs - maxAgeUs ≤ ts ≤ nowUs + maxAheadUs (a missing timestamp is 0). */
   timestampMaxAgeUs: 30 * DAY_US,
   timestampMaxAheadUs: 48 * HOUR_US,
 
-  /** properties: map<string, string>. Entries counted as entry messages on the wire (duplicate keys count). */
-  properties: { maxEntries: 64, keyMaxBytes: 128, valueMaxBytes: 1024 },
-  /** metrics: map<string, double>; every value must be finite. */
-  metrics: { maxEntries: 64, keyMaxBytes: 128 },
+  /** position: each coordinate finite with |v| ≤ this (position itself may be absent). */
+  positionAbsMax: 1e9,
+  /** fps: finite, 0 ≤ fps ≤ this (0 means not collected). */
+  fpsMax: 1_000,
+  /** frame_time_ms, gpu_time_ms, game_thread_ms, render_thread_ms: finite, 0 ≤ v ≤ this (0 means not collected). */
+  timeMsMax: 10_000,
+  /** memory_used_bytes: 0 ≤ v ≤ this (64 GiB). */
+  memoryUsedBytesMax: 64 * GiB,
+  /** camera_yaw in [0, this) degrees and camera_pitch in [-this, this]; both present or both absent, finite. */
+  cameraYawMaxExclusive: 360,
+  cameraPitchAbsMax: 90,
+  /** source: TelemetrySource values 0 (unspecified), 1 (player), 2 (automated); anything else is refused. */
+  sourceMax: 2,
+
+  /** attributes: map<string, string>. Entries counted as on the wire; keys non-empty. Lengths in UTF-16 code units. */
+  attributes: { maxEntries: 50, keyMaxUnits: 64, valueMaxUnits: 512 },
+  /** metrics: map<string, double>; keys non-empty, every value finite. */
+  metrics: { maxEntries: 50, keyMaxUnits: 64 },
 } as const;
 
 export type ScanOk = {
   ok: true;
   eventCount: number;
+  /** Events plus attributes and metrics entries, as counted against LIMITS.maxDecodedEntries. */
+  entryCount: number;
   minTimestampUs: number;
   maxTimestampUs: number;
-  /** Events whose `perf` carries at least one field. */
+  /** Performance-bearing events: fps, frame_time_ms, memory_used_bytes or gpu_time_ms above zero. */
   perfEventCount: number;
 };
 
 /**
  * `eventIndex` is the 0-based index of the offending event (null for batch-level
  * problems); `field` is the proto field path relative to that event (or to the
- * batch), e.g. 'timestamp_us', 'perf.fps', 'device.gpu', 'properties["k"]'.
+ * batch), e.g. 'timestamp_us', 'camera_pitch', 'position.x', 'device.gpu',
+ * 'attributes["k"]'. The handler shows an event's fault as `events[i].<field>`.
  *
+ * Batch-level fields: 'events' (count and decoded-entry caps), 'device.<name>',
+ * 'batch' (size, malformed tags or unknown fields).
  * Malformed wire data (rule 'malformed protobuf: …') names the known field
- * whose value is bad (e.g. 'position.x', 'properties.key'); a bad tag or a bad
+ * whose value is bad (e.g. 'position.x', 'attributes.key'); a bad tag or a bad
  * unknown field names the enclosing message: 'batch', 'event', 'device',
- * 'position', 'camera_position', 'camera_rotation', 'perf', 'properties',
- * 'metrics'. An event whose own length is bad is reported as
- * { eventIndex: i, field: 'event' }.
+ * 'position', 'attributes', 'metrics'. An event whose own length is bad is
+ * reported as { eventIndex: i, field: 'event' }.
  */
 export type ScanError = { ok: false; eventIndex: number | null; field: string; rule: string };
 
@@ -114,12 +140,8 @@ const WT_I32 = 5;
 
 const WT_NAMES = ["VARINT", "I64", "LEN", "SGROUP", "EGROUP", "I32", "6", "7"];
 
-const BATCH_STR_NAME = ["", "batch_id", "sdk_name", "sdk_version"];
-const BATCH_STR_MAX = [0, LIMITS.batch.batch_id, LIMITS.batch.sdk_name, LIMITS.batch.sdk_version];
-
 const DEVICE_STR_NAME = [
   "",
-  "device.platform",
   "device.resolution",
   "device.build_config",
   "device.gpu",
@@ -130,7 +152,6 @@ const DEVICE_STR_NAME = [
 ];
 const DEVICE_STR_MAX = [
   0,
-  LIMITS.device.platform,
   LIMITS.device.resolution,
   LIMITS.device.build_config,
   LIMITS.device.gpu,
@@ -140,63 +161,100 @@ const DEVICE_STR_MAX = [
   LIMITS.device.device_model,
 ];
 
+/** GameTelemetryEvent field names by number (7 is reserved: skipped like an unknown field). */
 const EVENT_FIELD_NAME = [
-  "",
-  "timestamp_us",
+  "event",
   "event_name",
+  "timestamp_us",
   "session_id",
   "player_id",
-  "build_id",
-  "map_id",
   "position",
-  "camera_position",
-  "camera_rotation",
-  "perf",
-  "properties",
+  "map_id",
+  "",
+  "fps",
+  "frame_time_ms",
+  "memory_used_bytes",
+  "gpu_time_ms",
+  "attributes",
   "metrics",
+  "source",
+  "build_id",
+  "platform",
+  "engine_version",
+  "camera_yaw",
+  "camera_pitch",
+  "game_thread_ms",
+  "render_thread_ms",
   "device",
 ];
-const EVENT_STR_MAX = [
-  0,
-  0,
-  LIMITS.event.event_name,
-  LIMITS.event.session_id,
-  LIMITS.event.player_id,
-  LIMITS.event.build_id,
-  LIMITS.event.map_id,
-];
+/** UTF-16 bound of each event string field by number (0 for non-strings). */
+const EVENT_STR_MAX = new Int32Array(23);
+EVENT_STR_MAX[1] = LIMITS.event.event_name;
+EVENT_STR_MAX[3] = LIMITS.event.session_id;
+EVENT_STR_MAX[4] = LIMITS.event.player_id;
+EVENT_STR_MAX[6] = LIMITS.event.map_id;
+EVENT_STR_MAX[15] = LIMITS.event.build_id;
+EVENT_STR_MAX[16] = LIMITS.event.platform;
+EVENT_STR_MAX[17] = LIMITS.event.engine_version;
 
-/** Vec3 coordinate paths, indexed by [which vec3 (7, 8, 9) - 7][field number]. */
-const VEC3_NAME = [
-  ["position", "position.x", "position.y", "position.z"],
-  ["camera_position", "camera_position.x", "camera_position.y", "camera_position.z"],
-  ["camera_rotation", "camera_rotation.x", "camera_rotation.y", "camera_rotation.z"],
-];
-const PERF_NAME = [
-  "perf",
-  "perf.fps",
-  "perf.frame_time_ms",
-  "perf.memory_mb",
-  "perf.gpu_time_ms",
-  "perf.cpu_time_ms",
-];
+const POSITION_NAME = ["position", "position.x", "position.y", "position.z"];
+
+/** Float32 bit patterns (as int32) of the bounds; see f32BitsAtMost. */
+const F32_SCRATCH = new Float32Array(1);
+const I32_SCRATCH = new Int32Array(F32_SCRATCH.buffer);
+/** Bits of the largest float32 ≤ x (x > 0), or < x when `strict`. */
+function f32BitsAtMost(x: number, strict = false): number {
+  F32_SCRATCH[0] = x;
+  const f = F32_SCRATCH[0] as number;
+  const bits = I32_SCRATCH[0] as number;
+  return f > x || (strict && f === x) ? bits - 1 : bits;
+}
+const POS_MAX_BITS = f32BitsAtMost(LIMITS.positionAbsMax);
+const FPS_MAX_BITS = f32BitsAtMost(LIMITS.fpsMax);
+const TIME_MAX_BITS = f32BitsAtMost(LIMITS.timeMsMax);
+const YAW_MAX_BITS = f32BitsAtMost(LIMITS.cameraYawMaxExclusive, true);
+const PITCH_MAX_BITS = f32BitsAtMost(LIMITS.cameraPitchAbsMax);
+/** -0.0f as an int32 bit pattern. */
+const NEG_ZERO_BITS = -2147483648;
+/** Perf float bound bits by event field number (fps 8, frame/gpu/game/render times 9, 11, 20, 21). */
+const PERF_MAX_BITS = new Int32Array(23);
+PERF_MAX_BITS[8] = FPS_MAX_BITS;
+PERF_MAX_BITS[9] = TIME_MAX_BITS;
+PERF_MAX_BITS[11] = TIME_MAX_BITS;
+PERF_MAX_BITS[20] = TIME_MAX_BITS;
+PERF_MAX_BITS[21] = TIME_MAX_BITS;
+/** Bit in evPerfMask of each performance-bearing field (fps, frame_time_ms, gpu_time_ms; memory is bit 3). */
+const PERF_BIT = new Int32Array(23);
+PERF_BIT[8] = 1;
+PERF_BIT[9] = 2;
+PERF_BIT[11] = 4;
+const PERF_BIT_MEMORY = 8;
 
 const RULE_REQUIRED = "required, non-empty";
 const RULE_UTF8 = "must be valid UTF-8";
 const RULE_FINITE = "must be finite";
-const RULE_FINITE_NONNEG = "must be finite and >= 0";
 const RULE_TIMESTAMP = `must be within the last ${LIMITS.timestampMaxAgeUs / DAY_US} days and at most ${
   LIMITS.timestampMaxAheadUs / HOUR_US
 } hours ahead`;
-const RULE_CAMERA_PAIR = "camera_position and camera_rotation must be sent together";
-const ruleMaxBytes = (n: number): string => `must be at most ${n} bytes`;
+const RULE_POSITION = `must be finite, at most ${LIMITS.positionAbsMax} in absolute value`;
+const RULE_FPS = `must be finite, from 0 to ${LIMITS.fpsMax}`;
+const RULE_TIME_MS = `must be finite, from 0 to ${LIMITS.timeMsMax} ms`;
+const RULE_MEMORY = `must be from 0 to ${LIMITS.memoryUsedBytesMax} bytes (64 GiB)`;
+const RULE_YAW = `must be finite, in [0, ${LIMITS.cameraYawMaxExclusive}) degrees`;
+const RULE_PITCH = `must be finite, in [-${LIMITS.cameraPitchAbsMax}, ${LIMITS.cameraPitchAbsMax}] degrees`;
+const RULE_SOURCE =
+  "must be 0 (TELEMETRY_SOURCE_UNSPECIFIED), 1 (TELEMETRY_SOURCE_PLAYER) or 2 (TELEMETRY_SOURCE_AUTOMATED)";
+const RULE_NO_PITCH = "required when camera_yaw is present (camera_yaw and camera_pitch are a pair)";
+const RULE_NO_YAW = "required when camera_pitch is present (camera_yaw and camera_pitch are a pair)";
+const RULE_ENTRIES = `at most ${LIMITS.maxDecodedEntries} decoded entries per batch (events plus attributes and metrics entries)`;
+const ruleMaxUnits = (n: number): string => `must be at most ${n} UTF-16 code units`;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** Key bound usable by the map-entry fast path (both maps share it today). */
-const KEY_MAX_FAST = Math.min(LIMITS.properties.keyMaxBytes, LIMITS.metrics.keyMaxBytes);
-const VALUE_MAX_FAST = LIMITS.properties.valueMaxBytes;
-const MAX_PROPERTIES = LIMITS.properties.maxEntries;
+const KEY_MAX_FAST = Math.min(LIMITS.attributes.keyMaxUnits, LIMITS.metrics.keyMaxUnits);
+const MAX_ATTRIBUTES = LIMITS.attributes.maxEntries;
 const MAX_METRICS = LIMITS.metrics.maxEntries;
+const MAX_ENTRIES = LIMITS.maxDecodedEntries;
 const TWO_32 = 4294967296;
 
 // ---------------------------------------------------------------------------
@@ -212,6 +270,8 @@ let errRule = "";
 /** Accepted timestamp window for the current scan. */
 let tsLo = 0;
 let tsHi = 0;
+/** Decoded entries so far (events plus map entries). */
+let gEntries = 0;
 /** Output of scanEvent for the event just scanned (its timestamp is in NUM[EV_TS]). */
 let evPerf = false;
 
@@ -536,20 +596,6 @@ function isUtf8(b: Uint8Array, p: number, end: number): boolean {
   return (acc & 0x80808080) === 0 || utf8Tail(b, p, end);
 }
 
-/** Finite float32 given its little-endian bytes at p (exponent not all ones). */
-function f32Finite(b: Uint8Array, p: number): boolean {
-  return ((b[p + 3] as number) & 0x7f) !== 0x7f || ((b[p + 2] as number) & 0x80) === 0;
-}
-
-/** Finite and ≥ 0 (−0 counts as ≥ 0): sign bit clear and exponent not all ones, or exactly −0. */
-function f32FiniteNonNegative(b: Uint8Array, p: number): boolean {
-  const b3 = b[p + 3] as number;
-  if (b3 < 0x80) {
-    return b3 !== 0x7f || ((b[p + 2] as number) & 0x80) === 0;
-  }
-  return b3 === 0x80 && ((b[p + 2] as number) | (b[p + 1] as number) | (b[p] as number)) === 0;
-}
-
 /** Finite float64 given its little-endian bytes at p. */
 function f64Finite(b: Uint8Array, p: number): boolean {
   return ((b[p + 7] as number) & 0x7f) !== 0x7f || ((b[p + 6] as number) & 0xf0) !== 0xf0;
@@ -580,9 +626,102 @@ function readLen(b: Uint8Array, p: number, end: number): number {
   return len;
 }
 
+/** Float32 bits at p (little-endian) as an int32: sign bit set ⇔ negative (or -0, or a negative NaN). */
+function f32Bits(b: Uint8Array, p: number): number {
+  return (
+    (b[p] as number) |
+    ((b[p + 1] as number) << 8) |
+    ((b[p + 2] as number) << 16) |
+    ((b[p + 3] as number) << 24)
+  );
+}
+
+/** Finite and 0 ≤ v ≤ max given the float's bits and max's bits (−0 counts as 0; NaN and ∞ are above any max). */
+function f32InZeroTo(bits: number, maxBits: number): boolean {
+  return bits >= 0 ? bits <= maxBits : bits === NEG_ZERO_BITS;
+}
+
+/**
+ * UTF-16 code units of b[p, end) when it is valid UTF-8 (one per character,
+ * two for a 4-byte astral character), else -1. One pass: validates exactly
+ * as utf8Tail does while counting.
+ */
+function utf8Units(b: Uint8Array, p: number, end: number): number {
+  let n = 0;
+  while (p < end) {
+    const c = b[p] as number;
+    if (c < 0x80) {
+      p++;
+      n++;
+      continue;
+    }
+    if (c < 0xc2) {
+      return -1;
+    }
+    if (c < 0xe0) {
+      if (end - p < 2 || ((b[p + 1] as number) & 0xc0) !== 0x80) {
+        return -1;
+      }
+      p += 2;
+      n++;
+      continue;
+    }
+    if (c < 0xf0) {
+      if (end - p < 3) {
+        return -1;
+      }
+      const c1 = b[p + 1] as number;
+      if (((b[p + 2] as number) & 0xc0) !== 0x80) {
+        return -1;
+      }
+      if (c === 0xe0 ? c1 < 0xa0 || c1 > 0xbf : c === 0xed ? c1 < 0x80 || c1 > 0x9f : (c1 & 0xc0) !== 0x80) {
+        return -1; // overlong, surrogate, or not a continuation
+      }
+      p += 3;
+      n++;
+      continue;
+    }
+    if (c < 0xf5) {
+      if (end - p < 4) {
+        return -1;
+      }
+      const c1 = b[p + 1] as number;
+      if (((b[p + 2] as number) & 0xc0) !== 0x80 || ((b[p + 3] as number) & 0xc0) !== 0x80) {
+        return -1;
+      }
+      if (c === 0xf0 ? c1 < 0x90 || c1 > 0xbf : c === 0xf4 ? c1 < 0x80 || c1 > 0x8f : (c1 & 0xc0) !== 0x80) {
+        return -1; // overlong, above U+10FFFF, or not a continuation
+      }
+      p += 4;
+      n += 2;
+      continue;
+    }
+    return -1;
+  }
+  return n;
+}
+
+/** A string field: valid UTF-8 of at most `max` UTF-16 code units. Returns 0, or -1 after recording the error. */
+function checkString(b: Uint8Array, p: number, end: number, max: number, name: string): number {
+  const len = end - p;
+  if (len <= max) {
+    // UTF-16 units ≤ UTF-8 bytes: within the bound whatever the text.
+    return isUtf8(b, p, end) ? 0 : fail(name, RULE_UTF8);
+  }
+  // UTF-16 units ≥ bytes / 3, so more than 3 bytes per allowed unit is over without counting.
+  if (len > 3 * max) {
+    return fail(name, ruleMaxUnits(max));
+  }
+  const n = utf8Units(b, p, end);
+  if (n < 0) {
+    return fail(name, RULE_UTF8);
+  }
+  return n > max ? fail(name, ruleMaxUnits(max)) : 0;
+}
+
 // ---------------------------------------------------------------------------
-// Message scanners. Each returns 0 (or a flag ≥ 0) on success and -1 after
-// recording the first error.
+// Message scanners. Each returns 0 on success and -1 after recording the
+// first error.
 
 function scanDevice(b: Uint8Array, p: number, end: number): number {
   while (p < end) {
@@ -601,7 +740,7 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
     if (fieldNo === 0) {
       return fail("device", "malformed protobuf: field number 0");
     }
-    if (fieldNo <= 8) {
+    if (fieldNo <= 7) {
       const name = DEVICE_STR_NAME[fieldNo] as string;
       if (wt !== WT_LEN) {
         return wrongWireType(name, wt, WT_LEN);
@@ -611,15 +750,11 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
         return malformedCode(name, gPos);
       }
       p = gPos;
-      const max = DEVICE_STR_MAX[fieldNo] as number;
-      if (len > max) {
-        return fail(name, ruleMaxBytes(max));
-      }
-      if (!isUtf8(b, p, p + len)) {
-        return fail(name, RULE_UTF8);
+      if (checkString(b, p, p + len, DEVICE_STR_MAX[fieldNo] as number, name) < 0) {
+        return -1;
       }
       p += len;
-    } else if (fieldNo === 9) {
+    } else if (fieldNo === 8) {
       if (wt !== WT_VARINT) {
         return wrongWireType("device.memory_total_mb", wt, WT_VARINT);
       }
@@ -641,21 +776,20 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
   return 0;
 }
 
-/** Vec3 `which` = 0 position, 1 camera_position, 2 camera_rotation. */
-function scanVec3(b: Uint8Array, p: number, end: number, which: number): number {
-  // Fast path: canonical x, y, z all present and finite.
+/** Vector3 position: every coordinate present is finite with |v| ≤ LIMITS.positionAbsMax. */
+function scanPosition(b: Uint8Array, p: number, end: number): number {
+  // Fast path: canonical x, y, z all present and in range.
   if (
     end - p === 15 &&
     b[p] === 0x0d &&
     b[p + 5] === 0x15 &&
     b[p + 10] === 0x1d &&
-    f32Finite(b, p + 1) &&
-    f32Finite(b, p + 6) &&
-    f32Finite(b, p + 11)
+    (f32Bits(b, p + 1) & 0x7fffffff) <= POS_MAX_BITS &&
+    (f32Bits(b, p + 6) & 0x7fffffff) <= POS_MAX_BITS &&
+    (f32Bits(b, p + 11) & 0x7fffffff) <= POS_MAX_BITS
   ) {
     return 0;
   }
-  const names = VEC3_NAME[which] as string[];
   while (p < end) {
     let tag = b[p] as number;
     if (tag < 0x80) {
@@ -663,89 +797,34 @@ function scanVec3(b: Uint8Array, p: number, end: number, which: number): number 
     } else {
       tag = readTagSlow(b, p, end);
       if (tag < 0) {
-        return malformedCode(names[0] as string, gPos);
+        return malformedCode("position", gPos);
       }
       p = gPos;
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
     if (fieldNo >= 1 && fieldNo <= 3) {
+      const name = POSITION_NAME[fieldNo] as string;
       if (wt !== WT_I32) {
-        return wrongWireType(names[fieldNo] as string, wt, WT_I32);
+        return wrongWireType(name, wt, WT_I32);
       }
       if (end - p < 4) {
-        return malformedCode(names[fieldNo] as string, E_TRUNCATED);
+        return malformedCode(name, E_TRUNCATED);
       }
-      if (!f32Finite(b, p)) {
-        return fail(names[fieldNo] as string, RULE_FINITE);
+      if ((f32Bits(b, p) & 0x7fffffff) > POS_MAX_BITS) {
+        return fail(name, RULE_POSITION);
       }
       p += 4;
     } else if (fieldNo === 0) {
-      return fail(names[0] as string, "malformed protobuf: field number 0");
+      return fail("position", "malformed protobuf: field number 0");
     } else {
-      p = skipUnknown(b, p, end, wt, names[0] as string);
+      p = skipUnknown(b, p, end, wt, "position");
       if (p < 0) {
         return -1;
       }
     }
   }
   return 0;
-}
-
-/** Returns 1 if at least one perf field is present, 0 if none, -1 on error. */
-function scanPerf(b: Uint8Array, p: number, end: number): number {
-  // Fast path: canonical, all five fields present, finite and ≥ 0.
-  if (
-    end - p === 25 &&
-    b[p] === 0x0d &&
-    b[p + 5] === 0x15 &&
-    b[p + 10] === 0x1d &&
-    b[p + 15] === 0x25 &&
-    b[p + 20] === 0x2d &&
-    f32FiniteNonNegative(b, p + 1) &&
-    f32FiniteNonNegative(b, p + 6) &&
-    f32FiniteNonNegative(b, p + 11) &&
-    f32FiniteNonNegative(b, p + 16) &&
-    f32FiniteNonNegative(b, p + 21)
-  ) {
-    return 1;
-  }
-  let present = 0;
-  while (p < end) {
-    let tag = b[p] as number;
-    if (tag < 0x80) {
-      p++;
-    } else {
-      tag = readTagSlow(b, p, end);
-      if (tag < 0) {
-        return malformedCode("perf", gPos);
-      }
-      p = gPos;
-    }
-    const fieldNo = tag >>> 3;
-    const wt = tag & 7;
-    if (fieldNo >= 1 && fieldNo <= 5) {
-      if (wt !== WT_I32) {
-        return wrongWireType(PERF_NAME[fieldNo] as string, wt, WT_I32);
-      }
-      if (end - p < 4) {
-        return malformedCode(PERF_NAME[fieldNo] as string, E_TRUNCATED);
-      }
-      if (!f32FiniteNonNegative(b, p)) {
-        return fail(PERF_NAME[fieldNo] as string, RULE_FINITE_NONNEG);
-      }
-      p += 4;
-      present = 1;
-    } else if (fieldNo === 0) {
-      return fail("perf", "malformed protobuf: field number 0");
-    } else {
-      p = skipUnknown(b, p, end, wt, "perf");
-      if (p < 0) {
-        return -1;
-      }
-    }
-  }
-  return present;
 }
 
 /** Describe a map key for an error path; only called on valid UTF-8 keys. */
@@ -760,29 +839,36 @@ function keyPath(map: string, b: Uint8Array, start: number, end: number): string
 }
 
 /**
- * One map entry of properties (isMetrics = false: value is a string, field 2
+ * One map entry of attributes (isMetrics = false: value is a string, field 2
  * LEN) or metrics (isMetrics = true: value is a double, field 2 I64). Key and
- * value: last occurrence wins, as on decode. The key is checked before the value.
+ * value: last occurrence wins, as on decode; an absent value is the default
+ * ("" or 0), which the SDKs send for an empty string or a zero metric. The key
+ * is checked before the value.
  */
 function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean): number {
-  // Fast path: canonical entry (key then value, 1-byte lengths) that is valid.
-  // Anything else, including every invalid entry, takes the general path.
+  // Fast path: canonical entry (key, then value or nothing; 1-byte lengths)
+  // that is valid. Anything else, including every invalid entry, takes the
+  // general path.
   const kl = b[p + 1] as number;
-  if (end - p >= 4 && b[p] === 0x0a && kl > 0 && kl < 0x80 && kl <= KEY_MAX_FAST) {
+  if (end - p >= 3 && b[p] === 0x0a && kl > 0 && kl <= KEY_MAX_FAST) {
     const ks = p + 2;
     const ke = ks + kl;
-    if (ke <= end - 2) {
+    if (ke === end) {
+      if (isUtf8(b, ks, ke)) {
+        return 0;
+      }
+    } else if (ke <= end - 2) {
       if (isMetrics) {
         if (ke + 9 === end && b[ke] === 0x11 && f64Finite(b, ke + 1) && isUtf8(b, ks, ke)) {
           return 0;
         }
       } else {
+        // vl < 0x80 ≤ valueMaxUnits, so the value's bound holds without counting.
         const vl = b[ke + 1] as number;
         if (
           b[ke] === 0x12 &&
           ke + 2 + vl === end &&
           vl < 0x80 &&
-          vl <= VALUE_MAX_FAST &&
           isUtf8(b, ks, ke) &&
           isUtf8(b, ke + 2, end)
         ) {
@@ -791,7 +877,7 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
       }
     }
   }
-  const map = isMetrics ? "metrics" : "properties";
+  const map = isMetrics ? "metrics" : "attributes";
   let keyStart = 0;
   let keyEnd = 0;
   let valStart = -1;
@@ -851,49 +937,48 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
       }
     }
   }
-  const keyLen = keyEnd - keyStart;
-  const keyMax = isMetrics ? LIMITS.metrics.keyMaxBytes : LIMITS.properties.keyMaxBytes;
-  if (keyLen === 0) {
+  // Every SDK skips empty keys; a map keyed by "" has no meaning to store.
+  if (keyEnd === keyStart) {
     return fail(map, "key must be non-empty");
   }
-  if (keyLen > keyMax) {
-    return fail(map, `key must be at most ${keyMax} bytes`);
-  }
-  if (!isUtf8(b, keyStart, keyEnd)) {
-    return fail(map, `key ${RULE_UTF8}`);
+  const keyMax = isMetrics ? LIMITS.metrics.keyMaxUnits : LIMITS.attributes.keyMaxUnits;
+  if (checkString(b, keyStart, keyEnd, keyMax, map) < 0) {
+    errRule = `key ${errRule}`;
+    return -1;
   }
   if (valStart >= 0) {
     if (isMetrics) {
       if (!f64Finite(b, valStart)) {
         return fail(keyPath(map, b, keyStart, keyEnd), RULE_FINITE);
       }
-    } else {
-      if (valEnd - valStart > LIMITS.properties.valueMaxBytes) {
-        return fail(keyPath(map, b, keyStart, keyEnd), ruleMaxBytes(LIMITS.properties.valueMaxBytes));
-      }
-      if (!isUtf8(b, valStart, valEnd)) {
-        return fail(keyPath(map, b, keyStart, keyEnd), RULE_UTF8);
-      }
+    } else if (checkString(b, valStart, valEnd, LIMITS.attributes.valueMaxUnits, "") < 0) {
+      errField = keyPath(map, b, keyStart, keyEnd);
+      return -1;
     }
   }
   return 0;
 }
 
-/** One TelemetryEvent; sets NUM[EV_TS] / evPerf. curEvent is set by the caller. */
+/** One GameTelemetryEvent; sets NUM[EV_TS] / evPerf. curEvent is set by the caller. */
 function scanEvent(b: Uint8Array, p: number, end: number): number {
   let hasTs = false;
   let nameLen = 0;
   let sessionLen = 0;
-  let hasCamPos = false;
-  let hasCamRot = false;
-  let perf = false;
-  let nProps = 0;
+  let hasYaw = false;
+  let hasPitch = false;
+  /** Which performance-bearing fields are above zero (last occurrence wins, as on decode). */
+  let perfMask = 0;
+  let nAttributes = 0;
   let nMetrics = 0;
   let ts = 0;
   while (p < end) {
     let tag = b[p] as number;
     if (tag < 0x80) {
       p++;
+    } else if (end - p >= 2 && (b[p + 1] as number) < 0x80) {
+      // Fields 16-22 have 2-byte tags.
+      tag = (tag & 0x7f) | ((b[p + 1] as number) << 7);
+      p += 2;
     } else {
       tag = readTagSlow(b, p, end);
       if (tag < 0) {
@@ -903,117 +988,198 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
-    if (fieldNo === 1) {
-      if (wt !== WT_VARINT) {
-        return wrongWireType("timestamp_us", wt, WT_VARINT);
-      }
-      const q = readInt64(b, p, end);
-      if (q < 0) {
-        return malformedCode("timestamp_us", q);
-      }
-      p = q;
-      ts = NUM[I64] as number;
-      if (!(ts >= tsLo && ts <= tsHi)) {
-        return fail("timestamp_us", RULE_TIMESTAMP);
-      }
-      hasTs = true;
-      continue;
-    }
-    if (fieldNo === 0) {
-      return fail("event", "malformed protobuf: field number 0");
-    }
-    if (fieldNo > 13) {
-      p = skipUnknown(b, p, end, wt, "event");
-      if (p < 0) {
-        return -1;
-      }
-      continue;
-    }
-    // Fields 2..13 are all length-delimited.
-    if (wt !== WT_LEN) {
-      return wrongWireType(EVENT_FIELD_NAME[fieldNo] as string, wt, WT_LEN);
-    }
-    let len: number;
-    if (p < end && (b[p] as number) < 0x80) {
-      len = b[p] as number;
-      p++;
-    } else {
-      len = readVarint(b, p, end);
-      if (len < 0) {
-        return malformedCode(EVENT_FIELD_NAME[fieldNo] as string, gPos);
-      }
-      p = gPos;
-    }
-    if (len > end - p) {
-      return malformedCode(EVENT_FIELD_NAME[fieldNo] as string, E_TRUNCATED);
-    }
-    const q = p + len;
     switch (fieldNo) {
-      case 2:
+      case 1:
       case 3:
       case 4:
-      case 5:
-      case 6: {
-        const max = EVENT_STR_MAX[fieldNo] as number;
-        if (len > max) {
-          return fail(EVENT_FIELD_NAME[fieldNo] as string, ruleMaxBytes(max));
+      case 6:
+      case 15:
+      case 16:
+      case 17: {
+        const name = EVENT_FIELD_NAME[fieldNo] as string;
+        if (wt !== WT_LEN) {
+          return wrongWireType(name, wt, WT_LEN);
         }
-        if (!isUtf8(b, p, q)) {
-          return fail(EVENT_FIELD_NAME[fieldNo] as string, RULE_UTF8);
+        let len: number;
+        if (p < end && (b[p] as number) < 0x80) {
+          len = b[p] as number;
+          p++;
+        } else {
+          len = readVarint(b, p, end);
+          if (len < 0) {
+            return malformedCode(name, gPos);
+          }
+          p = gPos;
         }
-        if (fieldNo === 2) {
+        if (len > end - p) {
+          return malformedCode(name, E_TRUNCATED);
+        }
+        if (checkString(b, p, p + len, EVENT_STR_MAX[fieldNo] as number, name) < 0) {
+          return -1;
+        }
+        if (fieldNo === 1) {
           nameLen = len;
         } else if (fieldNo === 3) {
           sessionLen = len;
         }
+        p += len;
         break;
       }
-      case 7:
+      case 2: {
+        if (wt !== WT_VARINT) {
+          return wrongWireType("timestamp_us", wt, WT_VARINT);
+        }
+        const q = readInt64(b, p, end);
+        if (q < 0) {
+          return malformedCode("timestamp_us", q);
+        }
+        p = q;
+        ts = NUM[I64] as number;
+        if (!(ts >= tsLo && ts <= tsHi)) {
+          return fail("timestamp_us", RULE_TIMESTAMP);
+        }
+        hasTs = true;
+        break;
+      }
       case 8:
       case 9:
-        if (scanVec3(b, p, q, fieldNo - 7) < 0) {
-          return -1;
+      case 11:
+      case 20:
+      case 21: {
+        if (wt !== WT_I32) {
+          return wrongWireType(EVENT_FIELD_NAME[fieldNo] as string, wt, WT_I32);
         }
-        if (fieldNo === 8) {
-          hasCamPos = true;
-        } else if (fieldNo === 9) {
-          hasCamRot = true;
+        if (end - p < 4) {
+          return malformedCode(EVENT_FIELD_NAME[fieldNo] as string, E_TRUNCATED);
         }
-        break;
-      case 10: {
-        const r = scanPerf(b, p, q);
-        if (r < 0) {
-          return -1;
+        const bits = f32Bits(b, p);
+        if (!f32InZeroTo(bits, PERF_MAX_BITS[fieldNo] as number)) {
+          return fail(EVENT_FIELD_NAME[fieldNo] as string, fieldNo === 8 ? RULE_FPS : RULE_TIME_MS);
         }
-        if (r > 0) {
-          perf = true;
-        }
+        const bit = PERF_BIT[fieldNo] as number;
+        perfMask = bits > 0 ? perfMask | bit : perfMask & ~bit;
+        p += 4;
         break;
       }
-      case 11:
-        if (++nProps > MAX_PROPERTIES) {
-          return fail("properties", `at most ${LIMITS.properties.maxEntries} entries`);
+      case 18:
+      case 19: {
+        const name = fieldNo === 18 ? "camera_yaw" : "camera_pitch";
+        if (wt !== WT_I32) {
+          return wrongWireType(name, wt, WT_I32);
         }
-        if (scanMapEntry(b, p, q, false) < 0) {
-          return -1;
+        if (end - p < 4) {
+          return malformedCode(name, E_TRUNCATED);
         }
+        const bits = f32Bits(b, p);
+        if (fieldNo === 18) {
+          if (!f32InZeroTo(bits, YAW_MAX_BITS)) {
+            return fail(name, RULE_YAW);
+          }
+          hasYaw = true;
+        } else {
+          if ((bits & 0x7fffffff) > PITCH_MAX_BITS) {
+            return fail(name, RULE_PITCH);
+          }
+          hasPitch = true;
+        }
+        p += 4;
         break;
+      }
+      case 5:
       case 12:
-        if (++nMetrics > MAX_METRICS) {
-          return fail("metrics", `at most ${LIMITS.metrics.maxEntries} entries`);
+      case 13:
+      case 22: {
+        const name = EVENT_FIELD_NAME[fieldNo] as string;
+        if (wt !== WT_LEN) {
+          return wrongWireType(name, wt, WT_LEN);
         }
-        if (scanMapEntry(b, p, q, true) < 0) {
+        let len: number;
+        if (p < end && (b[p] as number) < 0x80) {
+          len = b[p] as number;
+          p++;
+        } else {
+          len = readVarint(b, p, end);
+          if (len < 0) {
+            return malformedCode(name, gPos);
+          }
+          p = gPos;
+        }
+        if (len > end - p) {
+          return malformedCode(name, E_TRUNCATED);
+        }
+        const q = p + len;
+        if (fieldNo === 12) {
+          if (++nAttributes > MAX_ATTRIBUTES) {
+            return fail("attributes", `at most ${MAX_ATTRIBUTES} entries`);
+          }
+          if (++gEntries > MAX_ENTRIES) {
+            curEvent = null;
+            return fail("events", RULE_ENTRIES);
+          }
+          if (scanMapEntry(b, p, q, false) < 0) {
+            return -1;
+          }
+        } else if (fieldNo === 13) {
+          if (++nMetrics > MAX_METRICS) {
+            return fail("metrics", `at most ${MAX_METRICS} entries`);
+          }
+          if (++gEntries > MAX_ENTRIES) {
+            curEvent = null;
+            return fail("events", RULE_ENTRIES);
+          }
+          if (scanMapEntry(b, p, q, true) < 0) {
+            return -1;
+          }
+        } else if (fieldNo === 5) {
+          if (scanPosition(b, p, q) < 0) {
+            return -1;
+          }
+        } else if (scanDevice(b, p, q) < 0) {
           return -1;
         }
+        p = q;
         break;
+      }
+      case 10: {
+        if (wt !== WT_VARINT) {
+          return wrongWireType("memory_used_bytes", wt, WT_VARINT);
+        }
+        const q = readInt64(b, p, end);
+        if (q < 0) {
+          return malformedCode("memory_used_bytes", q);
+        }
+        p = q;
+        const v = NUM[I64] as number;
+        // NaN (beyond ±2^53) fails too.
+        if (!(v >= 0 && v <= LIMITS.memoryUsedBytesMax)) {
+          return fail("memory_used_bytes", RULE_MEMORY);
+        }
+        perfMask = v > 0 ? perfMask | PERF_BIT_MEMORY : perfMask & ~PERF_BIT_MEMORY;
+        break;
+      }
+      case 14: {
+        if (wt !== WT_VARINT) {
+          return wrongWireType("source", wt, WT_VARINT);
+        }
+        const v = readVarint(b, p, end);
+        if (v < 0) {
+          return malformedCode("source", gPos);
+        }
+        if (v > LIMITS.sourceMax) {
+          return fail("source", RULE_SOURCE);
+        }
+        p = gPos;
+        break;
+      }
+      case 0:
+        return fail("event", "malformed protobuf: field number 0");
       default:
-        // 13: device
-        if (scanDevice(b, p, q) < 0) {
+        // Reserved 7 and unknown fields (ours or a newer SDK's) are skipped.
+        p = skipUnknown(b, p, end, wt, "event");
+        if (p < 0) {
           return -1;
         }
-        break;
     }
-    p = q;
   }
   if (!hasTs) {
     return fail("timestamp_us", RULE_TIMESTAMP);
@@ -1024,11 +1190,11 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
   if (sessionLen === 0) {
     return fail("session_id", RULE_REQUIRED);
   }
-  if (hasCamPos !== hasCamRot) {
-    return fail(hasCamPos ? "camera_rotation" : "camera_position", RULE_CAMERA_PAIR);
+  if (hasYaw !== hasPitch) {
+    return hasYaw ? fail("camera_pitch", RULE_NO_PITCH) : fail("camera_yaw", RULE_NO_YAW);
   }
   NUM[EV_TS] = ts;
-  evPerf = perf;
+  evPerf = perfMask !== 0;
   return 0;
 }
 
@@ -1046,6 +1212,7 @@ export function scanTelemetryBatch(bytes: Uint8Array, nowUs: number): ScanOk | S
   curEvent = null;
   errField = "";
   errRule = "";
+  gEntries = 0;
   if (bytes.length > LIMITS.maxDecompressedBytes) {
     fail("batch", `decompressed batch must be at most ${LIMITS.maxDecompressedBytes} bytes`);
     return error();
@@ -1085,7 +1252,7 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
 
-    if (fieldNo === 5) {
+    if (fieldNo === 1) {
       // events
       if (wt !== WT_LEN) {
         wrongWireType("events", wt, WT_LEN);
@@ -1093,6 +1260,10 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
       }
       if (eventCount >= LIMITS.maxEvents) {
         fail("events", `at most ${LIMITS.maxEvents} events`);
+        return error();
+      }
+      if (++gEntries > MAX_ENTRIES) {
+        fail("events", RULE_ENTRIES);
         return error();
       }
       curEvent = eventCount;
@@ -1132,32 +1303,19 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
       continue;
     }
 
-    if (fieldNo >= 1 && fieldNo <= 4) {
-      const name = fieldNo === 4 ? "device" : (BATCH_STR_NAME[fieldNo] as string);
+    if (fieldNo === 2) {
       if (wt !== WT_LEN) {
-        wrongWireType(name, wt, WT_LEN);
+        wrongWireType("device", wt, WT_LEN);
         return error();
       }
       const len = readLen(b, p, end);
       if (len < 0) {
-        malformedCode(name, gPos);
+        malformedCode("device", gPos);
         return error();
       }
       p = gPos;
-      if (fieldNo === 4) {
-        if (scanDevice(b, p, p + len) < 0) {
-          return error();
-        }
-      } else {
-        const max = BATCH_STR_MAX[fieldNo] as number;
-        if (len > max) {
-          fail(name, ruleMaxBytes(max));
-          return error();
-        }
-        if (!isUtf8(b, p, p + len)) {
-          fail(name, RULE_UTF8);
-          return error();
-        }
+      if (scanDevice(b, p, p + len) < 0) {
+        return error();
       }
       p += len;
       continue;
@@ -1180,6 +1338,7 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
   return {
     ok: true,
     eventCount,
+    entryCount: gEntries,
     minTimestampUs: minTs,
     maxTimestampUs: maxTs,
     perfEventCount,
