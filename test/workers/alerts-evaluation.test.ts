@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
 import type { NotificationMessage } from "../../workers/alerts/notification.js";
 import { deliveryRetryDelaySeconds } from "../../workers/consumer/notifications.js";
-import worker from "../../workers/index.js";
+import worker from "../../workers/api/index.js";
 import {
   hookUrl,
   insertMap,

@@ -71,7 +71,7 @@ export class UnknownQueue extends Error {}
  * by the wrong code or silently acknowledged.
  */
 export function queueDispatcher<E>(table: Record<string, QueueHandler<E>>) {
-  return (batch: MessageBatch<unknown>, env: E): Promise<void> => {
+  return async (batch: MessageBatch<unknown>, env: E): Promise<void> => {
     const handler = Object.hasOwn(table, batch.queue) ? table[batch.queue] : undefined;
     if (!handler) {
       throw new UnknownQueue(`no consumer for queue ${batch.queue} in this Worker`);
