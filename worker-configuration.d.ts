@@ -29,9 +29,6 @@ interface Env extends Cloudflare.Env {}
 type StringifyValues<EnvType extends Record<string, unknown>> = {
 	[Binding in keyof EnvType]: EnvType[Binding] extends string ? EnvType[Binding] : string;
 };
-declare namespace NodeJS {
-	interface ProcessEnv extends StringifyValues<Pick<Cloudflare.Env, "SIGN_IN_URL" | "CLICKHOUSE_URL" | "CLICKHOUSE_USER" | "CLICKHOUSE_QUERY_USER" | "NEON_LOCAL_PROXY" | "DATABASE_URL" | "CLICKHOUSE_PASSWORD" | "CLICKHOUSE_QUERY_PASSWORD">> {}
-}
 
 // Begin runtime types
 /*! *****************************************************************************

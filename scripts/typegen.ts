@@ -4,7 +4,7 @@
 // Workers (and the tests, which run both) type-checks against one Env. Run it after editing either
 // wrangler.toml; `npm run typecheck` reads the result.
 import { spawnSync } from "node:child_process";
-import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,7 +49,11 @@ try {
   const ingestOut = join(dir, "ingest.d.ts");
   // Its secrets are a subset of the API Worker's, already typed by the first run.
   wranglerTypes(ingestOut, [INGEST, API], ["--include-runtime=false"]);
-  const api = envMembers(await readFile(join(ROOT, OUT), "utf8"));
+  // wrangler also types process.env after the bindings (for Workers code that reads it, which ours does
+  // not); in a project whose scripts run on Node that would demand every binding of Node's process.env.
+  const generated = await readFile(join(ROOT, OUT), "utf8");
+  await writeFile(join(ROOT, OUT), generated.replace(/declare namespace NodeJS \{[\s\S]*?\n\}\n/, ""));
+  const api = envMembers(generated);
   const ingest = envMembers(await readFile(ingestOut, "utf8"));
   const onlyIngest = [...ingest].filter(([name]) => !api.has(name)).map(([, line]) => `\t\t${line}`);
   await appendFile(

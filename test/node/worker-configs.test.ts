@@ -10,12 +10,17 @@ const api = unstable_readConfig({ config: `${ROOT}wrangler.toml` });
 const ingest = unstable_readConfig({ config: `${ROOT}workers/ingest/wrangler.toml` });
 const configs = { api, ingest };
 
+type Consumer = { queue: string; max_retries?: number; dead_letter_queue?: string };
+type DoBinding = { name: string; class_name: string; script_name?: string };
+
 describe("the Workers' wrangler configs", () => {
   it("declare each queue's consumer in the Worker the table names, with its max_retries", () => {
     for (const spec of Object.values(QUEUES)) {
       const consumers = Object.entries(configs).flatMap(
         ([worker, c]) =>
-          c.queues.consumers?.filter((q) => q.queue === spec.name).map((q) => ({ worker, q })) ?? [],
+          c.queues.consumers
+            ?.filter((q: Consumer) => q.queue === spec.name)
+            .map((q: Consumer) => ({ worker, q })) ?? [],
       );
       expect(
         consumers.map((c) => c.worker),
@@ -34,24 +39,26 @@ describe("the Workers' wrangler configs", () => {
   });
 
   it("dead-letter the events queue into the queue the ingest Worker parks", () => {
-    const events = ingest.queues.consumers?.find((q) => q.queue === QUEUES.events.name);
+    const events = ingest.queues.consumers?.find((q: Consumer) => q.queue === QUEUES.events.name);
     expect(events?.dead_letter_queue).toBe(QUEUES.eventsDeadLetter.name);
   });
 
   it("have one RateLimiter: defined by the API Worker, bound by the ingest Worker by script_name", () => {
-    const own = api.durable_objects.bindings.find((b) => b.name === "RATE_LIMITER");
+    const own = api.durable_objects.bindings.find((b: DoBinding) => b.name === "RATE_LIMITER");
     expect(own).toMatchObject({ class_name: "RateLimiter" });
     expect(own?.script_name).toBeUndefined();
-    expect(api.migrations.flatMap((m) => m.new_sqlite_classes ?? [])).toContain("RateLimiter");
-    const bound = ingest.durable_objects.bindings.find((b) => b.name === "RATE_LIMITER");
+    expect(
+      api.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? []),
+    ).toContain("RateLimiter");
+    const bound = ingest.durable_objects.bindings.find((b: DoBinding) => b.name === "RATE_LIMITER");
     expect(bound).toEqual({ name: "RATE_LIMITER", class_name: "RateLimiter", script_name: api.name });
     expect(ingest.migrations).toEqual([]);
   });
 
   it("give the ingest Worker only what it uses: no pages, no cron, no API-only bindings", () => {
     expect(ingest.triggers.crons ?? []).toEqual([]);
-    expect(ingest.r2_buckets.map((b) => b.binding)).toEqual(["DEAD_LETTERS"]);
-    expect(ingest.queues.producers?.map((p) => p.binding).sort()).toEqual([
+    expect(ingest.r2_buckets.map((b: { binding: string }) => b.binding)).toEqual(["DEAD_LETTERS"]);
+    expect(ingest.queues.producers?.map((p: { binding: string }) => p.binding).sort()).toEqual([
       "DEAD_LETTER_QUEUE",
       "EVENTS_QUEUE",
     ]);
