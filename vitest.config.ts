@@ -1,32 +1,58 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { INGEST_BUNDLE_DIR, ingestWorker } from "./test/support/ingest-worker.js";
 
 // Tests reach nothing beyond loopback: Miniflare uses its fallback Request.cf instead of fetching one.
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+
+const PROJECT = "workers";
+/** The pool names the main Worker after the project; bindings to "the API Worker" must use this name. */
+const MAIN_WORKER = `vitest-pool-workers-runner-${PROJECT}`;
+const ingest = ingestWorker();
 
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
       {
-        // Everything that runs as the Worker does: inside workerd, against real engines.
+        // Everything that runs as the Workers do: inside workerd, against real engines. The main Worker is
+        // the API Worker (root wrangler.toml) behind the routes production has (test/support/app-host.ts);
+        // the ingest Worker runs beside it from its own config and bundle (built by the global setup).
         plugins: [
-          cloudflareTest(({ inject }) => ({
-            main: "./workers/index.ts",
-            wrangler: { configPath: "./wrangler.toml" },
-            miniflare: {
-              bindings: {
-                DATABASE_URL: inject("databaseUrl"),
-                CLICKHOUSE_URL: inject("clickhouseUrl"),
-                CLICKHOUSE_USER: inject("clickhouseUser"),
-                CLICKHOUSE_PASSWORD: inject("clickhousePassword"),
-                NEON_LOCAL_PROXY: inject("neonProxy"),
+          cloudflareTest(({ inject }) => {
+            const engines = {
+              DATABASE_URL: inject("databaseUrl"),
+              CLICKHOUSE_URL: inject("clickhouseUrl"),
+              CLICKHOUSE_USER: inject("clickhouseUser"),
+              CLICKHOUSE_PASSWORD: inject("clickhousePassword"),
+              NEON_LOCAL_PROXY: inject("neonProxy"),
+            };
+            return {
+              main: "./test/support/app-host.ts",
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: engines,
+                serviceBindings: { INGEST: ingest.name },
+                // The ingest Worker's producers too, so a test can run its queue consumers in-process
+                // with every binding they use (the shared Env type has them all).
+                queueProducers: ingest.options.queueProducers,
+                workers: [
+                  {
+                    ...ingest.options,
+                    name: ingest.name,
+                    modules: true,
+                    scriptPath: `${INGEST_BUNDLE_DIR}/index.js`,
+                    bindings: { ...ingest.options.bindings, ...engines },
+                    // Bound by script_name in production; here that script is the pool's main Worker.
+                    durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: MAIN_WORKER } },
+                  },
+                ],
               },
-            },
-          })),
+            };
+          }),
         ],
         test: {
-          name: "workers",
+          name: PROJECT,
           globalSetup: ["./test/global-setup.ts"],
           include: ["test/workers/**/*.test.ts", "test/unit/**/*.test.ts"],
           testTimeout: 60_000,
@@ -34,7 +60,7 @@ export default defineConfig({
         },
       },
       {
-        // Tooling that needs Node: code generation, the local engines themselves.
+        // Tooling that needs Node: code generation, the local engines, the Workers' configurations.
         test: {
           name: "node",
           environment: "node",

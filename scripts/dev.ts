@@ -1,5 +1,9 @@
-// `npm run dev`: the whole service on embedded engines at http://127.0.0.1:8787/api until Ctrl-C.
+// `npm run dev`: the whole service on embedded engines at http://127.0.0.1:8787 until Ctrl-C: the API
+// Worker (/api, pages) and the ingest Worker (/v1/events, /api/v1/events) behind a local router that
+// plays Cloudflare's routes (scripts/local/router).
 import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
@@ -7,10 +11,10 @@ import { tenants } from "../schema/pg/schema.js";
 import { createKey, createProject, createTenant } from "../workers/shared/bootstrap.js";
 import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";
 import { startLocalStack } from "./local/stack.js";
-import { startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";
+import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";
 
 const PORT = Number(process.env.PORT ?? 8787);
-const BASE_URL = `http://127.0.0.1:${PORT}/api`;
+const BASE_URL = `http://127.0.0.1:${PORT}`;
 const DEMO_TENANT = "Demo Studio";
 
 /** Creates the demo tenant, project and keys on the first run only; keys are shown that once. */
@@ -40,7 +44,18 @@ async function seedDemo(databaseUrl: string): Promise<void> {
   }
 }
 
+/** A .dev.vars beside a config replaces the engines' addresses for that Worker (wrangler's rule). */
+function warnAboutDevVars(): void {
+  for (const config of DEV_CONFIGS) {
+    const file = join(dirname(config), ".dev.vars");
+    if (existsSync(file)) {
+      console.warn(`${file} is present: wrangler uses it instead of the local engines for that Worker`);
+    }
+  }
+}
+
 async function main() {
+  warnAboutDevVars();
   const stack = await startLocalStack({ dataDir: DATA_DIR, pgPort: LOCAL_PG_PORT });
   let child: ChildProcess | undefined;
   let stopping = false;
@@ -67,7 +82,7 @@ async function main() {
       }
     });
     await waitUntilServing(child, BASE_URL);
-    console.log(`ready ${BASE_URL}`);
+    console.log(`ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events)`);
   } catch (err) {
     console.error(err instanceof Error ? err.message : err);
     await stop(1);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startLocalStack } from "../scripts/local/stack.js";
 import { startHookReceiver } from "./support/hook-receiver.js";
+import { buildIngestWorker } from "./support/ingest-worker.js";
 import { type SdkFixtures, sdkFixtures } from "./support/sdk-fixtures.js";
 
 declare module "vitest" {
@@ -22,6 +23,8 @@ declare module "vitest" {
 
 /** Real engines for the whole run: a fresh embedded Postgres and chdb in a temp dir, migrated. */
 export default async function setup(project: TestProject) {
+  // The ingest Worker runs from its deploy bundle (vitest.config.ts), so build it before workerd starts.
+  buildIngestWorker();
   const dataDir = await mkdtemp(join(tmpdir(), "telemetry-test-"));
   // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
   await chmod(dataDir, 0o755);

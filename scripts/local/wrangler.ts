@@ -4,7 +4,29 @@ import type { LocalStack } from "./stack.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
-/** `wrangler dev` serving the Worker against the stack's engines, in its own process group. */
+/**
+ * The configs `wrangler dev` runs in one workerd: the local router first (it owns the port and plays
+ * Cloudflare's routes), then the API Worker and the ingest Worker with their own configs.
+ */
+export const DEV_CONFIGS = [
+  "scripts/local/router/wrangler.toml",
+  "wrangler.toml",
+  "workers/ingest/wrangler.toml",
+];
+
+/** What wrangler needs from the parent environment; the rest is left out (see startWrangler). */
+const PASSED_ENV = [
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "XDG_CONFIG_HOME",
+  "WRANGLER_LOG",
+  "NODE_OPTIONS",
+];
+
+/** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */
 export function startWrangler(stack: LocalStack, opts: { port: number; persistTo: string }): ChildProcess {
   const vars = {
     DATABASE_URL: stack.databaseUrl,
@@ -13,41 +35,60 @@ export function startWrangler(stack: LocalStack, opts: { port: number; persistTo
     CLICKHOUSE_PASSWORD: stack.clickhouse.password,
     NEON_LOCAL_PROXY: stack.neonProxy,
   };
-  const args = [
-    `${ROOT}node_modules/wrangler/bin/wrangler.js`,
-    "dev",
+  const args = [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "dev"];
+  for (const config of DEV_CONFIGS) {
+    args.push("-c", config);
+  }
+  args.push(
     "--ip",
     "127.0.0.1",
     "--port",
     String(opts.port),
     "--persist-to",
     opts.persistTo,
-    // Local dev does not fire Cron Triggers; this exposes /__scheduled to run alert evaluation by hand.
+    // Local dev does not fire Cron Triggers; this exposes /__scheduled (the router hands it to the API
+    // Worker's scheduled()) to run alert evaluation by hand.
     "--test-scheduled",
-  ];
-  args.push("--show-interactive-dev-session=false", "--log-level", process.env.WRANGLER_LOG ?? "warn");
-  for (const [k, v] of Object.entries(vars)) {
-    args.push("--var", `${k}:${v}`);
-  }
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    process.env.WRANGLER_LOG ?? "warn",
+  );
+  // `--var` reaches only the first config's Worker, so the engines' addresses travel as environment
+  // variables, which wrangler binds in every Worker it runs (CLOUDFLARE_INCLUDE_PROCESS_ENV). The
+  // environment is therefore reduced to what wrangler itself needs plus these values. A .dev.vars file
+  // beside a config would take their place for that Worker (wrangler's rule), so none is expected there.
+  const passed = Object.fromEntries(PASSED_ENV.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
   // Its own process group, so stopping it stops workerd too and nothing keeps the port.
   return spawn(process.execPath, args, {
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "inherit", "inherit"],
-    // No network beyond loopback here: use the fallback Request.cf rather than fetching it.
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+    env: {
+      ...passed,
+      ...vars,
+      CLOUDFLARE_INCLUDE_PROCESS_ENV: "true",
+      WRANGLER_SEND_METRICS: "false",
+      // No network beyond loopback here: use the fallback Request.cf rather than fetching it.
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    },
   });
 }
 
+/** Until both Workers answer through the router: the API's OpenAPI document and ingest's 405 to a GET. */
 export async function waitUntilServing(child: ChildProcess, baseUrl: string): Promise<void> {
+  const origin = new URL(baseUrl).origin;
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       throw new Error(`wrangler dev exited with ${child.exitCode}`);
     }
     try {
-      const res = await fetch(`${baseUrl}/v1/openapi.json`);
-      if (res.ok) {
+      const [api, ingest] = await Promise.all([
+        fetch(`${origin}/api/v1/openapi.json`),
+        fetch(`${origin}/v1/events`, { method: "GET" }),
+      ]);
+      await Promise.all([api.body?.cancel(), ingest.body?.cancel()]);
+      if (api.ok && ingest.status === 405) {
         return;
       }
     } catch {

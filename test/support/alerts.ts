@@ -1,7 +1,7 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { expect, inject } from "vitest";
 import { maps, thresholdProfiles } from "../../schema/pg/schema.js";
-import worker from "../../workers/index.js";
+import worker from "../../workers/api/index.js";
 import { withDb } from "./harness.js";
 import { type Auth, api } from "./http.js";
 

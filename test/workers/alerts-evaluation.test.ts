@@ -2,8 +2,8 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { beforeAll, describe, expect, it } from "vitest";
 import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
 import type { NotificationMessage } from "../../workers/alerts/notification.js";
+import worker from "../../workers/api/index.js";
 import { deliveryRetryDelaySeconds } from "../../workers/consumer/notifications.js";
-import worker from "../../workers/index.js";
 import {
   hookUrl,
   insertMap,

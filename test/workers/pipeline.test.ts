@@ -1,8 +1,8 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { retryDelaySeconds } from "../../workers/consumer/events.js";
-import worker from "../../workers/index.js";
+import { dispatchIngestQueue } from "../../workers/ingest/queues.js";
 import { sealEnvelope } from "../../workers/shared/envelope.js";
+import { retryDelaySeconds } from "../../workers/shared/queues.js";
 import { batch, event, gzip } from "../support/batches.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
@@ -113,7 +113,7 @@ function envelopeOf(tenant: Tenant, key: string, n: number, offset = 0): Uint8Ar
 async function runQueue(queue: string, messages: ReturnType<typeof message>[], workerEnv: Env = env) {
   const b = createMessageBatch(queue, messages);
   const ctx = createExecutionContext();
-  await worker.queue(b, workerEnv);
+  await dispatchIngestQueue(b, workerEnv);
   return (await getQueueResult(b, ctx)) as unknown as {
     explicitAcks: string[];
     retryMessages: Array<{ msgId: string }>;

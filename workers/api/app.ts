@@ -1,8 +1,9 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
+import { HTTPException } from "hono/http-exception";
 import { registerIngestDoc } from "../ingest/openapi.js";
-import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
+import { ApiError, codeOfStatus, problemResponse, toApiError } from "../shared/errors.js";
 import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
@@ -30,8 +31,12 @@ const SIGN_IN_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"
 <p>API clients: send requests under <code>/api/v1</code> with an <code>X-API-Key</code> header.</p></main></body></html>`;
 
 function onError(err: Error) {
-  const apiError = toApiError(err);
-  if (apiError.status >= 500) {
+  // Hono's own exceptions (e.g. a malformed body) carry a bare status: the same door, by that status.
+  const apiError =
+    err instanceof HTTPException
+      ? new ApiError(codeOfStatus(err.status), err.message || "The request could not be processed.")
+      : toApiError(err);
+  if (apiError.status >= 500 && apiError.code !== "UNAVAILABLE") {
     // The message only: request headers (and so credentials) are never logged.
     console.error("unhandled error", err.message);
   }
@@ -79,7 +84,9 @@ export function newApp() {
   api.route("/v1/query", queryApp);
   api.route("/v1/projects", analyticsApp);
 
-  api.notFound(() => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
+  // Anything else under /api is a 404 problem, authenticated or not: never the redirect below, which
+  // clients refuse because following it would resend their credentials.
+  api.all("*", () => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);
 
   const app = new Hono<AppEnv>();

@@ -1,5 +1,5 @@
 import { openEnvelope } from "../shared/envelope.js";
-import { retryDelaySeconds } from "./events.js";
+import { QUEUES, queueRetryDelaySeconds } from "../shared/queues.js";
 
 /**
  * Parks each dead-lettered message in R2 exactly as it was queued, so it can be replayed by sending
@@ -19,7 +19,7 @@ export async function parkDeadLetters(batch: MessageBatch<unknown>, env: Env): P
       message.ack();
     } catch (err) {
       console.error("could not park dead letter", err instanceof Error ? err.message : "");
-      message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+      message.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.eventsDeadLetter, message.attempts) });
     }
   }
 }

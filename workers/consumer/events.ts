@@ -2,17 +2,10 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB, openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
 import { type EnvelopeHeader, openEnvelope } from "../shared/envelope.js";
+import { QUEUES, queueRetryDelaySeconds } from "../shared/queues.js";
 import { type EventRow, rowsOfMessage } from "./rows.js";
 
 type Decoded = { message: Message<unknown>; header: EnvelopeHeader; rows: EventRow[] };
-
-/**
- * Exponential delay per attempt: `base`, 2·base, 4·base … capped at `cap`. Events: 5 s, 10 s, 20 s …
- * up to 10 minutes.
- */
-export function retryDelaySeconds(attempts: number, base = 5, cap = 600): number {
-  return Math.min(cap, base * 2 ** Math.max(0, attempts - 1));
-}
 
 /**
  * One INSERT per consumer batch. Rows already in ClickHouse (same batch key and event index) or
@@ -58,7 +51,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   } catch (err) {
     console.error("events insert failed, retrying batch", err instanceof Error ? err.message : String(err));
     for (const d of decoded) {
-      d.message.retry({ delaySeconds: retryDelaySeconds(d.message.attempts) });
+      d.message.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.events, d.message.attempts) });
     }
   }
 }
@@ -74,7 +67,7 @@ async function parkUndecodable(env: Env, message: Message<unknown>, err: unknown
     message.ack();
   } catch (sendErr) {
     console.error("dead-letter send failed", sendErr instanceof Error ? sendErr.message : "");
-    message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+    message.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.events, message.attempts) });
   }
 }
 

@@ -5,16 +5,14 @@ import { bodyFor } from "../alerts/notification.js";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signBody, TIMESTAMP_HEADER } from "../alerts/signature.js";
 import { configOf } from "../shared/config.js";
 import { openDb } from "../shared/db.js";
-import { retryDelaySeconds } from "./events.js";
+import { QUEUES, queueRetryDelaySeconds } from "../shared/queues.js";
 
 type Channel = typeof notificationChannels.$inferSelect;
 
 const DELIVERY_TIMEOUT_MS = 10_000;
-const MAX_RETRIES = 6;
-
 /** 30 s, 60 s, 120 s … capped at one hour; the queue gives up after its max_retries. */
 export function deliveryRetryDelaySeconds(attempts: number): number {
-  return retryDelaySeconds(attempts, 30, 3600);
+  return queueRetryDelaySeconds(QUEUES.notifications, attempts);
 }
 
 /**
@@ -83,8 +81,8 @@ async function deliverOne(
     console.error("notification refused by endpoint", channel.id, message.body.alert.eventId);
     message.ack();
   } else {
-    // wrangler.toml's max_retries (6) after the first attempt: past it the queue drops the message.
-    const last = message.attempts > MAX_RETRIES;
+    // The queue's max_retries after the first attempt: past it the queue drops the message.
+    const last = message.attempts > QUEUES.notifications.maxRetries;
     console.warn(
       last ? "notification delivery failed, giving up" : "notification delivery failed, will retry",
       channel.id,

@@ -3,14 +3,15 @@ import { dataExports } from "../../schema/pg/schema.js";
 import { openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
 import { type Db, openDb } from "../shared/db.js";
+import { attemptsOf, QUEUES, queueRetryDelaySeconds } from "../shared/queues.js";
 import { EXPORT_FORMATS, type ExportFormat, objectKeyOf } from "./formats.js";
 import { streamToR2 } from "./multipart.js";
 import { countExportRows, type ExportSpec, exportStream } from "./query.js";
 
 export type ExportMessage = { exportId: string };
 
-/** Delivery attempts (wrangler.toml max_retries + 1); the last failure marks the export failed. */
-const ATTEMPTS = 3;
+/** Delivery attempts (the queue's max_retries + 1); the last failure marks the export failed. */
+const ATTEMPTS = attemptsOf(QUEUES.exports);
 /** Covers the longest stream a consumer may run (15 minutes of wall time). */
 const STREAM_TIMEOUT_MS = 14 * 60_000;
 
@@ -35,7 +36,7 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
         if (final) {
           message.ack();
         } else {
-          message.retry({ delaySeconds: 10 * message.attempts });
+          message.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.exports, message.attempts) });
         }
       }
     }

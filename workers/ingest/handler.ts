@@ -1,11 +1,10 @@
-import { type Credential, credentialOf, type KeyPrincipal, resolveCredential } from "../shared/auth.js";
-import { configOf } from "../shared/config.js";
-import { openDb } from "../shared/db.js";
+import type { KeyPrincipal } from "../shared/auth.js";
 import { concat, gunzipCapped, readCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { type Plan, planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
 import { sha256Hex } from "../shared/secrets.js";
+import { apiKeyOf, findIngestKey } from "./keys.js";
 import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
@@ -13,7 +12,7 @@ const MAX_DECOMPRESSED_BYTES = LIMITS.maxDecompressedBytes;
 const QUEUE_RETRY_AFTER_SECONDS = 5;
 
 /**
- * POST /api/v1/events. Conditions are checked in the spec's order: required headers, API key,
+ * POST /v1/events (the ingest host) and POST /api/v1/events (the app host). Conditions are checked in the spec's order: required headers, API key,
  * permissions, Content-Length, size, media type and encoding, rate limit; then the body is read,
  * decoded and validated, the monthly budget charged, and the batch enqueued. 202 only once the queue
  * has the message.
@@ -170,21 +169,13 @@ async function authenticate(
   ctx: ExecutionContext,
   out: Headers,
 ): Promise<KeyPrincipal> {
-  const cred: Credential = credentialOf(request.headers, false);
-  const cached = cred ? keyCache.get(cred.secret) : undefined;
+  const secret = apiKeyOf(request.headers);
+  const cached = secret !== null ? keyCache.get(secret) : undefined;
   if (cached && cached.until > Date.now()) {
     return authorize(cached.principal);
   }
-  let principal = null;
-  if (cred) {
-    const { db, close } = openDb(configOf(env));
-    try {
-      principal = await resolveCredential(db, cred);
-    } finally {
-      ctx.waitUntil(close().catch(() => {}));
-    }
-  }
-  if (principal?.kind !== "key") {
+  const principal = secret !== null ? await findIngestKey(env, ctx, secret) : null;
+  if (!principal) {
     const rate = await consume(env, `ip:${clientIp(request.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
     applyHeaders(out, rateLimitHeaders(rate));
     if (!rate.allowed) {
@@ -194,7 +185,7 @@ async function authenticate(
     }
     throw new ApiError(
       "UNAUTHORIZED",
-      cred
+      secret !== null
         ? "The API key is invalid or revoked."
         : "Missing X-API-Key header (ingest accepts API keys only).",
     );
@@ -202,7 +193,7 @@ async function authenticate(
   if (keyCache.size > 10_000) {
     keyCache.clear();
   }
-  keyCache.set(cred?.secret ?? "", { principal, until: Date.now() + KEY_CACHE_MS });
+  keyCache.set(secret ?? "", { principal, until: Date.now() + KEY_CACHE_MS });
   return authorize(principal);
 }
 

@@ -1,5 +1,6 @@
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
 import type { Config } from "./config.js";
+import { DependencyDown } from "./errors.js";
 
 /** Every table lives in this database; SQL names it explicitly rather than relying on a default. */
 export const CH_DB = "telemetry";
@@ -13,8 +14,31 @@ export function openClickHouse(config: Config, requestTimeoutMs = 30_000): Click
     request_timeout: requestTimeoutMs,
     // The Worker's fetch; keep-alive is the platform's business.
     keep_alive: { enabled: false },
+    fetch: guardedFetch,
   });
 }
+
+/**
+ * The Worker's fetch, with "ClickHouse is not there" made explicit: a refused or dropped connection, or a
+ * gateway in front of it answering 502-504, becomes DependencyDown (a retryable 503 at the error door).
+ * ClickHouse's own errors (bad SQL, limits) still come back as responses the client parses.
+ */
+const guardedFetch: typeof fetch = async (input, init) => {
+  let res: Response;
+  try {
+    res = await fetch(input, init);
+  } catch (err) {
+    if (init?.signal?.aborted) {
+      throw err;
+    }
+    throw new DependencyDown("ClickHouse", err);
+  }
+  if (res.status >= 502 && res.status <= 504 && !res.headers.has("x-clickhouse-exception-code")) {
+    await res.body?.cancel();
+    throw new DependencyDown("ClickHouse", new Error(`ClickHouse answered ${res.status}`));
+  }
+  return res;
+};
 
 /** The connection user SQL runs on: the read-only query user where one is configured. */
 export function openQueryClickHouse(config: Config): ClickHouseClient {

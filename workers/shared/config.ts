@@ -1,36 +1,89 @@
-import { z } from "zod";
+// Vars and secrets are checked once per isolate at the entry: a misconfigured deploy fails loudly on its
+// first request instead of half-working. A plain reader (no schema library), because the ingest
+// Worker's bundle must stay free of one.
 
-// Vars and secrets are validated once per isolate at the entry: a misconfigured deploy fails loudly on
-// its first request instead of half-working.
-const ConfigSchema = z.object({
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
-  CLICKHOUSE_URL: z.url(),
-  CLICKHOUSE_USER: z.string().min(1),
-  CLICKHOUSE_PASSWORD: z.string().default(""),
-  // The user POST /v1/query runs as: SELECT on telemetry.events only, readonly. Empty: the main user,
-  // with readonly enforced per query (the local engine has no users).
-  CLICKHOUSE_QUERY_USER: z.string().default(""),
-  CLICKHOUSE_QUERY_PASSWORD: z.string().default(""),
-  SIGN_IN_URL: z.string().min(1),
-  NEON_LOCAL_PROXY: z
-    .string()
-    .regex(/^(|[\w.-]+:\d+)$/, "must be host:port or empty")
-    .default(""),
-});
+export type Config = {
+  DATABASE_URL: string;
+  CLICKHOUSE_URL: string;
+  CLICKHOUSE_USER: string;
+  CLICKHOUSE_PASSWORD: string;
+  /**
+   * The user POST /v1/query runs as: SELECT on telemetry.events only, readonly. Empty: the main user,
+   * with readonly enforced per query (the local engine has no users).
+   */
+  CLICKHOUSE_QUERY_USER: string;
+  CLICKHOUSE_QUERY_PASSWORD: string;
+  /** Where browsers land for any path outside /api (API Worker only; empty on the ingest Worker). */
+  SIGN_IN_URL: string;
+  /** Local stack only: host:port of the WebSocket-to-TCP proxy standing in for Neon's. */
+  NEON_LOCAL_PROXY: string;
+};
 
-export type Config = z.infer<typeof ConfigSchema>;
+type Rule = { required: boolean; check?: (v: string) => boolean; rule?: string };
 
-let cached: { env: Env; config: Config } | undefined;
+const RULES: Record<keyof Config, Rule> = {
+  DATABASE_URL: {
+    required: true,
+    check: (v) => /^postgres(ql)?:\/\//.test(v),
+    rule: "must be a postgres:// URL",
+  },
+  CLICKHOUSE_URL: { required: true, check: isHttpUrl, rule: "must be an http(s) URL" },
+  CLICKHOUSE_USER: { required: true, check: (v) => v.length > 0, rule: "must not be empty" },
+  CLICKHOUSE_PASSWORD: { required: false },
+  CLICKHOUSE_QUERY_USER: { required: false },
+  CLICKHOUSE_QUERY_PASSWORD: { required: false },
+  SIGN_IN_URL: { required: false },
+  NEON_LOCAL_PROXY: {
+    required: false,
+    check: (v) => /^(|[\w.-]+:\d+)$/.test(v),
+    rule: "must be host:port or empty",
+  },
+};
 
-export function configOf(env: Env): Config {
-  if (cached?.env === env) {
-    return cached.config;
+function isHttpUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return u.protocol === "http:" || u.protocol === "https:";
+  } catch {
+    return false;
   }
-  const parsed = ConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new Error(`invalid Worker configuration: ${issues}`);
+}
+
+/** Reads the Config out of a Worker's env: any string-valued bindings of those names. */
+export function readConfig(env: object): Config {
+  const issues: string[] = [];
+  const out: Partial<Config> = {};
+  for (const [name, rule] of Object.entries(RULES) as [keyof Config, Rule][]) {
+    const raw: unknown = Reflect.get(env, name);
+    if (raw !== undefined && typeof raw !== "string") {
+      issues.push(`${name}: must be a string`);
+      continue;
+    }
+    if (raw === undefined && rule.required) {
+      issues.push(`${name}: is required`);
+      continue;
+    }
+    const value = raw ?? "";
+    if (rule.check && !rule.check(value)) {
+      issues.push(`${name}: ${rule.rule}`);
+      continue;
+    }
+    out[name] = value;
   }
-  cached = { env, config: parsed.data };
-  return parsed.data;
+  if (issues.length) {
+    throw new Error(`invalid Worker configuration: ${issues.join("; ")}`);
+  }
+  return out as Config;
+}
+
+const cache = new WeakMap<object, Config>();
+
+/** The Config of this env, read once per env object (one per isolate in production). */
+export function configOf(env: object): Config {
+  let config = cache.get(env);
+  if (!config) {
+    config = readConfig(env);
+    cache.set(env, config);
+  }
+  return config;
 }

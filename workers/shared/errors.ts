@@ -1,8 +1,6 @@
-import { HTTPException } from "hono/http-exception";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
-
-// One error door: code -> status, category, title. Handlers throw ApiError; only problemResponse()
-// formats bodies.
+// One error door for both Workers: code -> status, category, title. Handlers throw ApiError; only
+// problemResponse() formats bodies. Nothing here imports a framework: the ingest Worker's bundle carries
+// no Hono, and the API Worker converts Hono's own exceptions at its edge (workers/api/app.ts).
 const CODES = {
   BAD_REQUEST: { status: 400, category: "validation", title: "Bad Request" },
   UNAUTHORIZED: { status: 401, category: "authentication", title: "Unauthorized" },
@@ -17,9 +15,10 @@ const CODES = {
   RATE_LIMITED: { status: 429, category: "rate_limit", title: "Too Many Requests" },
   INTERNAL: { status: 500, category: "internal", title: "Internal Server Error" },
   UNAVAILABLE: { status: 503, category: "internal", title: "Service Unavailable" },
-} as const satisfies Record<string, { status: ContentfulStatusCode; category: string; title: string }>;
+} as const satisfies Record<string, { status: number; category: string; title: string }>;
 
 export type ErrorCode = keyof typeof CODES;
+export type ErrorStatus = (typeof CODES)[ErrorCode]["status"];
 
 export type ProblemExtras = {
   retryAfter?: number;
@@ -27,14 +26,37 @@ export type ProblemExtras = {
   extensions?: Record<string, unknown>;
 };
 
-export class ApiError extends HTTPException {
+export class ApiError extends Error {
   readonly code: ErrorCode;
+  readonly status: ErrorStatus;
   readonly extras: ProblemExtras;
 
   constructor(code: ErrorCode, detail: string, extras: ProblemExtras = {}) {
-    super(CODES[code].status, { message: detail });
+    super(detail);
+    this.name = "ApiError";
     this.code = code;
+    this.status = CODES[code].status;
     this.extras = extras;
+  }
+}
+
+/** Seconds a client is asked to wait before retrying when a dependency is down. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
+
+export type Dependency = "ClickHouse" | "Postgres" | "Queue" | "R2";
+
+/**
+ * A dependency (ClickHouse, Postgres, a Queue) could not be reached or refused service. Thrown at the
+ * client boundary (shared/clickhouse.ts, shared/pg.ts, the queue senders), so the door below can answer
+ * a retryable 503 instead of a bare 500 without guessing from error messages.
+ */
+export class DependencyDown extends Error {
+  readonly dependency: Dependency;
+
+  constructor(dependency: Dependency, cause?: unknown) {
+    super(`${dependency} is unavailable`, { cause });
+    this.name = "DependencyDown";
+    this.dependency = dependency;
   }
 }
 
@@ -68,15 +90,36 @@ export function problemResponse(err: ApiError, headers?: HeadersInit): Response 
   });
 }
 
-/** Any thrown value as an ApiError; unknown failures become a 500 that leaks nothing. */
+/** The code whose status this is, for errors raised by frameworks with a bare HTTP status. */
+export function codeOfStatus(status: number): ErrorCode {
+  return (Object.keys(CODES) as ErrorCode[]).find((k) => CODES[k].status === status) ?? "INTERNAL";
+}
+
+/**
+ * Any thrown value as an ApiError: a dependency that is down becomes a retryable 503 (anywhere in the
+ * cause chain, since client libraries wrap errors); unknown failures a 500 that leaks nothing.
+ */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) {
     return err;
   }
-  if (err instanceof HTTPException) {
-    const code =
-      (Object.keys(CODES) as ErrorCode[]).find((k) => CODES[k].status === err.status) ?? "INTERNAL";
-    return new ApiError(code, err.message || CODES[code].title);
+  const down = dependencyDownIn(err);
+  if (down) {
+    return new ApiError("UNAVAILABLE", `${down.dependency} is temporarily unavailable; retry the request.`, {
+      retryAfter: DEPENDENCY_RETRY_AFTER_SECONDS,
+      extensions: { dependency: down.dependency },
+    });
   }
   return new ApiError("INTERNAL", "An internal error occurred.");
+}
+
+function dependencyDownIn(err: unknown): DependencyDown | null {
+  let at: unknown = err;
+  for (let depth = 0; depth < 8 && at instanceof Error; depth++) {
+    if (at instanceof DependencyDown) {
+      return at;
+    }
+    at = at.cause;
+  }
+  return null;
 }

@@ -1,0 +1,106 @@
+// `npm run build:check`: bundles both Workers exactly as `wrangler deploy` would (--dry-run --outdir),
+// prints each bundle's size (raw and gzip) and the packages inside it, and fails when the ingest
+// Worker's bundle carries a package it must not (it is the hot path: no framework, ORM or schema library).
+// The last line is JSON, for scripts.
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** Hono and its middleware, drizzle, zod and the libraries built on them. */
+const FRAMEWORKS = /^(hono|@hono\/.+|drizzle-.+|zod|zod-.+|@asteasolutions\/zod-to-openapi)$/;
+
+const WORKERS = [
+  { name: "api", config: "wrangler.toml", forbidden: null },
+  { name: "ingest", config: "workers/ingest/wrangler.toml", forbidden: FRAMEWORKS },
+];
+
+type Built = { name: string; bytes: number; gzipBytes: number; packages: string[]; forbiddenFound: string[] };
+
+/** The npm packages among esbuild's inputs (its metafile), e.g. `hono`, `@neondatabase/serverless`. */
+function packagesOf(inputs: string[]): string[] {
+  const found = new Set<string>();
+  for (const source of inputs) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source);
+    if (m?.[1]) {
+      found.add(m[1]);
+    }
+  }
+  return [...found].sort();
+}
+
+async function build(worker: (typeof WORKERS)[number]): Promise<Built> {
+  const outdir = await mkdtemp(join(tmpdir(), `bundle-${worker.name}-`));
+  try {
+    const run = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+        "deploy",
+        "--dry-run",
+        "--outdir",
+        outdir,
+        "--metafile",
+        join(outdir, "meta.json"),
+        "-c",
+        worker.config,
+      ],
+      { cwd: ROOT, encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+    );
+    if (run.status !== 0) {
+      throw new Error(
+        `wrangler deploy --dry-run failed for the ${worker.name} Worker:\n${run.stdout}\n${run.stderr}`,
+      );
+    }
+    const files = (await readdir(outdir)).filter((f) => f.endsWith(".js") || f.endsWith(".mjs"));
+    let bytes = 0;
+    let gzipBytes = 0;
+    for (const file of files) {
+      const code = await readFile(join(outdir, file));
+      bytes += code.byteLength;
+      gzipBytes += gzipSync(code).byteLength;
+    }
+    const meta: { inputs: Record<string, unknown> } = JSON.parse(
+      await readFile(join(outdir, "meta.json"), "utf8"),
+    );
+    const packages = packagesOf(Object.keys(meta.inputs));
+    const forbidden = worker.forbidden;
+    return {
+      name: worker.name,
+      bytes,
+      gzipBytes,
+      packages,
+      forbiddenFound: forbidden ? packages.filter((p) => forbidden.test(p)) : [],
+    };
+  } finally {
+    await rm(outdir, { recursive: true, force: true });
+  }
+}
+
+const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+const built: Built[] = [];
+for (const worker of WORKERS) {
+  built.push(await build(worker));
+}
+console.log("| Worker | bundle | gzip | packages |");
+console.log("|---|---:|---:|---|");
+for (const b of built) {
+  console.log(`| ${b.name} | ${kib(b.bytes)} | ${kib(b.gzipBytes)} | ${b.packages.join(", ")} |`);
+}
+const failures = built.filter((b) => b.forbiddenFound.length);
+for (const f of failures) {
+  console.error(`the ${f.name} Worker's bundle must not carry: ${f.forbiddenFound.join(", ")}`);
+}
+console.log(
+  JSON.stringify({
+    ok: failures.length === 0,
+    workers: Object.fromEntries(
+      built.map((b) => [b.name, { bytes: b.bytes, gzipBytes: b.gzipBytes, packages: b.packages }]),
+    ),
+  }),
+);
+process.exitCode = failures.length ? 1 : 0;

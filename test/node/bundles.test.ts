@@ -1,0 +1,33 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+// `npm run build:check` as CI would run it: both Workers bundle as `wrangler deploy` bundles them, and
+// the ingest Worker's bundle holds no framework, ORM or schema library.
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+type Report = {
+  ok: boolean;
+  workers: Record<"api" | "ingest", { bytes: number; gzipBytes: number; packages: string[] }>;
+};
+
+describe("the Workers' deploy bundles", () => {
+  it("build both, and the ingest bundle carries only its own dependencies", () => {
+    const run = spawnSync(process.execPath, ["--import", "tsx", "scripts/build-check.ts"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const report: Report = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}");
+    expect(report.ok).toBe(true);
+    expect(report.workers.ingest.packages).toEqual([
+      "@bufbuild/protobuf",
+      "@clickhouse/client-web",
+      "@neondatabase/serverless",
+    ]);
+    expect(report.workers.api.packages).toEqual(expect.arrayContaining(["hono", "drizzle-orm", "zod"]));
+    // The hot path's bundle is a fraction of the API's.
+    expect(report.workers.ingest.bytes).toBeLessThan(report.workers.api.bytes / 2);
+    expect(report.workers.ingest.gzipBytes).toBeGreaterThan(0);
+  });
+});

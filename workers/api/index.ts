@@ -1,0 +1,22 @@
+// The API Worker: /api/* (the Web API), the web pages, scheduled() alert evaluation, and the
+// notification and export queues. It defines the RateLimiter Durable Object, which the ingest Worker
+// binds by script_name, and the AlertCooldown object only it uses.
+import { evaluateAlerts } from "../alerts/evaluate.js";
+import { newApp } from "./app.js";
+import { dispatchApiQueue } from "./queues.js";
+
+export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
+export { RateLimiter } from "../../durable-objects/rate-limiter.js";
+
+const app = newApp();
+
+export default {
+  fetch(request, env, ctx) {
+    return app.fetch(request, env, ctx);
+  },
+  queue: dispatchApiQueue,
+  async scheduled(controller, env) {
+    // Awaited rather than left to waitUntil: the run is the whole point of this invocation.
+    await evaluateAlerts(env, new Date(controller.scheduledTime));
+  },
+} satisfies ExportedHandler<Env, unknown>;

@@ -1,0 +1,64 @@
+import type { KeyPrincipal } from "../shared/auth.js";
+import { configOf } from "../shared/config.js";
+import { openPool } from "../shared/pg.js";
+import { SCOPES, type Scope } from "../shared/scopes.js";
+import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "../shared/secrets.js";
+
+// The ingest Worker's key lookup: the same rows and rules as the API's resolveCredential
+// (shared/auth.ts), as one plain SQL statement, so the hot path bundles no ORM.
+const FIND_KEY_SQL = `
+  SELECT k.id AS key_id, k.scopes, p.id AS project_id, p.name AS project_name,
+         t.id AS tenant_id, t.plan_id
+  FROM api_keys k
+  JOIN projects p ON p.id = k.project_id
+  JOIN tenants t ON t.id = p.tenant_id
+  WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+  LIMIT 1`;
+
+type KeyRow = {
+  key_id: string;
+  scopes: string[];
+  project_id: string;
+  project_name: string;
+  tenant_id: string;
+  plan_id: string;
+};
+
+/** The X-API-Key of an ingest request (ingest accepts API keys only), or null when absent. */
+export function apiKeyOf(headers: Headers): string | null {
+  return headers.get("x-api-key")?.trim() ?? null;
+}
+
+function isScope(s: string): s is Scope {
+  return (SCOPES as readonly string[]).includes(s);
+}
+
+/** The key's principal, or null when the key is malformed, unknown or revoked. */
+export async function findIngestKey(
+  env: object,
+  ctx: ExecutionContext,
+  secret: string,
+): Promise<KeyPrincipal | null> {
+  if (!looksLikeSecret(secret, KEY_PREFIX)) {
+    return null;
+  }
+  const keyHash = await sha256Hex(secret);
+  const pool = openPool(configOf(env));
+  try {
+    const { rows } = await pool.query<KeyRow>(FIND_KEY_SQL, [keyHash]);
+    const row = rows[0];
+    return row
+      ? {
+          kind: "key",
+          keyId: row.key_id,
+          scopes: row.scopes.filter(isScope),
+          projectId: row.project_id,
+          projectName: row.project_name,
+          tenantId: row.tenant_id,
+          planId: row.plan_id,
+        }
+      : null;
+  } finally {
+    ctx.waitUntil(pool.end().catch(() => {}));
+  }
+}

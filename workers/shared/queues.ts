@@ -1,0 +1,81 @@
+// Every queue of both Workers, in one table: its name (as in the wrangler configs), who consumes it,
+// its max_retries and its retry delays. test/node/worker-configs.test.ts holds the wrangler configs to
+// these numbers, so code and configuration cannot drift apart.
+
+export type QueueSpec = {
+  /** The queue's name in the wrangler configs. */
+  name: string;
+  /** The Worker whose wrangler config declares the consumer. */
+  consumer: "ingest" | "api";
+  /** wrangler's max_retries: past it the queue dead-letters (or drops) the message. */
+  maxRetries: number;
+  /** First retry delay and its cap, seconds; see retryDelaySeconds. */
+  retryBaseSeconds: number;
+  retryCapSeconds: number;
+};
+
+export const QUEUES = {
+  events: {
+    name: "telemetry-events",
+    consumer: "ingest",
+    maxRetries: 8,
+    retryBaseSeconds: 5,
+    retryCapSeconds: 600,
+  },
+  eventsDeadLetter: {
+    name: "telemetry-events-dlq",
+    consumer: "ingest",
+    maxRetries: 100,
+    retryBaseSeconds: 5,
+    retryCapSeconds: 600,
+  },
+  // Alert notifications: one message per (evaluation event, channel).
+  notifications: {
+    name: "telemetry-notifications",
+    consumer: "api",
+    maxRetries: 6,
+    retryBaseSeconds: 30,
+    retryCapSeconds: 3600,
+  },
+  exports: {
+    name: "telemetry-exports",
+    consumer: "api",
+    maxRetries: 2,
+    retryBaseSeconds: 10,
+    retryCapSeconds: 60,
+  },
+} as const satisfies Record<string, QueueSpec>;
+
+/** Delivery attempts a message gets in all: the first plus max_retries. */
+export function attemptsOf(queue: QueueSpec): number {
+  return queue.maxRetries + 1;
+}
+
+/** Exponential delay per attempt: base, 2·base, 4·base … capped. Events: 5 s, 10 s, 20 s … 10 minutes. */
+export function retryDelaySeconds(attempts: number, base = 5, cap = 600): number {
+  return Math.min(cap, base * 2 ** Math.max(0, attempts - 1));
+}
+
+/** The retry delay of a message of `queue` on its `attempts`-th delivery. */
+export function queueRetryDelaySeconds(queue: QueueSpec, attempts: number): number {
+  return retryDelaySeconds(attempts, queue.retryBaseSeconds, queue.retryCapSeconds);
+}
+
+export type QueueHandler<E> = (batch: MessageBatch<unknown>, env: E) => Promise<void>;
+
+export class UnknownQueue extends Error {}
+
+/**
+ * A Worker's queue() handler from its dispatch table. A batch from a queue the table does not name
+ * throws: the platform retries it (and dead-letters it where configured) rather than it being consumed
+ * by the wrong code or silently acknowledged.
+ */
+export function queueDispatcher<E>(table: Record<string, QueueHandler<E>>) {
+  return async (batch: MessageBatch<unknown>, env: E): Promise<void> => {
+    const handler = Object.hasOwn(table, batch.queue) ? table[batch.queue] : undefined;
+    if (!handler) {
+      throw new UnknownQueue(`no consumer for queue ${batch.queue} in this Worker`);
+    }
+    return handler(batch, env);
+  };
+}
