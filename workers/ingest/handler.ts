@@ -1,3 +1,4 @@
+import { noteUse } from "../accounts/last-used.js";
 import { type Credential, credentialOf, type KeyPrincipal, resolveCredential } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
 import { openDb } from "../shared/db.js";
@@ -197,6 +198,7 @@ async function authenticate(
         : "Missing X-API-Key header (ingest accepts API keys only).",
     );
   }
+  noteUse(env, ctx, principal);
   if (keyCache.size > 10_000) {
     keyCache.clear();
   }
