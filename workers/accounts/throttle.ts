@@ -19,9 +19,17 @@ function limiter(env: Env, bucket: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket));
 }
 
+/** The RateLimiter objects counting one IP's and one account's failures. */
+export async function signInBuckets(ip: string, email: string) {
+  return {
+    ipBucket: `sign-in:ip:${ip}`,
+    // Hashed: the object's name shows up in logs and dashboards, an email should not.
+    accountBucket: `sign-in:account:${await sha256Hex(normalizeEmail(email))}`,
+  };
+}
+
 export async function chargeSignIn(env: Env, ip: string, email: string): Promise<SignInCharge> {
-  const ipBucket = `sign-in:ip:${ip}`;
-  const accountBucket = `sign-in:account:${await sha256Hex(normalizeEmail(email))}`;
+  const { ipBucket, accountBucket } = await signInBuckets(ip, email);
   const { perIp, perAccount, windowSeconds } = SIGN_IN_LIMITS;
   const byIp = await limiter(env, ipBucket).hit(perIp, windowSeconds);
   if (!byIp.allowed) {
