@@ -30,7 +30,8 @@ export async function readOAuthForm(c: Context<AppEnv>): Promise<Map<string, str
   if (Number(c.req.header("content-length") ?? "0") > FORM_MAX_BYTES) {
     throw new OAuthError("invalid_request", `The body must be at most ${FORM_MAX_BYTES} bytes.`);
   }
-  const text = await c.req.text();
+  // Decoded by hand: workerd warns when .text() reads a body whose type is not text/*.
+  const text = new TextDecoder().decode(await c.req.arrayBuffer());
   if (text.length > FORM_MAX_BYTES) {
     throw new OAuthError("invalid_request", `The body must be at most ${FORM_MAX_BYTES} bytes.`);
   }
