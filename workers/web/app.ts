@@ -35,7 +35,9 @@ const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
   );
   h.set("X-Frame-Options", "DENY");
   h.set("X-Content-Type-Options", "nosniff");
-  h.set("Referrer-Policy", "no-referrer");
+  // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on our own form posts,
+  // which the CSRF check refuses; other sites (the client's redirect URI) still get no referrer.
+  h.set("Referrer-Policy", "same-origin");
 });
 
 /** Everything outside /api: sign-in, the OAuth authorization pages, settings. */
