@@ -17,7 +17,8 @@ table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;
 label{display:block;margin:.75rem 0 .25rem}input,select{font:inherit;padding:.4rem;min-width:16rem}
 button{font:inherit;padding:.4rem .9rem;cursor:pointer}
 .error{color:#a40000;background:#fde8e8;padding:.5rem .75rem}.notice{background:#e8f4fd;padding:.75rem}
-.secret{font-family:monospace;font-size:1rem;width:100%}
+.secret{font-family:monospace;font-size:1rem;width:100%;box-sizing:border-box}
+fieldset label{display:flex;gap:.5rem;align-items:center}input[type=radio]{min-width:0}
 .card{background:#fff;padding:1.5rem;border:1px solid #dde;max-width:28rem}
 `;
 
