@@ -350,6 +350,31 @@ describe("the CLI's login, refresh and logout", () => {
     });
   });
 
+  it("using a token records its grant's last use, in the background", async () => {
+    const tokens = await login(browser);
+    const [tok] = await withDb(async (db) =>
+      db
+        .select({ grantId: oauthTokens.grantId })
+        .from(oauthTokens)
+        .where(eq(oauthTokens.tokenHash, await sha256Hex(tokens.access_token))),
+    );
+    const grantId = tok?.grantId ?? "";
+    const stale = new Date(Date.now() - 3600_000);
+    await withDb((db) =>
+      db.update(oauthGrants).set({ lastUsedAt: stale }).where(eq(oauthGrants.id, grantId)),
+    );
+    expect((await api("/v1/projects", { token: tokens.access_token })).status).toBe(200);
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const [g] = await withDb((db) => db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId)));
+      if ((g?.lastUsedAt?.getTime() ?? 0) > stale.getTime()) {
+        break;
+      }
+      expect(Date.now(), "grant lastUsedAt updated").toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
   it("Connected apps lists the grant; revoking it there ends its tokens at once", async () => {
     const tokens = await login(browser, { port: 61100 });
     const page = await browser.get("/settings/connected-apps");
