@@ -43,7 +43,11 @@ export class Browser {
   }
 
   /** A form post as the browser sends it: urlencoded, with the page's Origin. */
-  post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+  post(
+    path: string,
+    fields: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     return this.fetch(path, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: this.origin, ...headers },

@@ -395,7 +395,12 @@ async function signedInBrowser(): Promise<Browser> {
 
 describe.each(PAGES)("page $method $path", (route) => {
   it("signed out: 307 to the sign-in page with the way back, also when an API key or token is sent", async () => {
-    for (const headers of [{}, { "X-API-Key": t.keys.full.key }, { Authorization: `Bearer ${t.token}` }]) {
+    const variants: Record<string, string>[] = [
+      {},
+      { "X-API-Key": t.keys.full.key },
+      { Authorization: `Bearer ${t.token}` },
+    ];
+    for (const headers of variants) {
       const b = new Browser();
       const res = await b.fetch(route.path(t.projectId), {
         method: route.method,
@@ -432,12 +437,13 @@ describe.each(PAGES.filter((r) => r.crossTenant))("page $method $path: cross-ten
 
 describe.each(["/oauth/token", "/oauth/revoke"])("POST /api%s", (path) => {
   it("takes no API credentials or session: an unknown client is 401 invalid_client, never a redirect", async () => {
-    for (const headers of [
+    const variants: Record<string, string>[] = [
       {},
       { "X-API-Key": t.keys.full.key },
       { Authorization: `Bearer ${t.token}` },
       { Cookie: sessionCookie },
-    ]) {
+    ];
+    for (const headers of variants) {
       const res = await api(
         path,
         { ip: "192.0.2.12" },
