@@ -1,10 +1,10 @@
 import type { Hono } from "hono";
-import { checkPassword, startSession } from "../../../accounts/sessions.js";
+import { checkPassword, endSession, startSession } from "../../../accounts/sessions.js";
 import { chargeSignIn } from "../../../accounts/throttle.js";
 import type { AppEnv } from "../../../api/context.js";
 import { clientIp } from "../../../shared/rate-limit.js";
 import { readForm } from "../../form.js";
-import { csrfToken, csrfValid, safeReturnTo, setSessionCookie } from "../../session.js";
+import { csrfToken, csrfValid, currentUser, safeReturnTo, setSessionCookie } from "../../session.js";
 import { SIGN_IN_FAILED, signInPage } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {
@@ -31,7 +31,12 @@ export function register(app: Hono<AppEnv>) {
       return again(401, SIGN_IN_FAILED);
     }
     await charge.refund();
-    // A new token at every sign-in: a session id planted before sign-in is never promoted.
+    // A new token at every sign-in: a session id planted before sign-in is never promoted, and a
+    // session this browser already had (perhaps another person's) ends here.
+    const previous = await currentUser(c);
+    if (previous) {
+      await endSession(c.get("db"), previous.sessionId);
+    }
     setSessionCookie(c, await startSession(c.get("db"), user.id));
     return c.redirect(returnTo, 303);
   });
