@@ -73,6 +73,19 @@ beforeAll(async () => {
     "owner",
   );
   expect(user.id).toMatch(/^[0-9a-f-]{36}$/);
+  const client = await admin(
+    "client",
+    "create",
+    "--name",
+    "Editor plugin",
+    "--redirect-uri",
+    "http://127.0.0.1/cb",
+  );
+  expect(client).toMatchObject({
+    id: expect.stringMatching(/^fdc_/),
+    name: "Editor plugin",
+    redirectUris: ["http://127.0.0.1/cb"],
+  });
   callback = await startCallbackServer();
   profileDir = await mkdtemp(join(tmpdir(), "chromium-profile-"));
   context = await chromium.launchPersistentContext(profileDir, {
