@@ -1,8 +1,11 @@
-// Bootstrap CLI: tenants, projects, keys, tokens. JSON on stdout, one object per command.
+// Bootstrap CLI: tenants, projects, keys, tokens, users, OAuth clients. JSON on stdout, one object per command.
 // With no DATABASE_URL it uses the local stack's database, starting embedded Postgres if it is down.
 import { parseArgs } from "node:util";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { MEMBERSHIP_ROLES, type MembershipRole } from "../schema/pg/schema.js";
+import { registerClient } from "../workers/accounts/oauth/clients.js";
+import { addMembership, createUser } from "../workers/accounts/users.js";
 import {
   createKey,
   createProject,
@@ -19,7 +22,10 @@ const USAGE = `usage:
   admin project create --tenant ID --name N
   admin key create --project ID --preset ${Object.keys(KEY_PRESETS).join("|")}
   admin key revoke --id ID
-  admin token create --tenant ID --scopes analytics:read,resources:write [--ttl 3600]`;
+  admin token create --tenant ID --scopes analytics:read,resources:write [--ttl 3600]
+  admin user create --tenant ID --email E --password P [--role owner|member]
+  admin member add --tenant ID --email E [--role owner|member]
+  admin client create --name N --redirect-uri URI [--redirect-uri URI ...] [--id ID]`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n\n${USAGE}\n`);
@@ -34,10 +40,20 @@ function need(values: Record<string, string | undefined>, name: string): string 
   return v;
 }
 
+function role(values: Record<string, unknown>): MembershipRole {
+  const r = values.role ?? "owner";
+  const known = MEMBERSHIP_ROLES.find((m) => m === r);
+  if (!known) {
+    fail(`--role must be one of ${MEMBERSHIP_ROLES.join(", ")}`);
+  }
+  return known;
+}
+
 async function run(
   db: ReturnType<typeof drizzle>,
   words: string[],
   values: Record<string, string | undefined>,
+  redirectUris: string[],
 ) {
   switch (words.join(" ")) {
     case "tenant create": {
@@ -67,6 +83,21 @@ async function run(
           .map((s) => s.trim()),
         Number(values.ttl ?? 3600),
       );
+    case "user create":
+      return createUser(db, {
+        tenantId: need(values, "tenant"),
+        email: need(values, "email"),
+        password: need(values, "password"),
+        role: role(values),
+      });
+    case "member add":
+      return addMembership(db, {
+        tenantId: need(values, "tenant"),
+        email: need(values, "email"),
+        role: role(values),
+      });
+    case "client create":
+      return registerClient(db, { id: values.id, name: need(values, "name"), redirectUris });
     default:
       fail(`unknown command: ${words.join(" ") || "(none)"}`);
   }
@@ -84,12 +115,17 @@ async function main() {
       id: { type: "string" },
       scopes: { type: "string" },
       ttl: { type: "string" },
+      email: { type: "string" },
+      password: { type: "string" },
+      role: { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
     },
   });
   const database = await localDatabase();
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   try {
-    const result = await run(drizzle({ client: pool }), positionals, values);
+    const { "redirect-uri": redirectUris = [], ...single } = values;
+    const result = await run(drizzle({ client: pool }), positionals, single, redirectUris);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } catch (err) {
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -7,8 +7,10 @@ import { dirname, join } from "node:path";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { tenants } from "../schema/pg/schema.js";
+import { tenants, users } from "../schema/pg/schema.js";
+import { createUser } from "../workers/accounts/users.js";
 import { createKey, createProject, createTenant } from "../workers/shared/bootstrap.js";
+import { newSecret } from "../workers/shared/secrets.js";
 import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";
 import { startLocalStack } from "./local/stack.js";
 import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";
@@ -16,6 +18,25 @@ import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./lo
 const PORT = Number(process.env.PORT ?? 8787);
 const BASE_URL = `http://127.0.0.1:${PORT}`;
 const DEMO_TENANT = "Demo Studio";
+const DEMO_EMAIL = "demo@example.com";
+
+/** The demo owner, created once (also into a data dir seeded before users existed); shown that once. */
+async function seedDemoUser(db: ReturnType<typeof drizzle>, tenantId: string): Promise<void> {
+  const [existing] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.email, DEMO_EMAIL))
+    .limit(1);
+  if (existing) {
+    return;
+  }
+  const password = newSecret("demo-").slice(0, 25);
+  await createUser(db, { tenantId, email: DEMO_EMAIL, password, role: "owner" });
+  console.log(
+    JSON.stringify({ demoUser: { email: DEMO_EMAIL, password, signIn: `http://127.0.0.1:${PORT}/sign-in` } }),
+  );
+  console.log("this password is shown once and stored only as a scrypt hash");
+}
 
 /** Creates the demo tenant, project and keys on the first run only; keys are shown that once. */
 async function seedDemo(databaseUrl: string): Promise<void> {
@@ -27,6 +48,7 @@ async function seedDemo(databaseUrl: string): Promise<void> {
       console.log(
         `demo tenant ${existing.id} already seeded (keys were shown on the first run; make more with npm run admin)`,
       );
+      await seedDemoUser(db, existing.id);
       return;
     }
     const tenant = await createTenant(db, DEMO_TENANT, "studio");
@@ -39,6 +61,7 @@ async function seedDemo(databaseUrl: string): Promise<void> {
       }),
     );
     console.log("these keys are shown once and stored only as hashes");
+    await seedDemoUser(db, tenant.id);
   } finally {
     await pool.end();
   }

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import {
   boolean,
+  check,
   doublePrecision,
   index,
   integer,
@@ -51,8 +52,12 @@ export const apiKeys = pgTable(
     prefix: text("prefix").notNull(),
     preset: text("preset").notNull(),
     scopes: text("scopes").array().notNull(),
+    // Optional label given on the API Keys page.
+    name: text("name"),
     createdAt: timestamps.createdAt,
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+    // Accurate to LAST_USED_RESOLUTION (workers/accounts/last-used.ts): written at most that often.
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("api_keys_project_idx").on(t.projectId)],
 );
@@ -70,8 +75,133 @@ export const oauthTokens = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     createdAt: timestamps.createdAt,
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+    // The grant (user's consent to a client) the token was issued under; null for admin-made tokens.
+    grantId: uuid("grant_id").references(() => oauthGrants.id, { onDelete: "cascade" }),
   },
-  (t) => [index("oauth_tokens_tenant_idx").on(t.tenantId)],
+  (t) => [index("oauth_tokens_tenant_idx").on(t.tenantId), index("oauth_tokens_grant_idx").on(t.grantId)],
+);
+
+export const MEMBERSHIP_ROLES = ["owner", "member"] as const;
+export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
+
+/** The scopes an OAuth grant may hold (workers/shared/scopes.ts TOKEN_SCOPES says the same). */
+const GRANT_SCOPES = ["analytics:read", "resources:write"] as const;
+
+// People. `email` is stored normalized (trimmed, lower case), so the unique index is the identity.
+// `passwordHash` is a PHC-style scrypt string (workers/accounts/password.ts); never the password.
+export const users = pgTable("users", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  email: text("email").notNull().unique(),
+  passwordHash: text("password_hash").notNull(),
+  ...timestamps,
+});
+
+export const memberships = pgTable(
+  "memberships",
+  {
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    role: text("role", { enum: MEMBERSHIP_ROLES }).notNull(),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.tenantId] }),
+    index("memberships_tenant_idx").on(t.tenantId),
+    check("memberships_role_check", sql`${t.role} in ('owner', 'member')`),
+  ],
+);
+
+// Browser sessions: the cookie holds a random token; only its SHA-256 is stored. Revoked by sign-out.
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: timestamps.createdAt,
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+// Registered OAuth clients. All are public (no secret; PKCE is the proof). A loopback redirect URI
+// matches any port (RFC 8252 section 7.3); any other must match exactly.
+export const oauthClients = pgTable("oauth_clients", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  redirectUris: text("redirect_uris").array().notNull(),
+  createdAt: timestamps.createdAt,
+});
+
+// A user's consent for a client to act on one tenant with some scopes. One grant per completed
+// authorization; revoking it revokes every access and refresh token issued under it.
+export const oauthGrants = pgTable(
+  "oauth_grants",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    clientId: text("client_id")
+      .notNull()
+      .references(() => oauthClients.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    scopes: text("scopes", { enum: GRANT_SCOPES }).array().notNull(),
+    createdAt: timestamps.createdAt,
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("oauth_grants_user_idx").on(t.userId, t.createdAt)],
+);
+
+// Authorization codes: single use, short lived, bound to the client, the exact redirect URI and the
+// PKCE S256 challenge. `grantId` is set when redeemed, so a replayed code can revoke what it produced.
+export const oauthCodes = pgTable("oauth_codes", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  codeHash: text("code_hash").notNull().unique(),
+  clientId: text("client_id")
+    .notNull()
+    .references(() => oauthClients.id, { onDelete: "cascade" }),
+  userId: uuid("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" }),
+  tenantId: uuid("tenant_id")
+    .notNull()
+    .references(() => tenants.id, { onDelete: "cascade" }),
+  scopes: text("scopes", { enum: GRANT_SCOPES }).array().notNull(),
+  redirectUri: text("redirect_uri").notNull(),
+  codeChallenge: text("code_challenge").notNull(),
+  createdAt: timestamps.createdAt,
+  expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+  usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),
+  grantId: uuid("grant_id").references(() => oauthGrants.id, { onDelete: "cascade" }),
+});
+
+// Refresh tokens rotate: each use marks the row used and issues a new one. Presenting a used one
+// again is reuse (a stolen copy or a lost race) and revokes the whole grant.
+export const oauthRefreshTokens = pgTable(
+  "oauth_refresh_tokens",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    grantId: uuid("grant_id")
+      .notNull()
+      .references(() => oauthGrants.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: timestamps.createdAt,
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [index("oauth_refresh_tokens_grant_idx").on(t.grantId)],
 );
 
 // Hardware/build filters (null matches any) and per-metric thresholds (null: not defined).

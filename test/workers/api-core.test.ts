@@ -13,13 +13,17 @@ beforeAll(async () => {
 });
 
 describe("outside /api", () => {
-  it("redirects browsers to the sign-in page with 307", async () => {
-    for (const path of ["/", "/dashboard", "/v1/projects"]) {
+  it("redirects browsers to the sign-in page with 307, carrying the way back", async () => {
+    for (const [path, location] of [
+      ["/", "/sign-in"],
+      ["/dashboard", "/sign-in?returnTo=%2Fdashboard"],
+      ["/v1/projects?x=1", "/sign-in?returnTo=%2Fv1%2Fprojects%3Fx%3D1"],
+    ] as const) {
       const res = await SELF.fetch(`http://127.0.0.1:8787${path}`, { redirect: "manual" });
       expect(res.status).toBe(307);
-      expect(res.headers.get("location")).toBe("/api/sign-in");
+      expect(res.headers.get("location")).toBe(location);
     }
-    const page = await api("/sign-in");
+    const page = await SELF.fetch("http://127.0.0.1:8787/sign-in");
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Sign in");
   });

@@ -1,7 +1,9 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { contentEntries, maps, thresholdProfiles } from "../../schema/pg/schema.js";
+import { apiKeys, contentEntries, maps, oauthGrants, thresholdProfiles } from "../../schema/pg/schema.js";
+import { startSession } from "../../workers/accounts/sessions.js";
 import { type Scope, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
+import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { multipart, png } from "../support/images.js";
@@ -246,9 +248,28 @@ async function request(route: Route, projectId: string, auth: Parameters<typeof 
 
 let t: Tenant;
 let other: Tenant;
+/** A signed-in owner of `t` (cookie header), and the neighbour's grant and key ids. */
+let sessionCookie = "";
+const neighbour = { grantId: "", keyId: "" };
 beforeAll(async () => {
   t = await seedTenant("enterprise", "Security Studio");
   other = await seedTenant("enterprise", "Neighbour Studio");
+  const mine = await seedUser(t.tenantId);
+  const theirUser = await seedUser(other.tenantId);
+  sessionCookie = `gt_session=${await withDb((db) => startSession(db, mine.id))}`;
+  await withDb(async (db) => {
+    const [grant] = await db
+      .insert(oauthGrants)
+      .values({
+        clientId: "fdc_framedash_cli",
+        userId: theirUser.id,
+        tenantId: other.tenantId,
+        scopes: ["analytics:read"],
+      })
+      .returning();
+    neighbour.grantId = grant?.id ?? "";
+    neighbour.keyId = other.keys.read.id;
+  });
   await withDb(async (db) => {
     const [profile] = await db
       .insert(thresholdProfiles)
@@ -322,5 +343,118 @@ describe("cross-tenant writes", () => {
         .where(eq(contentEntries.projectId, other.projectId));
       expect(content).toEqual([]);
     });
+  });
+});
+
+describe.each(ROUTES)("$method $path: a session cookie", (route) => {
+  it("is not a credential: 401 with only the cookie of a signed-in owner", async () => {
+    const init = (await route.init?.(t.projectId)) ?? {};
+    const headers = new Headers(init.headers);
+    headers.set("Cookie", sessionCookie);
+    const res = await api(
+      route.path(t.projectId),
+      { ip: "192.0.2.11" },
+      { ...init, headers, method: route.method },
+    );
+    expect(res.status).toBe(401);
+  });
+});
+
+/**
+ * Pages outside /api. Signed out they 307 to sign-in (an API key or token is no session); signed in,
+ * a form without its CSRF token is 403; another studio's project or another user's grant is 404.
+ */
+type PageRoute = { method: "GET" | "POST"; path: (projectId: string) => string; crossTenant: boolean };
+
+const PAGES: PageRoute[] = [
+  { method: "GET", path: () => "/", crossTenant: false },
+  { method: "GET", path: () => "/settings/connected-apps", crossTenant: false },
+  {
+    method: "POST",
+    path: () => `/settings/connected-apps/${neighbour.grantId}/revoke`,
+    crossTenant: true,
+  },
+  { method: "GET", path: (id) => `/settings/projects/${id}/api-keys`, crossTenant: true },
+  { method: "POST", path: (id) => `/settings/projects/${id}/api-keys`, crossTenant: true },
+  {
+    method: "POST",
+    path: (id) => `/settings/projects/${id}/api-keys/${neighbour.keyId}/revoke`,
+    crossTenant: true,
+  },
+];
+
+async function page(route: PageRoute, projectId: string, b: Browser, fields: Record<string, string> = {}) {
+  return route.method === "GET" ? b.get(route.path(projectId)) : b.post(route.path(projectId), fields);
+}
+
+async function signedInBrowser(): Promise<Browser> {
+  const b = new Browser();
+  b.cookies.set("gt_session", sessionCookie.slice("gt_session=".length));
+  return b;
+}
+
+describe.each(PAGES)("page $method $path", (route) => {
+  it("signed out: 307 to the sign-in page with the way back, also when an API key or token is sent", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { "X-API-Key": t.keys.full.key },
+      { Authorization: `Bearer ${t.token}` },
+    ];
+    for (const headers of variants) {
+      const b = new Browser();
+      const res = await b.fetch(route.path(t.projectId), {
+        method: route.method,
+        headers: { ...headers, "Content-Type": "application/x-www-form-urlencoded" },
+        body: route.method === "POST" ? "preset=read" : undefined,
+      });
+      expect(res.status).toBe(307);
+      expect(res.headers.get("location")).toMatch(/^\/sign-in(\?returnTo=%2F.*)?$/);
+    }
+  });
+});
+
+describe.each(PAGES.filter((r) => r.method === "POST"))("page $method $path: CSRF", (route) => {
+  it("signed in, without the form's CSRF token: 403", async () => {
+    const res = await page(route, t.projectId, await signedInBrowser(), { preset: "read" });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe.each(PAGES.filter((r) => r.crossTenant))("page $method $path: cross-tenant", (route) => {
+  it("signed in, another studio's record: 404, nothing changed", async () => {
+    const b = await signedInBrowser();
+    const csrf = csrfOf(await (await b.get("/")).text());
+    const res = await page(route, other.projectId, b, { csrf, preset: "read" });
+    expect(res.status).toBe(404);
+    await withDb(async (db) => {
+      const [grant] = await db.select().from(oauthGrants).where(eq(oauthGrants.id, neighbour.grantId));
+      expect(grant?.revokedAt).toBeNull();
+      const keys = await db.select().from(apiKeys).where(eq(apiKeys.projectId, other.projectId));
+      expect(keys.filter((k) => k.revokedAt === null).length).toBe(4);
+    });
+  });
+});
+
+describe.each(["/oauth/token", "/oauth/revoke"])("POST /api%s", (path) => {
+  it("takes no API credentials or session: an unknown client is 401 invalid_client, never a redirect", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { "X-API-Key": t.keys.full.key },
+      { Authorization: `Bearer ${t.token}` },
+      { Cookie: sessionCookie },
+    ];
+    for (const headers of variants) {
+      const res = await api(
+        path,
+        { ip: "192.0.2.12" },
+        {
+          method: "POST",
+          headers: { ...headers, "Content-Type": "application/x-www-form-urlencoded" },
+          body: "grant_type=refresh_token&refresh_token=gtr_x&token=gtr_x",
+        },
+      );
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ error: "invalid_client", error_description: "Unknown client_id." });
+    }
   });
 });

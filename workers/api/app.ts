@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { registerIngestDoc } from "../ingest/openapi.js";
 import { ApiError, codeOfStatus, problemResponse, toApiError } from "../shared/errors.js";
+import { webApp } from "../web/app.js";
 import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
@@ -16,6 +17,7 @@ import { deadLettersApp } from "./routes/dead-letters/index.js";
 import { erasuresApp } from "./routes/erasures/index.js";
 import { exportsApp } from "./routes/exports/index.js";
 import { mapsApp } from "./routes/maps/index.js";
+import { oauthApp } from "./routes/oauth/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
@@ -25,10 +27,6 @@ const publicLimit = createMiddleware<AppEnv>(async (c, next) => {
   await limitAnonymous(c);
   return next();
 });
-
-const SIGN_IN_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head>
-<body><main><h1>Game Telemetry Analytics</h1><p>Sign in to the dashboard to continue.</p>
-<p>API clients: send requests under <code>/api/v1</code> with an <code>X-API-Key</code> header.</p></main></body></html>`;
 
 function onError(err: Error) {
   // Hono's own exceptions (e.g. a malformed body) carry a bare status: the same door, by that status.
@@ -66,7 +64,8 @@ export function newApp() {
     info: { title: "Game Telemetry Analytics API", version: "1.0" },
     servers: [{ url: "/api" }],
   });
-  api.get("/sign-in", publicLimit, (c) => c.html(SIGN_IN_HTML, 200));
+  // OAuth token and revocation endpoints: public clients, no API credentials, their own rate bucket.
+  api.route("/oauth", oauthApp);
 
   // Key validation is charged to its own bucket; everything else to the tenant's plan quota.
   api.use("/v1/whoami", gate("whoami"));
@@ -91,8 +90,8 @@ export function newApp() {
 
   const app = new Hono<AppEnv>();
   app.route("/api", api);
-  // Browsers that wander outside the API land on the sign-in page.
-  app.all("*", (c) => c.redirect(c.env.SIGN_IN_URL, 307));
+  // Pages: sign-in, OAuth authorization, settings; any other path outside /api 307s to sign-in.
+  app.route("/", webApp());
   app.onError(onError);
   return app;
 }

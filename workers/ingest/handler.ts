@@ -4,7 +4,7 @@ import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { type Plan, planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
 import { sha256Hex } from "../shared/secrets.js";
-import { apiKeyOf, findIngestKey } from "./keys.js";
+import { apiKeyOf, findIngestKey, noteIngestKeyUse } from "./keys.js";
 import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
@@ -190,6 +190,7 @@ async function authenticate(
         : "Missing X-API-Key header (ingest accepts API keys only).",
     );
   }
+  noteIngestKeyUse(env, ctx, principal);
   if (keyCache.size > 10_000) {
     keyCache.clear();
   }

@@ -1,5 +1,6 @@
 import type { KeyPrincipal } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
+import { LAST_USED_RESOLUTION_MS, lastUsedIsStale } from "../shared/last-used.js";
 import { openPool } from "../shared/pg.js";
 import { SCOPES, type Scope } from "../shared/scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "../shared/secrets.js";
@@ -7,7 +8,7 @@ import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "../shared/secrets.js";
 // The ingest Worker's key lookup: the same rows and rules as the API's resolveCredential
 // (shared/auth.ts), as one plain SQL statement, so the hot path bundles no ORM.
 const FIND_KEY_SQL = `
-  SELECT k.id AS key_id, k.scopes, p.id AS project_id, p.name AS project_name,
+  SELECT k.id AS key_id, k.scopes, k.last_used_at, p.id AS project_id, p.name AS project_name,
          t.id AS tenant_id, t.plan_id
   FROM api_keys k
   JOIN projects p ON p.id = k.project_id
@@ -18,6 +19,7 @@ const FIND_KEY_SQL = `
 type KeyRow = {
   key_id: string;
   scopes: string[];
+  last_used_at: Date | null;
   project_id: string;
   project_name: string;
   tenant_id: string;
@@ -56,9 +58,39 @@ export async function findIngestKey(
           projectName: row.project_name,
           tenantId: row.tenant_id,
           planId: row.plan_id,
+          lastUsedAt: row.last_used_at,
         }
       : null;
   } finally {
     ctx.waitUntil(pool.end().catch(() => {}));
   }
+}
+
+/** The same conditional write as the API's noteUse (accounts/last-used.ts), as plain SQL. */
+const NOTE_USE_SQL = `
+  UPDATE api_keys SET last_used_at = $2
+  WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)`;
+
+/**
+ * Records a use of the key in the background when its stored time is stale (shared/last-used.ts), on
+ * its own connection after the response. Called on a key-cache miss only, so a busy key costs at most
+ * one write per cache period per isolate, and none while the stored time is fresh.
+ */
+export function noteIngestKeyUse(
+  env: object,
+  ctx: ExecutionContext,
+  principal: KeyPrincipal,
+  now = new Date(),
+): void {
+  if (!lastUsedIsStale(principal.lastUsedAt, now.getTime())) {
+    return;
+  }
+  const cutoff = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+  const pool = openPool(configOf(env));
+  ctx.waitUntil(
+    pool
+      .query(NOTE_USE_SQL, [principal.keyId, now, cutoff])
+      .catch((err) => console.error("last-used update failed", err instanceof Error ? err.message : err))
+      .finally(() => pool.end().catch(() => {})),
+  );
 }

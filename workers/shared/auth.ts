@@ -1,5 +1,5 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
-import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
+import { apiKeys, oauthGrants, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
 import type { Db } from "./db.js";
 import type { Scope } from "./scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
@@ -12,6 +12,8 @@ export type KeyPrincipal = {
   tenantId: string;
   planId: string;
   scopes: Scope[];
+  /** As stored: written at most every few minutes (workers/accounts/last-used.ts). */
+  lastUsedAt: Date | null;
 };
 
 export type TokenPrincipal = {
@@ -20,6 +22,9 @@ export type TokenPrincipal = {
   tenantId: string;
   planId: string;
   scopes: Scope[];
+  /** The OAuth grant behind the token, and when it was last used; null for admin-made tokens. */
+  grantId: string | null;
+  lastUsedAt: Date | null;
 };
 
 export type Principal = KeyPrincipal | TokenPrincipal;
@@ -57,6 +62,7 @@ async function findKey(db: Db, keyHash: string): Promise<KeyPrincipal | null> {
       projectName: projects.name,
       tenantId: tenants.id,
       planId: tenants.planId,
+      lastUsedAt: apiKeys.lastUsedAt,
     })
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
@@ -73,14 +79,19 @@ async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | nu
       scopes: oauthTokens.scopes,
       tenantId: tenants.id,
       planId: tenants.planId,
+      grantId: oauthGrants.id,
+      lastUsedAt: oauthGrants.lastUsedAt,
     })
     .from(oauthTokens)
     .innerJoin(tenants, eq(tenants.id, oauthTokens.tenantId))
+    // Revoking a grant revokes its tokens in the same transaction; the join is a second lock.
+    .leftJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
     .where(
       and(
         eq(oauthTokens.tokenHash, tokenHash),
         isNull(oauthTokens.revokedAt),
         gt(oauthTokens.expiresAt, new Date()),
+        isNull(oauthGrants.revokedAt),
       ),
     )
     .limit(1);

@@ -23,7 +23,12 @@ export async function createProject(db: AnyPg, tenantId: string, name: string): 
 export type CreatedKey = { id: string; key: string; projectId: string; scopes: Scope[] };
 
 /** The secret is returned here once and never stored: only its hash is. */
-export async function createKey(db: AnyPg, projectId: string, preset: KeyPreset): Promise<CreatedKey> {
+export async function createKey(
+  db: AnyPg,
+  projectId: string,
+  preset: KeyPreset,
+  name: string | null = null,
+): Promise<CreatedKey> {
   if (!Object.hasOwn(KEY_PRESETS, preset)) {
     throw new Error(`unknown preset ${preset}`);
   }
@@ -31,7 +36,7 @@ export async function createKey(db: AnyPg, projectId: string, preset: KeyPreset)
   const key = newSecret(KEY_PREFIX);
   const [row] = await db
     .insert(apiKeys)
-    .values({ projectId, keyHash: await sha256Hex(key), prefix: key.slice(0, 10), preset, scopes })
+    .values({ projectId, keyHash: await sha256Hex(key), prefix: key.slice(0, 10), preset, scopes, name })
     .returning({ id: apiKeys.id });
   return { id: must(row).id, key, projectId, scopes };
 }

@@ -58,3 +58,6 @@ export function planOf(id: string): Plan {
 export const WHOAMI_REQUESTS_PER_HOUR = 60;
 /** Requests without valid credentials, per client IP: slows key guessing. */
 export const UNAUTHENTICATED_REQUESTS_PER_HOUR = 300;
+
+/** OAuth token and revocation requests per client IP per hour (a CLI refreshes about once an hour). */
+export const OAUTH_REQUESTS_PER_HOUR = 600;

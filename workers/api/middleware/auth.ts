@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { projects } from "../../../schema/pg/schema.js";
+import { noteUse } from "../../accounts/last-used.js";
 import { credentialOf, type Principal, resolveCredential } from "../../shared/auth.js";
 import { ApiError } from "../../shared/errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
@@ -48,6 +49,7 @@ export function gate(bucket: Bucket) {
       );
     }
     c.set("principal", principal);
+    noteUse(c.env, c.executionCtx, principal);
     if (bucket === "whoami") {
       await limit(c, `whoami:${principal.tenantId}`, WHOAMI_REQUESTS_PER_HOUR);
     } else {

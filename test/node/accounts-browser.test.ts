@@ -1,0 +1,205 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { type BrowserContext, chromium } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type Service, startService } from "../support/service.js";
+
+// A person in headless Chromium against the service as `npm run dev` serves it: signs in, approves a
+// CLI-style authorization whose loopback redirect this test receives, creates an API key on the API
+// Keys page and uses it, revokes it and sees it refused. Setup (users, studio) goes through the admin
+// CLI, as an operator would.
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const run = promisify(execFile);
+
+let service: Service;
+let context: BrowserContext;
+let profileDir: string;
+let callback: { server: Server; port: number; received: URL[] };
+const seed = {
+  tenantId: "",
+  projectId: "",
+  email: "qa.lead@studio.test",
+  password: "browser-test-password-1",
+};
+
+async function admin(...args: string[]): Promise<{ id: string }> {
+  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: service.databaseUrl },
+  });
+  return JSON.parse(stdout) as { id: string };
+}
+
+/** The CLI's loopback receiver: records each /callback it is sent to. */
+function startCallbackServer(): Promise<{ server: Server; port: number; received: URL[] }> {
+  const received: URL[] = [];
+  const server = createServer((req, res) => {
+    received.push(new URL(req.url ?? "/", "http://127.0.0.1"));
+    res.writeHead(200, { "Content-Type": "text/html" }).end("<title>Login complete</title>done");
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const addr = server.address();
+      resolve({ server, port: typeof addr === "object" && addr ? addr.port : 0, received });
+    });
+  });
+}
+
+function b64url(buf: Buffer): string {
+  return buf.toString("base64url");
+}
+
+beforeAll(async () => {
+  service = await startService();
+  seed.tenantId = (await admin("tenant", "create", "--name", "Browser Studio", "--plan", "pro")).id;
+  seed.projectId = (await admin("project", "create", "--tenant", seed.tenantId, "--name", "Browser Game")).id;
+  const user = await admin(
+    "user",
+    "create",
+    "--tenant",
+    seed.tenantId,
+    "--email",
+    seed.email,
+    "--password",
+    seed.password,
+    "--role",
+    "owner",
+  );
+  expect(user.id).toMatch(/^[0-9a-f-]{36}$/);
+  const client = await admin(
+    "client",
+    "create",
+    "--name",
+    "Editor plugin",
+    "--redirect-uri",
+    "http://127.0.0.1/cb",
+  );
+  expect(client).toMatchObject({
+    id: expect.stringMatching(/^fdc_/),
+    name: "Editor plugin",
+    redirectUris: ["http://127.0.0.1/cb"],
+  });
+  callback = await startCallbackServer();
+  profileDir = await mkdtemp(join(tmpdir(), "chromium-profile-"));
+  context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await context?.close();
+  callback?.server.close();
+  await service?.close();
+  if (profileDir) {
+    await rm(profileDir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+it("signs in, approves a loopback authorization, creates, uses and revokes an API key", async () => {
+  const page = await context.newPage();
+  const { origin } = service;
+
+  // 1. The CLI opens /oauth/authorize with PKCE; the browser is sent to sign in first.
+  const verifier = b64url(Buffer.from(crypto.getRandomValues(new Uint8Array(48))));
+  const challenge = b64url(
+    Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+  );
+  const redirectUri = `http://127.0.0.1:${callback.port}/callback`;
+  const authorize = new URL("/oauth/authorize", origin);
+  for (const [k, v] of Object.entries({
+    response_type: "code",
+    client_id: "fdc_framedash_cli",
+    redirect_uri: redirectUri,
+    scope: "analytics:read",
+    state: "browser-state-1",
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  })) {
+    authorize.searchParams.set(k, v);
+  }
+  await page.goto(authorize.toString());
+  expect(new URL(page.url()).pathname).toBe("/sign-in");
+  await page.getByLabel("Email").fill(seed.email);
+  await page.getByLabel("Password").fill(seed.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+
+  // 2. Consent names the client and the scope; Allow sends the browser to the loopback receiver.
+  await page.getByRole("heading", { name: "Allow Framedash CLI?" }).waitFor();
+  expect(await page.getByText("(analytics:read)").count()).toBe(1);
+  await page.getByRole("button", { name: "Allow" }).click();
+  await page.waitForURL((u) => u.port === String(callback.port));
+  const cb = callback.received.find((u) => u.pathname === "/callback");
+  expect(cb?.pathname).toBe("/callback");
+  expect(cb?.searchParams.get("state")).toBe("browser-state-1");
+  const code = cb?.searchParams.get("code") ?? "";
+
+  // The CLI's side: exchange the code, call the API with the token.
+  const tokenRes = await fetch(`${origin}/api/oauth/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      client_id: "fdc_framedash_cli",
+    }),
+    redirect: "manual",
+  });
+  expect(tokenRes.status).toBe(200);
+  const tokens = (await tokenRes.json()) as { access_token: string; expires_in: number; scope: string };
+  expect(tokens.expires_in).toBe(3600);
+  expect(tokens.scope).toBe("analytics:read");
+  const projects = await fetch(`${origin}/api/v1/projects`, {
+    headers: { Authorization: `Bearer ${tokens.access_token}` },
+  });
+  expect(projects.status).toBe(200);
+  expect(((await projects.json()) as { data: { id: string }[] }).data.map((p) => p.id)).toEqual([
+    seed.projectId,
+  ]);
+
+  // 3. Connected apps shows the grant.
+  await page.goto(`${origin}/settings/connected-apps`);
+  await page.getByRole("cell", { name: "Framedash CLI", exact: true }).waitFor();
+
+  // 4. API Keys page: create a Read-only key; its secret is shown once.
+  await page.goto(`${origin}/`);
+  await page.getByRole("link", { name: "API Keys" }).click();
+  await page.getByRole("heading", { name: "API Keys" }).waitFor();
+  await page.getByLabel("Name").fill("Browser test key");
+  await page.getByLabel("Preset").selectOption("read");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const secret = await page.getByLabel("New API key").inputValue();
+  expect(secret).toMatch(/^gta_/);
+  const whoami = await fetch(`${origin}/api/v1/whoami`, { headers: { "X-API-Key": secret } });
+  expect(whoami.status).toBe(200);
+  expect(((await whoami.json()) as { data: { projectId: string; scopes: string[] } }).data).toMatchObject({
+    projectId: seed.projectId,
+    scopes: ["analytics:read"],
+  });
+
+  // 5. Revoke it on the page: refused from then on.
+  await page.getByRole("button", { name: `Revoke Browser test key (${secret.slice(0, 10)}…)` }).click();
+  await page.getByText("Key revoked: it no longer works.").waitFor();
+  expect(await page.getByRole("cell", { name: "Browser test key", exact: true }).count()).toBe(0);
+  const refused = await fetch(`${origin}/api/v1/whoami`, { headers: { "X-API-Key": secret } });
+  expect(refused.status).toBe(401);
+}, 60_000);

@@ -1,0 +1,72 @@
+import type { Context } from "hono";
+import { OAuthError } from "../../../accounts/oauth/tokens.js";
+import { OAUTH_REQUESTS_PER_HOUR } from "../../../shared/plans.js";
+import { clientIp, consume } from "../../../shared/rate-limit.js";
+import type { AppEnv } from "../../context.js";
+
+// The OAuth endpoints under /api speak RFC 6749, not the Web API's envelope: a form body in, and
+// JSON out with {error, error_description} on failure (section 5.2). They take no API credentials.
+
+const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" };
+export const FORM_MAX_BYTES = 8 * 1024;
+
+export function oauthJson(c: Context<AppEnv>, body: object, status: 200 | 400 | 401 | 429 | 503 = 200) {
+  return c.json(body, status, NO_STORE);
+}
+
+export function oauthError(c: Context<AppEnv>, err: OAuthError) {
+  return oauthJson(c, { error: err.error, error_description: err.description }, err.status);
+}
+
+/**
+ * The form parameters, each at most once (section 3.2). Throws invalid_request for another media
+ * type, an oversized body or a repeated parameter.
+ */
+export async function readOAuthForm(c: Context<AppEnv>): Promise<Map<string, string>> {
+  const type = (c.req.header("content-type") ?? "").toLowerCase();
+  if (!type.startsWith("application/x-www-form-urlencoded")) {
+    throw new OAuthError("invalid_request", "The body must be application/x-www-form-urlencoded.");
+  }
+  if (Number(c.req.header("content-length") ?? "0") > FORM_MAX_BYTES) {
+    throw new OAuthError("invalid_request", `The body must be at most ${FORM_MAX_BYTES} bytes.`);
+  }
+  // Decoded by hand: workerd warns when .text() reads a body whose type is not text/*.
+  const text = new TextDecoder().decode(await c.req.arrayBuffer());
+  if (text.length > FORM_MAX_BYTES) {
+    throw new OAuthError("invalid_request", `The body must be at most ${FORM_MAX_BYTES} bytes.`);
+  }
+  const out = new Map<string, string>();
+  for (const [k, v] of new URLSearchParams(text)) {
+    if (out.has(k)) {
+      throw new OAuthError("invalid_request", `The parameter ${k} appears more than once.`);
+    }
+    out.set(k, v);
+  }
+  return out;
+}
+
+/** Per client IP, in its own bucket: a busy office's CLIs refreshing do not eat the API's quotas. */
+export async function limitOAuth(c: Context<AppEnv>): Promise<Response | null> {
+  const result = await consume(c.env, `oauth:ip:${clientIp(c.req.raw.headers)}`, OAUTH_REQUESTS_PER_HOUR);
+  c.set("rateLimit", result);
+  if (result.allowed) {
+    return null;
+  }
+  c.header("Retry-After", String(result.retryAfter));
+  return oauthJson(
+    c,
+    { error: "temporarily_unavailable", error_description: "Too many requests; retry later." },
+    429,
+  );
+}
+
+/** Postgres unreachable and the like: a retryable 503 in the endpoint's own format. */
+export function unavailable(c: Context<AppEnv>, err: unknown) {
+  console.error("oauth endpoint failed", err instanceof Error ? err.message : String(err));
+  c.header("Retry-After", "5");
+  return oauthJson(
+    c,
+    { error: "temporarily_unavailable", error_description: "The server could not answer; retry." },
+    503,
+  );
+}
