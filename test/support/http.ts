@@ -19,9 +19,14 @@ export function api(path: string, auth: Auth = {}, init: RequestInit = {}): Prom
   return SELF.fetch(`${BASE}/api${path}`, { ...init, headers, redirect: "manual" });
 }
 
-export type IngestOptions = { gzip?: boolean; headers?: Record<string, string | null> };
+export type IngestOptions = {
+  gzip?: boolean;
+  headers?: Record<string, string | null>;
+  /** The app host's route (default) or the ingest host's path the SDKs post to by default. */
+  path?: "/api/v1/events" | "/v1/events";
+};
 
-/** POST /api/v1/events with the headers an SDK sends; set a header to null to leave it out. */
+/** POST /api/v1/events (or /v1/events) with the headers an SDK sends; null leaves a header out. */
 export function ingest(body: Uint8Array, key: string | null, opts: IngestOptions = {}): Promise<Response> {
   const headers = new Headers({
     "Content-Type": "application/x-protobuf",
@@ -41,7 +46,7 @@ export function ingest(body: Uint8Array, key: string | null, opts: IngestOptions
       headers.set(name, value);
     }
   }
-  return SELF.fetch(`${BASE}/api/v1/events`, { method: "POST", body, headers });
+  return SELF.fetch(`${BASE}${opts.path ?? "/api/v1/events"}`, { method: "POST", body, headers });
 }
 
 export async function problemOf(res: Response) {

@@ -112,7 +112,7 @@ function expectedRow(e: SdkEvent, index: number, projectId: string, sdk: { name:
   };
 }
 
-describe("SDK-encoded batches through POST /api/v1/events", () => {
+describe("SDK-encoded batches through POST /v1/events and POST /api/v1/events", () => {
   it("the fixtures cover every kind of event the SDKs emit", () => {
     const names = fixtures.events.map((e) => e.event_name);
     expect(names).toEqual(
@@ -129,23 +129,26 @@ describe("SDK-encoded batches through POST /api/v1/events", () => {
     expect(fixtures.events.some((e) => !e.position && !e.fps && !e.memory_used_bytes)).toBe(true);
   });
 
-  it("stores every event exactly once with every column as sent", async () => {
-    const t = await seedTenant("pro", "SDK Fixture Studio");
-    const res = await ingest(GZIP9, t.keys.ingest.key, { gzip: true, headers: UE5 });
-    expect(res.status, await res.clone().text()).toBe(202);
-    expect(await res.json()).toEqual({ status: "accepted" });
-    await waitForCount(t.projectId, N);
+  it.each(["/v1/events", "/api/v1/events"] as const)(
+    "through %s, stores every event exactly once with every column as sent",
+    async (path) => {
+      const t = await seedTenant("pro", "SDK Fixture Studio");
+      const res = await ingest(GZIP9, t.keys.ingest.key, { gzip: true, headers: UE5, path });
+      expect(res.status, await res.clone().text()).toBe(202);
+      expect(await res.json()).toEqual({ status: "accepted" });
+      await waitForCount(t.projectId, N);
 
-    const rows = await storedRows(t.projectId);
-    expect(rows).toHaveLength(N);
-    rows.forEach((row, i) => {
-      const sent = fixtures.events[i] as SdkEvent;
-      expect(row, sent.event_name).toEqual(
-        expectedRow(sent, i, t.projectId, { name: "ue5", version: "0.1.13" }),
-      );
-    });
-    expect(new Set(rows.map((r) => r.batch_id)).size).toBe(1);
-  });
+      const rows = await storedRows(t.projectId);
+      expect(rows).toHaveLength(N);
+      rows.forEach((row, i) => {
+        const sent = fixtures.events[i] as SdkEvent;
+        expect(row, sent.event_name).toEqual(
+          expectedRow(sent, i, t.projectId, { name: "ue5", version: "0.1.13" }),
+        );
+      });
+      expect(new Set(rows.map((r) => r.batch_id)).size).toBe(1);
+    },
+  );
 
   it("counts the same events once, gzip'd at two levels and sent raw", async () => {
     expect(GZIP1).not.toEqual(GZIP9);

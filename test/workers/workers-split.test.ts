@@ -97,7 +97,7 @@ describe("routing: the ingest Worker answers both ingest paths", () => {
     expect(((await whoami.json()) as { data: { projectId: string } }).data.projectId).toBe(t.projectId);
     const page = await SELF.fetch(`${BASE}/dashboard`, { redirect: "manual" });
     expect(page.status).toBe(307);
-    expect(page.headers.get("location")).toBe("/api/sign-in");
+    expect(page.headers.get("location")).toBe("/sign-in?returnTo=%2Fdashboard");
   });
 });
 
