@@ -3,48 +3,13 @@ import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { TelemetryBatchSchema } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { LIMITS, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { SDK_PROTO } from "../support/sdk-fixtures.js";
 
-// The engine SDKs' wire layout, written out as a .proto text and loaded with protobufjs, so these
-// fixtures are encoded independently of our generated code. Its package differs from ours on purpose:
-// package names never reach the wire. (In Node: protobufjs compiles its codecs with `new Function`,
-// which workerd refuses.)
-const SDK_PROTO = `
-syntax = "proto3";
-package sdk.v1;
-message Vector3 { float x = 1; float y = 2; float z = 3; }
-enum TelemetrySource {
-  TELEMETRY_SOURCE_UNSPECIFIED = 0;
-  TELEMETRY_SOURCE_PLAYER = 1;
-  TELEMETRY_SOURCE_AUTOMATED = 2;
-}
-message GameTelemetryEvent {
-  string event_name = 1;
-  int64 timestamp_us = 2;
-  string session_id = 3;
-  string player_id = 4;
-  Vector3 position = 5;
-  string map_id = 6;
-  reserved 7;
-  float fps = 8;
-  float frame_time_ms = 9;
-  int64 memory_used_bytes = 10;
-  float gpu_time_ms = 11;
-  map<string, string> attributes = 12;
-  map<string, double> metrics = 13;
-  TelemetrySource source = 14;
-  string build_id = 15;
-  string platform = 16;
-  string engine_version = 17;
-  optional float camera_yaw = 18;
-  optional float camera_pitch = 19;
-  float game_thread_ms = 20;
-  float render_thread_ms = 21;
-}
-message TelemetryBatch { repeated GameTelemetryEvent events = 1; }
-`;
-
+// The engine SDKs' wire layout as a .proto text (test/support/sdk-fixtures.ts), loaded with
+// protobufjs, so these batches are encoded independently of our generated code. (In Node: protobufjs
+// compiles its codecs with `new Function`, which workerd refuses.)
 const root = protobuf.parse(SDK_PROTO, { keepCase: true }).root;
-const Batch = root.lookupType("sdk.v1.TelemetryBatch");
+const Batch = root.lookupType("framedash.v1.TelemetryBatch");
 
 const NOW_US = 1_780_000_000_000_000;
 const TS = NOW_US - 5 * 60_000_000;
