@@ -8,7 +8,7 @@ export const FORM_MAX_BYTES = 16 * 1024;
  * The urlencoded body of a page form as single values (a repeated field keeps its first value), or
  * null when the request is not such a form or is too large.
  */
-export async function readForm(c: Context<AppEnv>): Promise<Record<string, string> | null> {
+export async function readForm<E extends AppEnv>(c: Context<E>): Promise<Record<string, string> | null> {
   const type = c.req.header("content-type") ?? "";
   if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
     return null;

@@ -8,7 +8,7 @@ import { csrfToken, currentUser, signInRedirect } from "./session.js";
 export type Visitor = { user: SessionUser; nav: NavUser; csrf: string };
 
 /** The signed-in visitor with their navigation, or the 307 to the sign-in page. */
-export async function signedIn(c: Context<AppEnv>): Promise<Visitor | Response> {
+export async function signedIn<E extends AppEnv>(c: Context<E>): Promise<Visitor | Response> {
   const user = await currentUser(c);
   if (!user) {
     return signInRedirect(c);
@@ -17,8 +17,8 @@ export async function signedIn(c: Context<AppEnv>): Promise<Visitor | Response> 
   return { user, csrf, nav: { email: user.email, csrf } };
 }
 
-export async function errorPage(
-  c: Context<AppEnv>,
+export async function errorPage<E extends AppEnv>(
+  c: Context<E>,
   status: ContentfulStatusCode,
   title: string,
   message: string,

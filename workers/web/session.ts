@@ -13,7 +13,7 @@ const PRE_SESSION_COOKIE = "gt_csrf";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** Secure everywhere but on a loopback host, where local development runs over plain http. */
-function cookieBase(c: Context<AppEnv>) {
+function cookieBase<E extends AppEnv>(c: Context<E>) {
   return {
     path: "/",
     httpOnly: true,
@@ -22,18 +22,18 @@ function cookieBase(c: Context<AppEnv>) {
   } as const;
 }
 
-export function setSessionCookie(c: Context<AppEnv>, token: string): void {
+export function setSessionCookie<E extends AppEnv>(c: Context<E>, token: string): void {
   setCookie(c, SESSION_COOKIE, token, { ...cookieBase(c), maxAge: SESSION_TTL_SECONDS });
 }
 
-export function clearSessionCookie(c: Context<AppEnv>): void {
+export function clearSessionCookie<E extends AppEnv>(c: Context<E>): void {
   deleteCookie(c, SESSION_COOKIE, cookieBase(c));
 }
 
 const users = new WeakMap<Request, Promise<SessionUser | null>>();
 
 /** The signed-in user of this request, looked up once per request. */
-export function currentUser(c: Context<AppEnv>): Promise<SessionUser | null> {
+export function currentUser<E extends AppEnv>(c: Context<E>): Promise<SessionUser | null> {
   let found = users.get(c.req.raw);
   if (!found) {
     found = sessionUser(c.get("db"), getCookie(c, SESSION_COOKIE));
@@ -47,7 +47,7 @@ export function currentUser(c: Context<AppEnv>): Promise<SessionUser | null> {
  * attacker's page cannot read (HttpOnly), so it cannot be forged. Before sign-in: a random value in its
  * own cookie (double submit), set here when missing.
  */
-export async function csrfToken(c: Context<AppEnv>): Promise<string> {
+export async function csrfToken<E extends AppEnv>(c: Context<E>): Promise<string> {
   const session = getCookie(c, SESSION_COOKIE);
   if (session && (await currentUser(c))) {
     return sha256Hex(`csrf:${session}`);
@@ -64,7 +64,7 @@ export async function csrfToken(c: Context<AppEnv>): Promise<string> {
  * Every form POST: a same-origin request (Origin, where the browser sends it, and Sec-Fetch-Site) that
  * carries the token of csrfToken().
  */
-export async function csrfValid(c: Context<AppEnv>, submitted: unknown): Promise<boolean> {
+export async function csrfValid<E extends AppEnv>(c: Context<E>, submitted: unknown): Promise<boolean> {
   const origin = c.req.header("origin");
   if (origin !== undefined && origin !== new URL(c.req.url).origin) {
     return false;
@@ -101,7 +101,7 @@ export function safeReturnTo(value: unknown): string {
 }
 
 /** Where a signed-out visitor of this page goes: the sign-in page, carrying the way back. */
-export function signInRedirect(c: Context<AppEnv>, returnTo?: string): Response {
+export function signInRedirect<E extends AppEnv>(c: Context<E>, returnTo?: string): Response {
   const url = new URL(c.req.url);
   const back = safeReturnTo(returnTo ?? `${url.pathname}${url.search}`);
   const target = c.env.SIGN_IN_URL || "/sign-in";

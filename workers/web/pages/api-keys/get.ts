@@ -1,24 +1,15 @@
 import type { Hono } from "hono";
 import { keysOfProject } from "../../../accounts/keys.js";
-import { projectForUser } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../api/context.js";
-import { errorPage, signedIn } from "../../respond.js";
+import { userProject, visitor } from "../../access.js";
 import { apiKeysPage } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {
-  app.get("/settings/projects/:projectId/api-keys", async (c) => {
-    const v = await signedIn(c);
-    if (v instanceof Response) {
-      return v;
-    }
-    const db = c.get("db");
-    const project = await projectForUser(db, v.user.userId, c.req.param("projectId"));
-    if (!project) {
-      return errorPage(c, 404, "Not found", "No such project.");
-    }
+  app.get("/settings/projects/:projectId/api-keys", visitor, userProject, async (c) => {
+    const { nav, csrf } = c.get("visitor");
+    const project = c.get("project");
     const notice = c.req.query("revoked") === "1" ? "Key revoked: it no longer works." : undefined;
-    return c.html(
-      apiKeysPage({ nav: v.nav, csrf: v.csrf, project, keys: await keysOfProject(db, project.id), notice }),
-    );
+    const keys = await keysOfProject(c.get("db"), project.id);
+    return c.html(apiKeysPage({ nav, csrf, project, keys, notice }));
   });
 }
