@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { findClient, type OAuthClient } from "../../../accounts/oauth/clients.js";
 import { OAuthError } from "../../../accounts/oauth/tokens.js";
 import { OAUTH_REQUESTS_PER_HOUR } from "../../../shared/plans.js";
 import { clientIp, consume } from "../../../shared/rate-limit.js";
@@ -69,4 +70,30 @@ export function unavailable(c: Context<AppEnv>, err: unknown) {
     { error: "temporarily_unavailable", error_description: "The server could not answer; retry." },
     503,
   );
+}
+
+/**
+ * One OAuth endpoint called by a public client: its own rate bucket, the form body, the client by its
+ * id (public clients authenticate by nothing else; the proof is PKCE or possession of the token, both
+ * bound to that id), and RFC 6749 §5.2 errors, or a 503 when the store is down.
+ */
+export function clientEndpoint(
+  run: (c: Context<AppEnv>, form: Map<string, string>, client: OAuthClient) => Promise<Response>,
+) {
+  return async (c: Context<AppEnv>): Promise<Response> => {
+    const limited = await limitOAuth(c);
+    if (limited) {
+      return limited;
+    }
+    try {
+      const form = await readOAuthForm(c);
+      const client = await findClient(c.get("db"), form.get("client_id"));
+      if (!client) {
+        throw new OAuthError("invalid_client", "Unknown client_id.");
+      }
+      return await run(c, form, client);
+    } catch (err) {
+      return err instanceof OAuthError ? oauthError(c, err) : unavailable(c, err);
+    }
+  };
 }
