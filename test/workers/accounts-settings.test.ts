@@ -2,9 +2,10 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "../../schema/pg/schema.js";
 import { LAST_USED_RESOLUTION_MS, lastUsedIsStale } from "../../workers/shared/last-used.js";
+import { batchOf } from "../support/batches.js";
 import { Browser, csrfOf, seedUser, unescapeHtml } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
-import { api } from "../support/http.js";
+import { api, ingest } from "../support/http.js";
 
 let t: Tenant;
 let other: Tenant;
@@ -112,6 +113,16 @@ describe("API Keys page", () => {
     await withDb((db) => db.update(apiKeys).set({ lastUsedAt: stale }).where(eq(apiKeys.id, key.id)));
     expect((await api(`/v1/projects/${t.projectId}/maps`, { key: key.key })).status).toBe(200);
     await keyRowWhen(key.id, (at) => (at?.getTime() ?? 0) > stale.getTime());
+  });
+
+  it("lastUsedAt: an ingest key's use is recorded by the ingest Worker too", async () => {
+    const key = t.keys.ingest;
+    const [before] = await withDb((db) => db.select().from(apiKeys).where(eq(apiKeys.id, key.id)));
+    expect(before?.lastUsedAt).toBeNull();
+    const res = await ingest(batchOf(2), key.key);
+    expect(res.status, await res.clone().text()).toBe(202);
+    const row = await keyRowWhen(key.id, (at) => at !== null);
+    expect(Math.abs((row.lastUsedAt?.getTime() ?? 0) - Date.now())).toBeLessThan(60_000);
   });
 
   it("lastUsedAt is written at most once per window: fresh values are left alone", () => {

@@ -1,10 +1,11 @@
 import type { KeyPrincipal } from "../shared/auth.js";
 import { concat, gunzipCapped, readCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
+import { noteUse } from "../shared/last-used.js";
 import { type Plan, planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
 import { sha256Hex } from "../shared/secrets.js";
-import { apiKeyOf, findIngestKey, noteIngestKeyUse } from "./keys.js";
+import { apiKeyOf, findIngestKey } from "./keys.js";
 import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
@@ -190,7 +191,8 @@ async function authenticate(
         : "Missing X-API-Key header (ingest accepts API keys only).",
     );
   }
-  noteIngestKeyUse(env, ctx, principal);
+  // On a key-cache miss only: a busy key costs at most one lookup of its stored time per cache period.
+  noteUse(env, ctx, principal);
   if (keyCache.size > 10_000) {
     keyCache.clear();
   }

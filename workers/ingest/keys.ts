@@ -1,6 +1,5 @@
 import type { KeyPrincipal } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
-import { LAST_USED_RESOLUTION_MS, lastUsedIsStale } from "../shared/last-used.js";
 import { openPool } from "../shared/pg.js";
 import { SCOPES, type Scope } from "../shared/scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "../shared/secrets.js";
@@ -64,33 +63,4 @@ export async function findIngestKey(
   } finally {
     ctx.waitUntil(pool.end().catch(() => {}));
   }
-}
-
-/** The same conditional write as the API's noteUse (accounts/last-used.ts), as plain SQL. */
-const NOTE_USE_SQL = `
-  UPDATE api_keys SET last_used_at = $2
-  WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)`;
-
-/**
- * Records a use of the key in the background when its stored time is stale (shared/last-used.ts), on
- * its own connection after the response. Called on a key-cache miss only, so a busy key costs at most
- * one write per cache period per isolate, and none while the stored time is fresh.
- */
-export function noteIngestKeyUse(
-  env: object,
-  ctx: ExecutionContext,
-  principal: KeyPrincipal,
-  now = new Date(),
-): void {
-  if (!lastUsedIsStale(principal.lastUsedAt, now.getTime())) {
-    return;
-  }
-  const cutoff = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
-  const pool = openPool(configOf(env));
-  ctx.waitUntil(
-    pool
-      .query(NOTE_USE_SQL, [principal.keyId, now, cutoff])
-      .catch((err) => console.error("last-used update failed", err instanceof Error ? err.message : err))
-      .finally(() => pool.end().catch(() => {})),
-  );
 }

@@ -12,7 +12,7 @@ export type KeyPrincipal = {
   tenantId: string;
   planId: string;
   scopes: Scope[];
-  /** As stored: written at most every few minutes (workers/accounts/last-used.ts). */
+  /** As stored: written at most every few minutes (workers/shared/last-used.ts). */
   lastUsedAt: Date | null;
 };
 
