@@ -13,10 +13,10 @@ const MAX_DECOMPRESSED_BYTES = LIMITS.maxDecompressedBytes;
 const QUEUE_RETRY_AFTER_SECONDS = 5;
 
 /**
- * POST /v1/events (the ingest host) and POST /api/v1/events (the app host). Conditions are checked in the spec's order: required headers, API key,
- * permissions, Content-Length, size, media type and encoding, rate limit; then the body is read,
- * decoded and validated, the monthly budget charged, and the batch enqueued. 202 only once the queue
- * has the message.
+ * POST /v1/events (the ingest host) and POST /api/v1/events (the app host). Conditions are checked in
+ * the spec's order: required headers, API key, permissions, Content-Length, size, media type and
+ * encoding, rate limit; then the body is read, decoded and validated, the monthly budget charged, and
+ * the batch enqueued. 202 only once the queue has the message.
  */
 export async function handleIngest(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   const headers = new Headers();
@@ -176,7 +176,7 @@ async function authenticate(
     return authorize(cached.principal);
   }
   const principal = secret !== null ? await findIngestKey(env, ctx, secret) : null;
-  if (!principal) {
+  if (!principal || secret === null) {
     const rate = await consume(env, `ip:${clientIp(request.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
     applyHeaders(out, rateLimitHeaders(rate));
     if (!rate.allowed) {
@@ -196,7 +196,7 @@ async function authenticate(
   if (keyCache.size > 10_000) {
     keyCache.clear();
   }
-  keyCache.set(secret ?? "", { principal, until: Date.now() + KEY_CACHE_MS });
+  keyCache.set(secret, { principal, until: Date.now() + KEY_CACHE_MS });
   return authorize(principal);
 }
 
