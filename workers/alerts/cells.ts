@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { MAP_CELL, MAP_SCOPE } from "../api/analytics/heatmap.js";
-import { num, selectRows } from "../api/analytics/select.js";
+import { MAP_CELL, MAP_SCOPE } from "../analytics/heatmap.js";
+import { num, selectRows } from "../analytics/select.js";
 import { CH_DB } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { type AlertMetric, lowerIsWorse } from "./metrics.js";

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { detailOf, loadRule } from "../../alerts/rules.js";
+import { detailOf, loadRule } from "../../../alerts/rules.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, security } from "../../openapi.js";

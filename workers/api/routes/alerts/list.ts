@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { loadRules } from "../../alerts/rules.js";
+import { loadRules } from "../../../alerts/rules.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";

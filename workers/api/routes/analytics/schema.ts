@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
+import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../../analytics/insights.js";
 
 // Integer enumerations arrive as query strings; an enum of their spellings gives a 400 that names the
 // parameter and lists the allowed values.

@@ -1,7 +1,7 @@
 import { and, count, eq } from "drizzle-orm";
-import { alertRules, projects, tenants } from "../../../schema/pg/schema.js";
-import { ApiError } from "../../shared/errors.js";
-import { planOf } from "../../shared/plans.js";
+import { alertRules, projects, tenants } from "../../schema/pg/schema.js";
+import { ApiError } from "../shared/errors.js";
+import { planOf } from "../shared/plans.js";
 import type { Tx } from "./rules.js";
 
 /**

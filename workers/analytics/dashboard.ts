@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../../shared/clickhouse.js";
-import { chTime, DAY_MS, dayStartMs, type Window } from "../../shared/window.js";
+import { CH_DB } from "../shared/clickhouse.js";
+import { chTime, DAY_MS, dayStartMs, type Window } from "../shared/window.js";
 import { byText, distinct, num, selectRows } from "./select.js";
 
 // `metric`, not `kind`: an alias would shadow daily_actors.kind in WHERE.

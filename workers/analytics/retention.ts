@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../../shared/clickhouse.js";
-import { addDays, type Window } from "../../shared/window.js";
+import { CH_DB } from "../shared/clickhouse.js";
+import { addDays, type Window } from "../shared/window.js";
 import { num, pct, selectRows } from "./select.js";
 
 export type RetentionCohort = {

@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { maps, notificationChannels, thresholdProfiles } from "../../../schema/pg/schema.js";
-import { type AlertMetric, type ThresholdLevel, thresholdField, thresholdOf } from "../../alerts/metrics.js";
-import { ApiError } from "../../shared/errors.js";
+import { maps, notificationChannels, thresholdProfiles } from "../../schema/pg/schema.js";
+import { ApiError } from "../shared/errors.js";
+import { type AlertMetric, type ThresholdLevel, thresholdField, thresholdOf } from "./metrics.js";
 import type { Tx } from "./rules.js";
 
 /** The fields of a rule that refer to other records, as they will be after the request. */

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../../shared/clickhouse.js";
-import { chTime, mondayOf, monthOf, type Window } from "../../shared/window.js";
+import { CH_DB } from "../shared/clickhouse.js";
+import { chTime, mondayOf, monthOf, type Window } from "../shared/window.js";
 import { distinct, num, selectRows } from "./select.js";
 
 export const INSIGHT_METRICS = ["count", "unique_players"] as const;

@@ -5,11 +5,11 @@ import {
   alertRules,
   maps,
   thresholdProfiles,
-} from "../../../schema/pg/schema.js";
-import { type AlertStatus, latestStatuses } from "../../alerts/latest.js";
-import type { AlertMetric, ThresholdLevel } from "../../alerts/metrics.js";
-import type { Db } from "../../shared/db.js";
-import { ApiError } from "../../shared/errors.js";
+} from "../../schema/pg/schema.js";
+import type { Db } from "../shared/db.js";
+import { ApiError } from "../shared/errors.js";
+import { type AlertStatus, latestStatuses } from "./latest.js";
+import type { AlertMetric, ThresholdLevel } from "./metrics.js";
 
 /** A database handle or an open transaction on it. */
 export type Tx = Db | Parameters<Parameters<Db["transaction"]>[0]>[0];

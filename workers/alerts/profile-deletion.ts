@@ -1,5 +1,5 @@
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
-import { alertEvaluationEvents, alertRuleProfiles, alertRules } from "../../../schema/pg/schema.js";
+import { alertEvaluationEvents, alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
 import type { Tx } from "./rules.js";
 
 export type ProfileDeletionEffects = {
