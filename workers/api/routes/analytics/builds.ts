@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { windowOf } from "../../../shared/window.js";
 import { buildList } from "../../../analytics/builds.js";
 import { cached, cacheKey } from "../../../analytics/cache.js";
+import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";

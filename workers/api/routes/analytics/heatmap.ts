@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { windowOf } from "../../../shared/window.js";
 import { eventHeatmapCells, perfHeatmapCells } from "../../../analytics/heatmap.js";
+import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { windowOf } from "../../../shared/window.js";
 import { insightGroups, insightTotal } from "../../../analytics/insights.js";
+import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
-import { ApiError } from "../../../shared/errors.js";
 import { applyProfileDeletion } from "../../../alerts/profile-deletion.js";
+import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, security } from "../../openapi.js";
