@@ -17,9 +17,10 @@ import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { buildList } from "../../workers/analytics/builds.js";
+import { compareBuilds } from "../../workers/analytics/compare.js";
 import { dashboardDistincts, dashboardTotals } from "../../workers/analytics/dashboard.js";
 import { funnelSteps } from "../../workers/analytics/funnels.js";
-import { perfHeatmapCells } from "../../workers/analytics/heatmap.js";
+import { heatmapCells } from "../../workers/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/analytics/insights.js";
 import { retentionCohorts } from "../../workers/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
@@ -34,7 +35,7 @@ const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
 
-type Endpoint = "dashboard" | "heatmap" | "retention" | "funnels" | "insights" | "builds";
+type Endpoint = "dashboard" | "heatmap" | "retention" | "funnels" | "insights" | "builds" | "compare";
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<
@@ -52,7 +53,11 @@ const ENDPOINTS: Record<
   heatmap: {
     query: "heatmap?mapId=maps/desert_outpost&cellSize=25&days=7",
     sql: (ch, p) =>
-      perfHeatmapCells(ch, p, windowOf(7, Date.now()), { mapId: "maps/desert_outpost", cellSize: 25 }),
+      heatmapCells(ch, p, windowOf(7, Date.now()), {
+        mapId: "maps/desert_outpost",
+        cellSize: 25,
+        includeZ: false,
+      }),
   },
   retention: {
     query: "retention?days=30",
@@ -75,6 +80,11 @@ const ENDPOINTS: Record<
     // fresh=1: the aggregation itself, not the cache.
     query: "builds?days=30&fresh=1",
     sql: (ch, p) => buildList(ch, p, windowOf(30, Date.now())),
+  },
+  compare: {
+    // Two of the generated builds (one released every three days); fresh=1 as for builds.
+    query: "builds/compare?baseline=1.24&candidate=1.25&days=30&fresh=1",
+    sql: (ch, p) => compareBuilds(ch, p, windowOf(30, Date.now()), { baseline: "1.24", candidate: "1.25" }),
   },
 };
 

@@ -28,8 +28,11 @@ export type GenEvent = {
   buildId: string;
   mapId: string;
   platform: string;
-  pos?: { x: number; y: number };
+  /** z defaults to 1 on the wire (the SDKs omit a position of 0,0,0). */
+  pos?: { x: number; y: number; z?: number };
   perf?: Perf;
+  /** The SDK's metrics map, e.g. mem.vram (bytes), io.read_bytes, load_time_ms. */
+  metrics?: Record<string, number>;
 };
 
 export const FUNNEL_NAMES = ["match_start", "level_up", "match_end"] as const;
@@ -117,6 +120,9 @@ export function generateDataset(seed: number, anchorMs: number): Dataset {
       const eventName = i === 0 ? "session_start" : r() < 0.45 ? pick(FUNNEL_NAMES) : pick(OTHER_NAMES);
       const perf = perfOf(eventName);
       const fpsOnlyRegion = eventName === "match_start" && perf;
+      const pos = fpsOnlyRegion
+        ? { x: f32(200 + int(0, 4900) / 100), y: f32(-int(0, 4900) / 100) }
+        : position();
       events.push({
         tsUs: ts,
         eventName,
@@ -125,9 +131,14 @@ export function generateDataset(seed: number, anchorMs: number): Dataset {
         buildId: ctx.buildId,
         mapId: ctx.mapId,
         platform: ctx.platform,
-        // fps-only samples get a region of their own, so those cells have no other metric.
-        pos: fpsOnlyRegion ? { x: f32(200 + int(0, 4900) / 100), y: f32(-int(0, 4900) / 100) } : position(),
+        // fps-only samples get a region of their own, so those cells have no other metric. Heights
+        // come from x and y (no draw from the generator, so the other fields stay as they were).
+        pos: pos && { ...pos, z: f32((pos.x - pos.y) / 3) },
         perf,
+        // VRAM (bytes) rides along with GPU time, whole and half megabytes; other events carry none.
+        ...(perf?.gpuTimeMs === undefined
+          ? {}
+          : { metrics: { "mem.vram": Math.round(perf.gpuTimeMs * 10) * 1_048_576 + (ts % 2) * 524_288 } }),
       });
       // Strictly increasing per player: no two events of a player share a microsecond.
       ts += int(1, 900) * 1_000_000 + int(1, 999_999);

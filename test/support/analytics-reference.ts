@@ -88,8 +88,18 @@ function quantileExact(values: number[], level: number): number | null {
 const mean = (vs: number[]) => (vs.length ? vs.reduce((a, b) => a + b, 0) / vs.length : null);
 const maxOf = (vs: number[]) => (vs.length ? Math.max(...vs) : null);
 
-export type HeatmapParams = { mapId: string; cellSize: number; days: number; eventName?: string };
+export type HeatmapParams = {
+  mapId: string;
+  cellSize: number;
+  days: number;
+  eventName?: string;
+  includeZ?: boolean;
+};
 
+/**
+ * Cells in the overlays' shape (issue 10): weight is the event count; the avg_* the overlays need as
+ * numbers are 0 without samples, the others null; memory and VRAM in megabytes.
+ */
 export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) {
   const w = refWindow(q.days, nowMs);
   const chosen = events.filter(
@@ -99,38 +109,42 @@ export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) 
       e.pos !== undefined &&
       (q.eventName === undefined ? hasPerf(e) : e.eventName === q.eventName),
   );
-  const cells = new Map<string, { x: number; y: number; events: GenEvent[] }>();
+  const origin = (v: number) => Math.floor(Math.fround(v) / q.cellSize) * q.cellSize;
+  const cells = new Map<string, { x: number; y: number; z?: number; events: GenEvent[] }>();
   for (const e of chosen) {
-    const pos = e.pos as { x: number; y: number };
-    const x = Math.floor(Math.fround(pos.x) / q.cellSize) * q.cellSize;
-    const y = Math.floor(Math.fround(pos.y) / q.cellSize) * q.cellSize;
-    const cell = cells.get(`${x}:${y}`) ?? { x, y, events: [] };
+    const pos = e.pos as { x: number; y: number; z?: number };
+    const at = { x: origin(pos.x), y: origin(pos.y), ...(q.includeZ ? { z: origin(pos.z ?? 1) } : {}) };
+    const key = `${at.x}:${at.y}:${at.z}`;
+    const cell = cells.get(key) ?? { ...at, events: [] };
     cell.events.push(e);
-    cells.set(`${x}:${y}`, cell);
+    cells.set(key, cell);
   }
-  const sorted = [...cells.values()].sort((a, b) => a.x - b.x || a.y - b.y);
-  if (q.eventName !== undefined) {
-    return sorted.map((c) => ({ x: c.x, y: c.y, count: c.events.length }));
-  }
-  return sorted.map((c) => {
+  const sorted = [...cells.values()].sort((a, b) => a.x - b.x || a.y - b.y || (a.z ?? 0) - (b.z ?? 0));
+  return sorted.map(({ events: xs, ...at }) => {
     const metric = (k: "fps" | "frameTimeMs" | "gpuTimeMs") =>
-      c.events.flatMap((e) => (e.perf?.[k] === undefined ? [] : [Math.fround(e.perf[k] as number)]));
-    // Memory arrives in bytes; its figures are megabytes.
-    const memoryMb = c.events.flatMap((e) =>
+      xs.flatMap((e) => (e.perf?.[k] === undefined ? [] : [Math.fround(e.perf[k] as number)]));
+    // Memory and VRAM arrive in bytes; their figures are megabytes.
+    const memoryMb = xs.flatMap((e) =>
       e.perf?.memoryUsedBytes === undefined ? [] : [e.perf.memoryUsedBytes / 1_048_576],
     );
+    const vramMb = xs.flatMap((e) => {
+      const v = e.metrics?.["mem.vram"];
+      return v === undefined ? [] : [v / 1_048_576];
+    });
     return {
-      x: c.x,
-      y: c.y,
-      count: c.events.length,
-      fps_avg: mean(metric("fps")),
-      fps_p05: quantileExact(metric("fps"), 0.05),
-      frame_time_avg: mean(metric("frameTimeMs")),
-      frame_time_p95: quantileExact(metric("frameTimeMs"), 0.95),
-      memory_avg: mean(memoryMb),
-      memory_max: maxOf(memoryMb),
-      gpu_time_avg: mean(metric("gpuTimeMs")),
-      gpu_time_p95: quantileExact(metric("gpuTimeMs"), 0.95),
+      ...at,
+      weight: xs.length,
+      event_count: xs.length,
+      avg_fps: mean(metric("fps")) ?? 0,
+      avg_frame_time: mean(metric("frameTimeMs")) ?? 0,
+      avg_memory: mean(memoryMb) ?? 0,
+      avg_gpu_time: mean(metric("gpuTimeMs")),
+      avg_mem_vram: mean(vramMb),
+      p05_fps: quantileExact(metric("fps"), 0.05),
+      p95_frame_time: quantileExact(metric("frameTimeMs"), 0.95),
+      max_memory: maxOf(memoryMb),
+      p95_gpu_time: quantileExact(metric("gpuTimeMs"), 0.95),
+      p95_mem_vram: quantileExact(vramMb, 0.95),
     };
   });
 }

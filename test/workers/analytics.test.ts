@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { maps } from "../../schema/pg/schema.js";
 import {
   type Dataset,
   type GenEvent,
@@ -23,7 +24,7 @@ import {
   refInsights,
   refRetention,
 } from "../support/analytics-reference.js";
-import { seedTenant, type Tenant } from "../support/harness.js";
+import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 
 let t: Tenant;
@@ -40,7 +41,10 @@ type Cell = Record<string, number | null>;
 
 /** Float32 metrics come back in their shortest spelling: equal to the reference within float32 precision. */
 function expectCells(actual: Cell[], expected: Cell[]) {
-  expect(actual.map((c) => [c.x, c.y, c.count])).toEqual(expected.map((c) => [c.x, c.y, c.count]));
+  const at = (c: Cell) => [c.x, c.y, c.z, c.weight, c.event_count];
+  expect(actual.map(at)).toEqual(expected.map(at));
+  // No field more or fewer than the reference's (z only with includeZ).
+  expect(actual.map((c) => Object.keys(c).sort())).toEqual(expected.map((c) => Object.keys(c).sort()));
   actual.forEach((cell, i) => {
     for (const [k, want] of Object.entries(expected[i] as Cell)) {
       const got = cell[k];
@@ -85,44 +89,118 @@ describe("dashboard", () => {
   });
 });
 
+/** Every field the Unity, UE5 and Godot overlays read, and how strictly (their Editor/*Logic parsers). */
+const OVERLAY_NUMBERS = ["x", "y", "weight", "event_count", "avg_fps", "avg_frame_time", "avg_memory"];
+const OVERLAY_NULLABLE = ["avg_gpu_time", "avg_mem_vram"];
+
+function parsesInOverlay(cell: Cell, includeZ: boolean) {
+  for (const k of [...OVERLAY_NUMBERS, ...(includeZ ? ["z"] : [])]) {
+    expect(Number.isFinite(cell[k]), `${k} of ${JSON.stringify(cell)}`).toBe(true);
+  }
+  for (const k of OVERLAY_NULLABLE) {
+    expect(cell[k] === null || Number.isFinite(cell[k]), k).toBe(true);
+  }
+}
+
 describe("heatmap", () => {
   const perf: HeatmapParams[] = [
     { mapId: "dust", cellSize: 25, days: 7 },
     { mapId: "dust", cellSize: 5, days: 30 },
     { mapId: "harbor", cellSize: 50, days: 14 },
     { mapId: "harbor", cellSize: 10, days: 1 },
+    { mapId: "dust", cellSize: 10, days: 30, includeZ: true },
+    { mapId: "harbor", cellSize: 25, days: 7, includeZ: true },
   ];
-  it.each(perf)("performance mode $mapId cellSize=$cellSize days=$days", async (q) => {
-    const data = await getData<Cell[]>(t, `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}`);
+  it.each(perf)("performance mode $mapId cellSize=$cellSize days=$days includeZ=$includeZ", async (q) => {
+    const z = q.includeZ ? "&includeZ=true" : "";
+    const data = await getData<Cell[]>(
+      t,
+      `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}`,
+    );
     expectCells(data, refHeatmap(ds.events, q, Date.now()));
+    for (const cell of data) {
+      parsesInOverlay(cell, q.includeZ === true);
+    }
   });
 
-  it("places negative coordinates in cells with negative origins and nulls missing metrics", async () => {
+  it("places negative coordinates in cells with negative origins; numbers where the overlays need them", async () => {
     const data = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=25&days=30");
     expect(data.some((c) => (c.x as number) < 0 && (c.y as number) < 0)).toBe(true);
-    // The fps-only region: frame time and GPU time have no sample there.
+    // The fps-only region: frame time, memory, GPU time and VRAM have no sample there.
     const fpsOnly = data.filter((c) => (c.x as number) >= 200);
     expect(fpsOnly.length).toBeGreaterThan(0);
-    expect(
-      fpsOnly.every((c) => c.fps_avg !== null && c.frame_time_p95 === null && c.gpu_time_avg === null),
-    ).toBe(true);
+    for (const c of fpsOnly) {
+      expect(c).toMatchObject({ avg_frame_time: 0, avg_memory: 0, avg_gpu_time: null, avg_mem_vram: null });
+      expect(c).toMatchObject({ p95_frame_time: null, max_memory: null, p95_gpu_time: null });
+      expect(c.avg_fps).toBeGreaterThan(0);
+      expect(c.weight).toBe(c.event_count);
+    }
+    // VRAM: megabytes, from metrics["mem.vram"], wherever GPU time was sampled.
+    expect(data.some((c) => c.avg_mem_vram !== null && !Number.isInteger(c.avg_mem_vram))).toBe(true);
     expectCells(data, refHeatmap(ds.events, { mapId: "dust", cellSize: 25, days: 30 }, Date.now()));
+  });
+
+  it("3-D cells: the same events as the 2-D ones, split by height", async () => {
+    const flat = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=50&days=30");
+    const cubes = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=50&days=30&includeZ=true");
+    expect(cubes.length).toBeGreaterThan(flat.length);
+    expect(cubes.some((c) => (c.z as number) < 0) && cubes.some((c) => (c.z as number) > 0)).toBe(true);
+    const total = (cs: Cell[]) => cs.reduce((n, c) => n + (c.event_count as number), 0);
+    expect(total(cubes)).toBe(total(flat));
+    expect(flat.every((c) => !("z" in c))).toBe(true);
   });
 
   it.each([
     { mapId: "dust", cellSize: 10, days: 30, eventName: "level_up" },
     { mapId: "harbor", cellSize: 25, days: 7, eventName: "frame_sample" },
+    { mapId: "dust", cellSize: 25, days: 30, eventName: "frame_sample", includeZ: true },
     { mapId: "dust", cellSize: 50, days: 14, eventName: "no_such_event" },
-  ])("events mode $eventName on $mapId", async (q) => {
+  ])("events mode $eventName on $mapId includeZ=$includeZ", async (q) => {
+    const z = q.includeZ ? "&includeZ=true" : "";
     const data = await getData<Cell[]>(
       t,
-      `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}&eventName=${q.eventName}`,
+      `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}&eventName=${q.eventName}${z}`,
     );
-    expect(data).toEqual(refHeatmap(ds.events, q, Date.now()));
-    if (q.eventName !== "no_such_event") {
-      expect(data.length).toBeGreaterThan(0);
-      expect(Object.keys(data[0] as Cell).sort()).toEqual(["count", "x", "y"]);
+    expectCells(data, refHeatmap(ds.events, q, Date.now()));
+    for (const cell of data) {
+      parsesInOverlay(cell, q.includeZ === true);
     }
+    if (q.eventName === "level_up") {
+      // Events without performance fields: the overlays' numbers are 0, the nullable ones null.
+      expect(data.length).toBeGreaterThan(0);
+      expect(data.every((c) => c.avg_fps === 0 && c.avg_memory === 0 && c.avg_gpu_time === null)).toBe(true);
+    }
+    if (q.eventName === "frame_sample") {
+      expect(data.some((c) => (c.avg_fps as number) > 0 && c.avg_mem_vram !== null)).toBe(true);
+    }
+  });
+
+  it("mapId may be the internal map UUID of the project's map", async () => {
+    const mapUuid = await withDb(async (db) => {
+      const [row] = await db
+        .insert(maps)
+        .values({
+          projectId: t.projectId,
+          mapId: "dust",
+          name: "Dust",
+          imageKey: `${t.projectId}/dust.png`,
+          imageContentType: "image/png",
+          imageWidth: 2,
+          imageHeight: 2,
+          worldMinX: -200,
+          worldMinY: -200,
+          worldMaxX: 300,
+          worldMaxY: 200,
+        })
+        .returning({ id: maps.id });
+      return (row as { id: string }).id;
+    });
+    const byUserId = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=25&days=30&includeZ=true");
+    expect(byUserId.length).toBeGreaterThan(0);
+    expect(await getData(t, `/heatmap?mapId=${mapUuid}&cellSize=25&days=30&includeZ=true`)).toEqual(byUserId);
+    // Another project's map UUID is not resolved: it is taken as a user map id nobody played.
+    const sibling = { ...t, projectId: t.siblingProjectId };
+    expect(await getData(sibling, `/heatmap?mapId=${mapUuid}`, { token: t.token })).toEqual([]);
   });
 
   it("a map nobody played answers no cells", async () => {
@@ -316,6 +394,7 @@ describe("bad parameters", () => {
     [`/heatmap?mapId=${"m".repeat(256)}`, "query.mapId"],
     ["/heatmap?mapId=dust&cellSize=20", "query.cellSize"],
     ["/heatmap?mapId=dust&days=90", "query.days"],
+    ["/heatmap?mapId=dust&includeZ=yes", "query.includeZ"],
     ["/funnels?steps=only_one", "query.steps"],
     ["/funnels?steps=a,b,c,d,e,f,g,h,i", "query.steps"],
     ["/funnels?steps=a,,b", "query.steps"],

@@ -102,16 +102,12 @@ describe("after a player's erasure, every analytics read equals the reference wi
   });
 
   it("heatmap, performance mode: the same cells and counts", async () => {
-    const data = await getData<Array<{ x: number; y: number; count: number }>>(
+    const data = await getData<Array<{ x: number; y: number; event_count: number }>>(
       t,
       "/heatmap?mapId=dust&cellSize=25&days=30",
     );
-    const ref = refHeatmap(kept, { mapId: "dust", cellSize: 25, days: 30 }, Date.now()) as Array<{
-      x: number;
-      y: number;
-      count: number;
-    }>;
-    expect(data.map((c) => [c.x, c.y, c.count])).toEqual(ref.map((c) => [c.x, c.y, c.count]));
+    const ref = refHeatmap(kept, { mapId: "dust", cellSize: 25, days: 30 }, Date.now());
+    expect(data.map((c) => [c.x, c.y, c.event_count])).toEqual(ref.map((c) => [c.x, c.y, c.event_count]));
   });
 
   it.each([30, 90])("retention days=%i", async (days) => {

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { eventHeatmapCells, perfHeatmapCells } from "../../../analytics/heatmap.js";
+import { heatmapCells } from "../../../analytics/heatmap.js";
+import { eventMapId } from "../../../analytics/maps.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
@@ -11,7 +12,7 @@ export const route = createRoute({
   path: "/{id}/heatmap",
   summary: "Grid cells of a map: performance summaries, or counts of one event",
   description:
-    "Without eventName (performance mode): performance-bearing events per cell with FPS, frame time, memory and GPU time summaries. With eventName (events mode): that event's count per cell.",
+    "Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D.",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],
   request: { params: ProjectIdParam, query: HeatmapQuery },
@@ -26,11 +27,12 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = await projectFor(c, c.req.valid("param").id);
     const q = c.req.valid("query");
     const w = windowOf(Number(q.days), Date.now());
-    const query = { mapId: q.mapId, cellSize: Number(q.cellSize) };
-    const data =
-      q.eventName === undefined
-        ? await perfHeatmapCells(c.get("ch"), project.id, w, query)
-        : await eventHeatmapCells(c.get("ch"), project.id, w, { ...query, eventName: q.eventName });
+    const data = await heatmapCells(c.get("ch"), project.id, w, {
+      mapId: await eventMapId(c.get("db"), project.id, q.mapId),
+      cellSize: Number(q.cellSize),
+      includeZ: q.includeZ === "true",
+      eventName: q.eventName,
+    });
     return c.json({ success: true as const, data }, 200);
   });
 }

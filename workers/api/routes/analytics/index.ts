@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
 import { defaultHook } from "../../openapi.js";
 import * as builds from "./builds.js";
+import * as compare from "./compare.js";
 import * as dashboard from "./dashboard.js";
 import * as funnels from "./funnels.js";
 import * as heatmap from "./heatmap.js";
@@ -10,6 +11,6 @@ import * as retention from "./retention.js";
 
 /** Analytics reads of one project, all computed in ClickHouse; analytics:read, keys or tokens. */
 export const analyticsApp = new OpenAPIHono<AppEnv>({ defaultHook });
-for (const r of [dashboard, heatmap, retention, funnels, insights, builds]) {
+for (const r of [dashboard, heatmap, retention, funnels, insights, builds, compare]) {
   r.register(analyticsApp);
 }

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { COMPARE_METRICS } from "../../../analytics/compare.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../../analytics/insights.js";
 
 // Integer enumerations arrive as query strings; an enum of their spellings gives a 400 that names the
@@ -16,11 +17,25 @@ export const days = intEnum(["7", "14", "30", "90"], "30", "UTC calendar days en
 
 export const DaysQuery = z.object({ days });
 
+const mapIdParam = z.string().min(1).max(255).openapi({
+  description:
+    "The user map identifier (as the SDK sends it) or the internal UUID of one of the project's maps",
+});
+
 export const HeatmapQuery = z.object({
-  mapId: z.string().min(1).max(255).openapi({ description: "Map identifier as sent by the SDK" }),
+  mapId: mapIdParam,
   cellSize: intEnum(["5", "10", "25", "50"], "25", "Grid cell size in world units"),
   days: intEnum(["1", "7", "14", "30"], "7", "UTC calendar days ending today, today included"),
-  eventName: z.string().min(1).max(128).optional().openapi({ description: "Events mode: count this event" }),
+  eventName: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .openapi({ description: "Events mode: only this event's occurrences form the cells" }),
+  includeZ: z
+    .enum(["true", "false"])
+    .default("false")
+    .openapi({ description: "true: 3-D cells, z joins x and y (events without a position are left out)" }),
 });
 
 export const FunnelQuery = z.object({
@@ -63,6 +78,18 @@ export const BuildsQuery = z.object({
 
 const count = z.number().int();
 
+// Build ids as the SDK reports them; surrounding spaces are not part of one (the CLI trims too).
+const buildIdParam = (description: string) => z.string().trim().min(1).max(256).openapi({ description });
+
+export const CompareQuery = z.object({
+  baseline: buildIdParam("The known-good build_id"),
+  candidate: buildIdParam("The build_id under test; must differ from baseline"),
+  days,
+  mapId: mapIdParam.optional(),
+  platform: z.string().min(1).max(64).optional().openapi({ description: "Only events of this platform" }),
+  fresh: z.enum(["0", "1"]).optional().openapi({ description: "1 bypasses (and refreshes) the ~60 s cache" }),
+});
+
 export const DashboardSchema = z
   .object({
     kpis: z.object({
@@ -77,23 +104,35 @@ export const DashboardSchema = z
   })
   .openapi("Dashboard");
 
-const metric = z.number().nullable();
+const mean = (what: string) =>
+  z.number().describe(`Mean ${what} over the cell's events carrying it; 0 when none does`);
+const sampled = (what: string) =>
+  z.number().nullable().describe(`${what}; null when no event of the cell carries it`);
 
 export const HeatmapCellSchema = z
   .object({
-    x: z.number().describe("Cell origin, world units"),
+    x: z.number().describe("Cell origin (floor(x / cellSize) · cellSize), world units"),
     y: z.number().describe("Cell origin, world units"),
-    count: count.describe("Events in the cell"),
-    fps_avg: metric.optional(),
-    fps_p05: metric.optional(),
-    frame_time_avg: metric.optional(),
-    frame_time_p95: metric.optional(),
-    memory_avg: metric.optional(),
-    memory_max: metric.optional(),
-    gpu_time_avg: metric.optional(),
-    gpu_time_p95: metric.optional(),
+    z: z.number().optional().describe("Cell origin, world units; only with includeZ=true"),
+    weight: count.describe("Colour intensity for the overlays: the cell's event count"),
+    event_count: count.describe(
+      "Events in the cell: performance-bearing ones in performance mode, the named event's in events mode",
+    ),
+    avg_fps: mean("FPS"),
+    avg_frame_time: mean("frame time (ms)"),
+    avg_memory: mean("memory (MB)"),
+    avg_gpu_time: sampled("Mean GPU time (ms)"),
+    avg_mem_vram: sampled('Mean VRAM (MB, from metrics["mem.vram"])'),
+    p05_fps: sampled("5th percentile of FPS (exact)"),
+    p95_frame_time: sampled("95th percentile of frame time, ms (exact)"),
+    max_memory: sampled("Highest memory, MB"),
+    p95_gpu_time: sampled("95th percentile of GPU time, ms (exact)"),
+    p95_mem_vram: sampled("95th percentile of VRAM, MB (exact)"),
   })
-  .openapi("HeatmapCell", { description: "Metric fields only in performance mode; null without samples." });
+  .openapi("HeatmapCell", {
+    description:
+      "The shape the Unity, UE5 and Godot editor overlays parse, the same in both modes. Percentiles are ClickHouse quantileExact: the value at index floor(level · n) of the n ascending samples.",
+  });
 
 const rate = z.number().nullable().describe("Percentage, 2 decimals; null while the day has not ended");
 
@@ -125,3 +164,42 @@ export const BuildSchema = z
     player_count: count,
   })
   .openapi("Build");
+
+const p = z.number().nullable();
+
+export const BuildSummarySchema = z
+  .object({
+    build_id: z.string(),
+    event_count: count.describe("Events of the build in the window and filters carrying a compared metric"),
+    session_count: count.describe("Distinct sessions among them (exact)"),
+    player_count: count.describe("Distinct players among them (exact)"),
+    first_seen: z.string().nullable().describe("Null when the build has no such event"),
+    last_seen: z.string().nullable(),
+  })
+  .openapi("BuildSummary");
+
+export const BuildComparisonSchema = z
+  .object({
+    baseline: BuildSummarySchema,
+    candidate: BuildSummarySchema,
+    diffs: z.array(
+      z
+        .object({
+          metric: z.enum(COMPARE_METRICS),
+          baselineP50: p.describe("Exact median of the baseline's samples; null without samples"),
+          candidateP50: p,
+          diffPct: p.describe(
+            "(candidateP50 − baselineP50) / baselineP50 × 100, 2 decimals; null without both p50s or when the baseline p50 is 0",
+          ),
+          isRegression: z
+            .boolean()
+            .describe("candidateP50 > baselineP50 (every metric is lower-is-better); false without both"),
+          baselineTail: p.describe("Exact 95th percentile of the baseline's samples"),
+          candidateTail: p,
+          baselineSamples: count,
+          candidateSamples: count,
+        })
+        .openapi("MetricDiff"),
+    ),
+  })
+  .openapi("BuildComparison");
