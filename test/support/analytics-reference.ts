@@ -306,3 +306,98 @@ export function refBuilds(events: GenEvent[], days: number, nowMs: number, build
     .slice(0, 50)
     .map(({ firstUs: _, ...b }) => b);
 }
+
+/** The metrics of builds/compare, as the CLI lists them; all lower-is-better. */
+export const REF_COMPARE_METRICS = [
+  "frame_time",
+  "memory",
+  "gpu_time",
+  "io.read_bytes",
+  "io.read_time_ms",
+  "io.read_ops",
+  "load_time_ms",
+  "mem.vram",
+] as const;
+type CompareMetric = (typeof REF_COMPARE_METRICS)[number];
+
+/** The event's sample of a metric, in the comparison's units (ms, MB, bytes, ops), or none. */
+function sampleOf(e: GenEvent, m: CompareMetric): number | undefined {
+  const positive = (v: number | undefined) => (v !== undefined && v > 0 ? v : undefined);
+  switch (m) {
+    case "frame_time":
+      return positive(e.perf?.frameTimeMs === undefined ? undefined : Math.fround(e.perf.frameTimeMs));
+    case "gpu_time":
+      return positive(e.perf?.gpuTimeMs === undefined ? undefined : Math.fround(e.perf.gpuTimeMs));
+    case "memory": {
+      const b = positive(e.perf?.memoryUsedBytes);
+      return b === undefined ? undefined : b / 1_048_576;
+    }
+    case "mem.vram": {
+      const b = e.metrics?.["mem.vram"];
+      return b === undefined ? undefined : b / 1_048_576;
+    }
+    default:
+      // A metrics-map entry is a sample even when it is 0 (no reads in the window is a reading).
+      return e.metrics?.[m];
+  }
+}
+
+export type CompareParams = {
+  baseline: string;
+  candidate: string;
+  days: number;
+  mapId?: string;
+  platform?: string;
+};
+
+export function refCompare(events: GenEvent[], q: CompareParams, nowMs: number) {
+  const w = refWindow(q.days, nowMs);
+  const of = (buildId: string) =>
+    events.filter(
+      (e) =>
+        inWindow(w)(e) &&
+        e.buildId === buildId &&
+        (q.mapId === undefined || e.mapId === q.mapId) &&
+        (q.platform === undefined || e.platform === q.platform) &&
+        REF_COMPARE_METRICS.some((m) => sampleOf(e, m) !== undefined),
+    );
+  const summary = (buildId: string, xs: GenEvent[]) => {
+    const ts = xs.map((e) => e.tsUs);
+    return {
+      build_id: buildId,
+      event_count: xs.length,
+      session_count: new Set(xs.map((e) => e.sessionId)).size,
+      player_count: new Set(xs.map(playerOf)).size,
+      first_seen: xs.length ? isoOfUs(Math.min(...ts)) : null,
+      last_seen: xs.length ? isoOfUs(Math.max(...ts)) : null,
+    };
+  };
+  const base = of(q.baseline);
+  const cand = of(q.candidate);
+  const values = (xs: GenEvent[], m: CompareMetric) =>
+    xs.flatMap((e) => {
+      const v = sampleOf(e, m);
+      return v === undefined ? [] : [v];
+    });
+  return {
+    baseline: summary(q.baseline, base),
+    candidate: summary(q.candidate, cand),
+    diffs: REF_COMPARE_METRICS.map((metric) => {
+      const b = values(base, metric);
+      const c = values(cand, metric);
+      const b50 = quantileExact(b, 0.5);
+      const c50 = quantileExact(c, 0.5);
+      return {
+        metric,
+        baselineP50: b50,
+        candidateP50: c50,
+        diffPct: b50 === null || c50 === null || b50 === 0 ? null : round2(((c50 - b50) / b50) * 100),
+        isRegression: b50 !== null && c50 !== null && c50 > b50,
+        baselineTail: quantileExact(b, 0.95),
+        candidateTail: quantileExact(c, 0.95),
+        baselineSamples: b.length,
+        candidateSamples: c.length,
+      };
+    }),
+  };
+}
