@@ -222,6 +222,23 @@ describe("builds/compare", () => {
   });
 });
 
+describe("builds/compare in the OpenAPI document", () => {
+  it("is documented with its operationId, tag and parameters", async () => {
+    const doc = (await (await api("/v1/openapi.json")).json()) as {
+      paths: Record<
+        string,
+        Record<string, { operationId?: string; tags?: string[]; parameters?: Array<{ name: string }> }>
+      >;
+    };
+    const op = doc.paths["/v1/projects/{id}/builds/compare"]?.get;
+    expect(op?.operationId).toBe("compareBuilds");
+    expect(op?.tags).toEqual(["Analytics"]);
+    expect(op?.parameters?.map((p) => p.name).sort()).toEqual(
+      ["baseline", "candidate", "days", "fresh", "id", "mapId", "platform"].sort(),
+    );
+  });
+});
+
 describe("builds/compare cache", () => {
   it("serves the cached answer within the minute; fresh=1 sees new data and refreshes it", async () => {
     const c = await seedTenant("pro", "Compare Cache Studio");

@@ -227,10 +227,13 @@ const ROUTES: Route[] = [
   ...[
     "dashboard",
     "heatmap?mapId=dust",
+    "heatmap?mapId=dust&includeZ=true&eventName=kill",
     "retention",
     "funnels?steps=a,b",
     "insights?metric=count&groupBy=day",
     "builds",
+    "builds/compare?baseline=1.0.0&candidate=1.1.0",
+    "builds/compare?baseline=1.0.0&candidate=1.1.0&mapId=dust&platform=windows&fresh=1",
   ].map(
     (endpoint): Route => ({
       method: "GET",
