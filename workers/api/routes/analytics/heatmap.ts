@@ -9,6 +9,8 @@ import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/heatmap",
+  operationId: "getHeatmap",
+  tags: ["Analytics"],
   summary: "Grid cells of a map: performance summaries, or counts of one event",
   description:
     "Without eventName (performance mode): performance-bearing events per cell with FPS, frame time, memory and GPU time summaries. With eventName (events mode): that event's count per cell.",

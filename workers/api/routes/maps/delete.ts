@@ -10,6 +10,8 @@ import { DeletedMapSchema, discardImage, MapParams } from "./schema.js";
 export const route = createRoute({
   method: "delete",
   path: "/projects/{id}/maps/{mapInternalId}",
+  operationId: "deleteMap",
+  tags: ["Maps"],
   summary: "Delete a map and its image",
   description:
     "By internal id. 409 while another record (an alert rule) still refers to the map with a " +

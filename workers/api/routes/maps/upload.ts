@@ -20,6 +20,8 @@ import {
 export const route = createRoute({
   method: "post",
   path: "/maps/upload",
+  operationId: "uploadMap",
+  tags: ["Maps"],
   summary: "Create or replace a map and its image",
   description:
     "Upsert by the user `mapId` within the project named by X-Project-Id. The image's type and size are " +

@@ -11,6 +11,8 @@ import { ProjectStatusSchema, projectItem } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/status",
+  operationId: "getProjectStatus",
+  tags: ["Projects"],
   summary: "Project details and key performance indicators",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],
