@@ -101,6 +101,14 @@ export const MapParams = z.object({
     .openapi({ param: { name: "mapInternalId", in: "path" }, description: "Internal map id (Map.id)" }),
 });
 
+export const MapRefParams = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),
+  map: text(255).openapi({
+    param: { name: "map", in: "path" },
+    description: "The map's internal id (Map.id) or its user map id (Map.mapId), URL-encoded",
+  }),
+});
+
 export const DeletedMapSchema = z.object({ id: z.uuid() }).openapi("DeletedMap");
 
 export function imageUrl(projectId: string, id: string): string {
