@@ -50,10 +50,6 @@ export function text(max: number, opts: { allowEmpty?: boolean; trim?: boolean }
  */
 export const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-/**
- * A JSON number, or the same number written as a JSON string ("16.6"): clients that collect values
- * as command-line text (the Framedash CLI) send them so. Any other string is refused with `rule`.
- */
 const numericDoc = [{ type: "number" as const }, { type: "string" as const, pattern: DECIMAL.source }];
 
 /** The document's schema of a nullable numberOrNumericString: number, numeric string or null. */
@@ -62,6 +58,10 @@ export const nullableNumericDoc = {
   anyOf: [...numericDoc, { type: "null" as const }],
 };
 
+/**
+ * A JSON number, or the same number written as a JSON string ("16.6"): clients that collect values
+ * as command-line text (the Framedash CLI) send them so. Any other string is refused with `rule`.
+ */
 export function numberOrNumericString(rule: string) {
   return z
     .preprocess((v) => (typeof v === "string" && DECIMAL.test(v) ? Number(v) : v), z.number({ error: rule }))
