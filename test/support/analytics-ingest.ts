@@ -29,7 +29,7 @@ function toWire(e: GenEvent): EventInit {
 }
 
 async function totalEvents(t: Tenant): Promise<number> {
-  const res = await api(`/v1/projects/${t.projectId}/status`, { key: t.keys.read.key });
+  const res = await api(`/v1/projects/${t.projectId}/status?fresh=1`, { key: t.keys.read.key });
   expect(res.status).toBe(200);
   return ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
 }

@@ -109,7 +109,7 @@ async function send_(events: ReturnType<typeof event>[], { platform, ...device }
 async function waitForIngested(): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const res = await api(`/v1/projects/${t.projectId}/status`, { key: t.keys.read.key });
+    const res = await api(`/v1/projects/${t.projectId}/status?fresh=1`, { key: t.keys.read.key });
     const total = ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
     if (total >= ingested) {
       expect(total).toBe(ingested);

@@ -124,7 +124,7 @@ describe("player erasure", () => {
     // Another project's "alice" is another person's data: untouched.
     expect(await storedCount(t.siblingProjectId)).toBe(SIBLING_EVENTS);
 
-    const status = await api(`/v1/projects/${t.projectId}/status`, { key: t.keys.read.key });
+    const status = await api(`/v1/projects/${t.projectId}/status?fresh=1`, { key: t.keys.read.key });
     const kpis = ((await status.json()) as { data: { kpis: { totalEvents: number; players24h: number } } })
       .data.kpis;
     expect(kpis.totalEvents).toBe(events.length - expectedRemoved);

@@ -2,13 +2,24 @@ import { describe, expect, it } from "vitest";
 import { newApp } from "../../workers/api/app.js";
 import { api } from "../support/http.js";
 
-type Operation = { responses: Record<string, unknown>; security?: unknown[] };
+type Operation = {
+  responses: Record<string, unknown>;
+  security?: unknown[];
+  operationId?: string;
+  tags?: string[];
+};
 
 /**
- * Routes served on purpose outside the document: the document itself, and the OAuth protocol endpoints
- * (form bodies, RFC 6749 answers), which /.well-known/oauth-authorization-server describes instead.
+ * Routes served on purpose outside the document: the document itself and its reference page, and the
+ * OAuth protocol endpoints (form bodies, RFC 6749 answers), which
+ * /.well-known/oauth-authorization-server describes instead.
  */
-const UNDOCUMENTED = new Set(["GET /v1/openapi.json", "POST /oauth/token", "POST /oauth/revoke"]);
+const UNDOCUMENTED = new Set([
+  "GET /v1/openapi.json",
+  "GET /docs",
+  "POST /oauth/token",
+  "POST /oauth/revoke",
+]);
 
 describe("OpenAPI document", () => {
   it("describes every route the app serves, and nothing it does not serve", async () => {
@@ -49,5 +60,48 @@ describe("OpenAPI document", () => {
         }
       }
     }
+  });
+
+  it("gives every operation a unique operationId and tags declared at the document's top", async () => {
+    const doc = (await (await api("/v1/openapi.json")).json()) as {
+      tags: Array<{ name: string; description?: string }>;
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const declared = doc.tags.map((t) => t.name);
+    expect(new Set(declared).size).toBe(declared.length);
+    const ids: string[] = [];
+    const used = new Set<string>();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.operationId, `${method} ${path}`).toMatch(/^[a-z][A-Za-z]+$/);
+        ids.push(op.operationId ?? "");
+        expect(op.tags?.length ?? 0, `${method} ${path}`).toBeGreaterThan(0);
+        for (const tag of op.tags ?? []) {
+          expect(declared, `${method} ${path}`).toContain(tag);
+          used.add(tag);
+        }
+      }
+    }
+    expect(ids.length).toBeGreaterThan(30);
+    expect(new Set(ids).size).toBe(ids.length);
+    // No declared tag is left empty on the reference page.
+    expect([...used].sort()).toEqual([...declared].sort());
+  });
+});
+
+describe("GET /api/docs", () => {
+  it("serves the interactive reference page, without credentials, reading the served document", async () => {
+    const res = await api("/docs", { ip: "192.0.2.40" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const page = await res.text();
+    expect(page).toContain("<title>Game Telemetry Analytics API</title>");
+    expect(page).toContain('"url": "/api/v1/openapi.json"');
+    expect(page).toMatch(/createApiReference\('#app'/);
+    // The URL the page reads is the document this Worker serves.
+    const doc = await api("/v1/openapi.json", { ip: "192.0.2.40" });
+    expect(doc.status).toBe(200);
+    expect(((await doc.json()) as { openapi: string }).openapi).toBe("3.1.0");
   });
 });

@@ -12,10 +12,16 @@ beforeAll(async () => {
   t = await seedTenant("pro", "Pipeline Studio");
 });
 
-type Kpis = { events24h: number; players24h: number; totalEvents: number; lastEventAt: string | null };
+type Kpis = {
+  events24h: number;
+  players24h: number;
+  totalEvents: number;
+  lastEventAt: string | null;
+  fetchedAt: number;
+};
 
 async function kpis(tenant: Tenant): Promise<Kpis> {
-  const res = await api(`/v1/projects/${tenant.projectId}/status`, { key: tenant.keys.read.key });
+  const res = await api(`/v1/projects/${tenant.projectId}/status?fresh=1`, { key: tenant.keys.read.key });
   expect(res.status).toBe(200);
   return ((await res.json()) as { data: { kpis: Kpis } }).data.kpis;
 }
@@ -46,6 +52,7 @@ describe("ingest → queue → consumer → ClickHouse → project status", () =
       players24h: 0,
       totalEvents: 0,
       lastEventAt: null,
+      fetchedAt: expect.any(Number),
       activeAlertRules: 0,
     });
 

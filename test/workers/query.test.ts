@@ -43,6 +43,7 @@ type Data = {
   rows: Array<Record<string, unknown>>;
   rows_read: number;
   elapsed_ms: number;
+  rowCount: number;
   truncated: boolean;
 };
 
@@ -129,11 +130,13 @@ describe("POST /v1/query", () => {
     const cut = ((await (await query({ sql: "SELECT * FROM events", limit: 10 })).json()) as { data: Data })
       .data;
     expect(cut.rows).toHaveLength(10);
+    expect(cut.rowCount).toBe(10);
     expect(cut.truncated).toBe(true);
     const exact = (
       (await (await query({ sql: "SELECT * FROM events", limit: events.length })).json()) as { data: Data }
     ).data;
     expect(exact.rows).toHaveLength(events.length);
+    expect(exact.rowCount).toBe(events.length);
     expect(exact.truncated).toBe(false);
   });
 

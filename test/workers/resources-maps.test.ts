@@ -301,9 +301,11 @@ describe("map delete", () => {
     expect(await env.MAPS.head(key)).toBeNull();
     expect((await fetchImage(map?.imageUrl ?? "")).status).toBe(404);
     expect((await api(url, rw(), { method: "DELETE" })).status).toBe(404);
+    // Not a UUID: a user map id, and there is none such.
+    expect((await api(`/v1/projects/${t.projectId}/maps/xyz`, rw(), { method: "DELETE" })).status).toBe(404);
     await expectBadField(
-      await api(`/v1/projects/${t.projectId}/maps/xyz`, rw(), { method: "DELETE" }),
-      "param.mapInternalId",
+      await api(`/v1/projects/${t.projectId}/maps/${"m".repeat(256)}`, rw(), { method: "DELETE" }),
+      "param.map",
     );
   });
 

@@ -18,11 +18,11 @@ describe("OpenAPI document: resources", () => {
       "/v1/projects/{id}/threshold-profiles": ["get", "post"],
       "/v1/projects/{id}/threshold-profiles/{profileId}": ["patch", "delete"],
       "/v1/projects/{id}/maps": ["get"],
-      "/v1/projects/{id}/maps/{mapInternalId}": ["delete"],
+      "/v1/projects/{id}/maps/{map}": ["delete"],
       "/v1/projects/{id}/maps/{mapInternalId}/image": ["get"],
       "/v1/maps/upload": ["post"],
       "/v1/projects/{id}/content": ["get"],
-      "/v1/content": ["get", "post"],
+      "/v1/content": ["get", "post", "delete"],
     };
     for (const [path, methods] of Object.entries(expected)) {
       expect(Object.keys(doc.paths[path] ?? {}).sort(), path).toEqual([...methods].sort());
@@ -30,6 +30,7 @@ describe("OpenAPI document: resources", () => {
     for (const op of [
       doc.paths["/v1/content"]?.get,
       doc.paths["/v1/content"]?.post,
+      doc.paths["/v1/content"]?.delete,
       doc.paths["/v1/maps/upload"]?.post,
     ]) {
       expect(op?.parameters).toContainEqual(

@@ -25,7 +25,7 @@ type Route = {
 };
 
 /** Records of the neighbour tenant that its neighbour's credentials try to reach. */
-const theirs = { profileId: "", mapId: "" };
+const theirs = { profileId: "", mapId: "", contentId: "" };
 
 const ZERO_UUID = "00000000-0000-4000-8000-000000000000";
 
@@ -98,6 +98,13 @@ const ROUTES: Route[] = [
     scope: "resources:write",
     projectScoped: true,
   },
+  // The same route by the neighbour's user map id.
+  {
+    method: "DELETE",
+    path: (id) => `/v1/projects/${id}/maps/theirs`,
+    scope: "resources:write",
+    projectScoped: true,
+  },
   {
     method: "POST",
     path: () => "/v1/maps/upload",
@@ -120,6 +127,20 @@ const ROUTES: Route[] = [
     projectScoped: true,
     init: (id) =>
       json({ entries: [{ contentType: "t", contentId: "i", displayName: "d" }] }, { "X-Project-Id": id }),
+  },
+  {
+    method: "DELETE",
+    path: () => `/v1/content?id=${theirs.contentId}`,
+    scope: "resources:write",
+    projectScoped: true,
+    init: (id) => ({ headers: { "X-Project-Id": id } }),
+  },
+  {
+    method: "DELETE",
+    path: () => "/v1/content?contentType=weapon&contentId=theirs",
+    scope: "resources:write",
+    projectScoped: true,
+    init: (id) => ({ headers: { "X-Project-Id": id } }),
   },
   {
     method: "GET",
@@ -294,6 +315,16 @@ beforeAll(async () => {
         worldMaxY: 1,
       })
       .returning();
+    const [entry] = await db
+      .insert(contentEntries)
+      .values({
+        projectId: other.projectId,
+        contentType: "weapon",
+        contentId: "theirs",
+        displayName: "Theirs",
+      })
+      .returning();
+    theirs.contentId = entry?.id ?? "";
     theirs.profileId = profile?.id ?? "";
     theirs.mapId = map?.id ?? "";
   });
@@ -331,6 +362,22 @@ describe.each(ROUTES.filter((r) => r.projectScoped))("$method $path: cross-tenan
 });
 
 describe("cross-tenant writes", () => {
+  it("an entry or map of the neighbour, named through one's own project, is 404", async () => {
+    for (const path of [
+      `/v1/content?id=${theirs.contentId}`,
+      "/v1/content?contentType=weapon&contentId=theirs",
+      `/v1/projects/${t.projectId}/maps/${theirs.mapId}`,
+      `/v1/projects/${t.projectId}/maps/theirs`,
+    ]) {
+      const res = await api(
+        path,
+        { key: t.keys.full.key },
+        { method: "DELETE", headers: { "X-Project-Id": t.projectId } },
+      );
+      expect(res.status, path).toBe(404);
+    }
+  });
+
   it("changed nothing of the neighbour's", async () => {
     await withDb(async (db) => {
       const profiles = await db
@@ -344,7 +391,9 @@ describe("cross-tenant writes", () => {
         .select()
         .from(contentEntries)
         .where(eq(contentEntries.projectId, other.projectId));
-      expect(content).toEqual([]);
+      expect(content.map((e) => [e.id, e.contentType, e.contentId])).toEqual([
+        [theirs.contentId, "weapon", "theirs"],
+      ]);
     });
   });
 });

@@ -14,6 +14,7 @@ import { analyticsApp } from "./routes/analytics/index.js";
 import { channelsApp } from "./routes/channels/index.js";
 import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
+import { DOCS_PATH, DOCUMENT_PATH, docsApp } from "./routes/docs/index.js";
 import { erasuresApp } from "./routes/erasures/index.js";
 import { exportsApp } from "./routes/exports/index.js";
 import { mapsApp } from "./routes/maps/index.js";
@@ -41,6 +42,21 @@ function onError(err: Error) {
   return problemResponse(apiError);
 }
 
+/** Every operation carries one of these tags: the reference page groups operations by them. */
+const DOCUMENT_TAGS = [
+  { name: "Keys", description: "Validate an API key." },
+  { name: "Projects", description: "The tenant's projects and a project's status." },
+  { name: "Analytics", description: "Reads computed in ClickHouse over a project's events." },
+  { name: "Maps", description: "Map images and world bounds, used by heatmaps and alert rules." },
+  { name: "Threshold profiles", description: "Performance budgets by device, used by alert rules." },
+  { name: "Alerts", description: "Alert rules, their evaluation history and notification channels." },
+  { name: "Content", description: "The content registry: display names for game content." },
+  { name: "Query", description: "Read-only SQL over the project's events (data:admin)." },
+  { name: "Data administration", description: "Exports and player erasure (data:admin)." },
+  { name: "Dead letters", description: "Batches the consumer could not store, and their replay." },
+  { name: "Ingest", description: "Telemetry batches from the engine SDKs (served by the ingest Worker)." },
+];
+
 /** The Web API under /api; the one factory used by the Worker and the tests. */
 export function newApp() {
   const api = new OpenAPIHono<AppEnv>({ defaultHook });
@@ -58,12 +74,15 @@ export function newApp() {
   api.use("*", init);
 
   // Public routes come first: they answer before the authentication gate below runs.
-  api.use("/v1/openapi.json", publicLimit);
-  api.doc31("/v1/openapi.json", {
+  api.use(DOCUMENT_PATH, publicLimit);
+  api.doc31(DOCUMENT_PATH, {
     openapi: "3.1.0",
     info: { title: "Game Telemetry Analytics API", version: "1.0" },
     servers: [{ url: "/api" }],
+    tags: DOCUMENT_TAGS,
   });
+  api.use(DOCS_PATH, publicLimit);
+  api.route(DOCS_PATH, docsApp);
   // OAuth token and revocation endpoints: public clients, no API credentials, their own rate bucket.
   api.route("/oauth", oauthApp);
 

@@ -44,6 +44,30 @@ export function text(max: number, opts: { allowEmpty?: boolean; trim?: boolean }
     .openapi({ minLength: opts.allowEmpty ? 0 : 1, maxLength: max });
 }
 
+/**
+ * Plain decimal notation, the only text taken as a number: Number() alone would also take "", " 1 ",
+ * "0x10" and "Infinity".
+ */
+export const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+const numericDoc = [{ type: "number" as const }, { type: "string" as const, pattern: DECIMAL.source }];
+
+/** The document's schema of a nullable numberOrNumericString: number, numeric string or null. */
+export const nullableNumericDoc = {
+  type: ["number", "string", "null"] as ["number", "string", "null"],
+  anyOf: [...numericDoc, { type: "null" as const }],
+};
+
+/**
+ * A JSON number, or the same number written as a JSON string ("16.6"): clients that collect values
+ * as command-line text (the Framedash CLI) send them so. Any other string is refused with `rule`.
+ */
+export function numberOrNumericString(rule: string) {
+  return z
+    .preprocess((v) => (typeof v === "string" && DECIMAL.test(v) ? Number(v) : v), z.number({ error: rule }))
+    .openapi({ type: ["number", "string"], anyOf: numericDoc, description: rule });
+}
+
 /** The record timestamps as the interface spells them. */
 export function isoTimestamps(row: { createdAt: Date; updatedAt: Date }) {
   return { createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };

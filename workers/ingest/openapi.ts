@@ -16,6 +16,8 @@ export function registerIngestDoc(app: OpenAPIHono<AppEnv>): void {
   app.openAPIRegistry.registerPath({
     method: "post",
     path: "/v1/events",
+    operationId: "ingestEvents",
+    tags: ["Ingest"],
     summary: "Ingest a protobuf TelemetryBatch",
     description:
       "Body: a `telemetry.v1.TelemetryBatch` (proto/telemetry/v1/telemetry.proto), optionally gzip'd, at most " +

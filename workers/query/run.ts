@@ -25,6 +25,8 @@ export const QUERY_LIMITS: QueryLimits = {
 export type QueryResult = {
   columns: Array<{ name: string; type: string }>;
   rows: Array<Record<string, unknown>>;
+  /** Rows returned (rows.length): clients that tabulate the answer look for it beside `rows`. */
+  rowCount: number;
   rows_read: number;
   elapsed_ms: number;
   truncated: boolean;
@@ -155,9 +157,11 @@ async function execute(ch: ClickHouseClient, run: Run, limit: number): Promise<Q
     });
     const result = await rs.json<JsonResult>();
     const elapsed = result.statistics?.elapsed;
+    const rows = result.data.slice(0, limit);
     return {
       columns: (result.meta ?? []).map((m) => ({ name: m.name, type: m.type })),
-      rows: result.data.slice(0, limit),
+      rows,
+      rowCount: rows.length,
       rows_read: Number(result.statistics?.rows_read ?? 0),
       elapsed_ms: elapsed === undefined ? Date.now() - started : Math.round(elapsed * 1000),
       truncated: result.data.length > limit,

@@ -12,6 +12,8 @@ import { CreateRuleSchema, RuleSchema, requestedBundle } from "./schema.js";
 export const route = createRoute({
   method: "post",
   path: "/{id}/alerts",
+  operationId: "createAlertRule",
+  tags: ["Alerts"],
   summary: "Create an alert rule (active)",
   description:
     "403 when the plan has no alerting or is at its maximum of active rules. The map, every profile " +

@@ -10,6 +10,8 @@ import { RuleIdParams } from "./schema.js";
 export const route = createRoute({
   method: "delete",
   path: "/{id}/alerts/{alertId}",
+  operationId: "deactivateAlertRule",
+  tags: ["Alerts"],
   summary: "Deactivate an alert rule",
   description: "The rule and its history are kept; PATCH with isActive: true reactivates it.",
   security: security.keyOrToken,

@@ -8,6 +8,8 @@ import { RuleIdParams, RuleSchema } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/alerts/{alertId}",
+  operationId: "getAlertRule",
+  tags: ["Alerts"],
   summary: "One alert rule",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],

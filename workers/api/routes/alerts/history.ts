@@ -10,6 +10,8 @@ import { EvaluationEventSchema, HistoryQuery } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/alerts/history",
+  operationId: "listAlertHistory",
+  tags: ["Alerts"],
   summary: "Alert evaluation events of every rule of the project, newest first",
   description:
     "An event is recorded whenever a (rule, profile) status changes, the first evaluation included. " +

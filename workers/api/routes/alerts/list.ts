@@ -8,6 +8,8 @@ import { RuleListItemSchema } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/alerts",
+  operationId: "listAlertRules",
+  tags: ["Alerts"],
   summary: "List alert rules, newest first, with map and profile names and the latest status",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],

@@ -13,6 +13,8 @@ import { RuleIdParams, RuleSchema, requestedBundle, UpdateRuleSchema } from "./s
 export const route = createRoute({
   method: "patch",
   path: "/{id}/alerts/{alertId}",
+  operationId: "updateAlertRule",
+  tags: ["Alerts"],
   summary: "Update an alert rule (partial); isActive: true reactivates it",
   description:
     "Every field is optional; the resulting rule is validated as on create. `thresholdProfileIds` " +

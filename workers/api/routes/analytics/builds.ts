@@ -10,6 +10,8 @@ import { BuildSchema, BuildsQuery } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/builds",
+  operationId: "listBuilds",
+  tags: ["Analytics"],
   summary: "Builds with performance-bearing events in the window, newest first",
   description:
     "The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.",

@@ -9,6 +9,8 @@ import { DashboardSchema, DaysQuery } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/dashboard",
+  operationId: "getDashboard",
+  tags: ["Analytics"],
   summary: "KPIs, daily active players and top events",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],

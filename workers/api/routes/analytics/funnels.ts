@@ -9,6 +9,8 @@ import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/funnels",
+  operationId: "getFunnels",
+  tags: ["Analytics"],
   summary: "Players reaching each step, in order, within the window of seconds",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],

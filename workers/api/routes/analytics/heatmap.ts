@@ -10,6 +10,8 @@ import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/heatmap",
+  operationId: "getHeatmap",
+  tags: ["Analytics"],
   summary: "Grid cells of a map: performance summaries, or counts of one event",
   description:
     "Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D.",

@@ -9,6 +9,8 @@ import { InsightsQuery, InsightsSchema } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/insights",
+  operationId: "getInsights",
+  tags: ["Analytics"],
   summary: "Event count or unique players grouped by period or dimension",
   description:
     'Time groupings give the most recent limit periods of the window, zero-filled, ascending (key: period start date, weeks start Monday). Other groupings give the top limit keys by value, ties by key; events without the value form the key "". total is the metric over the whole window.',

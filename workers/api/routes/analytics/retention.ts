@@ -9,6 +9,8 @@ import { DaysQuery, RetentionCohortSchema } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/retention",
+  operationId: "getRetention",
+  tags: ["Analytics"],
   summary: "Day-1, day-7 and day-30 retention per cohort date",
   description:
     "One cohort per date of the window, oldest first. A player's cohort is the UTC date of their first event in the project ever.",

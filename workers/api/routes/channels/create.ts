@@ -11,6 +11,8 @@ import { CreateChannelSchema, CreatedChannelSchema, channelItem } from "./schema
 export const route = createRoute({
   method: "post",
   path: "/{id}/channels",
+  operationId: "createChannel",
+  tags: ["Alerts"],
   summary: "Create a notification channel",
   description:
     "A webhook channel gets a signing secret, returned in this response only: every delivery carries " +

@@ -10,6 +10,8 @@ import { ChannelIdParams } from "./schema.js";
 export const route = createRoute({
   method: "delete",
   path: "/{id}/channels/{channelId}",
+  operationId: "deleteChannel",
+  tags: ["Alerts"],
   summary: "Delete a notification channel",
   description:
     "The channel leaves every alert rule that named it; deliveries still queued for it are dropped.",

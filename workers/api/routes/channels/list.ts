@@ -9,6 +9,8 @@ import { ChannelSchema, channelItem } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/channels",
+  operationId: "listChannels",
+  tags: ["Alerts"],
   summary: "List the project's notification channels, newest first",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],

@@ -9,6 +9,8 @@ import { ContentEntrySchema, TypeQuery } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/content",
+  operationId: "listContent",
+  tags: ["Content"],
   summary: "List the content registry of the project named by X-Project-Id",
   description: `Same entries as GET /v1/projects/{id}/content. ${ORDER_NOTE}`,
   security: security.keyOrToken,

@@ -13,6 +13,8 @@ export const ORDER_NOTE =
 export const route = createRoute({
   method: "get",
   path: "/projects/{id}/content",
+  operationId: "listProjectContent",
+  tags: ["Content"],
   summary: "List the project's content registry",
   description: ORDER_NOTE,
   security: security.keyOrToken,

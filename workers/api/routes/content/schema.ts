@@ -78,6 +78,48 @@ export const TypeQuery = z.object({
     .openapi({ param: { name: "type", in: "query" }, description: "Only entries of this content type" }),
 });
 
+const FORMS = "give id, or contentType and contentId";
+
+/** One entry, by id or by its uniqueness key; the refinement names what is missing or extra. */
+export const DeleteContentQuery = z
+  .object({
+    id: z
+      .uuid()
+      .optional()
+      .openapi({
+        param: { name: "id", in: "query" },
+        description: "The entry's UUID; alone, without contentType and contentId",
+      }),
+    contentType: text(100)
+      .optional()
+      .openapi({
+        param: { name: "contentType", in: "query" },
+        description: "With contentId, instead of id",
+      }),
+    contentId: text(255)
+      .optional()
+      .openapi({
+        param: { name: "contentId", in: "query" },
+        description: "With contentType, instead of id",
+      }),
+  })
+  .superRefine((q, ctx) => {
+    const pair = q.contentType !== undefined || q.contentId !== undefined;
+    if (q.id !== undefined && pair) {
+      ctx.addIssue({ code: "custom", path: [], message: `${FORMS}, not both` });
+    } else if (q.id === undefined && !pair) {
+      ctx.addIssue({ code: "custom", path: [], message: `required: ${FORMS}` });
+    } else if (q.id === undefined && q.contentType === undefined) {
+      ctx.addIssue({ code: "custom", path: ["contentType"], message: "required with contentId" });
+    } else if (q.id === undefined && q.contentId === undefined) {
+      ctx.addIssue({ code: "custom", path: ["contentId"], message: "required with contentType" });
+    }
+  });
+
+export const DeletedContentSchema = z
+  .object({ id: z.uuid(), contentType: z.string(), contentId: z.string() })
+  .openapi("DeletedContentEntry");
+
 type ContentRow = typeof contentEntries.$inferSelect;
 
 export function contentItem(row: ContentRow): z.infer<typeof ContentEntrySchema> {

@@ -17,6 +17,8 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 export const route = createRoute({
   method: "post",
   path: "/content",
+  operationId: "importContent",
+  tags: ["Content"],
   summary: "Create or update content entries in bulk",
   description:
     `At most ${MAX_ENTRIES} entries. Entries are keyed by (contentType, contentId): an existing entry is ` +

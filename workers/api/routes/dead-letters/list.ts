@@ -7,6 +7,8 @@ import { batchKeyOf, DeadLetterSchema, projectPrefix } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/dead-letters",
+  operationId: "listDeadLetters",
+  tags: ["Dead letters"],
   summary: "Batches that kept failing and are parked for replay",
   description: "At most 100, oldest day first. Needs data:admin.",
   security: security.keyOnly,

@@ -10,6 +10,8 @@ const REPLAY_PER_CALL = 25;
 export const route = createRoute({
   method: "post",
   path: "/{id}/dead-letters/replay",
+  operationId: "replayDeadLetters",
+  tags: ["Dead letters"],
   summary: "Send parked batches back to the events queue",
   description:
     "Replay is safe to repeat: the consumer skips events it already holds. A batch is removed from the " +

@@ -13,6 +13,8 @@ import { ErasureBodySchema, ErasureSchema, erasureItem } from "./schema.js";
 export const route = createRoute({
   method: "post",
   path: "/{id}/erasures",
+  operationId: "createErasure",
+  tags: ["Data administration"],
   summary: "Erase every event of one player in the project",
   description:
     "Removes the player's events (player_id equal to playerId, or session_id equal to it where " +

@@ -10,6 +10,8 @@ import { ErasureIdParams, ErasureSchema, erasureItem } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/erasures/{erasureId}",
+  operationId: "getErasure",
+  tags: ["Data administration"],
   summary: "Read an erasure's audit entry",
   security: security.keyOnly,
   middleware: [requireScope("data:admin")],

@@ -11,6 +11,8 @@ import { ExportBodySchema, ExportSchema, exportItem } from "./schema.js";
 export const route = createRoute({
   method: "post",
   path: "/{id}/exports",
+  operationId: "createExport",
+  tags: ["Data administration"],
   summary: "Start an export of the project's events",
   description:
     "Queues the export and answers at once; poll GET …/exports/{exportId}. The file has the query " +

@@ -12,6 +12,8 @@ const file = { schema: z.string().openapi({ format: "binary" }) };
 export const route = createRoute({
   method: "get",
   path: "/{id}/exports/{exportId}/download",
+  operationId: "downloadExport",
+  tags: ["Data administration"],
   summary: "Download a completed export (streamed)",
   security: security.keyOnly,
   middleware: [requireScope("data:admin")],

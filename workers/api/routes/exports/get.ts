@@ -11,6 +11,8 @@ import { ExportIdParams, ExportSchema, exportItem } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/exports/{exportId}",
+  operationId: "getExport",
+  tags: ["Data administration"],
   summary: "An export's status, row count, size and download URL",
   security: security.keyOnly,
   middleware: [requireScope("data:admin")],

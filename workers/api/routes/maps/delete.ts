@@ -1,24 +1,26 @@
-import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq, type SQL } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor, requireScope } from "../../middleware/auth.js";
 import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
-import { DeletedMapSchema, discardImage, MapParams } from "./schema.js";
+import { DeletedMapSchema, discardImage, MapRefParams } from "./schema.js";
 
 export const route = createRoute({
   method: "delete",
-  path: "/projects/{id}/maps/{mapInternalId}",
+  path: "/projects/{id}/maps/{map}",
+  operationId: "deleteMap",
+  tags: ["Maps"],
   summary: "Delete a map and its image",
   description:
-    "By internal id. 409 while another record (an alert rule) still refers to the map with a " +
-    "restricting foreign key; nothing is deleted then.",
+    "By internal id or by user map id (an internal id wins when both could match). 409 while another " +
+    "record (an alert rule) still refers to the map with a restricting foreign key; nothing is deleted then.",
   security: security.keyOrToken,
   middleware: [requireScope("resources:write")],
-  request: { params: MapParams },
+  request: { params: MapRefParams },
   responses: {
-    200: envelope(DeletedMapSchema, "The id of the deleted map."),
+    200: envelope(DeletedMapSchema, "The internal id of the deleted map."),
     ...errorResponses,
     409: problemDoc("The map is still referenced."),
   },
@@ -37,25 +39,33 @@ function sqlState(err: unknown): string | undefined {
 
 const FOREIGN_KEY_VIOLATION = "23503";
 
+const isUuid = (s: string) => z.uuid().safeParse(s).success;
+
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, mapInternalId } = c.req.valid("param");
+    const { id, map } = c.req.valid("param");
     const project = await projectFor(c, id);
-    let deleted: { id: string; imageKey: string } | undefined;
-    try {
-      [deleted] = await c
-        .get("db")
-        .delete(maps)
-        .where(and(eq(maps.id, mapInternalId), eq(maps.projectId, project.id)))
-        .returning({ id: maps.id, imageKey: maps.imageKey });
-    } catch (err) {
-      if (sqlState(err) === FOREIGN_KEY_VIOLATION) {
-        throw new ApiError("CONFLICT", "mapInternalId: the map is still used by alert rules", {
-          extensions: { field: "param.mapInternalId" },
-        });
+    const remove = async (which: SQL) => {
+      try {
+        const [row] = await c
+          .get("db")
+          .delete(maps)
+          .where(and(eq(maps.projectId, project.id), which))
+          .returning({ id: maps.id, imageKey: maps.imageKey });
+        return row;
+      } catch (err) {
+        if (sqlState(err) === FOREIGN_KEY_VIOLATION) {
+          throw new ApiError("CONFLICT", "map: the map is still used by alert rules", {
+            extensions: { field: "param.map" },
+          });
+        }
+        throw err;
       }
-      throw err;
-    }
+    };
+    // The internal id first: a user map id that happens to look like another map's UUID must not
+    // take that map with it. Each statement deletes at most one row (both ids are unique per project).
+    const deleted =
+      (isUuid(map) ? await remove(eq(maps.id, map)) : undefined) ?? (await remove(eq(maps.mapId, map)));
     if (!deleted) {
       throw new ApiError("NOT_FOUND", "Map not found.");
     }

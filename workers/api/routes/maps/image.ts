@@ -12,6 +12,8 @@ const binary = { schema: z.string().openapi({ type: "string", format: "binary" }
 export const route = createRoute({
   method: "get",
   path: "/projects/{id}/maps/{mapInternalId}/image",
+  operationId: "getMapImage",
+  tags: ["Maps"],
   summary: "The map's image, as uploaded",
   description: "The path is the map's `imageUrl`. Content-Type is the type sniffed at upload.",
   security: security.keyOrToken,

@@ -9,6 +9,8 @@ import { MapSchema, mapItem } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/projects/{id}/maps",
+  operationId: "listMaps",
+  tags: ["Maps"],
   summary: "List maps, newest first",
   description: "Newest by creation: re-uploading a map updates it in place.",
   security: security.keyOrToken,

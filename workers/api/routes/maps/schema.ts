@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { maps } from "../../../../schema/pg/schema.js";
-import { isoTimestamps, text } from "../../fields.js";
+import { DECIMAL, isoTimestamps, text } from "../../fields.js";
 
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** The image plus room for the other form fields and the multipart framing. */
@@ -25,9 +25,7 @@ export const MapSchema = z
   })
   .openapi("Map");
 
-// Form fields arrive as text; only plain decimal notation is a number here (Number() would also take
-// "", " 1 ", "0x10" and "Infinity").
-const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+// Form fields arrive as text; only plain decimal notation is a number here.
 const coordinate = z
   .string()
   .regex(DECIMAL, "must be a decimal number")
@@ -38,6 +36,20 @@ const coordinate = z
     example: "-512.5",
     description: "World units, a finite decimal number; each min must be below its max",
   });
+
+// The size the client believes the image has (the CLI's capture metadata sends it); the image's own
+// header decides, and a disagreement means the metadata and the file do not belong together.
+const dimension = (axis: "width" | "height") =>
+  z
+    .string()
+    .regex(/^[1-9]\d{0,9}$/, "must be a positive whole number of pixels")
+    .transform(Number)
+    .optional()
+    .openapi({
+      type: "string",
+      example: "1024",
+      description: `Optional: the image's ${axis} in pixels; must equal the ${axis} in the image's own header`,
+    });
 
 const ImageFile = z
   .custom<File>((v) => v instanceof File, "must be a file part")
@@ -54,6 +66,8 @@ export const MapUploadSchema = z
     worldMaxY: coordinate,
     worldMinZ: coordinate.optional(),
     worldMaxZ: coordinate.optional(),
+    imageWidth: dimension("width"),
+    imageHeight: dimension("height"),
   })
   .superRefine((f, ctx) => {
     const pairs = [
@@ -85,6 +99,14 @@ export const MapParams = z.object({
   mapInternalId: z
     .uuid()
     .openapi({ param: { name: "mapInternalId", in: "path" }, description: "Internal map id (Map.id)" }),
+});
+
+export const MapRefParams = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),
+  map: text(255).openapi({
+    param: { name: "map", in: "path" },
+    description: "The map's internal id (Map.id) or its user map id (Map.mapId), URL-encoded",
+  }),
 });
 
 export const DeletedMapSchema = z.object({ id: z.uuid() }).openapi("DeletedMap");

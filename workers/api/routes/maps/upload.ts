@@ -20,11 +20,14 @@ import {
 export const route = createRoute({
   method: "post",
   path: "/maps/upload",
+  operationId: "uploadMap",
+  tags: ["Maps"],
   summary: "Create or replace a map and its image",
   description:
     "Upsert by the user `mapId` within the project named by X-Project-Id. The image's type and size are " +
-    "read from its bytes. An update replaces every field: omitted vertical bounds become null. The " +
-    "answer is flat (not enveloped); `mapId` echoes the user identifier and `id` is the internal id.",
+    "read from its bytes; the optional imageWidth and imageHeight must equal that size. An update " +
+    "replaces every field: omitted vertical bounds become null. The answer is flat (not enveloped): " +
+    "`success`, `mapId` (the user identifier, as sent), `action`, and `id`, the internal id.",
   security: security.keyOrToken,
   middleware: [requireScope("resources:write"), projectFromHeader, boundedForm(MAX_UPLOAD_BYTES)] as const,
   request: {
@@ -56,6 +59,20 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const info = inspectImage(bytes);
     if ("problem" in info) {
       throw imageError("BAD_REQUEST", info.problem);
+    }
+    for (const [field, given, actual] of [
+      ["imageWidth", fields.imageWidth, info.width],
+      ["imageHeight", fields.imageHeight, info.height],
+    ] as const) {
+      if (given !== undefined && given !== actual) {
+        throw new ApiError(
+          "BAD_REQUEST",
+          `form.${field}: must equal the image's own size (${actual}), not ${given}`,
+          {
+            extensions: { field: `form.${field}` },
+          },
+        );
+      }
     }
     const projectId = c.get("project").id;
     const record = {

@@ -9,6 +9,8 @@ import { ProjectSchema, projectItem } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/",
+  operationId: "listProjects",
+  tags: ["Projects"],
   summary: "List the tenant's projects",
   security: security.keyOrToken,
   middleware: [requireScope("analytics:read")],

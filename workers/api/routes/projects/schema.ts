@@ -14,13 +14,17 @@ export const ProjectStatusSchema = z
   .object({
     project: ProjectSchema,
     kpis: z.object({
-      events24h: z.number().int().describe("Events with a timestamp in the last 24 hours"),
+      events24h: z.number().int().describe("Events with a timestamp in the 24 hours up to fetchedAt"),
       players24h: z
         .number()
         .int()
-        .describe("Unique players (player_id, else session_id) in the last 24 hours"),
+        .describe("Unique players (player_id, else session_id) in the 24 hours up to fetchedAt"),
       totalEvents: z.number().int(),
       lastEventAt: z.iso.datetime().nullable().describe("Timestamp of the newest event, or null"),
+      fetchedAt: z
+        .number()
+        .int()
+        .describe("Unix time in milliseconds when the event KPIs were computed (cached about 60 s)"),
       activeAlertRules: z.number().int(),
     }),
   })

@@ -9,6 +9,8 @@ import { QueryBodySchema, QueryResultSchema } from "./schema.js";
 export const route = createRoute({
   method: "post",
   path: "/",
+  operationId: "runQuery",
+  tags: ["Query"],
   summary: "Run a SELECT over the project's events",
   description:
     "The only table is `events` (the project's rows, wire-contract column names). The statement is " +

@@ -23,6 +23,7 @@ export const QueryResultSchema = z
   .object({
     columns: z.array(z.object({ name: z.string(), type: z.string().describe("ClickHouse type") })),
     rows: z.array(z.record(z.string(), z.unknown())).describe("One object per row, keyed by column name"),
+    rowCount: z.number().int().describe("Rows returned: the length of `rows`"),
     rows_read: z.number().int().describe("Rows ClickHouse read to answer"),
     elapsed_ms: z.number().int(),
     truncated: z.boolean().describe("More rows existed than `limit`"),

@@ -14,6 +14,8 @@ import {
 export const route = createRoute({
   method: "post",
   path: "/{id}/threshold-profiles",
+  operationId: "createThresholdProfile",
+  tags: ["Threshold profiles"],
   summary: "Create a threshold profile",
   security: security.keyOrToken,
   middleware: [requireScope("resources:write"), bodyUpTo(PROFILE_BODY_BYTES)],

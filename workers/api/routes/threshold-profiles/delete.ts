@@ -11,6 +11,8 @@ import { DeletedSchema, ProfileParams } from "./schema.js";
 export const route = createRoute({
   method: "delete",
   path: "/{id}/threshold-profiles/{profileId}",
+  operationId: "deleteThresholdProfile",
+  tags: ["Threshold profiles"],
   summary: "Delete a threshold profile",
   description:
     "Evaluation events that used the profile are kept and read back with `thresholdProfileDeleted: true`.",

@@ -9,6 +9,8 @@ import { profileItem, ThresholdProfileSchema } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/{id}/threshold-profiles",
+  operationId: "listThresholdProfiles",
+  tags: ["Threshold profiles"],
   summary: "List threshold profiles, newest first",
   description: "Their ids are the `thresholdProfileId`s of alert rules.",
   security: security.keyOrToken,

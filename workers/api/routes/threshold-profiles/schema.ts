@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { thresholdProfiles } from "../../../../schema/pg/schema.js";
-import { isoTimestamps, text } from "../../fields.js";
+import { isoTimestamps, nullableNumericDoc, numberOrNumericString, text } from "../../fields.js";
 
 // A filter longer than ingest accepts for the same device field could never match an event.
 const FILTER_BOUNDS = { platform: 64, resolution: 32, buildConfig: 64, gpu: 256, storage: 64 } as const;
@@ -13,6 +13,16 @@ const filter = (max: number, what: string) =>
   text(max).nullable().describe(`${what}; null matches any. 1 to ${max} characters.`);
 // Ingest accepts only finite perf values >= 0, so a threshold outside that range means nothing.
 const threshold = (unit: string) => z.number().min(0).nullable().describe(`${unit}; null: not defined`);
+// In requests a threshold may also be a numeric JSON string ("16.6"), as the Framedash CLI sends its
+// flags; answers always carry numbers.
+const thresholdInput = (unit: string) =>
+  numberOrNumericString('must be a number or a numeric string such as "16.6"')
+    .pipe(z.number().min(0))
+    .nullable()
+    .openapi({
+      ...nullableNumericDoc,
+      description: `${unit}, at least 0; a number or a numeric string; null: not defined`,
+    });
 
 const fields = {
   name: text(NAME_MAX),
@@ -31,6 +41,18 @@ const fields = {
   gpuTimeWarn: threshold("Milliseconds"),
 };
 
+const inputFields = {
+  ...fields,
+  fpsGood: thresholdInput("FPS"),
+  fpsWarn: thresholdInput("FPS"),
+  frameTimeGood: thresholdInput("Milliseconds"),
+  frameTimeWarn: thresholdInput("Milliseconds"),
+  memoryGood: thresholdInput("Megabytes"),
+  memoryWarn: thresholdInput("Megabytes"),
+  gpuTimeGood: thresholdInput("Milliseconds"),
+  gpuTimeWarn: thresholdInput("Milliseconds"),
+};
+
 export const ThresholdProfileSchema = z
   .object({
     id: z.uuid(),
@@ -40,13 +62,13 @@ export const ThresholdProfileSchema = z
   })
   .openapi("ThresholdProfile");
 
-const optionalFields = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as {
-  [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
+const optionalFields = Object.fromEntries(Object.entries(inputFields).map(([k, v]) => [k, v.optional()])) as {
+  [K in keyof typeof inputFields]: z.ZodOptional<(typeof inputFields)[K]>;
 };
 
 // Strict: a misspelt field in a PATCH would otherwise be dropped silently and look like success.
 export const ThresholdProfileCreateSchema = z
-  .strictObject({ ...optionalFields, name: fields.name })
+  .strictObject({ ...optionalFields, name: inputFields.name })
   .describe("Omitted filters and thresholds are null.")
   .openapi("ThresholdProfileCreate");
 

@@ -17,6 +17,8 @@ import {
 export const route = createRoute({
   method: "patch",
   path: "/{id}/threshold-profiles/{profileId}",
+  operationId: "updateThresholdProfile",
+  tags: ["Threshold profiles"],
   summary: "Update a threshold profile",
   description: "Partial update: omitted fields keep their value; null clears a filter or threshold.",
   security: security.keyOrToken,

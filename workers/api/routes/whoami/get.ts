@@ -9,6 +9,8 @@ import { WhoamiSchema } from "./schema.js";
 export const route = createRoute({
   method: "get",
   path: "/",
+  operationId: "getWhoami",
+  tags: ["Keys"],
   summary: "Validate an API key",
   description: "Any valid active key succeeds; keys with only ingest scopes see projectId and scopes only.",
   security: security.keyOnly,
