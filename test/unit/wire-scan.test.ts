@@ -912,7 +912,7 @@ function randomBatch(rng: () => number): SdkBatch {
     }
     if (maybe(0.4)) {
       const n = maybe(0.05) ? 51 : Math.floor(rng() * 4);
-      e.metrics = Array.from({ length: n }, (_, j) => [
+      e.metrics = Array.from({ length: n }, (_, j): [string, number] => [
         `m${j}${maybe(0.05) ? a(64) : ""}`,
         maybe(0.05) ? Number.NaN : maybe(0.2) ? 0 : rng() * 1e6,
       ]);
