@@ -1,7 +1,12 @@
 import type { Hook } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../shared/errors.js";
+import { type Scope, TOKEN_SCOPES } from "../shared/scopes.js";
 import type { AppEnv } from "./context.js";
+import { requireScope } from "./middleware/auth.js";
+import { projectFromHeader } from "./middleware/project-header.js";
+import { projectFromPath } from "./middleware/project-path.js";
 
 export const ProblemSchema = z
   .object({
@@ -60,10 +65,65 @@ export const rateLimitHeaderDocs = {
   },
 };
 
-export const security: Record<"keyOrToken" | "keyOnly", Array<Record<string, string[]>>> = {
-  keyOrToken: [{ ApiKey: [] }, { BearerAuth: [] }],
-  keyOnly: [{ ApiKey: [] }],
+/**
+ * How an operation names the project it acts on: the path's {id}, the X-Project-Id header, or a field
+ * of its body (POST /v1/query). Published as the operation's `x-project`.
+ */
+export type ProjectFrom = "path" | "header" | "body";
+
+/**
+ * The security requirement of an operation needing `scope`: tokens carry only TOKEN_SCOPES, so any other
+ * scope (and key validation, which needs none) declares the API key as its only scheme. The scope is
+ * listed in each requirement, as OpenAPI 3.1 allows for any scheme type.
+ */
+export function securityFor(scope: Scope | null): Array<Record<string, string[]>> {
+  const scopes = scope ? [scope] : [];
+  const tokens = scope !== null && (TOKEN_SCOPES as readonly Scope[]).includes(scope);
+  return tokens ? [{ ApiKey: scopes }, { BearerAuth: scopes }] : [{ ApiKey: scopes }];
+}
+
+type Later = MiddlewareHandler<AppEnv>[];
+type ScopeGate = ReturnType<typeof requireScope>;
+
+/**
+ * An operation's access policy, spread into its createRoute: the documented security requirement (with
+ * the scope) and `x-project`, and the middleware enforcing them, so each is written once per route.
+ * Order: the scope (403) before the project (404), both before `after` (body limits) and the
+ * validators. A "body" project is authorized by the handler, once the body is validated.
+ */
+export function policy<const M extends Later>(
+  p: { scope: Scope; project: "path" },
+  ...after: M
+): {
+  security: Array<Record<string, string[]>>;
+  "x-project": "path";
+  middleware: [ScopeGate, typeof projectFromPath, ...M];
 };
+export function policy<const M extends Later>(
+  p: { scope: Scope; project: "header" },
+  ...after: M
+): {
+  security: Array<Record<string, string[]>>;
+  "x-project": "header";
+  middleware: [ScopeGate, typeof projectFromHeader, ...M];
+};
+export function policy<const M extends Later>(
+  p: { scope: Scope; project?: "body" },
+  ...after: M
+): {
+  security: Array<Record<string, string[]>>;
+  "x-project"?: "body";
+  middleware: [ScopeGate, ...M];
+};
+export function policy(p: { scope: Scope; project?: ProjectFrom }, ...after: Later) {
+  const project =
+    p.project === "path" ? [projectFromPath] : p.project === "header" ? [projectFromHeader] : [];
+  return {
+    security: securityFor(p.scope),
+    ...(p.project ? { "x-project": p.project } : {}),
+    middleware: [requireScope(p.scope), ...project, ...after],
+  };
+}
 
 export const ProjectIdParam = z.object({
   id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),

@@ -1,6 +1,6 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../api/context.js";
-import { errorResponses, rateLimitHeaderDocs } from "../api/openapi.js";
+import { errorResponses, rateLimitHeaderDocs, securityFor } from "../api/openapi.js";
 import { MAX_BODY_BYTES } from "./handler.js";
 
 const problem = (description: string) => ({
@@ -23,7 +23,7 @@ export function registerIngestDoc(app: OpenAPIHono<AppEnv>): void {
       "Body: a `telemetry.v1.TelemetryBatch` (proto/telemetry/v1/telemetry.proto), optionally gzip'd, at most " +
       `${MAX_BODY_BYTES} bytes as sent and 8 MiB decompressed. A batch with any invalid event is rejected whole; ` +
       "the problem names the first offending event index and field. 202 only once the batch is queued.",
-    security: [{ ApiKey: [] }],
+    security: securityFor("events:write"),
     request: {
       headers: z.object({
         "Content-Type": z.literal("application/x-protobuf"),

@@ -4,9 +4,8 @@ import { assertActiveRuleQuota } from "../../../alerts/quota.js";
 import { detailOf, loadRule, writeBundle, writeChannels } from "../../../alerts/rules.js";
 import { validateReferences } from "../../../alerts/validate.js";
 import type { AppEnv } from "../../context.js";
-import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
-import { envelope, errorResponses, ProjectIdParam, problemDoc, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
 import { CreateRuleSchema, RuleSchema, requestedBundle } from "./schema.js";
 
 export const route = createRoute({
@@ -19,8 +18,7 @@ export const route = createRoute({
     "403 when the plan has no alerting or is at its maximum of active rules. The map, every profile " +
     "and every channel must belong to the project, and every profile must define the threshold of the " +
     "rule's metric at its level.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), bodyUpTo(RESOURCE_BODY_BYTES)],
+  ...policy({ scope: "resources:write", project: "path" }, bodyUpTo(RESOURCE_BODY_BYTES)),
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: CreateRuleSchema } } },
@@ -34,12 +32,13 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const body = c.req.valid("json");
     const bundle = requestedBundle(body) ?? [];
     const channelIds = body.channelIds ?? [];
     const rule = await c.get("db").transaction(async (tx) => {
-      await assertActiveRuleQuota(tx, principalOf(c).tenantId);
+      // The caller's tenant: projectFromPath let through only a project of it.
+      await assertActiveRuleQuota(tx, project.tenantId);
       await validateReferences(tx, project.id, {
         ...body,
         thresholdProfileIds: bundle,

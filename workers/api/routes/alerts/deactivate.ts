@@ -3,8 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { RuleIdParams } from "./schema.js";
 
 export const route = createRoute({
@@ -14,8 +13,7 @@ export const route = createRoute({
   tags: ["Alerts"],
   summary: "Deactivate an alert rule",
   description: "The rule and its history are kept; PATCH with isActive: true reactivates it.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  ...policy({ scope: "resources:write", project: "path" }),
   request: { params: RuleIdParams },
   responses: {
     200: envelope(z.object({ id: z.uuid(), isActive: z.boolean() }), "The rule is inactive."),
@@ -25,8 +23,8 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, alertId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { alertId } = c.req.valid("param");
+    const project = c.get("project");
     const [row] = await c
       .get("db")
       .update(alertRules)

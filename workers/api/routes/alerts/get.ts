@@ -1,8 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { detailOf, loadRule } from "../../../alerts/rules.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { RuleIdParams, RuleSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -11,16 +10,15 @@ export const route = createRoute({
   operationId: "getAlertRule",
   tags: ["Alerts"],
   summary: "One alert rule",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: RuleIdParams },
   responses: { 200: envelope(RuleSchema, "The alert rule."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, alertId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { alertId } = c.req.valid("param");
+    const project = c.get("project");
     return c.json(
       { success: true as const, data: detailOf(await loadRule(c.get("db"), project.id, alertId)) },
       200,

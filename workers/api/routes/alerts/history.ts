@@ -3,8 +3,7 @@ import { desc, eq } from "drizzle-orm";
 import { alertEvaluationEvents } from "../../../../schema/pg/schema.js";
 import type { AlertMetric } from "../../../alerts/metrics.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { EvaluationEventSchema, HistoryQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -17,8 +16,7 @@ export const route = createRoute({
     "An event is recorded whenever a (rule, profile) status changes, the first evaluation included. " +
     "Events of a deleted profile are kept with thresholdProfileId and thresholdProfileName null and " +
     "thresholdProfileDeleted true.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: HistoryQuery },
   responses: { 200: envelope(z.array(EvaluationEventSchema), "Evaluation events."), ...errorResponses },
 });
@@ -47,7 +45,7 @@ function eventItem(e: EventRow) {
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const { limit, offset } = c.req.valid("query");
     const rows = await c
       .get("db")

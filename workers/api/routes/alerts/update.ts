@@ -5,9 +5,8 @@ import { assertActiveRuleQuota } from "../../../alerts/quota.js";
 import { detailOf, loadRule, writeBundle, writeChannels } from "../../../alerts/rules.js";
 import { validateReferences } from "../../../alerts/validate.js";
 import type { AppEnv } from "../../context.js";
-import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
-import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
+import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import { RuleIdParams, RuleSchema, requestedBundle, UpdateRuleSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -20,8 +19,7 @@ export const route = createRoute({
     "Every field is optional; the resulting rule is validated as on create. `thresholdProfileIds` " +
     "replaces the bundle; `thresholdProfileId` alone replaces it with a bundle of one. Reactivation " +
     "answers 403 at the plan's maximum of active rules.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), bodyUpTo(RESOURCE_BODY_BYTES)],
+  ...policy({ scope: "resources:write", project: "path" }, bodyUpTo(RESOURCE_BODY_BYTES)),
   request: {
     params: RuleIdParams,
     body: { required: true, content: { "application/json": { schema: UpdateRuleSchema } } },
@@ -35,13 +33,13 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, alertId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { alertId } = c.req.valid("param");
+    const project = c.get("project");
     const patch = c.req.valid("json");
     const rule = await c.get("db").transaction(async (tx) => {
       const current = await loadRule(tx, project.id, alertId);
       if (patch.isActive === true && !current.isActive) {
-        await assertActiveRuleQuota(tx, principalOf(c).tenantId);
+        await assertActiveRuleQuota(tx, project.tenantId);
       }
       const bundle = requestedBundle(patch);
       const next = { ...current, ...patch };

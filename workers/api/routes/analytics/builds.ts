@@ -3,8 +3,7 @@ import { buildList } from "../../../analytics/builds.js";
 import { cached, cacheKey } from "../../../analytics/cache.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { BuildSchema, BuildsQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -15,8 +14,7 @@ export const route = createRoute({
   summary: "Builds with performance-bearing events in the window, newest first",
   description:
     "The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: BuildsQuery },
   responses: { 200: envelope(z.array(BuildSchema), "Builds, newest first."), ...errorResponses },
 });
@@ -24,7 +22,7 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     // Authentication, scope and project checks have all run before the cache is consulted.
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const q = c.req.valid("query");
     const days = Number(q.days);
     const key = cacheKey("builds", project.id, { days, buildId: q.buildId });

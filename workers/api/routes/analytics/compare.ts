@@ -5,8 +5,7 @@ import { eventMapId } from "../../../analytics/maps.js";
 import { ApiError } from "../../../shared/errors.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { BuildComparisonSchema, CompareQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -17,8 +16,7 @@ export const route = createRoute({
   summary: "Two builds' exact p50 and p95 per performance metric, and the candidate's change",
   description:
     "Metrics frame_time, memory, gpu_time, io.read_bytes, io.read_time_ms, io.read_ops, load_time_ms and mem.vram, all lower-is-better (memory and mem.vram in MB). Per metric: each build's exact p50 and tail (p95) over its samples in the window and filters, diffPct = (candidateP50 − baselineP50) / baselineP50 × 100 (null when the baseline p50 is 0 or a build has no sample) and isRegression = candidateP50 > baselineP50; clients apply their own tolerance to diffPct. An unknown build id is a build without samples. Cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: CompareQuery },
   responses: {
     200: envelope(BuildComparisonSchema, "The two builds and one diff per metric."),
@@ -36,7 +34,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       });
     }
     // Authentication, scope and project checks have all run before the cache is consulted.
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const days = Number(q.days);
     const mapId = q.mapId === undefined ? undefined : await eventMapId(c.get("db"), project.id, q.mapId);
     const query = { baseline: q.baseline, candidate: q.candidate, mapId, platform: q.platform };

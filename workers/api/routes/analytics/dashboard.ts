@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { dashboardDistincts, dashboardTotals } from "../../../analytics/dashboard.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { DashboardSchema, DaysQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -12,15 +11,14 @@ export const route = createRoute({
   operationId: "getDashboard",
   tags: ["Analytics"],
   summary: "KPIs, daily active players and top events",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: DaysQuery },
   responses: { 200: envelope(DashboardSchema, "Dashboard of the window."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const fetchedAt = Date.now();
     const w = windowOf(Number(c.req.valid("query").days), fetchedAt);
     const [distincts, totals] = await Promise.all([

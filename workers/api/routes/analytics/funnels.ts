@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { funnelSteps } from "../../../analytics/funnels.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";
 
 export const route = createRoute({
@@ -12,15 +11,14 @@ export const route = createRoute({
   operationId: "getFunnels",
   tags: ["Analytics"],
   summary: "Players reaching each step, in order, within the window of seconds",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: FunnelQuery },
   responses: { 200: envelope(z.array(FunnelStepSchema), "One entry per step."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const q = c.req.valid("query");
     const w = windowOf(Number(q.days), Date.now());
     const data = await funnelSteps(c.get("ch"), project.id, w, stepNames(q.steps), Number(q.window));

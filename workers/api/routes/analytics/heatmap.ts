@@ -3,8 +3,7 @@ import { heatmapCells } from "../../../analytics/heatmap.js";
 import { eventMapId } from "../../../analytics/maps.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -15,8 +14,7 @@ export const route = createRoute({
   summary: "Grid cells of a map: performance summaries, or counts of one event",
   description:
     "Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: HeatmapQuery },
   responses: {
     200: envelope(z.array(HeatmapCellSchema), "Cells that hold events, by x then y."),
@@ -26,7 +24,7 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const q = c.req.valid("query");
     const w = windowOf(Number(q.days), Date.now());
     const data = await heatmapCells(c.get("ch"), project.id, w, {

@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { insightGroups, insightTotal } from "../../../analytics/insights.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { InsightsQuery, InsightsSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -14,15 +13,14 @@ export const route = createRoute({
   summary: "Event count or unique players grouped by period or dimension",
   description:
     'Time groupings give the most recent limit periods of the window, zero-filled, ascending (key: period start date, weeks start Monday). Other groupings give the top limit keys by value, ties by key; events without the value form the key "". total is the metric over the whole window.',
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: InsightsQuery },
   responses: { 200: envelope(InsightsSchema, "Groups and total."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const q = c.req.valid("query");
     const days = Number(q.days);
     const w = windowOf(days, Date.now());

@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { retentionCohorts } from "../../../analytics/retention.js";
 import { windowOf } from "../../../shared/window.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { DaysQuery, RetentionCohortSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -14,15 +13,14 @@ export const route = createRoute({
   summary: "Day-1, day-7 and day-30 retention per cohort date",
   description:
     "One cohort per date of the window, oldest first. A player's cohort is the UTC date of their first event in the project ever.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: DaysQuery },
   responses: { 200: envelope(z.array(RetentionCohortSchema), "Cohorts, oldest first."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const w = windowOf(Number(c.req.valid("query").days), Date.now());
     return c.json({ success: true as const, data: await retentionCohorts(c.get("ch"), project.id, w) }, 200);
   });

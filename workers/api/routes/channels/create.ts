@@ -3,9 +3,8 @@ import { notificationChannels } from "../../../../schema/pg/schema.js";
 import { SIGNING_SECRET_PREFIX } from "../../../alerts/signature.js";
 import { newSecret } from "../../../shared/secrets.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
-import { envelope, errorResponses, ProjectIdParam, problemDoc, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
 import { CreateChannelSchema, CreatedChannelSchema, channelItem } from "./schema.js";
 
 export const route = createRoute({
@@ -17,8 +16,7 @@ export const route = createRoute({
   description:
     "A webhook channel gets a signing secret, returned in this response only: every delivery carries " +
     "`X-Telemetry-Signature: sha256=<hex HMAC-SHA256 of the body>`. A slack channel posts `{text}`.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), bodyUpTo(RESOURCE_BODY_BYTES)],
+  ...policy({ scope: "resources:write", project: "path" }, bodyUpTo(RESOURCE_BODY_BYTES)),
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: CreateChannelSchema } } },
@@ -32,7 +30,7 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const body = c.req.valid("json");
     const signingSecret = body.kind === "webhook" ? newSecret(SIGNING_SECRET_PREFIX) : null;
     const [row] = await c

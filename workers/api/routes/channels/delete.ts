@@ -3,8 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { notificationChannels } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { ChannelIdParams } from "./schema.js";
 
 export const route = createRoute({
@@ -15,8 +14,7 @@ export const route = createRoute({
   summary: "Delete a notification channel",
   description:
     "The channel leaves every alert rule that named it; deliveries still queued for it are dropped.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  ...policy({ scope: "resources:write", project: "path" }),
   request: { params: ChannelIdParams },
   responses: {
     200: envelope(z.object({ id: z.uuid(), deleted: z.literal(true) }), "The channel is gone."),
@@ -26,8 +24,8 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, channelId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { channelId } = c.req.valid("param");
+    const project = c.get("project");
     const [row] = await c
       .get("db")
       .delete(notificationChannels)

@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
 import { notificationChannels } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { ChannelSchema, channelItem } from "./schema.js";
 
 export const route = createRoute({
@@ -12,15 +11,14 @@ export const route = createRoute({
   operationId: "listChannels",
   tags: ["Alerts"],
   summary: "List the project's notification channels, newest first",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam },
   responses: { 200: envelope(z.array(ChannelSchema), "Notification channels."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const rows = await c
       .get("db")
       .select()

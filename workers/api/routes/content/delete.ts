@@ -3,9 +3,8 @@ import { and, eq } from "drizzle-orm";
 import { contentEntries } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { requireScope } from "../../middleware/auth.js";
-import { ProjectHeader, projectFromHeader } from "../../middleware/project-header.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { ProjectHeader } from "../../middleware/project-header.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { DeleteContentQuery, DeletedContentSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -17,8 +16,7 @@ export const route = createRoute({
   description:
     "Name the entry either by `id`, or by `contentType` with `contentId` (its uniqueness key); giving " +
     "neither form, or both, is a 400. 404 when the project has no such entry.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), projectFromHeader] as const,
+  ...policy({ scope: "resources:write", project: "header" }),
   request: { headers: ProjectHeader, query: DeleteContentQuery },
   responses: { 200: envelope(DeletedContentSchema, "The deleted entry's identifiers."), ...errorResponses },
 });

@@ -1,8 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
-import { requireScope } from "../../middleware/auth.js";
-import { ProjectHeader, projectFromHeader } from "../../middleware/project-header.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { ProjectHeader } from "../../middleware/project-header.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { listContent, ORDER_NOTE } from "./list.js";
 import { ContentEntrySchema, TypeQuery } from "./schema.js";
 
@@ -13,8 +12,7 @@ export const route = createRoute({
   tags: ["Content"],
   summary: "List the content registry of the project named by X-Project-Id",
   description: `Same entries as GET /v1/projects/{id}/content. ${ORDER_NOTE}`,
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read"), projectFromHeader] as const,
+  ...policy({ scope: "analytics:read", project: "header" }),
   request: { headers: ProjectHeader, query: TypeQuery },
   responses: { 200: envelope(z.array(ContentEntrySchema), "Content entries."), ...errorResponses },
 });

@@ -3,8 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { contentEntries } from "../../../../schema/pg/schema.js";
 import type { Db } from "../../../shared/db.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { ContentEntrySchema, contentItem, TypeQuery } from "./schema.js";
 
 export const ORDER_NOTE =
@@ -17,8 +16,7 @@ export const route = createRoute({
   tags: ["Content"],
   summary: "List the project's content registry",
   description: ORDER_NOTE,
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: TypeQuery },
   responses: { 200: envelope(z.array(ContentEntrySchema), "Content entries."), ...errorResponses },
 });
@@ -47,7 +45,7 @@ export async function listContent(db: Db, projectId: string, type: string | unde
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const data = await listContent(c.get("db"), project.id, c.req.valid("query").type);
     return c.json({ success: true as const, data }, 200);
   });

@@ -2,10 +2,9 @@ import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import { contentEntries } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
-import { requireScope } from "../../middleware/auth.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
-import { ProjectHeader, projectFromHeader } from "../../middleware/project-header.js";
-import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
+import { ProjectHeader } from "../../middleware/project-header.js";
+import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import { type ContentEntryInputSchema, ContentImportSchema, ImportedSchema, MAX_ENTRIES } from "./schema.js";
 
 /**
@@ -24,8 +23,7 @@ export const route = createRoute({
     `At most ${MAX_ENTRIES} entries. Entries are keyed by (contentType, contentId): an existing entry is ` +
     "replaced (omitted optional fields become null; createdAt is kept), and of duplicates within one " +
     "request the last wins. One statement: a rejected request changes nothing.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), projectFromHeader, bodyUpTo(MAX_BODY_BYTES)] as const,
+  ...policy({ scope: "resources:write", project: "header" }, bodyUpTo(MAX_BODY_BYTES)),
   request: {
     headers: ProjectHeader,
     body: { required: true, content: { "application/json": { schema: ContentImportSchema } } },

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { batchKeyOf, DeadLetterSchema, projectPrefix } from "./schema.js";
 
 export const route = createRoute({
@@ -11,15 +10,14 @@ export const route = createRoute({
   tags: ["Dead letters"],
   summary: "Batches that kept failing and are parked for replay",
   description: "At most 100, oldest day first. Needs data:admin.",
-  security: security.keyOnly,
-  middleware: [requireScope("data:admin")],
+  ...policy({ scope: "data:admin", project: "path" }),
   request: { params: ProjectIdParam },
   responses: { 200: envelope(z.array(DeadLetterSchema), "Parked batches."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const listing = await c.env.DEAD_LETTERS.list({
       prefix: projectPrefix(project.id),
       limit: 100,

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { projectPrefix, ReplaySchema } from "./schema.js";
 
 /** Each batch costs a read, a queue send and a delete: stay well inside one invocation's subrequests. */
@@ -16,15 +15,14 @@ export const route = createRoute({
   description:
     "Replay is safe to repeat: the consumer skips events it already holds. A batch is removed from the " +
     "park only once the queue has it; if it fails again it is parked again. Needs data:admin.",
-  security: security.keyOnly,
-  middleware: [requireScope("data:admin")],
+  ...policy({ scope: "data:admin", project: "path" }),
   request: { params: ProjectIdParam },
   responses: { 200: envelope(ReplaySchema, "What this call replayed."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const listing = await c.env.DEAD_LETTERS.list({
       prefix: projectPrefix(project.id),
       limit: REPLAY_PER_CALL,

@@ -6,8 +6,7 @@ import { EVENTS_TABLE } from "../../../query/events-view.js";
 import { ApiError } from "../../../shared/errors.js";
 import { sha256Hex } from "../../../shared/secrets.js";
 import type { AppEnv } from "../../context.js";
-import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProblemSchema, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProblemSchema, ProjectIdParam, policy } from "../../openapi.js";
 import { ErasureBodySchema, ErasureSchema, erasureItem } from "./schema.js";
 
 export const route = createRoute({
@@ -21,8 +20,7 @@ export const route = createRoute({
     "player_id is empty, plus the anonymous events of the player's sessions) and every player-derived " +
     "row, with synchronous lightweight DELETEs; other players are untouched. The audit entry (who, " +
     "when, rows removed per table) is kept and returned. Needs data:admin (API key only).",
-  security: security.keyOnly,
-  middleware: [requireScope("data:admin")],
+  ...policy({ scope: "data:admin", project: "path" }),
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: ErasureBodySchema } } },
@@ -39,15 +37,16 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const { playerId } = c.req.valid("json");
-    const principal = principalOf(c);
+    // Set by the gate before projectFromPath could pass.
+    const principal = c.get("principal");
     const db = c.get("db");
     const [started] = await db
       .insert(erasures)
       .values({
         projectId: project.id,
-        requestedBy: principal.kind === "key" ? principal.keyId : null,
+        requestedBy: principal?.kind === "key" ? principal.keyId : null,
         playerIdSha256: await sha256Hex(playerId),
         status: "running",
       })

@@ -3,8 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { erasures } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { ErasureIdParams, ErasureSchema, erasureItem } from "./schema.js";
 
 export const route = createRoute({
@@ -13,16 +12,15 @@ export const route = createRoute({
   operationId: "getErasure",
   tags: ["Data administration"],
   summary: "Read an erasure's audit entry",
-  security: security.keyOnly,
-  middleware: [requireScope("data:admin")],
+  ...policy({ scope: "data:admin", project: "path" }),
   request: { params: ErasureIdParams },
   responses: { 200: envelope(ErasureSchema, "The erasure."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, erasureId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { erasureId } = c.req.valid("param");
+    const project = c.get("project");
     const [row] = await c
       .get("db")
       .select()

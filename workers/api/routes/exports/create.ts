@@ -3,8 +3,7 @@ import { eq } from "drizzle-orm";
 import { dataExports } from "../../../../schema/pg/schema.js";
 import type { ExportMessage } from "../../../exports/consumer.js";
 import type { AppEnv } from "../../context.js";
-import { principalOf, projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { exportRange } from "./range.js";
 import { ExportBodySchema, ExportSchema, exportItem } from "./schema.js";
 
@@ -18,8 +17,7 @@ export const route = createRoute({
     "Queues the export and answers at once; poll GET …/exports/{exportId}. The file has the query " +
     "endpoint's `events` columns, ordered by timestamp, in ClickHouse's JSONEachRow (ndjson), Parquet " +
     "or CSVWithNames (csv) output, streamed into object storage. Needs data:admin (API key only).",
-  security: security.keyOnly,
-  middleware: [requireScope("data:admin")],
+  ...policy({ scope: "data:admin", project: "path" }),
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: ExportBodySchema } } },
@@ -29,16 +27,17 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const body = c.req.valid("json");
     const { from, to } = exportRange(body);
-    const principal = principalOf(c);
+    // Set by the gate before projectFromPath could pass.
+    const principal = c.get("principal");
     const db = c.get("db");
     const [row] = await db
       .insert(dataExports)
       .values({
         projectId: project.id,
-        requestedBy: principal.kind === "key" ? principal.keyId : null,
+        requestedBy: principal?.kind === "key" ? principal.keyId : null,
         format: body.format,
         rangeFrom: from,
         rangeTo: to,

@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { EXPORT_FORMATS, type ExportFormat } from "../../../exports/formats.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { requireScope } from "../../middleware/auth.js";
-import { errorResponses, ProblemSchema, rateLimitHeaderDocs, security } from "../../openapi.js";
+import { errorResponses, ProblemSchema, policy, rateLimitHeaderDocs } from "../../openapi.js";
 import { exportFor } from "./get.js";
 import { ExportIdParams } from "./schema.js";
 
@@ -15,8 +14,7 @@ export const route = createRoute({
   operationId: "downloadExport",
   tags: ["Data administration"],
   summary: "Download a completed export (streamed)",
-  security: security.keyOnly,
-  middleware: [requireScope("data:admin")],
+  ...policy({ scope: "data:admin", project: "path" }),
   request: { params: ExportIdParams },
   responses: {
     200: {
@@ -34,8 +32,8 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, exportId } = c.req.valid("param");
-    const row = await exportFor(c, id, exportId);
+    const { exportId } = c.req.valid("param");
+    const row = await exportFor(c.get("db"), c.get("project").id, exportId);
     if (row.status !== "completed" || !row.objectKey) {
       throw new ApiError("CONFLICT", `Export ${exportId} is ${row.status}; download it once completed.`);
     }

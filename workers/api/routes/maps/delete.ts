@@ -3,8 +3,7 @@ import { and, eq, type SQL } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
+import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import { DeletedMapSchema, discardImage, MapRefParams } from "./schema.js";
 
 export const route = createRoute({
@@ -16,8 +15,7 @@ export const route = createRoute({
   description:
     "By internal id or by user map id (an internal id wins when both could match). 409 while another " +
     "record (an alert rule) still refers to the map with a restricting foreign key; nothing is deleted then.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  ...policy({ scope: "resources:write", project: "path" }),
   request: { params: MapRefParams },
   responses: {
     200: envelope(DeletedMapSchema, "The internal id of the deleted map."),
@@ -43,8 +41,8 @@ const isUuid = (s: string) => z.uuid().safeParse(s).success;
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, map } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { map } = c.req.valid("param");
+    const project = c.get("project");
     const remove = async (which: SQL) => {
       try {
         const [row] = await c

@@ -3,8 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { errorResponses, rateLimitHeaderDocs, security } from "../../openapi.js";
+import { errorResponses, policy, rateLimitHeaderDocs } from "../../openapi.js";
 import { MapParams } from "./schema.js";
 
 const binary = { schema: z.string().openapi({ type: "string", format: "binary" }) };
@@ -16,8 +15,7 @@ export const route = createRoute({
   tags: ["Maps"],
   summary: "The map's image, as uploaded",
   description: "The path is the map's `imageUrl`. Content-Type is the type sniffed at upload.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: MapParams },
   responses: {
     200: {
@@ -31,8 +29,8 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, mapInternalId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { mapInternalId } = c.req.valid("param");
+    const project = c.get("project");
     const [row] = await c
       .get("db")
       .select({ imageKey: maps.imageKey, contentType: maps.imageContentType })

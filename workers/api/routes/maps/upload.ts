@@ -3,10 +3,9 @@ import { and, eq, sql } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { requireScope } from "../../middleware/auth.js";
 import { boundedForm } from "../../middleware/body-limits.js";
-import { ProjectHeader, projectFromHeader } from "../../middleware/project-header.js";
-import { errorResponses, problemDoc, rateLimitHeaderDocs, security } from "../../openapi.js";
+import { ProjectHeader } from "../../middleware/project-header.js";
+import { errorResponses, policy, problemDoc, rateLimitHeaderDocs } from "../../openapi.js";
 import { inspectImage } from "./image-header.js";
 import {
   discardImage,
@@ -28,8 +27,7 @@ export const route = createRoute({
     "read from its bytes; the optional imageWidth and imageHeight must equal that size. An update " +
     "replaces every field: omitted vertical bounds become null. The answer is flat (not enveloped): " +
     "`success`, `mapId` (the user identifier, as sent), `action`, and `id`, the internal id.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), projectFromHeader, boundedForm(MAX_UPLOAD_BYTES)] as const,
+  ...policy({ scope: "resources:write", project: "header" }, boundedForm(MAX_UPLOAD_BYTES)),
   request: {
     headers: ProjectHeader,
     body: { required: true, content: { "multipart/form-data": { schema: MapUploadSchema } } },

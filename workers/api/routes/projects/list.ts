@@ -2,8 +2,8 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { asc, eq } from "drizzle-orm";
 import { projects } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
-import { principalOf, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { principalOf } from "../../middleware/auth.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { ProjectSchema, projectItem } from "./schema.js";
 
 export const route = createRoute({
@@ -12,8 +12,7 @@ export const route = createRoute({
   operationId: "listProjects",
   tags: ["Projects"],
   summary: "List the tenant's projects",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read" }),
   responses: {
     200: envelope(z.array(ProjectSchema), "All projects of the authenticated tenant."),
     ...errorResponses,

@@ -3,8 +3,7 @@ import { and, count, eq } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
 import { cachedEventKpis } from "../../../analytics/project-status.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { ProjectStatusSchema, projectItem } from "./schema.js";
 
 const StatusQuery = z.object({
@@ -23,8 +22,7 @@ export const route = createRoute({
   description:
     "The event KPIs are cached about 60 seconds per project; `kpis.fetchedAt` (Unix ms) says when they " +
     "were computed, and fresh=1 recomputes them. activeAlertRules is always current.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: StatusQuery },
   responses: { 200: envelope(ProjectStatusSchema, "Project and KPIs."), ...errorResponses },
 });
@@ -32,7 +30,7 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     // Authentication, scope and project checks have all run before the cache is consulted.
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const fresh = c.req.valid("query").fresh === "1";
     const [kpis, [rules]] = await Promise.all([
       cachedEventKpis(c.get("ch"), project.id, fresh),

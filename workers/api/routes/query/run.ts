@@ -2,8 +2,8 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { runUserQuery } from "../../../query/run.js";
 import { openQueryClickHouse } from "../../../shared/clickhouse.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProblemSchema, security } from "../../openapi.js";
+import { projectFor } from "../../middleware/auth.js";
+import { envelope, errorResponses, ProblemSchema, policy } from "../../openapi.js";
 import { QueryBodySchema, QueryResultSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -17,8 +17,7 @@ export const route = createRoute({
     "parsed by ClickHouse and checked against an allow-list (400 when refused), then run read-only " +
     "with the project filter enforced by the engine and bounds on time, memory, bytes read and rows. " +
     "An execution failure answers 422; a timeout says so. Needs data:admin (API key only).",
-  security: security.keyOnly,
-  middleware: [requireScope("data:admin")],
+  ...policy({ scope: "data:admin", project: "body" }),
   request: {
     body: { required: true, content: { "application/json": { schema: QueryBodySchema } } },
   },

@@ -1,9 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
-import { envelope, errorResponses, ProjectIdParam, problemDoc, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
 import {
   PROFILE_BODY_BYTES,
   profileItem,
@@ -17,8 +16,7 @@ export const route = createRoute({
   operationId: "createThresholdProfile",
   tags: ["Threshold profiles"],
   summary: "Create a threshold profile",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), bodyUpTo(PROFILE_BODY_BYTES)],
+  ...policy({ scope: "resources:write", project: "path" }, bodyUpTo(PROFILE_BODY_BYTES)),
   request: {
     params: ProjectIdParam,
     body: { required: true, content: { "application/json": { schema: ThresholdProfileCreateSchema } } },
@@ -32,7 +30,7 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const [row] = await c
       .get("db")
       .insert(thresholdProfiles)

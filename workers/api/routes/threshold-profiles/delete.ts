@@ -4,8 +4,7 @@ import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { applyProfileDeletion } from "../../../alerts/profile-deletion.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
 import { DeletedSchema, ProfileParams } from "./schema.js";
 
 export const route = createRoute({
@@ -16,16 +15,15 @@ export const route = createRoute({
   summary: "Delete a threshold profile",
   description:
     "Evaluation events that used the profile are kept and read back with `thresholdProfileDeleted: true`.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write")],
+  ...policy({ scope: "resources:write", project: "path" }),
   request: { params: ProfileParams },
   responses: { 200: envelope(DeletedSchema, "The id of the deleted profile."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, profileId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { profileId } = c.req.valid("param");
+    const project = c.get("project");
     // One transaction: what the deletion means for alert rules and their history commits with it or not at all.
     const deleted = await c.get("db").transaction(async (tx) => {
       const [locked] = await tx

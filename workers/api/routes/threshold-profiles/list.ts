@@ -2,8 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
-import { envelope, errorResponses, ProjectIdParam, security } from "../../openapi.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { profileItem, ThresholdProfileSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -13,15 +12,14 @@ export const route = createRoute({
   tags: ["Threshold profiles"],
   summary: "List threshold profiles, newest first",
   description: "Their ids are the `thresholdProfileId`s of alert rules.",
-  security: security.keyOrToken,
-  middleware: [requireScope("analytics:read")],
+  ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam },
   responses: { 200: envelope(z.array(ThresholdProfileSchema), "The project's profiles."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const project = await projectFor(c, c.req.valid("param").id);
+    const project = c.get("project");
     const rows = await c
       .get("db")
       .select()

@@ -3,9 +3,8 @@ import { and, eq, sql } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { projectFor, requireScope } from "../../middleware/auth.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
-import { envelope, errorResponses, problemDoc, security } from "../../openapi.js";
+import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import {
   PROFILE_BODY_BYTES,
   ProfileParams,
@@ -21,8 +20,7 @@ export const route = createRoute({
   tags: ["Threshold profiles"],
   summary: "Update a threshold profile",
   description: "Partial update: omitted fields keep their value; null clears a filter or threshold.",
-  security: security.keyOrToken,
-  middleware: [requireScope("resources:write"), bodyUpTo(PROFILE_BODY_BYTES)],
+  ...policy({ scope: "resources:write", project: "path" }, bodyUpTo(PROFILE_BODY_BYTES)),
   request: {
     params: ProfileParams,
     body: { required: true, content: { "application/json": { schema: ThresholdProfileUpdateSchema } } },
@@ -36,8 +34,8 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const { id, profileId } = c.req.valid("param");
-    const project = await projectFor(c, id);
+    const { profileId } = c.req.valid("param");
+    const project = c.get("project");
     const changes = c.req.valid("json");
     const inProject = and(eq(thresholdProfiles.id, profileId), eq(thresholdProfiles.projectId, project.id));
     const db = c.get("db");

@@ -3,7 +3,7 @@ import { ApiError } from "../../../shared/errors.js";
 import { MANAGEMENT_SCOPES } from "../../../shared/scopes.js";
 import type { AppEnv } from "../../context.js";
 import { principalOf } from "../../middleware/auth.js";
-import { envelope, errorResponses, security } from "../../openapi.js";
+import { envelope, errorResponses, securityFor } from "../../openapi.js";
 import { WhoamiSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ["Keys"],
   summary: "Validate an API key",
   description: "Any valid active key succeeds; keys with only ingest scopes see projectId and scopes only.",
-  security: security.keyOnly,
+  security: securityFor(null),
   responses: { 200: envelope(WhoamiSchema, "The key is valid."), ...errorResponses },
 });
 
