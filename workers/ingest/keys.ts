@@ -34,16 +34,17 @@ function isScope(s: string): s is Scope {
   return (SCOPES as readonly string[]).includes(s);
 }
 
-/** The key's principal, or null when the key is malformed, unknown or revoked. */
+/** What a key is looked up and cached by (its SHA-256, never the secret); null when malformed. */
+export async function ingestKeyHash(secret: string): Promise<string | null> {
+  return looksLikeSecret(secret, KEY_PREFIX) ? sha256Hex(secret) : null;
+}
+
+/** The principal of the key with this hash, or null when it is unknown or revoked. */
 export async function findIngestKey(
   env: object,
   ctx: ExecutionContext,
-  secret: string,
+  keyHash: string,
 ): Promise<KeyPrincipal | null> {
-  if (!looksLikeSecret(secret, KEY_PREFIX)) {
-    return null;
-  }
-  const keyHash = await sha256Hex(secret);
   const pool = openPool(configOf(env));
   try {
     const { rows } = await pool.query<KeyRow>(FIND_KEY_SQL, [keyHash]);
