@@ -66,6 +66,7 @@ export class CredentialCache<P> {
     readStartedAt: number,
     ttlMs: number,
     notAfter = Number.POSITIVE_INFINITY,
+    now = Date.now(),
   ): void {
     if (ttlMs <= 0 || hit.changedAt >= readStartedAt - CLOCK_SKEW_MS) {
       this.entries.delete(key);
@@ -78,7 +79,7 @@ export class CredentialCache<P> {
     if (this.entries.size >= MAX_ENTRIES) {
       this.entries.clear();
     }
-    this.entries.set(key, { principal, expires: Math.min(Date.now() + ttlMs, notAfter), generations });
+    this.entries.set(key, { principal, expires: Math.min(now + ttlMs, notAfter), generations });
   }
 
   forget(key: string): void {
