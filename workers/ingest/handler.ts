@@ -167,11 +167,12 @@ async function enforceIngestRate(
   if (!hit.result) {
     keyCache.forget(auth.keyHash);
     readStartedAt = Date.now();
-    const fresh = await findIngestKey(env, ctx, auth.keyHash);
+    const fresh = await findIngestKey(env, auth.keyHash);
     if (!fresh) {
       return refuse(request, env, out, true);
     }
     principal = authorize(fresh);
+    noteUse(env, ctx, principal);
     hit = await consumeIfCurrent(env, buckets.ingest(principal.projectId), null, limitOf(principal));
   }
   if (readStartedAt !== null) {
@@ -241,7 +242,7 @@ async function authenticate(
     };
   }
   const readStartedAt = Date.now();
-  const principal = await findIngestKey(env, ctx, keyHash);
+  const principal = await findIngestKey(env, keyHash);
   if (!principal) {
     keyCache.forget(keyHash);
     return refuse(request, env, out, true);

@@ -11,6 +11,7 @@ import {
   resolveHashed,
 } from "../../shared/auth.js";
 import { CredentialCache, credentialTtlMs } from "../../shared/credential-cache.js";
+import { httpDb } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
 import { noteUse } from "../../shared/last-used.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
@@ -75,7 +76,7 @@ async function authenticate(
     // Stale: something changed since it was cached; read it again below.
   }
   const readStartedAt = Date.now();
-  const principal = await resolveHashed(c.get("db"), hashed);
+  const principal = await resolveHashed(httpDb(c.get("config")), hashed);
   if (!principal) {
     principals.forget(hashed);
     return null;
@@ -173,8 +174,7 @@ export async function projectsOf(c: Context<AppEnv>): Promise<ProjectRow[]> {
   ) {
     return entry.rows;
   }
-  const rows = await c
-    .get("db")
+  const rows = await httpDb(c.get("config"))
     .select()
     .from(projects)
     .where(eq(projects.tenantId, tenantId))
