@@ -34,6 +34,9 @@ function newClient(config: Config, requestTimeoutMs: number): ClickHouseClient {
     request_timeout: requestTimeoutMs,
     // The Worker's fetch; keep-alive is the platform's business.
     keep_alive: { enabled: false },
+    // Results come gzip'd (Accept-Encoding + enable_http_compression) and the runtime's fetch inflates
+    // them natively: a Worker pays for every byte it receives, and a heatmap is hundreds of KB of JSON.
+    compression: { response: true },
     fetch: guardedFetch,
   });
 }
