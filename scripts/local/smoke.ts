@@ -308,7 +308,7 @@ async function clickhouseChecks(url: string): Promise<void> {
         "client with response compression",
       );
       await compressed.close();
-      },
+    },
   );
 
   await client.close();
