@@ -49,7 +49,7 @@ function chargeOf(principal: Principal, bucket: Bucket): { name: string; max: nu
     : { name: buckets.plan(principal.tenantId), max: planOf(principal.planId).requestsPerHour };
 }
 
-type Authenticated = { principal: Principal; rate: RateLimitResult; max: number; generation: number };
+type Authenticated = { principal: Principal; rate: RateLimitResult; max: number };
 
 /**
  * The principal behind the credential with one request charged to its bucket, or null when the
@@ -71,7 +71,7 @@ async function authenticate(
     const hit = await consumeIfCurrent(c.env, name, cached.expected, max);
     if (hit.result) {
       c.set("generation", { bucket: name, generation: hit.generation });
-      return { principal: cached.principal, rate: hit.result, max, generation: hit.generation };
+      return { principal: cached.principal, rate: hit.result, max };
     }
     // Stale: something changed since it was cached; read it again below.
   }
@@ -97,7 +97,7 @@ async function authenticate(
   // projectsOf() compares against this, taken before it reads Postgres itself.
   c.set("generation", { bucket: name, generation: hit.generation });
   // biome-ignore lint/style/noNonNullAssertion: consumeIfCurrent(null) always counts, so result is set.
-  return { principal, rate: hit.result!, max, generation: hit.generation };
+  return { principal, rate: hit.result!, max };
 }
 
 /**
