@@ -13,6 +13,14 @@ export type RateLimitResult = {
 export type BudgetResult = { allowed: boolean; used: number; limit: number | null; retryAfter: number };
 
 /**
+ * What a credential cache compares against (workers/shared/credential-cache.ts): the bucket's credentials
+ * generation, bumped whenever a credential, plan or project charged to this bucket changes, and when
+ * (Unix ms) that last happened. `result` is null when the caller's generation was stale: nothing was
+ * counted, and the caller must look the credential up again.
+ */
+export type CheckedHit = { generation: number; changedAt: number; result: RateLimitResult | null };
+
+/**
  * One instance per bucket name (tenant API quota, whoami bucket, client IP, project ingest rate,
  * tenant monthly event budget). Sliding windows are exact to the second: requests are counted in
  * per-second buckets, persisted in the object's SQLite storage so an eviction forgets nothing.
@@ -20,6 +28,8 @@ export type BudgetResult = { allowed: boolean; used: number; limit: number | nul
 export class RateLimiter extends DurableObject<Env> {
   private buckets = new Map<number, number>();
   private budgetUsed = 0;
+  private generation = 0;
+  private changedAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -34,6 +44,41 @@ export class RateLimiter extends DurableObject<Env> {
     for (const row of sql.exec<{ used: number }>("SELECT used FROM budget")) {
       this.budgetUsed = row.used;
     }
+    // Persisted, so an eviction cannot hand a cache a generation it already saw before a change.
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL, changed_at INTEGER NOT NULL)",
+    );
+    for (const row of sql.exec<{ value: number; changed_at: number }>(
+      "SELECT value, changed_at FROM generation",
+    )) {
+      this.generation = row.value;
+      this.changedAt = row.changed_at;
+    }
+  }
+
+  /**
+   * hit() for a caller that holds a cached principal resolved at generation `expected`: counted only when
+   * that is still this bucket's generation (or `expected` is null: a principal just read from Postgres).
+   * One round trip does both the freshness check and the count.
+   */
+  hitIfCurrent(expected: number | null, limit: number, windowSeconds: number, cost = 1): CheckedHit {
+    const base = { generation: this.generation, changedAt: this.changedAt };
+    if (expected !== null && expected !== this.generation) {
+      return { ...base, result: null };
+    }
+    return { ...base, result: this.hit(limit, windowSeconds, cost) };
+  }
+
+  /** A credential, plan or project charged to this bucket changed: every cached principal is stale. */
+  bump(nowMs = Date.now()): number {
+    this.generation += 1;
+    this.changedAt = nowMs;
+    this.ctx.storage.sql.exec(
+      "INSERT INTO generation (id, value, changed_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET value = excluded.value, changed_at = excluded.changed_at",
+      this.generation,
+      this.changedAt,
+    );
+    return this.generation;
   }
 
   /** Counts `cost` requests now if the window allows them; a denied request is not counted. */

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { type ClickHouseClient, ClickHouseError, createClient, SettingsMap } from "@clickhouse/client-web";
-import { neonConfig, Pool } from "@neondatabase/serverless";
+import { neon, neonConfig, Pool } from "@neondatabase/serverless";
 import WebSocket from "ws";
 import { clickhouseQuery, startClickHouseHttp } from "./clickhouse-http.js";
 import { startNeonProxy } from "./neon-proxy.js";
@@ -265,6 +265,52 @@ async function clickhouseChecks(url: string): Promise<void> {
     assertEqual(text, "hi\n", "helper result");
   });
 
+  await check(
+    "enable_http_compression=1 with Accept-Encoding gzip: a gzip'd response, buffered and streamed",
+    async () => {
+      for (const wait of ["1", "0"]) {
+        const response = await fetch(`${url}/?enable_http_compression=1&wait_end_of_query=${wait}`, {
+          method: "POST",
+          body: "SELECT number FROM numbers(3) FORMAT JSONCompact",
+          headers: {
+            "Accept-Encoding": "gzip",
+            "X-ClickHouse-User": CH_USER,
+            "X-ClickHouse-Key": CH_PASSWORD,
+          },
+        });
+        assertEqual(
+          response.headers.get("content-encoding"),
+          "gzip",
+          `content-encoding (wait_end_of_query=${wait})`,
+        );
+        // fetch inflates it; the rows are what ClickHouse sends.
+        const body = JSON.parse(await response.text()) as { data: unknown[][] };
+        assertEqual(body.data, [[0], [1], [2]], `rows (wait_end_of_query=${wait})`);
+      }
+      // Without the setting, or without gzip accepted, the body is left as it is.
+      const plain = await fetch(`${url}/?enable_http_compression=0`, {
+        method: "POST",
+        body: "SELECT 1",
+        headers: { "Accept-Encoding": "gzip", "X-ClickHouse-User": CH_USER, "X-ClickHouse-Key": CH_PASSWORD },
+      });
+      assertEqual(plain.headers.get("content-encoding"), null, "no content-encoding");
+      assertEqual(await plain.text(), "1\n", "plain body");
+      // And the client's own compression option goes through it end to end.
+      const compressed = createClient({
+        url,
+        username: CH_USER,
+        password: CH_PASSWORD,
+        compression: { response: true },
+      });
+      assertEqual(
+        await rows(compressed, "SELECT 41 + 1 AS n"),
+        [{ n: 42 }],
+        "client with response compression",
+      );
+      await compressed.close();
+    },
+  );
+
   await client.close();
 }
 
@@ -297,6 +343,45 @@ async function neonChecks(databaseUrl: string, proxyPort: number): Promise<void>
     const result = await pool.query("SELECT id FROM smoke_tx ORDER BY id");
     assertEqual(result.rows, [{ id: 1 }], "committed rows");
   });
+
+  await check(
+    "neon HTTP query path (POST /sql): params, types, statement errors, batches in one transaction",
+    async () => {
+      neonConfig.fetchEndpoint = `http://127.0.0.1:${proxyPort}/sql`;
+      const sql = neon(databaseUrl);
+      const rows = await sql.query("SELECT $1::int + 1 AS n, now() AS at, NULL::text AS none", [41]);
+      assertEqual(rows[0]?.n, 42, "int parsed");
+      assert(rows[0]?.at instanceof Date, "timestamptz parsed into a Date");
+      assertEqual(rows[0]?.none, null, "null");
+      const failed = await sql.query("SELECT * FROM no_such_table").catch((err: unknown) => err);
+      assertEqual(Reflect.get(Object(failed), "code"), "42P01", "SQLSTATE of a statement error");
+      const [inserted, counted] = await sql.transaction([
+        sql.query("INSERT INTO smoke_tx VALUES (10) RETURNING id"),
+        sql.query("SELECT count(*)::int AS n FROM smoke_tx WHERE id = 10"),
+      ]);
+      assertEqual(inserted, [{ id: 10 }], "batch insert");
+      assertEqual(counted, [{ n: 1 }], "batch sees its own insert");
+      // A failing batch changes nothing.
+      await sql
+        .transaction([sql.query("INSERT INTO smoke_tx VALUES (11)"), sql.query("SELECT 1/0")])
+        .catch(() => {});
+      assertEqual(
+        await sql.query("SELECT count(*)::int AS n FROM smoke_tx WHERE id = 11"),
+        [{ n: 0 }],
+        "rolled back",
+      );
+      const foreign = await fetch(`http://127.0.0.1:${proxyPort}/sql`, {
+        method: "POST",
+        headers: {
+          "Neon-Connection-String": "postgres://u:p@example.com:5432/db",
+          "Neon-Raw-Text-Output": "true",
+          "Neon-Array-Mode": "true",
+        },
+        body: JSON.stringify({ query: "SELECT 1", params: [] }),
+      });
+      assertEqual(foreign.status, 400, "a non-loopback target is refused");
+    },
+  );
 
   await check("proxy refuses hosts outside allowedHosts", async () => {
     const status = await new Promise<number>((resolve) => {

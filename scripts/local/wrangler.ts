@@ -24,6 +24,8 @@ const PASSED_ENV = [
   "XDG_CONFIG_HOME",
   "WRANGLER_LOG",
   "NODE_OPTIONS",
+  // A Worker var (workers/shared/config.ts), passed on so a benchmark can turn the credential cache off.
+  "CREDENTIAL_CACHE_TTL_MS",
 ];
 
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */

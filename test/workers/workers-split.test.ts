@@ -181,10 +181,12 @@ describe("a dependency that is down is a retryable 503", () => {
   });
 
   it("API Worker: a Postgres-backed read with Postgres down", async () => {
+    // A key this isolate has never cached, so the lookup must reach Postgres.
+    const fresh = await seedTenant("pro", "Split API Postgres Down");
     const res = await withEngineDown(
       api,
       { DATABASE_URL: `postgres://nobody:nothing@${CLOSED}/telemetry` },
-      new Request(`${BASE}/api/v1/projects`, { headers: { "X-API-Key": t.keys.read.key } }),
+      new Request(`${BASE}/api/v1/projects`, { headers: { "X-API-Key": fresh.keys.read.key } }),
     );
     await expectUnavailable(res, "Postgres");
   });

@@ -12,5 +12,7 @@ export type AppEnv = {
     ch: ClickHouseClient;
     principal: Principal | undefined;
     rateLimit: RateLimitResult | undefined;
+    /** The bucket the gate charged and the credentials generation it confirmed there. */
+    generation: { bucket: string; generation: number } | undefined;
   };
 };

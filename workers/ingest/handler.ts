@@ -1,11 +1,20 @@
 import type { KeyPrincipal } from "../shared/auth.js";
+import { configOf } from "../shared/config.js";
+import { CredentialCache, credentialTtlMs } from "../shared/credential-cache.js";
 import { concat, gunzipCapped, readCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { noteUse } from "../shared/last-used.js";
-import { type Plan, planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
-import { chargeMonthlyEvents, clientIp, consume, rateLimitHeaders } from "../shared/rate-limit.js";
+import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
+import {
+  buckets,
+  chargeMonthlyEvents,
+  clientIp,
+  consume,
+  consumeIfCurrent,
+  rateLimitHeaders,
+} from "../shared/rate-limit.js";
 import { sha256Hex } from "../shared/secrets.js";
-import { apiKeyOf, findIngestKey } from "./keys.js";
+import { apiKeyOf, findIngestKey, ingestKeyHash } from "./keys.js";
 import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
@@ -35,10 +44,10 @@ export async function handleIngest(request: Request, env: Env, ctx: ExecutionCon
 
 async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: Headers) {
   const { contentType, sdkVersion } = requiredHeaders(request);
-  const principal = await authenticate(request, env, ctx, out);
+  const auth = await authenticate(request, env, ctx, out);
   const { contentLength, encoding } = transportHeaders(request.headers, contentType);
+  const principal = await enforceIngestRate(request, env, ctx, auth, out);
   const plan = planOf(principal.planId);
-  await enforceIngestRate(env, principal, plan, out);
 
   const body = await readBody(request, contentLength);
   const decoded = encoding === "gzip" ? await gunzip(body) : body;
@@ -133,18 +142,58 @@ function transportHeaders(headers: Headers, contentType: string) {
   return { contentLength, encoding: encoding as "gzip" | "identity" };
 }
 
-async function enforceIngestRate(env: Env, principal: KeyPrincipal, plan: Plan, out: Headers): Promise<void> {
-  const rate = await consume(env, `ingest:${principal.projectId}`, plan.ingestRequestsPerHour);
-  applyHeaders(out, rateLimitHeaders(rate));
-  if (!rate.allowed) {
-    throw new ApiError(
-      "RATE_LIMITED",
-      `Ingest rate of ${plan.ingestRequestsPerHour} batches per hour exceeded.`,
-      {
-        retryAfter: rate.retryAfter,
-      },
+/**
+ * Charges the project's ingest bucket. The same RateLimiter call confirms a cached key is current; a
+ * stale one is looked up again (it may now be revoked: 401, or have lost its scope: 403, or its tenant's
+ * plan may have changed) before the request is counted, so nothing is charged for a key that no longer
+ * passes.
+ */
+async function enforceIngestRate(
+  request: Request,
+  env: Env,
+  ctx: ExecutionContext,
+  auth: Authenticated,
+  out: Headers,
+): Promise<KeyPrincipal> {
+  let { principal } = auth;
+  const limitOf = (p: KeyPrincipal) => planOf(p.planId).ingestRequestsPerHour;
+  let hit = await consumeIfCurrent(
+    env,
+    buckets.ingest(principal.projectId),
+    auth.expected,
+    limitOf(principal),
+  );
+  let readStartedAt = auth.readStartedAt;
+  if (!hit.result) {
+    keyCache.forget(auth.keyHash);
+    readStartedAt = Date.now();
+    const fresh = await findIngestKey(env, auth.keyHash);
+    if (!fresh) {
+      return refuse(request, env, out, true);
+    }
+    principal = authorize(fresh);
+    noteUse(env, ctx, principal);
+    hit = await consumeIfCurrent(env, buckets.ingest(principal.projectId), null, limitOf(principal));
+  }
+  if (readStartedAt !== null) {
+    keyCache.remember(
+      auth.keyHash,
+      principal,
+      buckets.ingest(principal.projectId),
+      hit,
+      readStartedAt,
+      credentialTtlMs(configOf(env)),
     );
   }
+  // biome-ignore lint/style/noNonNullAssertion: consumeIfCurrent(null) always counts, so result is set.
+  const rate = hit.result!;
+  applyHeaders(out, rateLimitHeaders(rate));
+  if (!rate.allowed) {
+    throw new ApiError("RATE_LIMITED", `Ingest rate of ${limitOf(principal)} batches per hour exceeded.`, {
+      retryAfter: rate.retryAfter,
+    });
+  }
+  return principal;
 }
 
 /** Every event, one streaming pass; the first fault rejects the whole batch. Returns the event count. */
@@ -159,45 +208,65 @@ function validate(protobuf: Uint8Array): number {
   return scan.eventCount;
 }
 
-// Ingest is the hot path: a key's principal is cached per isolate for a short while, so a revoked key
-// may still ingest for up to this long on an isolate that had it cached.
-const KEY_CACHE_MS = 30_000;
-const keyCache = new Map<string, { principal: KeyPrincipal; until: number }>();
+// Ingest is the hot path: a key's principal is cached per isolate, by the key's hash, and confirmed
+// current by the ingest bucket's RateLimiter call on every request (workers/shared/credential-cache.ts).
+const keyCache = new CredentialCache<KeyPrincipal>();
+
+type Authenticated = {
+  principal: KeyPrincipal;
+  keyHash: string;
+  /** The ingest bucket's generation the cached principal was confirmed at; null when just read. */
+  expected: number | null;
+  /** When the principal was read from Postgres, or null when it came from the cache. */
+  readStartedAt: number | null;
+};
 
 async function authenticate(
   request: Request,
   env: Env,
   ctx: ExecutionContext,
   out: Headers,
-): Promise<KeyPrincipal> {
+): Promise<Authenticated> {
   const secret = apiKeyOf(request.headers);
-  const cached = secret !== null ? keyCache.get(secret) : undefined;
-  if (cached && cached.until > Date.now()) {
-    return authorize(cached.principal);
+  const keyHash = secret === null ? null : await ingestKeyHash(secret);
+  if (keyHash === null) {
+    return refuse(request, env, out, secret !== null);
   }
-  const principal = secret !== null ? await findIngestKey(env, ctx, secret) : null;
-  if (!principal || secret === null) {
-    const rate = await consume(env, `ip:${clientIp(request.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
-    applyHeaders(out, rateLimitHeaders(rate));
-    if (!rate.allowed) {
-      throw new ApiError("RATE_LIMITED", "Too many unauthenticated requests.", {
-        retryAfter: rate.retryAfter,
-      });
-    }
-    throw new ApiError(
-      "UNAUTHORIZED",
-      secret !== null
-        ? "The API key is invalid or revoked."
-        : "Missing X-API-Key header (ingest accepts API keys only).",
-    );
+  const cached = keyCache.lookup(keyHash, (p) => buckets.ingest(p.projectId));
+  if (cached?.expected !== undefined) {
+    return {
+      principal: authorize(cached.principal),
+      keyHash,
+      expected: cached.expected,
+      readStartedAt: null,
+    };
   }
-  // On a key-cache miss only: a busy key costs at most one lookup of its stored time per cache period.
+  const readStartedAt = Date.now();
+  const principal = await findIngestKey(env, keyHash);
+  if (!principal) {
+    keyCache.forget(keyHash);
+    return refuse(request, env, out, true);
+  }
+  // On a cache miss only: a busy key costs at most one lookup of its stored time per cache period.
   noteUse(env, ctx, principal);
-  if (keyCache.size > 10_000) {
-    keyCache.clear();
+  return { principal: authorize(principal), keyHash, expected: null, readStartedAt };
+}
+
+/** No valid key: charged to the client's address instead, then 401 (or 429 past that limit). */
+async function refuse(request: Request, env: Env, out: Headers, keySent: boolean): Promise<never> {
+  const rate = await consume(env, `ip:${clientIp(request.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
+  applyHeaders(out, rateLimitHeaders(rate));
+  if (!rate.allowed) {
+    throw new ApiError("RATE_LIMITED", "Too many unauthenticated requests.", {
+      retryAfter: rate.retryAfter,
+    });
   }
-  keyCache.set(secret, { principal, until: Date.now() + KEY_CACHE_MS });
-  return authorize(principal);
+  throw new ApiError(
+    "UNAUTHORIZED",
+    keySent
+      ? "The API key is invalid or revoked."
+      : "Missing X-API-Key header (ingest accepts API keys only).",
+  );
 }
 
 function authorize(principal: KeyPrincipal): KeyPrincipal {

@@ -1,6 +1,6 @@
 import type { KeyPrincipal } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
-import { openPool } from "../shared/pg.js";
+import { httpSql } from "../shared/pg.js";
 import { SCOPES, type Scope } from "../shared/scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "../shared/secrets.js";
 
@@ -34,33 +34,39 @@ function isScope(s: string): s is Scope {
   return (SCOPES as readonly string[]).includes(s);
 }
 
-/** The key's principal, or null when the key is malformed, unknown or revoked. */
-export async function findIngestKey(
-  env: object,
-  ctx: ExecutionContext,
-  secret: string,
-): Promise<KeyPrincipal | null> {
-  if (!looksLikeSecret(secret, KEY_PREFIX)) {
-    return null;
-  }
-  const keyHash = await sha256Hex(secret);
-  const pool = openPool(configOf(env));
-  try {
-    const { rows } = await pool.query<KeyRow>(FIND_KEY_SQL, [keyHash]);
-    const row = rows[0];
-    return row
-      ? {
-          kind: "key",
-          keyId: row.key_id,
-          scopes: row.scopes.filter(isScope),
-          projectId: row.project_id,
-          projectName: row.project_name,
-          tenantId: row.tenant_id,
-          planId: row.plan_id,
-          lastUsedAt: row.last_used_at,
-        }
-      : null;
-  } finally {
-    ctx.waitUntil(pool.end().catch(() => {}));
-  }
+/** What a key is looked up and cached by (its SHA-256, never the secret); null when malformed. */
+export async function ingestKeyHash(secret: string): Promise<string | null> {
+  return looksLikeSecret(secret, KEY_PREFIX) ? sha256Hex(secret) : null;
+}
+
+/** The principal of the key with this hash, or null when it is unknown or revoked. */
+export async function findIngestKey(env: object, keyHash: string): Promise<KeyPrincipal | null> {
+  // One statement over Neon's HTTP query path: no connection to open or close (shared/pg.ts).
+  const [row] = await httpSql(configOf(env)).query(FIND_KEY_SQL, [keyHash]);
+  return row ? principalOf(row) : null;
+}
+
+/** The row's columns, each checked for the type the schema gives it (the driver's rows are untyped). */
+function principalOf(row: Record<string, unknown>): KeyPrincipal {
+  const text = (name: keyof KeyRow): string => {
+    const v = row[name];
+    if (typeof v !== "string") {
+      throw new Error(`api key lookup: ${name} is not text`);
+    }
+    return v;
+  };
+  const scopes: unknown = row.scopes;
+  const lastUsedAt: unknown = row.last_used_at;
+  return {
+    kind: "key",
+    keyId: text("key_id"),
+    scopes: Array.isArray(scopes)
+      ? scopes.filter((s): s is Scope => typeof s === "string" && isScope(s))
+      : [],
+    projectId: text("project_id"),
+    projectName: text("project_name"),
+    tenantId: text("tenant_id"),
+    planId: text("plan_id"),
+    lastUsedAt: lastUsedAt instanceof Date ? lastUsedAt : null,
+  };
 }

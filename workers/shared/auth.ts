@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { apiKeys, oauthGrants, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
-import type { Db } from "./db.js";
+import type { AnyDb } from "./db.js";
 import type { Scope } from "./scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
 
@@ -25,6 +25,8 @@ export type TokenPrincipal = {
   /** The OAuth grant behind the token, and when it was last used; null for admin-made tokens. */
   grantId: string | null;
   lastUsedAt: Date | null;
+  /** A cached token is never trusted past this. */
+  expiresAt: Date;
 };
 
 export type Principal = KeyPrincipal | TokenPrincipal;
@@ -45,15 +47,30 @@ export function credentialOf(headers: Headers, allowBearer = true): Credential {
   return null;
 }
 
-/** The principal behind a credential, or null when it is unknown, revoked or expired. */
-export async function resolveCredential(db: Db, cred: NonNullable<Credential>): Promise<Principal | null> {
-  if (cred.kind === "key") {
-    return looksLikeSecret(cred.secret, KEY_PREFIX) ? findKey(db, await sha256Hex(cred.secret)) : null;
+/**
+ * The SHA-256 of a well-formed credential, namespaced by kind: what it is looked up and cached by.
+ * Null for a malformed one, which can never match.
+ */
+export async function credentialHash(cred: NonNullable<Credential>): Promise<string | null> {
+  if (!looksLikeSecret(cred.secret, cred.kind === "key" ? KEY_PREFIX : TOKEN_PREFIX)) {
+    return null;
   }
-  return looksLikeSecret(cred.secret, TOKEN_PREFIX) ? findToken(db, await sha256Hex(cred.secret)) : null;
+  return `${cred.kind}:${await sha256Hex(cred.secret)}`;
 }
 
-async function findKey(db: Db, keyHash: string): Promise<KeyPrincipal | null> {
+/** The principal behind a credentialHash(), or null when it is unknown, revoked or expired. */
+export async function resolveHashed(db: AnyDb, hashed: string): Promise<Principal | null> {
+  const [kind, hash = ""] = hashed.split(":");
+  return kind === "key" ? findKey(db, hash) : findToken(db, hash);
+}
+
+/** The principal behind a credential, or null when it is unknown, revoked or expired. */
+export async function resolveCredential(db: AnyDb, cred: NonNullable<Credential>): Promise<Principal | null> {
+  const hashed = await credentialHash(cred);
+  return hashed === null ? null : resolveHashed(db, hashed);
+}
+
+async function findKey(db: AnyDb, keyHash: string): Promise<KeyPrincipal | null> {
   const [row] = await db
     .select({
       keyId: apiKeys.id,
@@ -72,7 +89,7 @@ async function findKey(db: Db, keyHash: string): Promise<KeyPrincipal | null> {
   return row ? { kind: "key", ...row, scopes: row.scopes as Scope[] } : null;
 }
 
-async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | null> {
+async function findToken(db: AnyDb, tokenHash: string): Promise<TokenPrincipal | null> {
   const [row] = await db
     .select({
       tokenId: oauthTokens.id,
@@ -81,6 +98,7 @@ async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | nu
       planId: tenants.planId,
       grantId: oauthGrants.id,
       lastUsedAt: oauthGrants.lastUsedAt,
+      expiresAt: oauthTokens.expiresAt,
     })
     .from(oauthTokens)
     .innerJoin(tenants, eq(tenants.id, oauthTokens.tenantId))

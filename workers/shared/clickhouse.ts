@@ -5,8 +5,28 @@ import { DependencyDown } from "./errors.js";
 /** Every table lives in this database; SQL names it explicitly rather than relying on a default. */
 export const CH_DB = "telemetry";
 
-/** `requestTimeoutMs` bounds the whole exchange, a streamed response body included. */
+const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
+
+/**
+ * `requestTimeoutMs` bounds the whole exchange, a streamed response body included. One client per
+ * config and timeout for the isolate: it holds no connection (every query is one fetch), so requests
+ * share it rather than each building its own.
+ */
 export function openClickHouse(config: Config, requestTimeoutMs = 30_000): ClickHouseClient {
+  let byTimeout = clients.get(config);
+  if (!byTimeout) {
+    byTimeout = new Map();
+    clients.set(config, byTimeout);
+  }
+  let client = byTimeout.get(requestTimeoutMs);
+  if (!client) {
+    client = newClient(config, requestTimeoutMs);
+    byTimeout.set(requestTimeoutMs, client);
+  }
+  return client;
+}
+
+function newClient(config: Config, requestTimeoutMs: number): ClickHouseClient {
   return createClient({
     url: config.CLICKHOUSE_URL,
     username: config.CLICKHOUSE_USER,
@@ -14,6 +34,9 @@ export function openClickHouse(config: Config, requestTimeoutMs = 30_000): Click
     request_timeout: requestTimeoutMs,
     // The Worker's fetch; keep-alive is the platform's business.
     keep_alive: { enabled: false },
+    // Results come gzip'd (Accept-Encoding + enable_http_compression) and the runtime's fetch inflates
+    // them natively: a Worker pays for every byte it receives, and a heatmap is hundreds of KB of JSON.
+    compression: { response: true },
     fetch: guardedFetch,
   });
 }

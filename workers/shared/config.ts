@@ -17,6 +17,8 @@ export type Config = {
   SIGN_IN_URL: string;
   /** Local stack only: host:port of the WebSocket-to-TCP proxy standing in for Neon's. */
   NEON_LOCAL_PROXY: string;
+  /** How long an isolate trusts a resolved credential without reading Postgres (ms); empty: 15 s. */
+  CREDENTIAL_CACHE_TTL_MS: string;
 };
 
 type Rule = { required: boolean; check?: (v: string) => boolean; rule?: string };
@@ -37,6 +39,11 @@ const RULES: Record<keyof Config, Rule> = {
     required: false,
     check: (v) => /^(|[\w.-]+:\d+)$/.test(v),
     rule: "must be host:port or empty",
+  },
+  CREDENTIAL_CACHE_TTL_MS: {
+    required: false,
+    check: (v) => /^(|\d{1,6})$/.test(v),
+    rule: "must be a whole number of milliseconds below 1,000,000, or empty",
   },
 };
 

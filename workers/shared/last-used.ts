@@ -1,6 +1,6 @@
 import type { Principal } from "./auth.js";
 import { configOf } from "./config.js";
-import { openPool } from "./pg.js";
+import { httpSql } from "./pg.js";
 
 // "Last used" of keys and OAuth grants without a write per request: the lookup that authenticates
 // already reads the stored value, and only when it is older than this (or unset) is an UPDATE sent,
@@ -21,8 +21,8 @@ const NOTE_GRANT_USE = `
   WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)`;
 
 /**
- * Records a use of the principal's key or grant in the background when the stored time is stale. It
- * opens its own connection: the request's pool may be closed as soon as the response is sent.
+ * Records a use of the principal's key or grant in the background when the stored time is stale: one
+ * statement over the HTTP query path, so nothing outlives the request but that fetch.
  */
 export function noteUse(
   env: object,
@@ -35,11 +35,9 @@ export function noteUse(
     return;
   }
   const cutoff = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
-  const pool = openPool(configOf(env));
   ctx.waitUntil(
-    pool
+    httpSql(configOf(env))
       .query(principal.kind === "key" ? NOTE_KEY_USE : NOTE_GRANT_USE, [id, now, cutoff])
-      .catch((err) => console.error("last-used update failed", err instanceof Error ? err.message : err))
-      .finally(() => pool.end().catch(() => {})),
+      .catch((err) => console.error("last-used update failed", err instanceof Error ? err.message : err)),
   );
 }

@@ -9,11 +9,7 @@ const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 // These only shape the HTTP exchange of a networked server; an in-process engine
 // that answers with one buffered body has nothing to apply them to.
-const TRANSPORT_ONLY_PARAMS = new Set([
-  "enable_http_compression",
-  "send_progress_in_http_headers",
-  "http_headers_progress_interval_ms",
-]);
+const TRANSPORT_ONLY_PARAMS = new Set(["send_progress_in_http_headers", "http_headers_progress_interval_ms"]);
 
 // Server-side sessions and roles would need per-client engine state that the
 // pooled connections cannot keep apart, so they are refused rather than faked.
@@ -45,6 +41,11 @@ export interface RequestParams {
    * the real server; callers that depend on it send wait_end_of_query=1 themselves.
    */
   stream: boolean;
+  /**
+   * enable_http_compression=1 with gzip in Accept-Encoding: the response body is gzip'd, as the real
+   * server does (other codecs it offers are not, and are left to identity).
+   */
+  gzip: boolean;
 }
 
 export function parseRequestParams(req: http.IncomingMessage, url: URL): RequestParams {
@@ -54,11 +55,19 @@ export function parseRequestParams(req: http.IncomingMessage, url: URL): Request
     settings: new Map(),
     defaultFormat: singleHeader(req, "x-clickhouse-format"),
     stream: false,
+    gzip: false,
   };
+  let compressionEnabled = false;
   checkDatabase(singleHeader(req, "x-clickhouse-database"));
   for (const [key, value] of url.searchParams) {
+    if (key === "enable_http_compression") {
+      compressionEnabled = value === "1";
+      continue;
+    }
     applyUrlParam(request, key, value);
   }
+  const accepted = (singleHeader(req, "accept-encoding") ?? "").toLowerCase().split(",");
+  request.gzip = compressionEnabled && accepted.some((e) => e.split(";")[0]?.trim() === "gzip");
   // Like the real server: a GET may only read, unless the caller asked for
   // stricter readonly itself.
   if (req.method === "GET" && (request.settings.get("readonly") ?? "0") === "0") {

@@ -1,21 +1,30 @@
 import type http from "node:http";
+import { promisify } from "node:util";
+import zlib from "node:zlib";
 import type { ChdbResult } from "chdb";
 import { describeError } from "./errors.js";
 import { BINARY_FORMAT } from "./sql.js";
 
-export function sendResult(
+const gzipAsync = promisify(zlib.gzip);
+/** The real server's default http_zlib_compression_level. */
+export const GZIP_LEVEL = 3;
+
+export async function sendResult(
   res: http.ServerResponse,
   queryId: string,
   format: string,
   result: ChdbResult,
-): void {
-  const body = result.bytes();
+  gzip: boolean,
+): Promise<void> {
+  const raw = result.bytes();
+  const body = gzip ? await gzipAsync(raw, { level: GZIP_LEVEL }) : raw;
   res.writeHead(200, {
     "Content-Type": contentTypeFor(format),
     "Content-Length": body.byteLength,
+    ...(gzip ? { "Content-Encoding": "gzip" } : {}),
     "X-ClickHouse-Query-Id": queryId,
     "X-ClickHouse-Format": format,
-    "X-ClickHouse-Summary": summaryOf(result, body.byteLength),
+    "X-ClickHouse-Summary": summaryOf(result, raw.byteLength),
   });
   res.end(body);
 }

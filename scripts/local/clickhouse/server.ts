@@ -5,12 +5,14 @@ import { mkdirSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
+import type { Writable } from "node:stream";
+import zlib from "node:zlib";
 import type { ChdbResult } from "chdb";
 import { authenticate } from "./auth.js";
 import { badRequest, ClickHouseHttpError, describeError, notImplemented } from "./errors.js";
 import { toChdbParams } from "./params.js";
 import { joinQuery, parseRequestParams, type RequestParams, readBody } from "./request.js";
-import { contentTypeFor, sendError, sendResult } from "./responses.js";
+import { contentTypeFor, GZIP_LEVEL, sendError, sendResult } from "./responses.js";
 import { SessionPool } from "./session-pool.js";
 import { analyzeStatement, withSettings } from "./sql.js";
 
@@ -109,7 +111,7 @@ async function handleRequest(
       return;
     }
     const result = await execute(pool, sql, request);
-    sendResult(res, queryId, result.format, result.result);
+    await sendResult(res, queryId, result.format, result.result, request.gzip);
   } catch (err) {
     // A stream that failed midway has already been cut off; there is no status left to send.
     if (!res.headersSent) {
@@ -177,6 +179,17 @@ async function executeStreaming(
   queryId: string,
 ): Promise<void> {
   const { finalSql, format, params, hasParams } = prepare(sql, request);
+  // With gzip asked for, chunks go through a compressor piped into the response; back-pressure is the
+  // compressor's, which the pipe relays from the socket.
+  let out: Writable = res;
+  const start = () => {
+    startStream(res, queryId, format, request.gzip);
+    if (request.gzip) {
+      const gz = zlib.createGzip({ level: GZIP_LEVEL });
+      gz.pipe(res);
+      out = gz;
+    }
+  };
   await pool.run(async (session) => {
     const stream = hasParams
       ? session.queryStreamBind(finalSql, params, { format })
@@ -184,10 +197,10 @@ async function executeStreaming(
     try {
       for await (const chunk of stream) {
         if (!res.headersSent) {
-          startStream(res, queryId, format);
+          start();
         }
-        if (!res.write(chunk.raw())) {
-          await new Promise((drained) => res.once("drain", drained));
+        if (!out.write(chunk.raw())) {
+          await new Promise((drained) => out.once("drain", drained));
         }
       }
     } catch (err) {
@@ -195,21 +208,22 @@ async function executeStreaming(
         throw err;
       }
       // No terminating chunk: the response is left unfinished on purpose.
-      res.write(`\n${describeError(err).message}\n`, () => res.destroy());
+      out.write(`\n${describeError(err).message}\n`, () => res.destroy());
       throw err;
     } finally {
       stream.cancel();
     }
     if (!res.headersSent) {
-      startStream(res, queryId, format);
+      start();
     }
-    res.end();
+    out.end();
   });
 }
 
-function startStream(res: http.ServerResponse, queryId: string, format: string): void {
+function startStream(res: http.ServerResponse, queryId: string, format: string, gzip: boolean): void {
   res.writeHead(200, {
     "Content-Type": contentTypeFor(format),
+    ...(gzip ? { "Content-Encoding": "gzip" } : {}),
     "X-ClickHouse-Query-Id": queryId,
     "X-ClickHouse-Format": format,
   });

@@ -26,14 +26,18 @@ export function parseScope(
   return { ok: true, scopes: TOKEN_SCOPES.filter((s) => words.includes(s)) };
 }
 
-/** Revokes a grant and, in the same transaction, every access and refresh token issued under it. */
-export async function revokeGrant(db: AnyPg, grantId: string, now = new Date()): Promise<boolean> {
+/**
+ * Revokes a grant and, in the same transaction, every access and refresh token issued under it. Returns
+ * the grant's tenant (whose cached credentials the caller announces as changed), or null when the
+ * grant was already revoked or does not exist.
+ */
+export async function revokeGrant(db: AnyPg, grantId: string, now = new Date()): Promise<string | null> {
   return db.transaction(async (tx) => {
     const revoked = await tx
       .update(oauthGrants)
       .set({ revokedAt: now })
       .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
-      .returning({ id: oauthGrants.id });
+      .returning({ tenantId: oauthGrants.tenantId });
     await tx
       .update(oauthTokens)
       .set({ revokedAt: now })
@@ -42,7 +46,7 @@ export async function revokeGrant(db: AnyPg, grantId: string, now = new Date()):
       .update(oauthRefreshTokens)
       .set({ revokedAt: now })
       .where(and(eq(oauthRefreshTokens.grantId, grantId), isNull(oauthRefreshTokens.revokedAt)));
-    return revoked.length > 0;
+    return revoked[0]?.tenantId ?? null;
   });
 }
 
@@ -65,12 +69,12 @@ export async function grantsOfUser(db: AnyPg, userId: string) {
     .orderBy(desc(oauthGrants.createdAt), oauthGrants.id);
 }
 
-/** Revokes the user's own grant; false when it is not theirs or already revoked. */
-export async function revokeGrantOfUser(db: AnyPg, userId: string, grantId: string): Promise<boolean> {
+/** Revokes the user's own grant: its tenant, or null when it is not theirs or already revoked. */
+export async function revokeGrantOfUser(db: AnyPg, userId: string, grantId: string): Promise<string | null> {
   const [grant] = await db
     .select({ id: oauthGrants.id })
     .from(oauthGrants)
     .where(and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
     .limit(1);
-  return grant ? revokeGrant(db, grant.id) : false;
+  return grant ? revokeGrant(db, grant.id) : null;
 }

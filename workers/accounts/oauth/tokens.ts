@@ -110,10 +110,24 @@ async function mintTokens(
   };
 }
 
+/**
+ * Told the tenant whose credentials a revocation changed, after it committed, so cached principals are
+ * dropped everywhere (workers/shared/credential-cache.ts announceChange).
+ */
+export type AnnounceRevocation = (tenantId: string) => Promise<void>;
+
+async function revokeAndAnnounce(db: AnyPg, grantId: string, announce: AnnounceRevocation, now = new Date()) {
+  const tenantId = await revokeGrant(db, grantId, now);
+  if (tenantId) {
+    await announce(tenantId);
+  }
+}
+
 /** grant_type=authorization_code: the code once, for its client, redirect URI and PKCE verifier. */
 export async function exchangeCode(
   db: AnyPg,
   input: { clientId: string; code?: string; redirectUri?: string; codeVerifier?: string },
+  announce: AnnounceRevocation,
   now = new Date(),
 ): Promise<TokenSet> {
   const { code, redirectUri, codeVerifier } = input;
@@ -139,7 +153,7 @@ export async function exchangeCode(
   if (row.usedAt) {
     // RFC 6749 section 4.1.2: a replayed code revokes what it was exchanged for.
     if (row.grantId) {
-      await revokeGrant(db, row.grantId, now);
+      await revokeAndAnnounce(db, row.grantId, announce, now);
     }
     throw new OAuthError(
       "invalid_grant",
@@ -190,6 +204,7 @@ export async function exchangeCode(
 export async function refreshTokens(
   db: AnyPg,
   input: { clientId: string; refreshToken?: string; scope?: string },
+  announce: AnnounceRevocation,
   now = new Date(),
 ): Promise<TokenSet> {
   if (!input.refreshToken) {
@@ -220,7 +235,7 @@ export async function refreshTokens(
     throw new OAuthError("invalid_grant", "The refresh token has been revoked.");
   }
   if (row.usedAt) {
-    await revokeGrant(db, row.grantId, now);
+    await revokeAndAnnounce(db, row.grantId, announce, now);
     throw new OAuthError(
       "invalid_grant",
       "The refresh token was already used; the grant is revoked. Sign in again.",
@@ -257,7 +272,7 @@ export async function refreshTokens(
   });
   if (!rotated) {
     // Another request spent it between our read and our write: the same reuse, seen late.
-    await revokeGrant(db, row.grantId, now);
+    await revokeAndAnnounce(db, row.grantId, announce, now);
     throw new OAuthError("invalid_grant", "The refresh token was already used; the grant is revoked.");
   }
   return rotated;
@@ -267,7 +282,11 @@ export async function refreshTokens(
  * RFC 7009. A refresh token revokes its whole grant; an access token only itself. Tokens that are
  * unknown, already revoked, or issued to another client are left alone and still answered 200.
  */
-export async function revokeToken(db: AnyPg, input: { clientId: string; token: string }): Promise<void> {
+export async function revokeToken(
+  db: AnyPg,
+  input: { clientId: string; token: string },
+  announce: AnnounceRevocation,
+): Promise<void> {
   const hash = await sha256Hex(input.token);
   if (looksLikeSecret(input.token, REFRESH_PREFIX)) {
     const [row] = await db
@@ -277,22 +296,26 @@ export async function revokeToken(db: AnyPg, input: { clientId: string; token: s
       .where(eq(oauthRefreshTokens.tokenHash, hash))
       .limit(1);
     if (row && row.clientId === input.clientId) {
-      await revokeGrant(db, row.grantId);
+      await revokeAndAnnounce(db, row.grantId, announce);
     }
     return;
   }
   if (looksLikeSecret(input.token, TOKEN_PREFIX)) {
     const [row] = await db
-      .select({ id: oauthTokens.id, clientId: oauthGrants.clientId })
+      .select({ id: oauthTokens.id, clientId: oauthGrants.clientId, tenantId: oauthTokens.tenantId })
       .from(oauthTokens)
       .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
       .where(eq(oauthTokens.tokenHash, hash))
       .limit(1);
     if (row && row.clientId === input.clientId) {
-      await db
+      const revoked = await db
         .update(oauthTokens)
         .set({ revokedAt: new Date() })
-        .where(and(eq(oauthTokens.id, row.id), isNull(oauthTokens.revokedAt)));
+        .where(and(eq(oauthTokens.id, row.id), isNull(oauthTokens.revokedAt)))
+        .returning({ id: oauthTokens.id });
+      if (revoked.length > 0) {
+        await announce(row.tenantId);
+      }
     }
   }
 }

@@ -1,30 +1,103 @@
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import { projects } from "../../../schema/pg/schema.js";
-import { credentialOf, type Principal, resolveCredential } from "../../shared/auth.js";
+import {
+  type Credential,
+  credentialHash,
+  credentialOf,
+  type Principal,
+  resolveHashed,
+} from "../../shared/auth.js";
+import { CredentialCache, credentialTtlMs } from "../../shared/credential-cache.js";
+import { httpDb } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
 import { noteUse } from "../../shared/last-used.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
-import { clientIp, consume } from "../../shared/rate-limit.js";
+import { buckets, clientIp, consume, consumeIfCurrent } from "../../shared/rate-limit.js";
 import type { Scope } from "../../shared/scopes.js";
 import type { AppEnv } from "../context.js";
 
 type Bucket = "plan" | "whoami";
 
+function rateLimited(max: number, result: RateLimitResult): ApiError {
+  return new ApiError("RATE_LIMITED", `Rate limit of ${max} requests per hour exceeded.`, {
+    retryAfter: result.retryAfter,
+  });
+}
+
 async function limit(c: Context<AppEnv>, bucket: string, max: number): Promise<void> {
   const result = await consume(c.env, bucket, max);
   c.set("rateLimit", result);
   if (!result.allowed) {
-    throw new ApiError("RATE_LIMITED", `Rate limit of ${max} requests per hour exceeded.`, {
-      retryAfter: result.retryAfter,
-    });
+    throw rateLimited(max, result);
   }
 }
 
 /** Requests without valid credentials still count, per client IP, so keys cannot be guessed at speed. */
 export async function limitAnonymous(c: Context<AppEnv>): Promise<void> {
   await limit(c, `ip:${clientIp(c.req.raw.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
+}
+
+/** Resolved keys and tokens of this isolate (workers/shared/credential-cache.ts). */
+const principals = new CredentialCache<Principal>();
+
+function chargeOf(principal: Principal, bucket: Bucket): { name: string; max: number } {
+  return bucket === "whoami"
+    ? { name: buckets.whoami(principal.tenantId), max: WHOAMI_REQUESTS_PER_HOUR }
+    : { name: buckets.plan(principal.tenantId), max: planOf(principal.planId).requestsPerHour };
+}
+
+type Authenticated = { principal: Principal; rate: RateLimitResult; max: number };
+
+/**
+ * The principal behind the credential with one request charged to its bucket, or null when the
+ * credential is invalid (nothing charged then). On a warm cache this is one RateLimiter call, which
+ * also confirms the cached principal is current; otherwise Postgres is read first.
+ */
+async function authenticate(
+  c: Context<AppEnv>,
+  cred: NonNullable<Credential>,
+  bucket: Bucket,
+): Promise<Authenticated | null> {
+  const hashed = await credentialHash(cred);
+  if (hashed === null) {
+    return null;
+  }
+  const cached = principals.lookup(hashed, (p) => chargeOf(p, bucket).name);
+  if (cached?.expected !== undefined) {
+    const { name, max } = chargeOf(cached.principal, bucket);
+    const hit = await consumeIfCurrent(c.env, name, cached.expected, max);
+    if (hit.result) {
+      c.set("generation", { bucket: name, generation: hit.generation });
+      return { principal: cached.principal, rate: hit.result, max };
+    }
+    // Stale: something changed since it was cached; read it again below.
+  }
+  const readStartedAt = Date.now();
+  const principal = await resolveHashed(httpDb(c.get("config")), hashed);
+  if (!principal) {
+    principals.forget(hashed);
+    return null;
+  }
+  noteUse(c.env, c.executionCtx, principal);
+  const { name, max } = chargeOf(principal, bucket);
+  const hit = await consumeIfCurrent(c.env, name, null, max);
+  const notAfter = principal.kind === "token" ? principal.expiresAt.getTime() : undefined;
+  principals.remember(
+    hashed,
+    principal,
+    name,
+    hit,
+    readStartedAt,
+    credentialTtlMs(c.get("config")),
+    notAfter,
+  );
+  // projectsOf() compares against this, taken before it reads Postgres itself.
+  c.set("generation", { bucket: name, generation: hit.generation });
+  // biome-ignore lint/style/noNonNullAssertion: consumeIfCurrent(null) always counts, so result is set.
+  return { principal, rate: hit.result!, max };
 }
 
 /**
@@ -38,8 +111,8 @@ export function gate(bucket: Bucket) {
       return next();
     }
     const cred = credentialOf(c.req.raw.headers);
-    const principal = cred ? await resolveCredential(c.get("db"), cred) : null;
-    if (!principal) {
+    const auth = cred ? await authenticate(c, cred, bucket) : null;
+    if (!auth) {
       await limitAnonymous(c);
       throw new ApiError(
         "UNAUTHORIZED",
@@ -48,12 +121,10 @@ export function gate(bucket: Bucket) {
           : "Missing credentials: send X-API-Key.",
       );
     }
-    c.set("principal", principal);
-    noteUse(c.env, c.executionCtx, principal);
-    if (bucket === "whoami") {
-      await limit(c, `whoami:${principal.tenantId}`, WHOAMI_REQUESTS_PER_HOUR);
-    } else {
-      await limit(c, `tenant:${principal.tenantId}`, planOf(principal.planId).requestsPerHour);
+    c.set("principal", auth.principal);
+    c.set("rateLimit", auth.rate);
+    if (!auth.rate.allowed) {
+      throw rateLimited(auth.max, auth.rate);
     }
     return next();
   });
@@ -76,16 +147,58 @@ export function requireScope(scope: Scope) {
   });
 }
 
+type ProjectRow = typeof projects.$inferSelect;
+
+/** Each tenant's projects, oldest first, as confirmed at a generation of the bucket the request was charged to. */
+const tenantProjects = new Map<
+  string,
+  { rows: ProjectRow[]; bucket: string; generation: number; expires: number }
+>();
+
+/**
+ * The tenant's projects, oldest first. Cached per isolate like the principal and under the same
+ * check: valid while the generation the gate just confirmed is the one they were read at, and the TTL
+ * has not run out.
+ */
+export async function projectsOf(c: Context<AppEnv>): Promise<ProjectRow[]> {
+  const tenantId = principalOf(c).tenantId;
+  const confirmed = c.get("generation");
+  const now = Date.now();
+  const entry = tenantProjects.get(tenantId);
+  if (
+    entry &&
+    confirmed &&
+    entry.expires > now &&
+    entry.bucket === confirmed.bucket &&
+    entry.generation === confirmed.generation
+  ) {
+    return entry.rows;
+  }
+  const rows = await httpDb(c.get("config"))
+    .select()
+    .from(projects)
+    .where(eq(projects.tenantId, tenantId))
+    .orderBy(asc(projects.createdAt), asc(projects.id));
+  const ttl = credentialTtlMs(c.get("config"));
+  if (confirmed && ttl > 0) {
+    if (tenantProjects.size >= 10_000) {
+      tenantProjects.clear();
+    }
+    tenantProjects.set(tenantId, { rows, ...confirmed, expires: now + ttl });
+  }
+  return rows;
+}
+
 /**
  * The project if the caller may reach it: a key reaches only its own project, a token every project
  * of its tenant. Anything else is indistinguishable from a project that does not exist.
  */
-export async function projectFor(c: Context<AppEnv>, projectId: string) {
+export async function projectFor(c: Context<AppEnv>, projectId: string): Promise<ProjectRow> {
   const p = principalOf(c);
   if (p.kind === "key" && p.projectId !== projectId) {
     throw notFound();
   }
-  const [row] = await c.get("db").select().from(projects).where(eq(projects.id, projectId)).limit(1);
+  const row = (await projectsOf(c)).find((r) => r.id === projectId);
   if (!row || row.tenantId !== p.tenantId) {
     throw notFound();
   }

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { OAuthError, revokeToken } from "../../../accounts/oauth/tokens.js";
+import { announceChange } from "../../../shared/credential-cache.js";
 import type { AppEnv } from "../../context.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
 
@@ -15,7 +16,9 @@ export function register(app: Hono<AppEnv>) {
       if (!token) {
         throw new OAuthError("invalid_request", "Missing token.");
       }
-      await revokeToken(c.get("db"), { clientId: client.id, token });
+      await revokeToken(c.get("db"), { clientId: client.id, token }, (tenantId) =>
+        announceChange(c.env, { tenantId }),
+      );
       return oauthJson(c, {});
     }),
   );

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { exchangeCode, OAuthError, refreshTokens } from "../../../accounts/oauth/tokens.js";
+import { announceChange } from "../../../shared/credential-cache.js";
 import type { AppEnv } from "../../context.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
 
@@ -8,22 +9,31 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/token",
     clientEndpoint(async (c, form, client) => {
+      const announce = (tenantId: string) => announceChange(c.env, { tenantId });
       const grantType = form.get("grant_type");
       if (grantType === "authorization_code") {
-        const tokens = await exchangeCode(c.get("db"), {
-          clientId: client.id,
-          code: form.get("code"),
-          redirectUri: form.get("redirect_uri"),
-          codeVerifier: form.get("code_verifier"),
-        });
+        const tokens = await exchangeCode(
+          c.get("db"),
+          {
+            clientId: client.id,
+            code: form.get("code"),
+            redirectUri: form.get("redirect_uri"),
+            codeVerifier: form.get("code_verifier"),
+          },
+          announce,
+        );
         return oauthJson(c, tokens);
       }
       if (grantType === "refresh_token") {
-        const tokens = await refreshTokens(c.get("db"), {
-          clientId: client.id,
-          refreshToken: form.get("refresh_token"),
-          scope: form.get("scope"),
-        });
+        const tokens = await refreshTokens(
+          c.get("db"),
+          {
+            clientId: client.id,
+            refreshToken: form.get("refresh_token"),
+            scope: form.get("scope"),
+          },
+          announce,
+        );
         return oauthJson(c, tokens);
       }
       throw grantType

@@ -1,8 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { asc, eq } from "drizzle-orm";
-import { projects } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
-import { principalOf } from "../../middleware/auth.js";
+import { projectsOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { ProjectSchema, projectItem } from "./schema.js";
 
@@ -21,12 +19,7 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    const rows = await c
-      .get("db")
-      .select()
-      .from(projects)
-      .where(eq(projects.tenantId, principalOf(c).tenantId))
-      .orderBy(asc(projects.createdAt), asc(projects.id));
+    const rows = await projectsOf(c);
     return c.json({ success: true as const, data: rows.map(projectItem) }, 200);
   });
 }

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { revokeProjectKey } from "../../../accounts/keys.js";
 import type { AppEnv } from "../../../api/context.js";
+import { announceChange } from "../../../shared/credential-cache.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 
@@ -19,6 +20,8 @@ export function register(app: Hono<AppEnv>) {
       if (outcome === "forbidden") {
         return errorPage(c, 403, "Key not revoked", "Only an owner of the studio can revoke Full keys.");
       }
+      // Before answering, so the key is refused from the next request on, on every isolate.
+      await announceChange(c.env, { tenantId: project.tenantId, projectIds: [project.id] });
       return c.redirect(`/settings/projects/${project.id}/api-keys?revoked=1`, 303);
     },
   );

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { revokeGrantOfUser } from "../../../accounts/oauth/grants.js";
 import type { AppEnv } from "../../../api/context.js";
+import { announceChange } from "../../../shared/credential-cache.js";
 import { csrfForm, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 
@@ -10,9 +11,11 @@ export function register(app: Hono<AppEnv>) {
   app.post("/settings/connected-apps/:grantId/revoke", visitor, csrfForm("Not revoked"), async (c) => {
     const grantId = c.req.param("grantId");
     const userId = c.get("visitor").user.userId;
-    if (!UUID.test(grantId) || !(await revokeGrantOfUser(c.get("db"), userId, grantId))) {
+    const tenantId = UUID.test(grantId) ? await revokeGrantOfUser(c.get("db"), userId, grantId) : null;
+    if (!tenantId) {
       return errorPage(c, 404, "Not found", "No such connected app.");
     }
+    await announceChange(c.env, { tenantId });
     return c.redirect("/settings/connected-apps?revoked=1", 303);
   });
 }

@@ -1,0 +1,108 @@
+import type { CheckedHit } from "../../durable-objects/rate-limiter.js";
+import type { Config } from "./config.js";
+import { buckets, bumpGenerations } from "./rate-limit.js";
+
+// Authentication without Postgres on the hot path. Each isolate keeps what a credential resolved to
+// (keyed by the credential's SHA-256, never the secret) for a short TTL. Every authenticated request
+// already makes one call to the RateLimiter object of the bucket it is charged to; that call also
+// compares the generation the cached principal was read at with the bucket's current one
+// (RateLimiter.hitIfCurrent), and counts the request only when they match. A change made through the
+// Workers (a key, token or grant revoked; a plan or project changed) bumps the generation of every
+// bucket the tenant's credentials are charged to (announceChange), so the next request on any isolate
+// anywhere reads Postgres again. A change made outside the Workers (the admin CLI, plain SQL) cannot
+// bump anything and takes effect when the entry expires: within the TTL.
+
+export const DEFAULT_CREDENTIAL_TTL_MS = 15_000;
+/**
+ * A principal read from Postgres is cached only if its bucket's generation last changed at least this
+ * long before the read began: the RateLimiter object's clock and the isolate's may differ by that much,
+ * and a change committed while the read was in flight must not be cached as current.
+ */
+const CLOCK_SKEW_MS = 2_000;
+const MAX_ENTRIES = 10_000;
+
+export function credentialTtlMs(config: Config): number {
+  return config.CREDENTIAL_CACHE_TTL_MS === ""
+    ? DEFAULT_CREDENTIAL_TTL_MS
+    : Number(config.CREDENTIAL_CACHE_TTL_MS);
+}
+
+type Entry<P> = {
+  principal: P;
+  expires: number;
+  /** Bucket name → the generation the principal was confirmed at through that bucket's object. */
+  generations: Map<string, number>;
+};
+
+export class CredentialCache<P> {
+  private readonly entries = new Map<string, Entry<P>>();
+
+  /**
+   * The cached principal and the generation of `bucket` it was confirmed at (undefined when it has not
+   * been confirmed through that bucket: the caller must read Postgres), or undefined when absent or expired.
+   */
+  lookup(
+    key: string,
+    bucketOf: (principal: P) => string,
+    now = Date.now(),
+  ): { principal: P; bucket: string; expected: number | undefined } | undefined {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expires <= now) {
+      return undefined;
+    }
+    const bucket = bucketOf(entry.principal);
+    return { principal: entry.principal, bucket, expected: entry.generations.get(bucket) };
+  }
+
+  /**
+   * Keeps a principal read from Postgres at `readStartedAt`, confirmed through `bucket`'s object by `hit`,
+   * unless the bucket changed around the time of the read. `notAfter` caps the entry (a token's expiry).
+   */
+  remember(
+    key: string,
+    principal: P,
+    bucket: string,
+    hit: CheckedHit,
+    readStartedAt: number,
+    ttlMs: number,
+    notAfter = Number.POSITIVE_INFINITY,
+    now = Date.now(),
+  ): void {
+    if (ttlMs <= 0 || hit.changedAt >= readStartedAt - CLOCK_SKEW_MS) {
+      this.entries.delete(key);
+      return;
+    }
+    // Generations confirmed through other buckets stay valid: each is compared again on use, and any
+    // change since then makes it differ.
+    const generations = this.entries.get(key)?.generations ?? new Map<string, number>();
+    generations.set(bucket, hit.generation);
+    if (this.entries.size >= MAX_ENTRIES) {
+      this.entries.clear();
+    }
+    this.entries.set(key, { principal, expires: Math.min(now + ttlMs, notAfter), generations });
+  }
+
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+}
+
+/**
+ * Announces a committed change to a tenant's credentials, plan or projects: every bucket they are
+ * charged to gets a new generation, so cached principals and project lists are read again on their next
+ * use. `projectIds` are the projects whose ingest buckets a changed API key may be charged to. A
+ * failure is logged, not thrown: the change is already committed, and the TTL still bounds it.
+ */
+export async function announceChange(
+  env: Env,
+  change: { tenantId: string; projectIds?: string[] },
+): Promise<void> {
+  const names = [
+    buckets.plan(change.tenantId),
+    buckets.whoami(change.tenantId),
+    ...(change.projectIds ?? []).map(buckets.ingest),
+  ];
+  await bumpGenerations(env, names).catch((err) =>
+    console.error("credential change not announced", err instanceof Error ? err.message : String(err)),
+  );
+}
