@@ -13,7 +13,7 @@ import {
   createToken,
   revokeKey,
 } from "../workers/shared/bootstrap.js";
-import { PLAN_IDS, type PlanId } from "../workers/shared/plans.js";
+import { isPlanId, PLAN_IDS } from "../workers/shared/plans.js";
 import { KEY_PRESETS, type KeyPreset } from "../workers/shared/scopes.js";
 import { localDatabase } from "./local/database.js";
 
@@ -58,10 +58,10 @@ async function run(
   switch (words.join(" ")) {
     case "tenant create": {
       const plan = need(values, "plan");
-      if (!PLAN_IDS.includes(plan as PlanId)) {
-        fail(`--plan must be one of ${PLAN_IDS.join(", ")}`);
+      if (!isPlanId(plan)) {
+        return fail(`--plan must be one of ${PLAN_IDS.join(", ")}`);
       }
-      return createTenant(db, need(values, "name"), plan as PlanId);
+      return createTenant(db, need(values, "name"), plan);
     }
     case "project create":
       return createProject(db, need(values, "tenant"), need(values, "name"));

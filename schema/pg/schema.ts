@@ -13,6 +13,8 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { PLAN_IDS } from "../../workers/shared/plans.js";
+import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
 
 const timestamps = {
   createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
@@ -22,7 +24,7 @@ const timestamps = {
 export const tenants = pgTable("tenants", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull(),
-  planId: text("plan_id").notNull(),
+  planId: text("plan_id", { enum: PLAN_IDS }).notNull(),
   ...timestamps,
 });
 
@@ -50,8 +52,8 @@ export const apiKeys = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
     keyHash: text("key_hash").notNull().unique(),
     prefix: text("prefix").notNull(),
-    preset: text("preset").notNull(),
-    scopes: text("scopes").array().notNull(),
+    preset: text("preset", { enum: KEY_PRESET_NAMES }).notNull(),
+    scopes: text("scopes", { enum: SCOPES }).array().notNull(),
     // Optional label given on the API Keys page.
     name: text("name"),
     createdAt: timestamps.createdAt,
@@ -71,7 +73,7 @@ export const oauthTokens = pgTable(
       .notNull()
       .references(() => tenants.id, { onDelete: "cascade" }),
     tokenHash: text("token_hash").notNull().unique(),
-    scopes: text("scopes").array().notNull(),
+    scopes: text("scopes", { enum: TOKEN_SCOPES }).array().notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     createdAt: timestamps.createdAt,
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
@@ -83,9 +85,6 @@ export const oauthTokens = pgTable(
 
 export const MEMBERSHIP_ROLES = ["owner", "member"] as const;
 export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
-
-/** The scopes an OAuth grant may hold (workers/shared/scopes.ts TOKEN_SCOPES says the same). */
-const GRANT_SCOPES = ["analytics:read", "resources:write"] as const;
 
 // People. `email` is stored normalized (trimmed, lower case), so the unique index is the identity.
 // `passwordHash` is a PHC-style scrypt string (workers/accounts/password.ts); never the password.
@@ -155,7 +154,7 @@ export const oauthGrants = pgTable(
     tenantId: uuid("tenant_id")
       .notNull()
       .references(() => tenants.id, { onDelete: "cascade" }),
-    scopes: text("scopes", { enum: GRANT_SCOPES }).array().notNull(),
+    scopes: text("scopes", { enum: TOKEN_SCOPES }).array().notNull(),
     createdAt: timestamps.createdAt,
     lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
@@ -177,7 +176,7 @@ export const oauthCodes = pgTable("oauth_codes", {
   tenantId: uuid("tenant_id")
     .notNull()
     .references(() => tenants.id, { onDelete: "cascade" }),
-  scopes: text("scopes", { enum: GRANT_SCOPES }).array().notNull(),
+  scopes: text("scopes", { enum: TOKEN_SCOPES }).array().notNull(),
   redirectUri: text("redirect_uri").notNull(),
   codeChallenge: text("code_challenge").notNull(),
   createdAt: timestamps.createdAt,

@@ -1,7 +1,8 @@
 import type { KeyPrincipal } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
 import { httpSql } from "../shared/pg.js";
-import { SCOPES, type Scope } from "../shared/scopes.js";
+import { isPlanId, type PlanId } from "../shared/plans.js";
+import { isScope } from "../shared/scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "../shared/secrets.js";
 
 // The ingest Worker's key lookup: the same rows and rules as the API's resolveCredential
@@ -30,10 +31,6 @@ export function apiKeyOf(headers: Headers): string | null {
   return headers.get("x-api-key")?.trim() ?? null;
 }
 
-function isScope(s: string): s is Scope {
-  return (SCOPES as readonly string[]).includes(s);
-}
-
 /** What a key is looked up and cached by (its SHA-256, never the secret); null when malformed. */
 export async function ingestKeyHash(secret: string): Promise<string | null> {
   return looksLikeSecret(secret, KEY_PREFIX) ? sha256Hex(secret) : null;
@@ -44,6 +41,13 @@ export async function findIngestKey(env: object, keyHash: string): Promise<KeyPr
   // One statement over Neon's HTTP query path: no connection to open or close (shared/pg.ts).
   const [row] = await httpSql(configOf(env)).query(FIND_KEY_SQL, [keyHash]);
   return row ? principalOf(row) : null;
+}
+
+function plan(v: unknown): PlanId {
+  if (!isPlanId(v)) {
+    throw new Error(`api key lookup: plan_id ${String(v)} is no plan`);
+  }
+  return v;
 }
 
 /** The row's columns, each checked for the type the schema gives it (the driver's rows are untyped). */
@@ -60,13 +64,11 @@ function principalOf(row: Record<string, unknown>): KeyPrincipal {
   return {
     kind: "key",
     keyId: text("key_id"),
-    scopes: Array.isArray(scopes)
-      ? scopes.filter((s): s is Scope => typeof s === "string" && isScope(s))
-      : [],
+    scopes: Array.isArray(scopes) ? scopes.filter(isScope) : [],
     projectId: text("project_id"),
     projectName: text("project_name"),
     tenantId: text("tenant_id"),
-    planId: text("plan_id"),
+    planId: plan(row.plan_id),
     lastUsedAt: lastUsedAt instanceof Date ? lastUsedAt : null,
   };
 }

@@ -1,6 +1,7 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { apiKeys, oauthGrants, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
 import type { AnyDb } from "./db.js";
+import type { PlanId } from "./plans.js";
 import type { Scope } from "./scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
 
@@ -10,7 +11,7 @@ export type KeyPrincipal = {
   projectId: string;
   projectName: string;
   tenantId: string;
-  planId: string;
+  planId: PlanId;
   scopes: Scope[];
   /** As stored: written at most every few minutes (workers/shared/last-used.ts). */
   lastUsedAt: Date | null;
@@ -20,7 +21,7 @@ export type TokenPrincipal = {
   kind: "token";
   tokenId: string;
   tenantId: string;
-  planId: string;
+  planId: PlanId;
   scopes: Scope[];
   /** The OAuth grant behind the token, and when it was last used; null for admin-made tokens. */
   grantId: string | null;
@@ -86,7 +87,7 @@ async function findKey(db: AnyDb, keyHash: string): Promise<KeyPrincipal | null>
     .innerJoin(tenants, eq(tenants.id, projects.tenantId))
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
-  return row ? { kind: "key", ...row, scopes: row.scopes as Scope[] } : null;
+  return row ? { kind: "key", ...row } : null;
 }
 
 async function findToken(db: AnyDb, tokenHash: string): Promise<TokenPrincipal | null> {
@@ -113,5 +114,5 @@ async function findToken(db: AnyDb, tokenHash: string): Promise<TokenPrincipal |
       ),
     )
     .limit(1);
-  return row ? { kind: "token", ...row, scopes: row.scopes as Scope[] } : null;
+  return row ? { kind: "token", ...row } : null;
 }

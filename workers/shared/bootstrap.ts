@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
-import { type PlanId, planOf } from "./plans.js";
-import { KEY_PRESETS, type KeyPreset, type Scope, TOKEN_SCOPES } from "./scopes.js";
+import type { PlanId } from "./plans.js";
+import { isTokenScope, KEY_PRESETS, type KeyPreset, type Scope, TOKEN_SCOPES } from "./scopes.js";
 import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
 
 // Record creation shared by the admin CLI (node-postgres) and the test harness (Neon driver in workerd).
@@ -10,7 +10,6 @@ import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
 type AnyPg = PgDatabase<PgQueryResultHKT, any>;
 
 export async function createTenant(db: AnyPg, name: string, planId: PlanId): Promise<{ id: string }> {
-  planOf(planId);
   const [row] = await db.insert(tenants).values({ name, planId }).returning({ id: tenants.id });
   return { id: must(row).id };
 }
@@ -61,8 +60,9 @@ export async function createToken(
   scopes: string[],
   ttlSeconds: number,
 ): Promise<CreatedToken> {
-  const refused = scopes.filter((s) => !(TOKEN_SCOPES as readonly string[]).includes(s));
-  if (refused.length || !scopes.length) {
+  const granted = scopes.filter(isTokenScope);
+  const refused = scopes.filter((s) => !isTokenScope(s));
+  if (refused.length || !granted.length) {
     throw new Error(
       `OAuth tokens can carry only ${TOKEN_SCOPES.join(", ")}; refused: ${refused.join(", ") || "(none given)"}`,
     );
@@ -72,8 +72,10 @@ export async function createToken(
   }
   const token = newSecret(TOKEN_PREFIX);
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000);
-  await db.insert(oauthTokens).values({ tenantId, tokenHash: await sha256Hex(token), scopes, expiresAt });
-  return { token, tenantId, scopes: scopes as Scope[], expiresAt: expiresAt.toISOString() };
+  await db
+    .insert(oauthTokens)
+    .values({ tenantId, tokenHash: await sha256Hex(token), scopes: granted, expiresAt });
+  return { token, tenantId, scopes: granted, expiresAt: expiresAt.toISOString() };
 }
 
 function must<T>(row: T | undefined): T {

@@ -1,5 +1,6 @@
 // Plans live here and nowhere else. `null` means unlimited.
-export type PlanId = "free" | "pro" | "studio" | "enterprise";
+export const PLAN_IDS = ["free", "pro", "studio", "enterprise"] as const;
+export type PlanId = (typeof PLAN_IDS)[number];
 
 export type Plan = {
   id: PlanId;
@@ -44,14 +45,13 @@ export const PLANS: Record<PlanId, Plan> = {
   },
 };
 
-export const PLAN_IDS = Object.keys(PLANS) as PlanId[];
+/** Narrows text from outside the typed schema (a plain-SQL row, a command line) to a plan id. */
+export function isPlanId(id: unknown): id is PlanId {
+  return PLAN_IDS.some((p) => p === id);
+}
 
-export function planOf(id: string): Plan {
-  const plan = PLANS[id as PlanId];
-  if (!plan) {
-    throw new Error(`unknown plan ${id}`);
-  }
-  return plan;
+export function planOf(id: PlanId): Plan {
+  return PLANS[id];
 }
 
 /** Key validation has its own bucket, separate from the plan quota. */
