@@ -1,44 +1,7 @@
 import { createScheduledController, env } from "cloudflare:test";
 import { expect, inject } from "vitest";
-import { maps, thresholdProfiles } from "../../schema/pg/schema.js";
 import worker from "../../workers/api/index.js";
-import { withDb } from "./harness.js";
 import { type Auth, api } from "./http.js";
-
-type ProfileInit = Partial<typeof thresholdProfiles.$inferInsert>;
-
-/** Maps and profiles are another route group's; tests write their rows directly. */
-export function insertMap(projectId: string, mapId: string, name = `Map ${mapId}`): Promise<string> {
-  return withDb(async (db) => {
-    const [row] = await db
-      .insert(maps)
-      .values({
-        projectId,
-        mapId,
-        name,
-        imageKey: `maps/${projectId}/${mapId}`,
-        imageContentType: "image/png",
-        imageWidth: 512,
-        imageHeight: 512,
-        worldMinX: -500,
-        worldMinY: -500,
-        worldMaxX: 500,
-        worldMaxY: 500,
-      })
-      .returning({ id: maps.id });
-    return row?.id as string;
-  });
-}
-
-export function insertProfile(projectId: string, init: ProfileInit): Promise<string> {
-  return withDb(async (db) => {
-    const [row] = await db
-      .insert(thresholdProfiles)
-      .values({ projectId, name: "profile", ...init })
-      .returning({ id: thresholdProfiles.id });
-    return row?.id as string;
-  });
-}
 
 export async function json<T>(res: Response, status: number): Promise<T> {
   const text = await res.text();

@@ -2,9 +2,10 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { alertEvaluationEvents, alertRules, thresholdProfiles } from "../../schema/pg/schema.js";
 import { applyProfileDeletion } from "../../workers/alerts/profile-deletion.js";
-import { hookUrl, insertMap, insertProfile, json, send } from "../support/alerts.js";
+import { hookUrl, json, send } from "../support/alerts.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import { insertMap, insertProfile } from "../support/records.js";
 
 type Rule = {
   id: string;
@@ -89,11 +90,11 @@ async function listRules(tenant = t): Promise<ListItem[]> {
 beforeAll(async () => {
   t = await seedTenant("pro", "Alerts API Studio");
   w = t.keys.readwrite;
-  mapId = await insertMap(t.projectId, "arena", "Arena");
+  mapId = await insertMap(t.projectId, "arena", { name: "Arena" });
   fast = await insertProfile(t.projectId, { name: "Fast PCs", fpsWarn: 30, fpsGood: 60 });
   strict = await insertProfile(t.projectId, { name: "Strict", fpsWarn: 45, fpsGood: 60, frameTimeWarn: 22 });
   memoryOnly = await insertProfile(t.projectId, { name: "Memory", memoryWarn: 4096 });
-  foreignMap = await insertMap(t.siblingProjectId, "arena", "Sibling arena");
+  foreignMap = await insertMap(t.siblingProjectId, "arena", { name: "Sibling arena" });
   foreignProfile = await insertProfile(t.siblingProjectId, { name: "Sibling", fpsWarn: 30 });
   foreignChannel = (
     await json<Channel>(

@@ -4,19 +4,11 @@ import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
 import type { NotificationMessage } from "../../workers/alerts/notification.js";
 import worker from "../../workers/api/index.js";
 import { deliveryRetryDelaySeconds } from "../../workers/consumer/notifications.js";
-import {
-  hookUrl,
-  insertMap,
-  insertProfile,
-  json,
-  received,
-  runScheduled,
-  send,
-  waitForDeliveries,
-} from "../support/alerts.js";
+import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
 import { batch, event, MiB, perf } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import { insertMap, insertProfile } from "../support/records.js";
 
 type EvalEvent = {
   id: string;
@@ -204,7 +196,7 @@ async function hmacHex(key: string, body: string): Promise<string> {
 
 beforeAll(async () => {
   t = await seedTenant("studio", "Alert Eval Studio");
-  mapRowId = await insertMap(t.projectId, MAP, "Eval Arena");
+  mapRowId = await insertMap(t.projectId, MAP, { name: "Eval Arena" });
   everyone = await insertProfile(t.projectId, { name: "Everyone", fpsWarn: FPS_WARN, fpsGood: 60 });
   android = await insertProfile(t.projectId, { name: "Android", platform: "android", fpsWarn: FPS_WARN });
   const suffix = crypto.randomUUID();

@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { maps } from "../../schema/pg/schema.js";
 import {
   type Dataset,
   type GenEvent,
@@ -26,6 +25,7 @@ import {
 } from "../support/analytics-reference.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import { insertMap } from "../support/records.js";
 
 let t: Tenant;
 let ds: Dataset;
@@ -176,24 +176,14 @@ describe("heatmap", () => {
   });
 
   it("mapId may be the internal map UUID of the project's map", async () => {
-    const mapUuid = await withDb(async (db) => {
-      const [row] = await db
-        .insert(maps)
-        .values({
-          projectId: t.projectId,
-          mapId: "dust",
-          name: "Dust",
-          imageKey: `${t.projectId}/dust.png`,
-          imageContentType: "image/png",
-          imageWidth: 2,
-          imageHeight: 2,
-          worldMinX: -200,
-          worldMinY: -200,
-          worldMaxX: 300,
-          worldMaxY: 200,
-        })
-        .returning({ id: maps.id });
-      return (row as { id: string }).id;
+    const mapUuid = await insertMap(t.projectId, "dust", {
+      name: "Dust",
+      imageWidth: 2,
+      imageHeight: 2,
+      worldMinX: -200,
+      worldMinY: -200,
+      worldMaxX: 300,
+      worldMaxY: 200,
     });
     const byUserId = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=25&days=30&includeZ=true");
     expect(byUserId.length).toBeGreaterThan(0);

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { maps } from "../../schema/pg/schema.js";
 import type { GenEvent, Perf } from "../support/analytics-dataset.js";
 import { getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CompareParams, REF_COMPARE_METRICS, refCompare } from "../support/analytics-reference.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import { insertMap } from "../support/records.js";
 
 const MB = 1_048_576;
 const HOUR_US = 3_600_000_000;
@@ -103,24 +103,14 @@ beforeAll(async () => {
   t = await seedTenant("pro", "Compare Studio");
   events = comparisonDataset(Date.now());
   await ingestAll(t, events);
-  arenaUuid = await withDb(async (db) => {
-    const [row] = await db
-      .insert(maps)
-      .values({
-        projectId: t.projectId,
-        mapId: "arena",
-        name: "Arena",
-        imageKey: `${t.projectId}/arena.png`,
-        imageContentType: "image/png",
-        imageWidth: 2,
-        imageHeight: 2,
-        worldMinX: 0,
-        worldMinY: 0,
-        worldMaxX: 100,
-        worldMaxY: 100,
-      })
-      .returning({ id: maps.id });
-    return (row as { id: string }).id;
+  arenaUuid = await insertMap(t.projectId, "arena", {
+    name: "Arena",
+    imageWidth: 2,
+    imageHeight: 2,
+    worldMinX: 0,
+    worldMinY: 0,
+    worldMaxX: 100,
+    worldMaxY: 100,
   });
 }, 180_000);
 

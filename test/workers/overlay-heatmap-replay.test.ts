@@ -1,10 +1,10 @@
 import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { maps } from "../../schema/pg/schema.js";
 import type { GenEvent } from "../support/analytics-dataset.js";
 import { ingestAll } from "../support/analytics-ingest.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api } from "../support/http.js";
+import { insertMap } from "../support/records.js";
 
 const MB = 1_048_576;
 
@@ -88,24 +88,14 @@ beforeAll(async () => {
     // Cell (-25, 25, 25).
     at(-1, 30, 26, { perf: { fps: 120, frameTimeMs: 8, gpuTimeMs: 4 } }),
   ]);
-  arenaUuid = await withDb(async (db) => {
-    const [row] = await db
-      .insert(maps)
-      .values({
-        projectId: t.projectId,
-        mapId: "arena",
-        name: "Arena",
-        imageKey: `${t.projectId}/arena.png`,
-        imageContentType: "image/png",
-        imageWidth: 2,
-        imageHeight: 2,
-        worldMinX: -50,
-        worldMinY: -50,
-        worldMaxX: 50,
-        worldMaxY: 50,
-      })
-      .returning({ id: maps.id });
-    return (row as { id: string }).id;
+  arenaUuid = await insertMap(t.projectId, "arena", {
+    name: "Arena",
+    imageWidth: 2,
+    imageHeight: 2,
+    worldMinX: -50,
+    worldMinY: -50,
+    worldMaxX: 50,
+    worldMaxY: 50,
   });
 }, 120_000);
 
