@@ -23,7 +23,7 @@ import {
   refInsights,
   refRetention,
 } from "../support/analytics-reference.js";
-import { seedTenant, type Tenant, withDb } from "../support/harness.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap } from "../support/records.js";
 

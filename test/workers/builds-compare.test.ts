@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { GenEvent, Perf } from "../support/analytics-dataset.js";
 import { getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CompareParams, REF_COMPARE_METRICS, refCompare } from "../support/analytics-reference.js";
-import { seedTenant, type Tenant, withDb } from "../support/harness.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap } from "../support/records.js";
 

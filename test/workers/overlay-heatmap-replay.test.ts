@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { GenEvent } from "../support/analytics-dataset.js";
 import { ingestAll } from "../support/analytics-ingest.js";
-import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
+import { BASE, seedTenant, type Tenant } from "../support/harness.js";
 import { api } from "../support/http.js";
 import { insertMap } from "../support/records.js";
 
