@@ -20,7 +20,7 @@ import { buildList } from "../../workers/analytics/builds.js";
 import { compareBuilds } from "../../workers/analytics/compare.js";
 import { dashboardDistincts, dashboardTotals } from "../../workers/analytics/dashboard.js";
 import { funnelSteps } from "../../workers/analytics/funnels.js";
-import { heatmapCellsJson } from "../../workers/analytics/heatmap.js";
+import { heatmapCells } from "../../workers/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/analytics/insights.js";
 import { retentionCohorts } from "../../workers/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
@@ -53,7 +53,7 @@ const ENDPOINTS: Record<
   heatmap: {
     query: "heatmap?mapId=maps/desert_outpost&cellSize=25&days=7",
     sql: (ch, p) =>
-      heatmapCellsJson(ch, p, windowOf(7, Date.now()), {
+      heatmapCells(ch, p, windowOf(7, Date.now()), {
         mapId: "maps/desert_outpost",
         cellSize: 25,
         includeZ: false,

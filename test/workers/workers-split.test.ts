@@ -190,7 +190,7 @@ describe("a dependency that is down is a retryable 503", () => {
     await expectUnavailable(res, "ClickHouse");
   });
 
-  // The heatmap splices ClickHouse's bytes into its answer: a cut-off array must never become a 200.
+  // A 200 from ClickHouse that breaks off midway (the heatmap's answer is hundreds of KB) is a 503 too.
   it.each(["clickhouse-exception", "clickhouse-cut"])(
     "API Worker: a heatmap whose ClickHouse answer fails midway (%s)",
     async (path) => {

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../shared/clickhouse.js";
-import { DependencyDown } from "../shared/errors.js";
 import type { Window } from "../shared/window.js";
+import { num, selectRows } from "./select.js";
 
 export type HeatmapQuery = {
   /** The user's map identifier, as events carry it (resolve an internal UUID first: maps.ts). */
@@ -47,6 +47,7 @@ export type HeatmapCell = {
 // the same two fragments (workers/alerts/cells.ts).
 export const MAP_CELL = `floor(position_x / {cellSize:UInt8}) * {cellSize:UInt8} AS x,
       floor(position_y / {cellSize:UInt8}) * {cellSize:UInt8} AS y`;
+const MAP_CELL_Z = `floor(position_z / {cellSize:UInt8}) * {cellSize:UInt8} AS z`;
 export const MAP_SCOPE = `project_id = {projectId:UUID}
       AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
       AND map_id = {mapId:String}
@@ -56,34 +57,27 @@ export const MAP_SCOPE = `project_id = {projectId:UUID}
 export const VRAM_MB = `if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL)`;
 
 /**
- * Cells of a map, in both modes, as the bytes of a JSON array of HeatmapCell objects (field order as in
- * the type, `z` only for 3-D cells), written by ClickHouse itself. A heatmap is thousands of cells:
- * receiving them as rows, parsing, rebuilding objects and serializing them again cost the Worker about
- * 20 ms of CPU per request, where splicing ClickHouse's bytes into the response costs nearly nothing
- * (README: "Worker to ClickHouse").
- *
- * Aggregates over a Nullable column skip NULLs (the wire's "not collected"), so every average and
- * percentile is over the events carrying that metric. Quantiles are exact (quantileExact: the value at
- * index floor(level·n) of the n ascending samples).
+ * Cells of a map, in both modes. Aggregates over a Nullable column skip NULLs (the wire's "not
+ * collected"), so every average and percentile is over the events carrying that metric. Quantiles
+ * are exact (quantileExact: the value at index floor(level·n) of the n ascending samples).
  */
-export async function heatmapCellsJson(
+export async function heatmapCells(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,
   q: HeatmapQuery,
-): Promise<Uint8Array> {
-  const zCell = q.includeZ ? `,\n      ${cellOrigin("z")}` : "";
+): Promise<HeatmapCell[]> {
+  const zCell = q.includeZ ? `, ${MAP_CELL_Z}` : "";
   const zScope = q.includeZ ? "AND isNotNull(position_z)" : "";
-  const grid = q.includeZ ? "x, y, z" : "x, y";
-  const query = `
+  const rows = await selectRows<Record<string, number | string | null>>(
+    ch,
+    `
     WITH ${VRAM_MB} AS vram_mb
-    SELECT ${cellOrigin("x")},
-      ${cellOrigin("y")}${zCell},
-      count() AS weight,
+    SELECT ${MAP_CELL}${zCell},
       count() AS event_count,
-      ${orZero("avg(fps)")} AS avg_fps,
-      ${orZero("avg(frame_time_ms)")} AS avg_frame_time,
-      ${orZero("avg(memory_mb)")} AS avg_memory,
+      avg(fps) AS avg_fps,
+      avg(frame_time_ms) AS avg_frame_time,
+      avg(memory_mb) AS avg_memory,
       avg(gpu_time_ms) AS avg_gpu_time,
       avg(vram_mb) AS avg_mem_vram,
       quantileExact(0.05)(fps) AS p05_fps,
@@ -94,82 +88,48 @@ export async function heatmapCellsJson(
     FROM ${CH_DB}.events
     WHERE ${MAP_SCOPE} ${zScope}
       AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
-    GROUP BY ${grid}
-    ORDER BY ${grid}
-    FORMAT JSONEachRow`;
-  const params: Record<string, unknown> = {
-    projectId,
-    from: w.from,
-    to: w.to,
-    mapId: q.mapId,
-    cellSize: q.cellSize,
-  };
-  if (q.eventName !== undefined) {
-    params.eventName = q.eventName;
-  }
-  const { stream } = await ch.exec({ query, query_params: params, clickhouse_settings: JSON_ARRAY_SETTINGS });
-  let body: Uint8Array;
-  try {
-    body = new Uint8Array(await new Response(stream).arrayBuffer());
-  } catch (err) {
-    // The connection dropped while the answer was arriving.
-    throw new DependencyDown("ClickHouse", err);
-  }
-  if (!isJsonArray(body)) {
-    // Not a whole array: the answer was cut off (a failure after the first bytes appends its message
-    // and ends the response). Retryable like a dropped connection, never spliced into a 200.
-    throw new DependencyDown("ClickHouse", new Error("ClickHouse heatmap answer is incomplete"));
-  }
-  return body;
+    GROUP BY x, y${q.includeZ ? ", z" : ""}
+    ORDER BY x, y${q.includeZ ? ", z" : ""}`,
+    {
+      projectId,
+      from: w.from,
+      to: w.to,
+      mapId: q.mapId,
+      cellSize: q.cellSize,
+      eventName: q.eventName,
+    },
+  );
+  return rows.map((r) => {
+    const count = num(r.event_count);
+    return {
+      x: num(r.x),
+      y: num(r.y),
+      ...(q.includeZ ? { z: num(r.z) } : {}),
+      weight: count,
+      event_count: count,
+      avg_fps: orZero(r.avg_fps),
+      avg_frame_time: orZero(r.avg_frame_time),
+      avg_memory: orZero(r.avg_memory),
+      avg_gpu_time: orNull(r.avg_gpu_time),
+      avg_mem_vram: orNull(r.avg_mem_vram),
+      p05_fps: orNull(r.p05_fps),
+      p95_frame_time: orNull(r.p95_frame_time),
+      max_memory: orNull(r.max_memory),
+      p95_gpu_time: orNull(r.p95_gpu_time),
+      p95_mem_vram: orNull(r.p95_mem_vram),
+    };
+  });
 }
 
-/** The cells as objects: heatmapCellsJson's bytes parsed (benchmarks and other server-side readers). */
-export async function heatmapCells(
-  ch: ClickHouseClient,
-  projectId: string,
-  w: Window,
-  q: HeatmapQuery,
-): Promise<HeatmapCell[]> {
-  return JSON.parse(new TextDecoder().decode(await heatmapCellsJson(ch, projectId, w, q)));
-}
-
-const JSON_ARRAY_SETTINGS = {
-  // exec() sends settings as given; the query client's gzip'd responses ask for this themselves.
-  enable_http_compression: 1,
-  // The whole result is computed before the first byte is sent, so a failing query answers with its
-  // HTTP status (the client raises it) rather than a 200 cut short; a heatmap's answer is well under 1 MB.
-  wait_end_of_query: 1,
-  // One JSON array, `[` row `,` row … `]`, rather than one object per line.
-  output_format_json_array_of_rows: 1,
-  // Counts as JSON numbers, as the cells document them (the default quotes 64-bit integers).
-  output_format_json_quote_64bit_integers: 0,
-  output_format_json_quote_64bit_floats: 0,
-  // NaN and ±inf are written as null, never as quoted strings: "no value", as for an empty average.
-  output_format_json_quote_denormals: 0,
-} as const;
-
-/**
- * A cell's origin on one axis. `+ 0` turns the -0 that floor() gives for a coordinate of -0.0 into 0,
- * so it is the same cell as 0 and never printed as -0 (serializing a parsed -0 gave 0 before ClickHouse
- * wrote the cells). MAP_CELL gives the same origins for every other coordinate.
- */
-function cellOrigin(axis: "x" | "y" | "z"): string {
-  return `floor(position_${axis} / {cellSize:UInt8}) * {cellSize:UInt8} + 0 AS ${axis}`;
-}
-
-/** The overlays need these as numbers: 0 where no event carries the metric, and for a NaN or ±inf. */
-function orZero(aggregate: string): string {
-  return `if(isFinite(${aggregate}), ${aggregate}, 0)`;
-}
-
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-
-/** Starts with `[` and ends with `]` apart from trailing whitespace: ClickHouse's array, whole. */
-function isJsonArray(body: Uint8Array): boolean {
-  let end = body.length - 1;
-  while (end >= 0 && (body[end] === 0x0a || body[end] === 0x0d || body[end] === 0x20 || body[end] === 0x09)) {
-    end--;
+/** NULL (no sample) and a NaN that an engine may give for an empty average both mean "none". */
+function orNull(v: number | string | null | undefined): number | null {
+  if (v === null || v === undefined) {
+    return null;
   }
-  return end > 0 && body[0] === OPEN_BRACKET && body[end] === CLOSE_BRACKET;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+function orZero(v: number | string | null | undefined): number {
+  return orNull(v) ?? 0;
 }
