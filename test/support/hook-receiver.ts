@@ -7,6 +7,9 @@ export type ReceivedDelivery = { path: string; headers: Record<string, string>; 
  * A loopback endpoint standing in for webhook and Slack receivers. It runs in Node (global setup),
  * since tests run inside workerd. `POST <path>` records the request; paths containing `/fail` answer
  * 500 and `/gone` 410. `GET /received?path=<path>` returns what that path received, oldest first.
+ * It also stands in for a ClickHouse whose answer fails midway (as CLICKHOUSE_URL): paths containing
+ * `/clickhouse-exception` answer 200 with the start of a JSON array and then an exception's text, as a
+ * streaming ClickHouse does; `/clickhouse-cut` send the start and drop the connection.
  */
 export async function startHookReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const received: ReceivedDelivery[] = [];
@@ -24,6 +27,17 @@ export async function startHookReceiver(): Promise<{ url: string; close(): Promi
       headers[name] = Array.isArray(value) ? value.join(", ") : (value ?? "");
     }
     received.push({ path: url.pathname, headers, body, at: Date.now() });
+    if (url.pathname.includes("/clickhouse-")) {
+      res.writeHead(200, { "content-type": "application/json; charset=UTF-8" });
+      res.write('[\n{"x":0,"y":0,"weight":1,"event_count":1},\n');
+      if (url.pathname.includes("/clickhouse-cut")) {
+        res.flushHeaders();
+        setImmediate(() => res.socket?.destroy());
+        return;
+      }
+      res.end("Code: 241. DB::Exception: Memory limit (total) exceeded. (MEMORY_LIMIT_EXCEEDED)\n");
+      return;
+    }
     const status = url.pathname.includes("/fail") ? 500 : url.pathname.includes("/gone") ? 410 : 200;
     res.writeHead(status, { "content-type": "text/plain" });
     res.end(status === 200 ? "ok" : "no");

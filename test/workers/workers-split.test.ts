@@ -5,7 +5,7 @@ import {
   SELF,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import api from "../../workers/api/index.js";
 import { dispatchApiQueue } from "../../workers/api/queues.js";
 import ingestWorker from "../../workers/ingest/index.js";
@@ -179,6 +179,29 @@ describe("a dependency that is down is a retryable 503", () => {
     );
     await expectUnavailable(res, "ClickHouse");
   });
+
+  const heatmapRequest = () =>
+    new Request(`${BASE}/api/v1/projects/${t.projectId}/heatmap?mapId=dust&cellSize=25&days=7`, {
+      headers: { "X-API-Key": t.keys.read.key },
+    });
+
+  it("API Worker: a heatmap with ClickHouse down", async () => {
+    const res = await withEngineDown(api, { CLICKHOUSE_URL: `http://${CLOSED}` }, heatmapRequest());
+    await expectUnavailable(res, "ClickHouse");
+  });
+
+  // A 200 from ClickHouse that breaks off midway (the heatmap's answer is hundreds of KB) is a 503 too.
+  it.each(["clickhouse-exception", "clickhouse-cut"])(
+    "API Worker: a heatmap whose ClickHouse answer fails midway (%s)",
+    async (path) => {
+      const res = await withEngineDown(
+        api,
+        { CLICKHOUSE_URL: `${inject("hookUrl")}/${path}` },
+        heatmapRequest(),
+      );
+      await expectUnavailable(res, "ClickHouse");
+    },
+  );
 
   it("API Worker: a Postgres-backed read with Postgres down", async () => {
     // A key this isolate has never cached, so the lookup must reach Postgres.

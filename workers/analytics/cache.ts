@@ -20,10 +20,27 @@ export function cacheKey(
   return new Request(url.toString(), { method: "GET" });
 }
 
-/** The cached value, or a freshly computed one that is then stored; `fresh` skips the lookup. */
-export async function cached<T>(key: Request, fresh: boolean, compute: () => Promise<T>): Promise<T> {
+/** Keeps a promise alive after the response is sent: the request's ExecutionContext.waitUntil. */
+export type Defer = (promise: Promise<unknown>) => void;
+
+// Stores of this isolate still under way, by key URL. A read of the same key waits for its store, so
+// the request after a fresh=1 answer sees what that one computed, as when the store was awaited.
+const storing = new Map<string, Promise<void>>();
+
+/**
+ * The cached value, or a freshly computed one that is then stored; `fresh` skips the lookup. The
+ * store is left to `defer` (waitUntil) rather than awaited: writing the Cache API cost the fresh
+ * answer several milliseconds that the client gained nothing from.
+ */
+export async function cached<T>(
+  key: Request,
+  fresh: boolean,
+  compute: () => Promise<T>,
+  defer: Defer,
+): Promise<T> {
   const cache = caches.default;
   if (!fresh) {
+    await storing.get(key.url);
     const hit = await cache.match(key);
     if (hit) {
       return (await hit.json()) as T;
@@ -33,7 +50,17 @@ export async function cached<T>(key: Request, fresh: boolean, compute: () => Pro
   const stored = new Response(JSON.stringify(value), {
     headers: { "content-type": "application/json", "cache-control": `max-age=${TTL_SECONDS}` },
   });
-  // Awaited rather than left to waitUntil: the next request must see what this one computed.
-  await cache.put(key, stored);
+  const store: Promise<void> = cache
+    .put(key, stored)
+    // A store that fails leaves the previous entry or none: the next read recomputes. The answer
+    // already computed stands.
+    .catch(() => {})
+    .finally(() => {
+      if (storing.get(key.url) === store) {
+        storing.delete(key.url);
+      }
+    });
+  storing.set(key.url, store);
+  defer(store);
   return value;
 }

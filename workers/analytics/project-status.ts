@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DB } from "../shared/clickhouse.js";
 import { chTime, DAY_MS } from "../shared/window.js";
-import { cached, cacheKey } from "./cache.js";
+import { cached, cacheKey, type Defer } from "./cache.js";
 import { num, selectRows } from "./select.js";
 
 export type EventKpis = {
@@ -46,6 +46,11 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: 
  * The event KPIs as of at most about 60 s ago (the analytics cache), or computed now when `fresh`.
  * Callers have authenticated and authorized the project: the cache key is the project alone.
  */
-export function cachedEventKpis(ch: ClickHouseClient, projectId: string, fresh: boolean): Promise<EventKpis> {
-  return cached(cacheKey("status", projectId, {}), fresh, () => eventKpis(ch, projectId, Date.now()));
+export function cachedEventKpis(
+  ch: ClickHouseClient,
+  projectId: string,
+  fresh: boolean,
+  defer: Defer,
+): Promise<EventKpis> {
+  return cached(cacheKey("status", projectId, {}), fresh, () => eventKpis(ch, projectId, Date.now()), defer);
 }

@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import { DependencyDown } from "../shared/errors.js";
 
 export type Params = Record<string, unknown>;
 
@@ -11,7 +12,16 @@ export async function selectRows<T>(ch: ClickHouseClient, query: string, params:
   // as an array, without repeating the column names: about half the bytes of JSON on a heatmap, and
   // a Worker's cost of receiving a response grows with its bytes (README: "Worker to ClickHouse").
   const rs = await ch.query({ query, query_params: bound, format: "JSONCompact" });
-  const { meta = [], data } = await rs.json<unknown[]>();
+  let result: { meta?: Array<{ name: string }>; data: unknown[][] };
+  try {
+    result = await rs.json<unknown[]>();
+  } catch (err) {
+    // The answer began as a 200 and then broke off: the connection dropped, or a failure after the
+    // first bytes appended its message to the JSON. Retryable like a dependency that is down, never
+    // a bare 500.
+    throw new DependencyDown("ClickHouse", err);
+  }
+  const { meta = [], data } = result;
   const names = meta.map((m) => m.name);
   // Plain loops: this runs for every cell of a heatmap, and Object.fromEntries over mapped pairs
   // showed up in the Worker's CPU profile.

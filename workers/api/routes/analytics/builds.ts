@@ -26,8 +26,11 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const q = c.req.valid("query");
     const days = Number(q.days);
     const key = cacheKey("builds", project.id, { days, buildId: q.buildId });
-    const data = await cached(key, q.fresh === "1", () =>
-      buildList(c.get("ch"), project.id, windowOf(days, Date.now()), q.buildId),
+    const data = await cached(
+      key,
+      q.fresh === "1",
+      () => buildList(c.get("ch"), project.id, windowOf(days, Date.now()), q.buildId),
+      (p) => c.executionCtx.waitUntil(p),
     );
     return c.json({ success: true as const, data }, 200);
   });

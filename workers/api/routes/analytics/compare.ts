@@ -39,8 +39,11 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const mapId = q.mapId === undefined ? undefined : await eventMapId(c.get("db"), project.id, q.mapId);
     const query = { baseline: q.baseline, candidate: q.candidate, mapId, platform: q.platform };
     const key = cacheKey("builds-compare", project.id, { days, ...query });
-    const data = await cached(key, q.fresh === "1", () =>
-      compareBuilds(c.get("ch"), project.id, windowOf(days, Date.now()), query),
+    const data = await cached(
+      key,
+      q.fresh === "1",
+      () => compareBuilds(c.get("ch"), project.id, windowOf(days, Date.now()), query),
+      (p) => c.executionCtx.waitUntil(p),
     );
     return c.json({ success: true as const, data }, 200);
   });
