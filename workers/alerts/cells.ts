@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { MAP_CELL, MAP_SCOPE } from "../analytics/heatmap.js";
 import { num, selectRows } from "../analytics/select.js";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { type AlertMetric, lowerIsWorse } from "./metrics.js";
 
@@ -51,7 +51,7 @@ export async function countFailingCells(ch: ClickHouseClient, q: CellQuery): Pro
       SELECT count() AS total, countIf(value ${worse} {threshold:Float64}) AS failed
       FROM (
         SELECT ${MAP_CELL}, avg(${column}) AS value
-        FROM ${CH_DB}.events
+        FROM ${CH_EVENTS}
         WHERE ${MAP_SCOPE}
           AND has_perf AND isNotNull(${column})
           AND ({anyPlatform:Bool} OR platform = {platform:String})

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { num, selectRows } from "./select.js";
 
@@ -34,7 +34,7 @@ export async function buildList(
       count() AS event_count,
       uniq(session_id) AS session_count,
       uniq(player) AS player_count
-    FROM ${CH_DB}.events
+    FROM ${CH_EVENTS}
     WHERE project_id = {projectId:UUID}
       AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
       AND has_perf AND build_id != ''

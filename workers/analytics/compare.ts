@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { VRAM_MB } from "./heatmap.js";
 import { num, selectRows } from "./select.js";
@@ -101,7 +101,7 @@ export async function compareBuilds(
       formatDateTime(min(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first_seen,
       formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last_seen,
       ${columns}
-    FROM ${CH_DB}.events
+    FROM ${CH_EVENTS}
     WHERE project_id = {projectId:UUID}
       AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
       AND build_id IN ({baseline:String}, {candidate:String})

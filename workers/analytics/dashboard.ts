@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_DAILY_ACTORS, CH_EVENTS } from "../shared/clickhouse.js";
 import { chTime, DAY_MS, dayStartMs, type Window } from "../shared/window.js";
 import { byText, distinct, num, selectRows } from "./select.js";
 
@@ -33,25 +33,25 @@ export async function dashboardDistincts(
     ch,
     `
     SELECT 'day' AS metric, toString(day) AS key, ${distinct("id")} AS value
-    FROM ${CH_DB}.daily_actors
+    FROM ${CH_DAILY_ACTORS}
     WHERE project_id = {projectId:UUID} AND kind = 'player'
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
     GROUP BY day
     UNION ALL
     SELECT 'sessions' AS metric, '' AS key, ${distinct("id")} AS value
-    FROM ${CH_DB}.daily_actors
+    FROM ${CH_DAILY_ACTORS}
     WHERE project_id = {projectId:UUID} AND kind = 'session'
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
     UNION ALL
     SELECT 'mau' AS metric, '' AS key, ${distinct("id")} AS value
     FROM (
       SELECT id
-      FROM ${CH_DB}.daily_actors
+      FROM ${CH_DAILY_ACTORS}
       WHERE project_id = {projectId:UUID} AND kind = 'player'
         AND day >= toDate({wholeFrom:DateTime64(6, 'UTC')}) AND day < toDate({todayStart:DateTime64(6, 'UTC')})
       UNION ALL
       SELECT player AS id
-      FROM ${CH_DB}.events
+      FROM ${CH_EVENTS}
       WHERE project_id = {projectId:UUID}
         AND ((timestamp >= {monthAgo:DateTime64(6, 'UTC')} AND timestamp < {wholeFrom:DateTime64(6, 'UTC')})
           OR (timestamp >= {todayStart:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}))
@@ -93,15 +93,15 @@ export async function dashboardTotals(
     ch,
     `
     SELECT 'dau' AS metric, '' AS key, ${distinct("player")} AS value
-    FROM ${CH_DB}.events
+    FROM ${CH_EVENTS}
     WHERE project_id = {projectId:UUID}
       AND timestamp >= {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}
     UNION ALL
     SELECT 'events' AS metric, '' AS key, count() AS value
-    FROM ${CH_DB}.events WHERE ${scope}
+    FROM ${CH_EVENTS} WHERE ${scope}
     UNION ALL
     (SELECT 'event' AS metric, toString(event_name) AS key, count() AS value
-    FROM ${CH_DB}.events WHERE ${scope}
+    FROM ${CH_EVENTS} WHERE ${scope}
     GROUP BY key
     ORDER BY value DESC, key ASC
     LIMIT 10)`,

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { num, pct, selectRows } from "./select.js";
 
@@ -27,7 +27,7 @@ function windowFunnelSql(stepCount: number): string {
   );
   return `
       SELECT windowFunnel({windowUs:UInt64})(toUInt64(toUnixTimestamp64Micro(timestamp)), ${conditions.join(", ")}) AS level
-      FROM ${CH_DB}.events
+      FROM ${CH_EVENTS}
       WHERE ${SCOPE}
       GROUP BY player`;
 }
@@ -45,7 +45,7 @@ function expandedFunnelSql(stepCount: number): string {
   return `
       SELECT windowFunnel({windowScaled:UInt64})(
         toUInt64(toUnixTimestamp64Micro(timestamp)) * 8 + toUInt64(${stepCount} - k), ${conditions.join(", ")}) AS level
-      FROM ${CH_DB}.events
+      FROM ${CH_EVENTS}
       ARRAY JOIN arrayFilter(i -> {steps:Array(String)}[i] = event_name, range(1, ${stepCount + 1})) AS k
       WHERE ${SCOPE}
       GROUP BY player`;

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { num, selectRows } from "./select.js";
 
@@ -85,7 +85,7 @@ export async function heatmapCells(
       max(memory_mb) AS max_memory,
       quantileExact(0.95)(gpu_time_ms) AS p95_gpu_time,
       quantileExact(0.95)(vram_mb) AS p95_mem_vram
-    FROM ${CH_DB}.events
+    FROM ${CH_EVENTS}
     WHERE ${MAP_SCOPE} ${zScope}
       AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
     GROUP BY x, y${q.includeZ ? ", z" : ""}

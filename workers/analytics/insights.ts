@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import { chTime, mondayOf, monthOf, type Window } from "../shared/window.js";
 import { distinct, num, selectRows } from "./select.js";
 
@@ -70,7 +70,7 @@ export async function insightGroups(
     const rows = await selectRows<{ key: string; value: string }>(
       ch,
       `SELECT ${KEY_SQL[q.groupBy]} AS key, ${METRIC_SQL[q.metric]} AS value
-      FROM ${CH_DB}.events WHERE ${scope(q)}
+      FROM ${CH_EVENTS} WHERE ${scope(q)}
       GROUP BY key`,
       { ...params, from: chTime(oldest) },
     );
@@ -80,7 +80,7 @@ export async function insightGroups(
   const rows = await selectRows<{ key: string; value: string }>(
     ch,
     `SELECT ${KEY_SQL[q.groupBy]} AS key, ${METRIC_SQL[q.metric]} AS value
-    FROM ${CH_DB}.events WHERE ${scope(q)}
+    FROM ${CH_EVENTS} WHERE ${scope(q)}
     GROUP BY key
     ORDER BY value DESC, key ASC
     LIMIT {limit:UInt8}`,
@@ -99,7 +99,7 @@ export async function insightTotal(
 ): Promise<number> {
   const [row] = await selectRows<{ value: string }>(
     ch,
-    `SELECT ${METRIC_SQL[q.metric]} AS value FROM ${CH_DB}.events WHERE ${scope(q)}`,
+    `SELECT ${METRIC_SQL[q.metric]} AS value FROM ${CH_EVENTS} WHERE ${scope(q)}`,
     { projectId, from: w.from, to: w.to, eventName: q.eventName },
   );
   return num(row?.value);

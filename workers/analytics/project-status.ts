@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import { chTime, DAY_MS } from "../shared/window.js";
 import { cached, cacheKey, type Defer } from "./cache.js";
 import { num, selectRows } from "./select.js";
@@ -29,7 +29,7 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: 
           AS players24h,
         count() AS totalEvents,
         if(count() = 0, NULL, formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS lastEventAt
-      FROM ${CH_DB}.events
+      FROM ${CH_EVENTS}
       WHERE project_id = {projectId:UUID}`,
     { projectId, now: chTime(nowMs), dayAgo: chTime(nowMs - DAY_MS) },
   );

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS, CH_PLAYER_FIRST_SEEN } from "../shared/clickhouse.js";
 import { addDays, type Window } from "../shared/window.js";
 import { num, pct, selectRows } from "./select.js";
 
@@ -31,14 +31,14 @@ export async function retentionCohorts(
       countIf(has(a.days, c.cohort_date + 30)) AS d30
     FROM (
       SELECT player, toDate(min(first_seen)) AS cohort_date
-      FROM ${CH_DB}.player_first_seen
+      FROM ${CH_PLAYER_FIRST_SEEN}
       WHERE project_id = {projectId:UUID}
       GROUP BY player
       HAVING cohort_date >= toDate({from:DateTime64(6, 'UTC')}) AND cohort_date < toDate({to:DateTime64(6, 'UTC')})
     ) AS c
     LEFT JOIN (
       SELECT player, groupUniqArray(toDate(timestamp)) AS days
-      FROM ${CH_DB}.events
+      FROM ${CH_EVENTS}
       WHERE project_id = {projectId:UUID}
         AND timestamp >= {from:DateTime64(6, 'UTC')} + INTERVAL 1 DAY
         AND timestamp < {to:DateTime64(6, 'UTC')} - INTERVAL 1 DAY

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB, openClickHouse } from "../shared/clickhouse.js";
+import { CH_EVENTS, openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
 import { type EnvelopeHeader, openEnvelope } from "../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../shared/queues.js";
@@ -90,7 +90,7 @@ export async function presentEvents(ch: ClickHouseClient, decoded: Decoded[]): P
   const rs = await ch.query({
     query: `
       SELECT batch_id, event_index
-      FROM ${CH_DB}.events
+      FROM ${CH_EVENTS}
       WHERE project_id IN {projects:Array(UUID)}
         AND batch_id IN {batches:Array(String)}
         AND timestamp BETWEEN {from:DateTime64(6, 'UTC')} AND {to:DateTime64(6, 'UTC')}`,
@@ -108,7 +108,7 @@ export async function presentEvents(ch: ClickHouseClient, decoded: Decoded[]): P
 
 export async function insertEvents(ch: ClickHouseClient, rows: EventRow[]): Promise<void> {
   await ch.insert({
-    table: `${CH_DB}.events`,
+    table: CH_EVENTS,
     values: rows,
     format: "JSONEachRow",
     // One block per insert, so one part per partition: a failed insert leaves whole slices or nothing.

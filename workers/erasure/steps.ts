@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_DAILY_ACTORS, CH_EVENTS, CH_PLAYER_FIRST_SEEN } from "../shared/clickhouse.js";
 
 /**
  * One table holding player-derived rows, and how to find one player's rows in it. Every table that
@@ -24,13 +24,13 @@ const PLAYER_EVENTS = `project_id = {project:UUID} AND (
  * sessions), their daily player rows, and the session rows of sessions left without any event.
  */
 export const ERASURE_STEPS: ErasureStep[] = [
-  { table: `${CH_DB}.events`, where: PLAYER_EVENTS },
+  { table: CH_EVENTS, where: PLAYER_EVENTS },
   {
-    table: `${CH_DB}.player_first_seen`,
+    table: CH_PLAYER_FIRST_SEEN,
     where: `project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})`,
   },
   {
-    table: `${CH_DB}.daily_actors`,
+    table: CH_DAILY_ACTORS,
     where: `project_id = {project:UUID} AND (
       (kind = 'player' AND (id = {player:String} OR id IN {identified:Array(String)}))
       OR (kind = 'session' AND id IN {emptied:Array(String)}))`,
@@ -50,10 +50,10 @@ export async function playerSessions(ch: ClickHouseClient, project: string, play
       SELECT
         groupUniqArrayIf(session_id, player_id = {player:String}) AS identified,
         groupUniqArrayIf(session_id, player_id NOT IN ('', {player:String})) AS shared
-      FROM ${CH_DB}.events
+      FROM ${CH_EVENTS}
       WHERE project_id = {project:UUID}
         AND session_id IN (
-          SELECT session_id FROM ${CH_DB}.events
+          SELECT session_id FROM ${CH_EVENTS}
           WHERE project_id = {project:UUID} AND (player_id = {player:String} OR session_id = {player:String}))`,
     query_params: { project, player },
     format: "JSONEachRow",

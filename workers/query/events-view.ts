@@ -1,4 +1,4 @@
-import { CH_DB } from "../shared/clickhouse.js";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 
 /**
  * The one table users see, `events`: one column per scalar of the wire contract under its own name
@@ -44,8 +44,6 @@ export const EVENTS_COLUMNS = [
   "sdk_version",
 ] as const;
 
-export const EVENTS_TABLE = `${CH_DB}.events`;
-
 /**
  * SELECT of one project's rows of telemetry.events with the wire-contract columns. The project is a
  * bound parameter named by the caller; the filter sits at the read itself, so the primary key
@@ -53,5 +51,5 @@ export const EVENTS_TABLE = `${CH_DB}.events`;
  */
 export function projectEventsSelect(projectParam: string, extraWhere = ""): string {
   const where = `project_id = {${projectParam}:UUID}${extraWhere ? ` AND ${extraWhere}` : ""}`;
-  return `SELECT ${EVENTS_COLUMNS.join(", ")} FROM ${EVENTS_TABLE} WHERE ${where}`;
+  return `SELECT ${EVENTS_COLUMNS.join(", ")} FROM ${CH_EVENTS} WHERE ${where}`;
 }

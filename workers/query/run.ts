@@ -4,9 +4,10 @@ import {
   type ClickHouseSettings,
   SettingsMap,
 } from "@clickhouse/client-web";
+import { CH_EVENTS } from "../shared/clickhouse.js";
 import { ApiError } from "../shared/errors.js";
 import { AstShapeError, parseAstDump } from "./ast.js";
-import { EVENTS_TABLE, projectEventsSelect } from "./events-view.js";
+import { projectEventsSelect } from "./events-view.js";
 import { checkAllowed, checkResolvedTables, QueryRefused, userPartOf } from "./validate.js";
 
 export type QueryLimits = {
@@ -71,7 +72,7 @@ function guardSettings(projectId: string, limits: QueryLimits): ClickHouseSettin
   const filter = `project_id = toUUID(''${projectId}'')`;
   return {
     readonly: "1",
-    additional_table_filters: SettingsMap.from({ [EVENTS_TABLE]: filter }),
+    additional_table_filters: SettingsMap.from({ [CH_EVENTS]: filter }),
     max_execution_time: limits.maxExecutionSeconds,
     max_memory_usage: String(limits.maxMemoryBytes),
     max_bytes_to_read: String(limits.maxBytesToRead),
@@ -108,7 +109,7 @@ async function checkQueryTree(ch: ClickHouseClient, run: Run): Promise<void> {
     throw refusalOrFailure(err, (e) => UNKNOWN_TABLE_CODES.has(e.code), run);
   }
   try {
-    checkResolvedTables(lines, EVENTS_TABLE);
+    checkResolvedTables(lines, CH_EVENTS);
   } catch (err) {
     throw err instanceof QueryRefused ? badSql(err.message) : err;
   }

@@ -5,6 +5,11 @@ import { DependencyDown } from "./errors.js";
 /** Every table lives in this database; SQL names it explicitly rather than relying on a default. */
 export const CH_DB = "telemetry";
 
+/** Each table's qualified name, written once (schema/clickhouse/migrations create them). */
+export const CH_EVENTS = `${CH_DB}.events`;
+export const CH_PLAYER_FIRST_SEEN = `${CH_DB}.player_first_seen`;
+export const CH_DAILY_ACTORS = `${CH_DB}.daily_actors`;
+
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 
 /**

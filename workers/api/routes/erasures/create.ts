@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { erasures } from "../../../../schema/pg/schema.js";
 import { erasePlayer, type StepOutcome } from "../../../erasure/erase.js";
-import { EVENTS_TABLE } from "../../../query/events-view.js";
+import { CH_EVENTS } from "../../../shared/clickhouse.js";
 import { ApiError } from "../../../shared/errors.js";
 import { sha256Hex } from "../../../shared/secrets.js";
 import type { AppEnv } from "../../context.js";
@@ -55,7 +55,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const record = (steps: StepOutcome[]) => ({
       steps,
       // The events removed; the rollup rows derived from them are reported per table in `steps`.
-      rowsRemoved: steps.find((s) => s.table === EVENTS_TABLE)?.rowsRemoved ?? 0,
+      rowsRemoved: steps.find((s) => s.table === CH_EVENTS)?.rowsRemoved ?? 0,
     });
     try {
       const steps = await erasePlayer(c.get("ch"), project.id, playerId, async (done) => {
