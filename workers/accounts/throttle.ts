@@ -1,3 +1,4 @@
+import { buckets, limiter } from "../shared/rate-limit.js";
 import { sha256Hex } from "../shared/secrets.js";
 import { normalizeEmail } from "./users.js";
 
@@ -15,16 +16,11 @@ export const SIGN_IN_LIMITS = {
 
 export type SignInCharge = { allowed: boolean; retryAfter: number; refund: () => Promise<void> };
 
-function limiter(env: Env, bucket: string) {
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket));
-}
-
 /** The RateLimiter objects counting one IP's and one account's failures. */
 export async function signInBuckets(ip: string, email: string) {
   return {
-    ipBucket: `sign-in:ip:${ip}`,
-    // Hashed: the object's name shows up in logs and dashboards, an email should not.
-    accountBucket: `sign-in:account:${await sha256Hex(normalizeEmail(email))}`,
+    ipBucket: buckets.signInIp(ip),
+    accountBucket: buckets.signInAccount(await sha256Hex(normalizeEmail(email))),
   };
 }
 

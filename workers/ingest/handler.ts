@@ -254,7 +254,11 @@ async function authenticate(
 
 /** No valid key: charged to the client's address instead, then 401 (or 429 past that limit). */
 async function refuse(request: Request, env: Env, out: Headers, keySent: boolean): Promise<never> {
-  const rate = await consume(env, `ip:${clientIp(request.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
+  const rate = await consume(
+    env,
+    buckets.anonymous(clientIp(request.headers)),
+    UNAUTHENTICATED_REQUESTS_PER_HOUR,
+  );
   applyHeaders(out, rateLimitHeaders(rate));
   if (!rate.allowed) {
     throw new ApiError("RATE_LIMITED", "Too many unauthenticated requests.", {

@@ -2,12 +2,29 @@ import type { BudgetResult, CheckedHit, RateLimitResult } from "../../durable-ob
 
 export const HOUR_SECONDS = 3600;
 
-/** The buckets authenticated requests are charged to; each also carries its credentials generation. */
+/**
+ * Every RateLimiter object's name, written once. The first three are the buckets authenticated requests
+ * are charged to; each also carries its credentials generation.
+ */
 export const buckets = {
   plan: (tenantId: string) => `tenant:${tenantId}`,
   whoami: (tenantId: string) => `whoami:${tenantId}`,
   ingest: (projectId: string) => `ingest:${projectId}`,
+  /** Requests without valid credentials, per client address. */
+  anonymous: (ip: string) => `ip:${ip}`,
+  /** The OAuth endpoints, per client address. */
+  oauth: (ip: string) => `oauth:ip:${ip}`,
+  signInIp: (ip: string) => `sign-in:ip:${ip}`,
+  /** Keyed by the email's hash: object names show up in logs and dashboards, an email should not. */
+  signInAccount: (emailHash: string) => `sign-in:account:${emailHash}`,
+  /** Events accepted in one UTC month (YYYY-MM). */
+  monthlyEvents: (tenantId: string, month: string) => `budget:${tenantId}:${month}`,
 };
+
+/** The RateLimiter object of a bucket (durable-objects/rate-limiter.ts). */
+export function limiter(env: Env, bucket: string) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket));
+}
 
 /** consume() for a cached principal: counted only if `expected` is still the bucket's generation. */
 export function consumeIfCurrent(
@@ -16,21 +33,17 @@ export function consumeIfCurrent(
   expected: number | null,
   limit: number,
 ): Promise<CheckedHit> {
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket)).hitIfCurrent(
-    expected,
-    limit,
-    HOUR_SECONDS,
-  );
+  return limiter(env, bucket).hitIfCurrent(expected, limit, HOUR_SECONDS);
 }
 
 /** Bumps the credentials generation of each bucket; resolves once every one has taken it. */
 export async function bumpGenerations(env: Env, names: string[]): Promise<void> {
-  await Promise.all(names.map((name) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name)).bump()));
+  await Promise.all(names.map((name) => limiter(env, name).bump()));
 }
 
 /** One RateLimiter object per bucket name; see durable-objects/rate-limiter.ts. */
 export function consume(env: Env, bucket: string, limit: number, cost = 1): Promise<RateLimitResult> {
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket)).hit(limit, HOUR_SECONDS, cost);
+  return limiter(env, bucket).hit(limit, HOUR_SECONDS, cost);
 }
 
 /** Charges `events` to the tenant's budget of the current UTC month. */
@@ -43,11 +56,7 @@ export function chargeMonthlyEvents(
 ): Promise<BudgetResult> {
   const month = now.toISOString().slice(0, 7);
   const periodEnd = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`budget:${tenantId}:${month}`)).charge(
-    limit,
-    events,
-    periodEnd,
-  );
+  return limiter(env, buckets.monthlyEvents(tenantId, month)).charge(limit, events, periodEnd);
 }
 
 export function rateLimitHeaders(r: RateLimitResult): Record<string, string> {

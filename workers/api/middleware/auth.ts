@@ -37,7 +37,7 @@ async function limit(c: Context<AppEnv>, bucket: string, max: number): Promise<v
 
 /** Requests without valid credentials still count, per client IP, so keys cannot be guessed at speed. */
 export async function limitAnonymous(c: Context<AppEnv>): Promise<void> {
-  await limit(c, `ip:${clientIp(c.req.raw.headers)}`, UNAUTHENTICATED_REQUESTS_PER_HOUR);
+  await limit(c, buckets.anonymous(clientIp(c.req.raw.headers)), UNAUTHENTICATED_REQUESTS_PER_HOUR);
 }
 
 /** Resolved keys and tokens of this isolate (workers/shared/credential-cache.ts). */

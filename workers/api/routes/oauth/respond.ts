@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { findClient, type OAuthClient } from "../../../accounts/oauth/clients.js";
 import { OAuthError } from "../../../accounts/oauth/tokens.js";
 import { OAUTH_REQUESTS_PER_HOUR } from "../../../shared/plans.js";
-import { clientIp, consume } from "../../../shared/rate-limit.js";
+import { buckets, clientIp, consume } from "../../../shared/rate-limit.js";
 import type { AppEnv } from "../../context.js";
 
 // The OAuth endpoints under /api speak RFC 6749, not the Web API's envelope: a form body in, and
@@ -48,7 +48,7 @@ export async function readOAuthForm(c: Context<AppEnv>): Promise<Map<string, str
 
 /** Per client IP, in its own bucket: a busy office's CLIs refreshing do not eat the API's quotas. */
 export async function limitOAuth(c: Context<AppEnv>): Promise<Response | null> {
-  const result = await consume(c.env, `oauth:ip:${clientIp(c.req.raw.headers)}`, OAUTH_REQUESTS_PER_HOUR);
+  const result = await consume(c.env, buckets.oauth(clientIp(c.req.raw.headers)), OAUTH_REQUESTS_PER_HOUR);
   c.set("rateLimit", result);
   if (result.allowed) {
     return null;
