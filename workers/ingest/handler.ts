@@ -1,6 +1,6 @@
 import type { KeyPrincipal } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
-import { CredentialCache, credentialTtlMs } from "../shared/credential-cache.js";
+import { CredentialCache, chargeCredential, credentialTtlMs } from "../shared/credential-cache.js";
 import { concat, gunzipCapped, readCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { noteUse } from "../shared/last-used.js";
@@ -44,9 +44,8 @@ export async function handleIngest(request: Request, env: Env, ctx: ExecutionCon
 
 async function ingest(request: Request, env: Env, ctx: ExecutionContext, out: Headers) {
   const { contentType, sdkVersion } = requiredHeaders(request);
-  const auth = await authenticate(request, env, ctx, out);
-  const { contentLength, encoding } = transportHeaders(request.headers, contentType);
-  const principal = await enforceIngestRate(request, env, ctx, auth, out);
+  const { principal, transport } = await authenticate(request, env, ctx, out, contentType);
+  const { contentLength, encoding } = transport;
   const plan = planOf(principal.planId);
 
   const body = await readBody(request, contentLength);
@@ -142,60 +141,6 @@ function transportHeaders(headers: Headers, contentType: string) {
   return { contentLength, encoding: encoding as "gzip" | "identity" };
 }
 
-/**
- * Charges the project's ingest bucket. The same RateLimiter call confirms a cached key is current; a
- * stale one is looked up again (it may now be revoked: 401, or have lost its scope: 403, or its tenant's
- * plan may have changed) before the request is counted, so nothing is charged for a key that no longer
- * passes.
- */
-async function enforceIngestRate(
-  request: Request,
-  env: Env,
-  ctx: ExecutionContext,
-  auth: Authenticated,
-  out: Headers,
-): Promise<KeyPrincipal> {
-  let { principal } = auth;
-  const limitOf = (p: KeyPrincipal) => planOf(p.planId).ingestRequestsPerHour;
-  let hit = await consumeIfCurrent(
-    env,
-    buckets.ingest(principal.projectId),
-    auth.expected,
-    limitOf(principal),
-  );
-  let readStartedAt = auth.readStartedAt;
-  if (!hit.result) {
-    keyCache.forget(auth.keyHash);
-    readStartedAt = Date.now();
-    const fresh = await findIngestKey(env, auth.keyHash);
-    if (!fresh) {
-      return refuse(request, env, out, true);
-    }
-    principal = authorize(fresh);
-    noteUse(env, ctx, principal);
-    hit = await consumeIfCurrent(env, buckets.ingest(principal.projectId), null, limitOf(principal));
-  }
-  if (readStartedAt !== null) {
-    keyCache.remember(
-      auth.keyHash,
-      principal,
-      buckets.ingest(principal.projectId),
-      hit,
-      readStartedAt,
-      credentialTtlMs(configOf(env)),
-    );
-  }
-  // biome-ignore lint/style/noNonNullAssertion: consumeIfCurrent(null) always counts, so result is set.
-  const rate = hit.result!;
-  applyHeaders(out, rateLimitHeaders(rate));
-  if (!rate.allowed) {
-    throw new ApiError("RATE_LIMITED", `Ingest rate of ${limitOf(principal)} batches per hour exceeded.`, {
-      retryAfter: rate.retryAfter,
-    });
-  }
-  return principal;
-}
-
 /** Every event, one streaming pass; the first fault rejects the whole batch. Returns the event count. */
 function validate(protobuf: Uint8Array): number {
   const scan = scanTelemetryBatch(protobuf, Date.now() * 1000);
@@ -212,44 +157,53 @@ function validate(protobuf: Uint8Array): number {
 // current by the ingest bucket's RateLimiter call on every request (workers/shared/credential-cache.ts).
 const keyCache = new CredentialCache<KeyPrincipal>();
 
-type Authenticated = {
-  principal: KeyPrincipal;
-  keyHash: string;
-  /** The ingest bucket's generation the cached principal was confirmed at; null when just read. */
-  expected: number | null;
-  /** When the principal was read from Postgres, or null when it came from the cache. */
-  readStartedAt: number | null;
-};
-
+/**
+ * The key's principal with the request charged to its project's ingest bucket (one RateLimiter call on
+ * a warm cache). Before anything is charged the key must carry events:write (403) and the transport
+ * headers must pass (411, 413, 415), in that order after authentication (401).
+ */
 async function authenticate(
   request: Request,
   env: Env,
   ctx: ExecutionContext,
   out: Headers,
-): Promise<Authenticated> {
+  contentType: string,
+): Promise<{ principal: KeyPrincipal; transport: ReturnType<typeof transportHeaders> }> {
   const secret = apiKeyOf(request.headers);
   const keyHash = secret === null ? null : await ingestKeyHash(secret);
   if (keyHash === null) {
     return refuse(request, env, out, secret !== null);
   }
-  const cached = keyCache.lookup(keyHash, (p) => buckets.ingest(p.projectId));
-  if (cached?.expected !== undefined) {
-    return {
-      principal: authorize(cached.principal),
-      keyHash,
-      expected: cached.expected,
-      readStartedAt: null,
-    };
-  }
-  const readStartedAt = Date.now();
-  const principal = await findIngestKey(env, keyHash);
-  if (!principal) {
-    keyCache.forget(keyHash);
+  let transport: ReturnType<typeof transportHeaders> | undefined;
+  const limitOf = (p: KeyPrincipal) => planOf(p.planId).ingestRequestsPerHour;
+  const charged = await chargeCredential({
+    cache: keyCache,
+    key: keyHash,
+    bucketOf: (p) => buckets.ingest(p.projectId),
+    limitOf,
+    read: () => findIngestKey(env, keyHash),
+    // On a cache miss only: a busy key costs at most one lookup of its stored time per cache period.
+    onRead: (p) => noteUse(env, ctx, p),
+    admit: (p) => {
+      authorize(p);
+      transport = transportHeaders(request.headers, contentType);
+    },
+    charge: (bucket, expected, limit) => consumeIfCurrent(env, bucket, expected, limit),
+    ttlMs: credentialTtlMs(configOf(env)),
+  });
+  if (!charged) {
     return refuse(request, env, out, true);
   }
-  // On a cache miss only: a busy key costs at most one lookup of its stored time per cache period.
-  noteUse(env, ctx, principal);
-  return { principal: authorize(principal), keyHash, expected: null, readStartedAt };
+  if (!transport) {
+    throw new Error("admit() runs before every charge, so the transport headers were read");
+  }
+  applyHeaders(out, rateLimitHeaders(charged.rate));
+  if (!charged.rate.allowed) {
+    throw new ApiError("RATE_LIMITED", `Ingest rate of ${charged.limit} batches per hour exceeded.`, {
+      retryAfter: charged.rate.retryAfter,
+    });
+  }
+  return { principal: charged.principal, transport };
 }
 
 /** No valid key: charged to the client's address instead, then 401 (or 429 past that limit). */

@@ -1,4 +1,4 @@
-import type { CheckedHit } from "../../durable-objects/rate-limiter.js";
+import type { CheckedHit, RateLimitResult } from "../../durable-objects/rate-limiter.js";
 import type { Config } from "./config.js";
 import { buckets, bumpGenerations } from "./rate-limit.js";
 
@@ -85,6 +85,79 @@ export class CredentialCache<P> {
   forget(key: string): void {
     this.entries.delete(key);
   }
+}
+
+/** How one Worker resolves and charges its credentials; see chargeCredential. */
+export type CredentialPath<P> = {
+  cache: CredentialCache<P>;
+  /** The credential's cache key (its kind and SHA-256). */
+  key: string;
+  /** The bucket a principal's requests are charged to, and its limit per window. */
+  bucketOf: (principal: P) => string;
+  limitOf: (principal: P) => number;
+  /** Reads the principal from Postgres; null when unknown, revoked or expired. */
+  read: () => Promise<P | null>;
+  /** Called once per Postgres read (the lastUsedAt note). */
+  onRead: (principal: P) => void;
+  /** Throws to refuse the request before anything is charged (a missing scope, say). */
+  admit: (principal: P) => void;
+  /** RateLimiter.hitIfCurrent on the bucket's object (shared/rate-limit.ts consumeIfCurrent). */
+  charge: (bucket: string, expected: number | null, limit: number) => Promise<CheckedHit>;
+  ttlMs: number;
+  /** When the credential itself expires (a token), if it does. */
+  notAfter?: (principal: P) => number | undefined;
+};
+
+export type Charged<P> = {
+  principal: P;
+  bucket: string;
+  /** The bucket's credentials generation the principal is confirmed at. */
+  generation: number;
+  limit: number;
+  rate: RateLimitResult;
+};
+
+/**
+ * The principal behind a credential with one request charged to its bucket, or null when the
+ * credential is invalid (nothing charged then). On a warm cache this is one RateLimiter call, which
+ * also confirms the cached principal is current; a stale or missing entry is read from Postgres,
+ * admitted, charged, and cached unless its bucket changed around the read. Both Workers' hot paths.
+ */
+export async function chargeCredential<P>(path: CredentialPath<P>): Promise<Charged<P> | null> {
+  const { cache, key, bucketOf, limitOf } = path;
+  const cached = cache.lookup(key, bucketOf);
+  if (cached?.expected !== undefined) {
+    path.admit(cached.principal);
+    const limit = limitOf(cached.principal);
+    const hit = await path.charge(cached.bucket, cached.expected, limit);
+    if (hit.result) {
+      return {
+        principal: cached.principal,
+        bucket: cached.bucket,
+        generation: hit.generation,
+        limit,
+        rate: hit.result,
+      };
+    }
+    // Stale: something changed since it was cached; read it again below.
+  }
+  const readStartedAt = Date.now();
+  const principal = await path.read();
+  if (!principal) {
+    cache.forget(key);
+    return null;
+  }
+  path.onRead(principal);
+  path.admit(principal);
+  const bucket = bucketOf(principal);
+  const limit = limitOf(principal);
+  const hit = await path.charge(bucket, null, limit);
+  cache.remember(key, principal, bucket, hit, readStartedAt, path.ttlMs, path.notAfter?.(principal));
+  if (!hit.result) {
+    // hitIfCurrent counts whenever no generation is expected; a RateLimiter that did not is a fault.
+    throw new Error(`rate limiter ${bucket} did not count an unconditional hit`);
+  }
+  return { principal, bucket, generation: hit.generation, limit, rate: hit.result };
 }
 
 /**

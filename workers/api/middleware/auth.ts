@@ -10,7 +10,12 @@ import {
   type Principal,
   resolveHashed,
 } from "../../shared/auth.js";
-import { CredentialCache, credentialTtlMs } from "../../shared/credential-cache.js";
+import {
+  type Charged,
+  CredentialCache,
+  chargeCredential,
+  credentialTtlMs,
+} from "../../shared/credential-cache.js";
 import { httpDb } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
 import { noteUse } from "../../shared/last-used.js";
@@ -49,55 +54,36 @@ function chargeOf(principal: Principal, bucket: Bucket): { name: string; max: nu
     : { name: buckets.plan(principal.tenantId), max: planOf(principal.planId).requestsPerHour };
 }
 
-type Authenticated = { principal: Principal; rate: RateLimitResult; max: number };
-
 /**
  * The principal behind the credential with one request charged to its bucket, or null when the
- * credential is invalid (nothing charged then). On a warm cache this is one RateLimiter call, which
- * also confirms the cached principal is current; otherwise Postgres is read first.
+ * credential is invalid (nothing charged then): shared/credential-cache.ts chargeCredential.
  */
 async function authenticate(
   c: Context<AppEnv>,
   cred: NonNullable<Credential>,
   bucket: Bucket,
-): Promise<Authenticated | null> {
+): Promise<Charged<Principal> | null> {
   const hashed = await credentialHash(cred);
   if (hashed === null) {
     return null;
   }
-  const cached = principals.lookup(hashed, (p) => chargeOf(p, bucket).name);
-  if (cached?.expected !== undefined) {
-    const { name, max } = chargeOf(cached.principal, bucket);
-    const hit = await consumeIfCurrent(c.env, name, cached.expected, max);
-    if (hit.result) {
-      c.set("generation", { bucket: name, generation: hit.generation });
-      return { principal: cached.principal, rate: hit.result, max };
-    }
-    // Stale: something changed since it was cached; read it again below.
+  const charged = await chargeCredential({
+    cache: principals,
+    key: hashed,
+    bucketOf: (p) => chargeOf(p, bucket).name,
+    limitOf: (p) => chargeOf(p, bucket).max,
+    read: () => resolveHashed(httpDb(c.get("config")), hashed),
+    onRead: (p) => noteUse(c.env, c.executionCtx, p),
+    admit: () => {},
+    charge: (name, expected, max) => consumeIfCurrent(c.env, name, expected, max),
+    ttlMs: credentialTtlMs(c.get("config")),
+    notAfter: (p) => (p.kind === "token" ? p.expiresAt.getTime() : undefined),
+  });
+  if (charged) {
+    // projectsOf() compares against this, taken before it reads Postgres itself.
+    c.set("generation", { bucket: charged.bucket, generation: charged.generation });
   }
-  const readStartedAt = Date.now();
-  const principal = await resolveHashed(httpDb(c.get("config")), hashed);
-  if (!principal) {
-    principals.forget(hashed);
-    return null;
-  }
-  noteUse(c.env, c.executionCtx, principal);
-  const { name, max } = chargeOf(principal, bucket);
-  const hit = await consumeIfCurrent(c.env, name, null, max);
-  const notAfter = principal.kind === "token" ? principal.expiresAt.getTime() : undefined;
-  principals.remember(
-    hashed,
-    principal,
-    name,
-    hit,
-    readStartedAt,
-    credentialTtlMs(c.get("config")),
-    notAfter,
-  );
-  // projectsOf() compares against this, taken before it reads Postgres itself.
-  c.set("generation", { bucket: name, generation: hit.generation });
-  // biome-ignore lint/style/noNonNullAssertion: consumeIfCurrent(null) always counts, so result is set.
-  return { principal, rate: hit.result!, max };
+  return charged;
 }
 
 /**
@@ -124,7 +110,7 @@ export function gate(bucket: Bucket) {
     c.set("principal", auth.principal);
     c.set("rateLimit", auth.rate);
     if (!auth.rate.allowed) {
-      throw rateLimited(auth.max, auth.rate);
+      throw rateLimited(auth.limit, auth.rate);
     }
     return next();
   });
