@@ -12,7 +12,7 @@ import { openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
 import { type Db, openDb } from "../shared/db.js";
 import { windowOf } from "../shared/window.js";
-import { countFailingCells } from "./cells.js";
+import { type CellMeans, type CellScope, cellMeans, failingCells } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
 import { type AlertMetric, type ThresholdLevel, thresholdOf } from "./metrics.js";
 import type { AlertNotification, NotificationMessage } from "./notification.js";
@@ -44,6 +44,11 @@ type Run = {
   now: Date;
   latest: Map<string, LatestStatus>;
   summary: RunSummary;
+  /**
+   * Cells by scope (project, map, window, cell size, profile filters), read once per run: the pairs of
+   * one scope differ only in metric and threshold, which are judged from the same cell means.
+   */
+  cells: Map<string, Promise<CellMeans[]>>;
 };
 
 /**
@@ -64,7 +69,7 @@ export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSum
       db,
       rules.map((r) => r.id),
     );
-    const run: Run = { env, db, ch: openClickHouse(config), now, latest, summary };
+    const run: Run = { env, db, ch: openClickHouse(config), now, latest, summary, cells: new Map() };
     await forEachLimited(rules, CONCURRENCY, async (rule) => {
       for (const profile of rule.profiles) {
         // Each pair on its own: a failing profile (or ClickHouse hiccup) skips only that pair.
@@ -125,15 +130,17 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
     throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
   }
-  const counts = await countFailingCells(run.ch, {
-    projectId: rule.projectId,
-    mapId: rule.map.mapId,
-    window: windowOf(rule.evaluationDays, run.now.getTime()),
-    cellSize: rule.cellSize,
+  const counts = failingCells(
+    await scopeCells(run, {
+      projectId: rule.projectId,
+      mapId: rule.map.mapId,
+      window: windowOf(rule.evaluationDays, run.now.getTime()),
+      cellSize: rule.cellSize,
+      filters: profile,
+    }),
     metric,
     threshold,
-    filters: profile,
-  });
+  );
   run.summary.evaluated++;
   // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
   const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
@@ -180,6 +187,39 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
   if (notified) {
     run.summary.notified++;
   }
+}
+
+function scopeCells(run: Run, scope: CellScope): Promise<CellMeans[]> {
+  const f = scope.filters;
+  const key = JSON.stringify([
+    scope.projectId,
+    scope.mapId,
+    scope.window.from,
+    scope.cellSize,
+    f.platform,
+    f.resolution,
+    f.buildConfig,
+    f.gpu,
+    f.storage,
+  ]);
+  let cells = run.cells.get(key);
+  if (!cells) {
+    cells = cellMeans(run.ch, {
+      ...scope,
+      filters: {
+        platform: f.platform,
+        resolution: f.resolution,
+        buildConfig: f.buildConfig,
+        gpu: f.gpu,
+        storage: f.storage,
+      },
+    });
+    // A failed read fails every pair of the scope that awaits it (each is logged and skipped); the
+    // next run reads again.
+    cells.catch(() => {});
+    run.cells.set(key, cells);
+  }
+  return cells;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_EVENTS } from "../shared/clickhouse.js";
+import { CH_BUILD_DAYS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { num, selectRows } from "./select.js";
 
@@ -16,8 +16,9 @@ export const BUILD_LIST_SIZE = 50;
 
 /**
  * A build is a non-empty build_id with performance-bearing events in the window; every field is
- * computed over those events. Newest 50 by first_seen (ties by id), or the one build asked for.
- * Session and player counts use uniq (adaptive sampling, error well under 2%).
+ * computed over those events, from telemetry.build_days (a row per build and day). Newest 50 by
+ * first_seen (ties by id), or the one build asked for. Session and player counts merge uniq states
+ * (adaptive sampling, error well under 2%).
  */
 export async function buildList(
   ch: ClickHouseClient,
@@ -25,29 +26,28 @@ export async function buildList(
   w: Window,
   buildId?: string,
 ): Promise<Build[]> {
-  const rows = await selectRows<Record<keyof Build, string>>(
+  const rows = await selectRows<Record<"build" | "first" | "last" | "event_count" | "session_count" | "player_count", string>>(
     ch,
     `
-    SELECT toString(build_id) AS build_id,
-      formatDateTime(min(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first_seen,
-      formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last_seen,
-      count() AS event_count,
-      uniq(session_id) AS session_count,
-      uniq(player) AS player_count
-    FROM ${CH_EVENTS}
+    SELECT toString(build_id) AS build,
+      formatDateTime(min(first_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first,
+      formatDateTime(max(last_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last,
+      sum(events) AS event_count,
+      uniqMerge(sessions) AS session_count,
+      uniqMerge(players) AS player_count
+    FROM ${CH_BUILD_DAYS}
     WHERE project_id = {projectId:UUID}
-      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
-      AND has_perf AND build_id != ''
+      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       ${buildId === undefined ? "" : "AND build_id = {buildId:String}"}
     GROUP BY build_id
-    ORDER BY min(timestamp) DESC, build_id ASC
+    ORDER BY min(first_seen) DESC, build ASC
     LIMIT {limit:UInt32}`,
     { projectId, from: w.from, to: w.to, buildId, limit: BUILD_LIST_SIZE },
   );
   return rows.map((r) => ({
-    build_id: r.build_id,
-    first_seen: r.first_seen,
-    last_seen: r.last_seen,
+    build_id: r.build,
+    first_seen: r.first,
+    last_seen: r.last,
     event_count: num(r.event_count),
     session_count: num(r.session_count),
     player_count: num(r.player_count),

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_EVENTS } from "../shared/clickhouse.js";
+import { CH_COMPARE_DAYS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
-import { VRAM_MB } from "./heatmap.js";
+import { histogramPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 
 /** The metrics `framedash perf-diff` gates on, in its order; all lower-is-better. */
@@ -19,23 +19,6 @@ export type CompareMetric = (typeof COMPARE_METRICS)[number];
 
 /** The tail percentile reported beside each p50 (the CLI prints "P50/P95"). */
 export const TAIL_LEVEL = 0.95;
-
-const fromMap = (key: string) => `if(mapContains(metrics, '${key}'), metrics['${key}'], NULL)`;
-
-// Each metric as a Nullable expression, NULL where the event does not carry it: the fixed fields
-// store the wire's "not collected" 0 as NULL, and a metrics-map key is read only where present (a
-// missing key reads 0, which for io.* and load_time_ms would be a real-looking sample). Fixed names
-// chosen in code, never from input. Units: ms, megabytes (memory, mem.vram), bytes, operations.
-const VALUE: Record<CompareMetric, string> = {
-  frame_time: "frame_time_ms",
-  memory: "memory_mb",
-  gpu_time: "gpu_time_ms",
-  "io.read_bytes": fromMap("io.read_bytes"),
-  "io.read_time_ms": fromMap("io.read_time_ms"),
-  "io.read_ops": fromMap("io.read_ops"),
-  load_time_ms: fromMap("load_time_ms"),
-  "mem.vram": VRAM_MB,
-};
 
 export type CompareQuery = {
   baseline: string;
@@ -74,9 +57,11 @@ export type Comparison = { baseline: BuildSummary; candidate: BuildSummary; diff
 type Stats = { summary: BuildSummary; p50: (number | null)[]; tail: (number | null)[]; n: number[] };
 
 /**
- * Two builds side by side over one window and the same filters, in one scan: per metric the exact p50
- * and p95 (quantileExact: the value at index floor(level·n) of the n ascending samples) of each build.
- * A build with no sample of a metric has nulls there; an unknown build id is an all-empty build.
+ * Two builds side by side over one window and the same filters, from telemetry.compare_days (a row per
+ * build, day, map and platform; windows are whole days): per metric the p50 and p95 of each build, as
+ * quantileExact's sample at index floor(level·n) rounded to 0.01 of the unit (the rollup keeps a
+ * histogram of rounded samples, percentiles.ts), and exact session and player counts. A build with no
+ * sample of a metric has nulls there; an unknown build id is an all-empty build.
  */
 export async function compareBuilds(
   ch: ClickHouseClient,
@@ -84,30 +69,28 @@ export async function compareBuilds(
   w: Window,
   q: CompareQuery,
 ): Promise<Comparison> {
+  // h0..h7 hold the metrics in COMPARE_METRICS order (0004_rollups.sql).
   const columns = COMPARE_METRICS.map(
-    (_, i) => `count(v${i}) AS n${i},
-      quantileExact(0.5)(v${i}) AS p50_${i},
-      quantileExact(${TAIL_LEVEL})(v${i}) AS tail_${i}`,
+    (_, i) => `sumMap(h${i}) AS m${i}, arraySum(m${i}.2) AS n${i},
+      ${histogramPercentile(0.5, `m${i}`)} AS p50_${i},
+      ${histogramPercentile(TAIL_LEVEL, `m${i}`)} AS tail_${i}`,
   ).join(",\n      ");
-  const carriers = COMPARE_METRICS.map((_, i) => `isNotNull(v${i})`).join(" OR ");
   const rows = await selectRows<Record<string, number | string | null>>(
     ch,
     `
-    WITH ${COMPARE_METRICS.map((m, i) => `${VALUE[m]} AS v${i}`).join(", ")}
     SELECT toString(build_id) AS build,
-      count() AS event_count,
-      uniqExact(session_id) AS session_count,
-      uniqExact(player) AS player_count,
-      formatDateTime(min(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first_seen,
-      formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last_seen,
+      sum(events) AS event_count,
+      uniqExactMerge(sessions) AS session_count,
+      uniqExactMerge(players) AS player_count,
+      formatDateTime(min(first_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first,
+      formatDateTime(max(last_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last,
       ${columns}
-    FROM ${CH_EVENTS}
+    FROM ${CH_COMPARE_DAYS}
     WHERE project_id = {projectId:UUID}
-      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
+      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       AND build_id IN ({baseline:String}, {candidate:String})
       ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}
       ${q.platform === undefined ? "" : "AND platform = {platform:String}"}
-      AND (${carriers})
     GROUP BY build_id`,
     {
       projectId,
@@ -129,8 +112,8 @@ export async function compareBuilds(
         event_count: num(r?.event_count),
         session_count: num(r?.session_count),
         player_count: num(r?.player_count),
-        first_seen: r ? String(r.first_seen) : null,
-        last_seen: r ? String(r.last_seen) : null,
+        first_seen: r ? String(r.first) : null,
+        last_seen: r ? String(r.last) : null,
       },
       p50: COMPARE_METRICS.map((_, i) => sample("p50_", i)),
       tail: COMPARE_METRICS.map((_, i) => sample("tail_", i)),

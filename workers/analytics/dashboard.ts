@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DAILY_ACTORS, CH_EVENTS } from "../shared/clickhouse.js";
+import { CH_DAILY_ACTORS, CH_DAILY_EVENTS, CH_EVENTS } from "../shared/clickhouse.js";
 import { chTime, DAY_MS, dayStartMs, type Window } from "../shared/window.js";
 import { byText, distinct, num, selectRows } from "./select.js";
 
@@ -80,7 +80,11 @@ export type DashboardTotals = {
   topEvents: Array<{ event_name: string; count: number }>;
 };
 
-/** From the events: dau (last 24 h up to now), the window's event count and its 10 most frequent names (ties by name). */
+/**
+ * dau (last 24 h up to now) from the events: a partial day, one day of events at most. The window's
+ * event count and its 10 most frequent names (ties by name) from telemetry.daily_events, a row per
+ * day, name, map, platform and build.
+ */
 export async function dashboardTotals(
   ch: ClickHouseClient,
   projectId: string,
@@ -88,7 +92,7 @@ export async function dashboardTotals(
   nowMs: number,
 ): Promise<DashboardTotals> {
   const scope = `project_id = {projectId:UUID}
-      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}`;
+      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})`;
   const rows = await selectRows<Row>(
     ch,
     `
@@ -97,11 +101,11 @@ export async function dashboardTotals(
     WHERE project_id = {projectId:UUID}
       AND timestamp >= {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}
     UNION ALL
-    SELECT 'events' AS metric, '' AS key, count() AS value
-    FROM ${CH_EVENTS} WHERE ${scope}
+    SELECT 'events' AS metric, '' AS key, sum(events) AS value
+    FROM ${CH_DAILY_EVENTS} WHERE ${scope}
     UNION ALL
-    (SELECT 'event' AS metric, toString(event_name) AS key, count() AS value
-    FROM ${CH_EVENTS} WHERE ${scope}
+    (SELECT 'event' AS metric, toString(event_name) AS key, sum(events) AS value
+    FROM ${CH_DAILY_EVENTS} WHERE ${scope}
     GROUP BY key
     ORDER BY value DESC, key ASC
     LIMIT 10)`,

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_EVENTS } from "../shared/clickhouse.js";
+import { CH_EVENTS, CH_HEATMAP_CELLS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
+import { histogramPercentile, rawPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 
 export type HeatmapQuery = {
@@ -43,11 +44,8 @@ export type HeatmapCell = {
 };
 
 // The cell containing (x, y) has origin (floor(x/s)·s, floor(y/s)·s); z likewise for 3-D cells.
-// Events without a position cannot be placed and are left out. Alert evaluation groups its cells by
-// the same two fragments (workers/alerts/cells.ts).
-export const MAP_CELL = `floor(position_x / {cellSize:UInt8}) * {cellSize:UInt8} AS x,
-      floor(position_y / {cellSize:UInt8}) * {cellSize:UInt8} AS y`;
-const MAP_CELL_Z = `floor(position_z / {cellSize:UInt8}) * {cellSize:UInt8} AS z`;
+// Events without a position cannot be placed and are left out. Alert evaluation reads the same cells
+// (workers/alerts/cells.ts).
 export const MAP_SCOPE = `project_id = {projectId:UUID}
       AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
       AND map_id = {mapId:String}
@@ -56,10 +54,22 @@ export const MAP_SCOPE = `project_id = {projectId:UUID}
 /** metrics["mem.vram"] in megabytes, NULL where the event does not carry it (a missing key reads 0). */
 export const VRAM_MB = `if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL)`;
 
+/** The base cell of telemetry.heatmap_cells and telemetry.alert_cells (0004_rollups.sql). */
+export const ROLLUP_CELL = 25;
+
 /**
- * Cells of a map, in both modes. Aggregates over a Nullable column skip NULLs (the wire's "not
- * collected"), so every average and percentile is over the events carrying that metric. Quantiles
- * are exact (quantileExact: the value at index floor(level·n) of the n ascending samples).
+ * Whether a cell size is derived exactly from the rollups' base cells: every cell of size s (a
+ * multiple of the base b) is a union of base cells, floor(floor(v / b) · b / s) · s = floor(v / s) · s.
+ */
+export const fromRollup = (cellSize: number) => cellSize % ROLLUP_CELL === 0;
+
+type Row = Record<string, number | string | null>;
+
+/**
+ * Cells of a map, in both modes. Averages are over the events carrying that metric (the wire's "not
+ * collected" is NULL); percentiles are quantileExact's sample at index floor(level · n), rounded to
+ * 0.01 of the unit (percentiles.ts). Sizes that are multiples of 25 read telemetry.heatmap_cells, a few
+ * rows per cell and day; 5 and 10 read the events.
  */
 export async function heatmapCells(
   ch: ClickHouseClient,
@@ -67,44 +77,21 @@ export async function heatmapCells(
   w: Window,
   q: HeatmapQuery,
 ): Promise<HeatmapCell[]> {
-  const zCell = q.includeZ ? `, ${MAP_CELL_Z}` : "";
-  const zScope = q.includeZ ? "AND isNotNull(position_z)" : "";
-  const rows = await selectRows<Record<string, number | string | null>>(
-    ch,
-    `
-    WITH ${VRAM_MB} AS vram_mb
-    SELECT ${MAP_CELL}${zCell},
-      count() AS event_count,
-      avg(fps) AS avg_fps,
-      avg(frame_time_ms) AS avg_frame_time,
-      avg(memory_mb) AS avg_memory,
-      avg(gpu_time_ms) AS avg_gpu_time,
-      avg(vram_mb) AS avg_mem_vram,
-      quantileExact(0.05)(fps) AS p05_fps,
-      quantileExact(0.95)(frame_time_ms) AS p95_frame_time,
-      max(memory_mb) AS max_memory,
-      quantileExact(0.95)(gpu_time_ms) AS p95_gpu_time,
-      quantileExact(0.95)(vram_mb) AS p95_mem_vram
-    FROM ${CH_EVENTS}
-    WHERE ${MAP_SCOPE} ${zScope}
-      AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
-    GROUP BY x, y${q.includeZ ? ", z" : ""}
-    ORDER BY x, y${q.includeZ ? ", z" : ""}`,
-    {
-      projectId,
-      from: w.from,
-      to: w.to,
-      mapId: q.mapId,
-      cellSize: q.cellSize,
-      eventName: q.eventName,
-    },
-  );
+  const params = {
+    projectId,
+    from: w.from,
+    to: w.to,
+    mapId: q.mapId,
+    cellSize: q.cellSize,
+    eventName: q.eventName,
+  };
+  const rows = await selectRows<Row>(ch, fromRollup(q.cellSize) ? rollupSql(q) : rawSql(q), params);
   return rows.map((r) => {
     const count = num(r.event_count);
     return {
-      x: num(r.x),
-      y: num(r.y),
-      ...(q.includeZ ? { z: num(r.z) } : {}),
+      x: num(r.cx),
+      y: num(r.cy),
+      ...(q.includeZ ? { z: num(r.cz) } : {}),
       weight: count,
       event_count: count,
       avg_fps: orZero(r.avg_fps),
@@ -119,6 +106,54 @@ export async function heatmapCells(
       p95_mem_vram: orNull(r.p95_mem_vram),
     };
   });
+}
+
+function rawSql(q: HeatmapQuery): string {
+  const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
+  return `
+    WITH ${VRAM_MB} AS vram_mb
+    SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")}${q.includeZ ? `, ${cell("position_z", "cz")}` : ""},
+      count() AS event_count,
+      avg(fps) AS avg_fps,
+      avg(frame_time_ms) AS avg_frame_time,
+      avg(memory_mb) AS avg_memory,
+      avg(gpu_time_ms) AS avg_gpu_time,
+      avg(vram_mb) AS avg_mem_vram,
+      ${rawPercentile(0.05, "fps")} AS p05_fps,
+      ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time,
+      max(memory_mb) AS max_memory,
+      ${rawPercentile(0.95, "gpu_time_ms")} AS p95_gpu_time,
+      ${rawPercentile(0.95, "vram_mb")} AS p95_mem_vram
+    FROM ${CH_EVENTS}
+    WHERE ${MAP_SCOPE} ${q.includeZ ? "AND isNotNull(position_z)" : ""}
+      AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
+    GROUP BY cx, cy${q.includeZ ? ", cz" : ""}
+    ORDER BY cx, cy${q.includeZ ? ", cz" : ""}`;
+}
+
+function rollupSql(q: HeatmapQuery): string {
+  const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
+  // An average is NaN (0 / 0) where no event carries the metric: orZero / orNull turn it into 0 / null.
+  return `
+    SELECT ${cell("x", "cx")}, ${cell("y", "cy")}${q.includeZ ? `, ${cell("z", "cz")}` : ""},
+      sum(events) AS event_count,
+      sum(fps_sum) / sum(fps_n) AS avg_fps,
+      sum(frame_sum) / sum(frame_n) AS avg_frame_time,
+      sum(mem_sum) / sum(mem_n) AS avg_memory,
+      sum(gpu_sum) / sum(gpu_n) AS avg_gpu_time,
+      sum(vram_sum) / sum(vram_n) AS avg_mem_vram,
+      sumMap(fps_hist) AS h_fps, ${histogramPercentile(0.05, "h_fps")} AS p05_fps,
+      sumMap(frame_hist) AS h_frame, ${histogramPercentile(0.95, "h_frame")} AS p95_frame_time,
+      if(sum(mem_n) = 0, NULL, max(mem_max)) AS max_memory,
+      sumMap(gpu_hist) AS h_gpu, ${histogramPercentile(0.95, "h_gpu")} AS p95_gpu_time,
+      sumMap(vram_hist) AS h_vram, ${histogramPercentile(0.95, "h_vram")} AS p95_mem_vram
+    FROM ${CH_HEATMAP_CELLS}
+    WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
+      AND ${q.eventName === undefined ? "mode = 'perf' AND event_name = ''" : "mode = 'event' AND event_name = {eventName:String}"}
+      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+      ${q.includeZ ? "AND NOT isNaN(z)" : ""}
+    GROUP BY cx, cy${q.includeZ ? ", cz" : ""}
+    ORDER BY cx, cy${q.includeZ ? ", cz" : ""}`;
 }
 
 /** NULL (no sample) and a NaN that an engine may give for an empty average both mean "none". */

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_EVENTS } from "../shared/clickhouse.js";
+import { CH_DAILY_ACTORS, CH_DAILY_EVENTS, CH_EVENTS } from "../shared/clickhouse.js";
 import { chTime, mondayOf, monthOf, type Window } from "../shared/window.js";
 import { distinct, num, selectRows } from "./select.js";
 
@@ -25,11 +25,21 @@ export type InsightQuery = {
 export type InsightGroup = { key: string; value: number };
 
 // SQL fragments chosen from fixed tables by validated enumerations; user values are only ever bound.
-const METRIC_SQL: Record<InsightMetric, string> = { count: "count()", unique_players: distinct("player") };
+// Each grouping's key over the events, and over the day-grain rollups (telemetry.daily_events has every
+// dimension; telemetry.daily_actors only the day).
 const KEY_SQL: Record<InsightGroupBy, string> = {
   day: "toString(toDate(timestamp))",
   week: "toString(toMonday(timestamp))",
   month: "toString(toStartOfMonth(timestamp))",
+  event_name: "toString(event_name)",
+  map_id: "toString(map_id)",
+  platform: "toString(platform)",
+  build_id: "toString(build_id)",
+};
+const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
+  day: "toString(day)",
+  week: "toString(toMonday(day))",
+  month: "toString(toStartOfMonth(day))",
   event_name: "toString(event_name)",
   map_id: "toString(map_id)",
   platform: "toString(platform)",
@@ -47,15 +57,41 @@ export function periodsOf(groupBy: "day" | "week" | "month", w: Window): string[
   return [...new Set(w.dates.map(startOf))];
 }
 
-function scope(q: InsightQuery): string {
-  return `project_id = {projectId:UUID}
-      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
-      ${q.eventName === undefined ? "" : "AND event_name = {eventName:String}"}`;
+const DAYS = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
+const EVENT = (q: InsightQuery) => (q.eventName === undefined ? "" : "AND event_name = {eventName:String}");
+
+/**
+ * Where a query's metric and key come from (windows are whole UTC days, so day rows answer exactly):
+ * counts from telemetry.daily_events; unique players of all events by period, or in total, from
+ * telemetry.daily_actors (player rows); unique players by another dimension or of one event name from
+ * the events, as no rollup keeps players per dimension.
+ */
+function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; value: string; from: string } {
+  if (q.metric === "count") {
+    return {
+      key: key === null ? "''" : DAY_KEY_SQL[key],
+      value: "sum(events)",
+      from: `${CH_DAILY_EVENTS} WHERE project_id = {projectId:UUID} AND ${DAYS} ${EVENT(q)}`,
+    };
+  }
+  if (q.eventName === undefined && (key === null || isTimeGrouping(key))) {
+    return {
+      key: key === null ? "''" : DAY_KEY_SQL[key],
+      value: distinct("id"),
+      from: `${CH_DAILY_ACTORS} WHERE project_id = {projectId:UUID} AND kind = 'player' AND ${DAYS}`,
+    };
+  }
+  return {
+    key: key === null ? "''" : KEY_SQL[key],
+    value: distinct("player"),
+    from: `${CH_EVENTS} WHERE project_id = {projectId:UUID}
+      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')} ${EVENT(q)}`,
+  };
 }
 
 /**
- * Time groupings: the most recent `limit` periods of the window, zero-filled, ascending, reading only
- * from the oldest of them. Other groupings: the top `limit` keys by value, ties by key.
+ * Time groupings: the most recent \`limit\` periods of the window, zero-filled, ascending, reading only
+ * from the oldest of them. Other groupings: the top \`limit\` keys by value, ties by key.
  */
 export async function insightGroups(
   ch: ClickHouseClient,
@@ -64,13 +100,14 @@ export async function insightGroups(
   q: InsightQuery,
 ): Promise<InsightGroup[]> {
   const params = { projectId, to: w.to, eventName: q.eventName, limit: q.limit };
+  const src = source(q, q.groupBy);
   if (isTimeGrouping(q.groupBy)) {
     const periods = periodsOf(q.groupBy as "day" | "week" | "month", w).slice(-q.limit);
     const oldest = Math.max(w.fromMs, Date.parse(`${periods[0] ?? w.today}T00:00:00Z`));
     const rows = await selectRows<{ key: string; value: string }>(
       ch,
-      `SELECT ${KEY_SQL[q.groupBy]} AS key, ${METRIC_SQL[q.metric]} AS value
-      FROM ${CH_EVENTS} WHERE ${scope(q)}
+      `SELECT ${src.key} AS key, ${src.value} AS value
+      FROM ${src.from}
       GROUP BY key`,
       { ...params, from: chTime(oldest) },
     );
@@ -79,8 +116,8 @@ export async function insightGroups(
   }
   const rows = await selectRows<{ key: string; value: string }>(
     ch,
-    `SELECT ${KEY_SQL[q.groupBy]} AS key, ${METRIC_SQL[q.metric]} AS value
-    FROM ${CH_EVENTS} WHERE ${scope(q)}
+    `SELECT ${src.key} AS key, ${src.value} AS value
+    FROM ${src.from}
     GROUP BY key
     ORDER BY value DESC, key ASC
     LIMIT {limit:UInt8}`,
@@ -97,10 +134,12 @@ export async function insightTotal(
   w: Window,
   q: InsightQuery,
 ): Promise<number> {
-  const [row] = await selectRows<{ value: string }>(
-    ch,
-    `SELECT ${METRIC_SQL[q.metric]} AS value FROM ${CH_EVENTS} WHERE ${scope(q)}`,
-    { projectId, from: w.from, to: w.to, eventName: q.eventName },
-  );
+  const src = source(q, null);
+  const [row] = await selectRows<{ value: string }>(ch, `SELECT ${src.value} AS value FROM ${src.from}`, {
+    projectId,
+    from: w.from,
+    to: w.to,
+    eventName: q.eventName,
+  });
   return num(row?.value);
 }

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_EVENTS, CH_PLAYER_FIRST_SEEN } from "../shared/clickhouse.js";
+import { CH_DAILY_ACTORS, CH_PLAYER_FIRST_SEEN } from "../shared/clickhouse.js";
 import { addDays, type Window } from "../shared/window.js";
 import { num, pct, selectRows } from "./select.js";
 
@@ -14,7 +14,8 @@ export type RetentionCohort = {
 /**
  * A player's cohort is the UTC date of their first event in the project ever, read from
  * player_first_seen (kept by a materialized view, so no scan of history before the window). Their
- * activity is read from the events of the window only: cohort date + N is never before the window.
+ * active days come from daily_actors (a row per player and day), of the window only: cohort date + N
+ * is never before the window.
  */
 export async function retentionCohorts(
   ch: ClickHouseClient,
@@ -37,12 +38,12 @@ export async function retentionCohorts(
       HAVING cohort_date >= toDate({from:DateTime64(6, 'UTC')}) AND cohort_date < toDate({to:DateTime64(6, 'UTC')})
     ) AS c
     LEFT JOIN (
-      SELECT player, groupUniqArray(toDate(timestamp)) AS days
-      FROM ${CH_EVENTS}
-      WHERE project_id = {projectId:UUID}
-        AND timestamp >= {from:DateTime64(6, 'UTC')} + INTERVAL 1 DAY
-        AND timestamp < {to:DateTime64(6, 'UTC')} - INTERVAL 1 DAY
-      GROUP BY player
+      SELECT id AS player, groupUniqArray(day) AS days
+      FROM ${CH_DAILY_ACTORS}
+      WHERE project_id = {projectId:UUID} AND kind = 'player'
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) + 1
+        AND day < toDate({to:DateTime64(6, 'UTC')}) - 1
+      GROUP BY id
     ) AS a USING (player)
     GROUP BY c.cohort_date`,
     { projectId, from: w.from, to: w.to },

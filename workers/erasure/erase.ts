@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import { rebuildRollups } from "./rollups.js";
 import { countRows, deleteRows, ERASURE_STEPS, type ErasureStep, playerSessions } from "./steps.js";
 
 export type StepOutcome = { table: string; rowsRemoved: number };
@@ -18,6 +19,9 @@ export async function erasePlayer(
   steps: ErasureStep[] = ERASURE_STEPS,
 ): Promise<StepOutcome[]> {
   const bound = await playerSessions(ch, projectId, playerId);
+  // The day-keyed rollups first, while the events still tell which days the player touched: a retry
+  // after a failure further on finds the same days (rollups.ts).
+  await rebuildRollups(ch, bound);
   const done: StepOutcome[] = [];
   for (const step of steps) {
     let removed = 0;
@@ -34,5 +38,8 @@ export async function erasePlayer(
       throw new Error(`${step.table}: ${remaining} rows of the player remain after ${PASSES} passes`);
     }
   }
+  // Again, for events of the player that arrived while the steps ran; reported per rollup table.
+  done.push(...(await rebuildRollups(ch, bound)));
+  await onStep(done);
   return done;
 }

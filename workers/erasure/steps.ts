@@ -37,12 +37,20 @@ export const ERASURE_STEPS: ErasureStep[] = [
   },
 ];
 
-export type Bound = { project: string; player: string; identified: string[]; emptied: string[] };
+export type Bound = {
+  project: string;
+  player: string;
+  identified: string[];
+  emptied: string[];
+  /** UTC dates (YYYY-MM-DD) of the events the erasure takes: the days whose rollup rows are rebuilt. */
+  days: string[];
+};
 
 /**
  * The sessions the erasure touches, read before anything is deleted: `identified`, where the player's
  * own player_id appears; `emptied`, the sessions that lose every event (the identified ones and the
- * player's anonymous session, unless another identified player also sent events in them).
+ * player's anonymous session, unless another identified player also sent events in them); `days`,
+ * the dates of the events the erasure takes.
  */
 export async function playerSessions(ch: ClickHouseClient, project: string, player: string): Promise<Bound> {
   const rs = await ch.query({
@@ -60,9 +68,21 @@ export async function playerSessions(ch: ClickHouseClient, project: string, play
   });
   const [row] = await rs.json<{ identified: string[]; shared: string[] }>();
   const identified = row?.identified ?? [];
+  const daysRs = await ch.query({
+    query: `SELECT groupUniqArray(toString(toDate(timestamp))) AS days FROM ${CH_EVENTS} WHERE ${PLAYER_EVENTS}`,
+    query_params: { project, player, identified },
+    format: "JSONEachRow",
+  });
+  const [dayRow] = await daysRs.json<{ days: string[] }>();
   const shared = new Set(row?.shared ?? []);
   const candidates = new Set([...identified, player]);
-  return { project, player, identified, emptied: [...candidates].filter((id) => !shared.has(id)) };
+  return {
+    project,
+    player,
+    identified,
+    emptied: [...candidates].filter((id) => !shared.has(id)),
+    days: [...(dayRow?.days ?? [])].sort(),
+  };
 }
 
 export async function countRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<number> {

@@ -9,6 +9,13 @@ export const CH_DB = "telemetry";
 export const CH_EVENTS = `${CH_DB}.events`;
 export const CH_PLAYER_FIRST_SEEN = `${CH_DB}.player_first_seen`;
 export const CH_DAILY_ACTORS = `${CH_DB}.daily_actors`;
+// Rollups of whole UTC days (schema/clickhouse/migrations/0004_rollups.sql); each has a parameterized
+// `${table}_src` view that the player erasure rebuilds it from.
+export const CH_HEATMAP_CELLS = `${CH_DB}.heatmap_cells`;
+export const CH_ALERT_CELLS = `${CH_DB}.alert_cells`;
+export const CH_DAILY_EVENTS = `${CH_DB}.daily_events`;
+export const CH_BUILD_DAYS = `${CH_DB}.build_days`;
+export const CH_COMPARE_DAYS = `${CH_DB}.compare_days`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 

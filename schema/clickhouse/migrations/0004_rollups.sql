@@ -2,23 +2,24 @@
 -- window is whole days, workers/shared/window.ts) read a few rows per day, cell or build instead of
 -- every event. Each rollup below comes as four parts that must stay in step:
 --   1. the table (AggregatingMergeTree of SimpleAggregateFunction / AggregateFunction columns, or a
---      SummingMergeTree / ReplacingMergeTree where plain sums or sets suffice);
---   2. `<name>_src`, a parameterized view with the one SELECT that turns events into rollup rows,
---      restricted to one project and a list of days ({all:Bool} lifts the restriction). The player
---      erasure rebuilds the days a player touched from it after deleting their events, and the
---      backfill below fills the table from it;
---   3. `<name>_mv`, the materialized view with the same SELECT minus the restriction (a view cannot
---      read a parameterized view, so the SELECT is written twice, side by side);
+--      SummingMergeTree where plain sums suffice), partitioned by month like the events;
+--   2. `<name>_src`, a parameterized view with the one SELECT that turns events into rollup rows.
+--      With whole = false it covers one project's `days` without the events of one player (the
+--      erasure: workers/erasure/rollups.ts rebuilds those days from it); with whole = true all events
+--      (the backfill below);
+--   3. `<name>_mv`, the materialized view with the same SELECT and no restriction (a materialized view
+--      cannot read a parameterized view, so the SELECT is written twice, side by side);
 --   4. the backfill from the events that existed before the view.
+-- These tables hold no player identifier: none is in a key, and session and player counts are hashed
+-- states. A player erasure deletes and rebuilds the (project, day) rows the player touched.
 -- Percentiles are kept as fixed-resolution histograms: each sample is rounded to 0.01 of its unit
 -- (q(v) = floor(v · 100 + 0.5) / 100: fps, ms, MB, bytes, operations) and counted per rounded value in
--- a sumMap, which merges exactly. The p-th percentile of the rounded samples is the rounded exact
+-- a sumMap, which merges exactly. The percentile of the rounded samples is the rounded exact
 -- percentile (rounding is monotone), so a reported percentile is within 0.005 units of the exact one;
--- raw-event queries apply the same rounding, so both paths give the same answer.
+-- raw-event queries round the same way (workers/analytics/percentiles.ts), so both paths agree.
 -- Readers always aggregate (sum, max, sumMap, uniqMerge …) over the key: parts not merged yet hold
--- several rows of one key.
--- Holds no player identifiers except hourly_actors and daily_players (player in the key: an erasure
--- deletes their rows); the others are rebuilt for the player's days by the erasure.
+-- several rows of one key. A row inserted into events twice would be counted twice here (the events'
+-- ReplacingMergeTree would merge it away, a rollup cannot): the consumer writes each row once.
 
 
 -- Heatmap: per project, map, mode, day and base cell of 25 world units (x, y and z origins
@@ -87,7 +88,9 @@ FROM (
         if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS vram
     FROM telemetry.events
     ARRAY JOIN ['perf', 'event'] AS mode
-    WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}))
+    WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+        AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
+            OR (player_id = '' AND session_id IN {identified:Array(String)}))))
     AND isNotNull(position_x) AND isNotNull(position_y)
         AND (mode = 'event' OR (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
             OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0))
@@ -129,7 +132,7 @@ FROM (
 GROUP BY project_id, map_id, mode, name, day, x, y, z;
 
 INSERT INTO telemetry.heatmap_cells
-SELECT * FROM telemetry.heatmap_cells_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = []);
+SELECT * FROM telemetry.heatmap_cells_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
 
 -- Alert evaluation: the mean of one metric per map cell over the performance-bearing events that match
 -- a threshold profile's device filters. Per project, map, day, device and base cell of 25 (as the heatmap's):
@@ -169,7 +172,9 @@ SELECT project_id, map_id, toDate(timestamp) AS day,
     sum(ifNull(memory_used_bytes / 1048576, 0)) AS mem_sum, toUInt64(count(memory_used_bytes)) AS mem_n,
     sum(ifNull(toFloat64(gpu_time_ms), 0)) AS gpu_sum, toUInt64(count(gpu_time_ms)) AS gpu_n
 FROM telemetry.events
-WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}))
+WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+        AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
+            OR (player_id = '' AND session_id IN {identified:Array(String)}))))
     AND isNotNull(position_x) AND isNotNull(position_y)
     AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
             OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0)
@@ -191,7 +196,7 @@ WHERE isNotNull(position_x) AND isNotNull(position_y)
 GROUP BY project_id, map_id, day, platform, resolution, build_config, gpu, storage, x, y;
 
 INSERT INTO telemetry.alert_cells
-SELECT * FROM telemetry.alert_cells_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = []);
+SELECT * FROM telemetry.alert_cells_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
 
 -- Event counts per project, day, name, map, platform and build: the dashboard's events and top events,
 -- and the insights' counts of every grouping.
@@ -212,18 +217,18 @@ ORDER BY (project_id, day, event_name, map_id, platform, build_id);
 CREATE VIEW IF NOT EXISTS telemetry.daily_events_src AS
 SELECT project_id, toDate(timestamp) AS day, event_name, map_id, platform, build_id, toUInt64(count()) AS events
 FROM telemetry.events
-WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}))
-    AND 1
+WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+        AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
+            OR (player_id = '' AND session_id IN {identified:Array(String)}))))
 GROUP BY project_id, day, event_name, map_id, platform, build_id;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.daily_events_mv TO telemetry.daily_events AS
 SELECT project_id, toDate(timestamp) AS day, event_name, map_id, platform, build_id, toUInt64(count()) AS events
 FROM telemetry.events
-WHERE 1
 GROUP BY project_id, day, event_name, map_id, platform, build_id;
 
 INSERT INTO telemetry.daily_events
-SELECT * FROM telemetry.daily_events_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = []);
+SELECT * FROM telemetry.daily_events_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
 
 -- Builds list: per project, build and day, the performance-bearing events of non-empty builds: count,
 -- first and last timestamp, and uniq states of sessions and players (the spec's approximate counts;
@@ -249,7 +254,9 @@ SELECT project_id, toDate(timestamp) AS day, build_id, toUInt64(count()) AS even
     uniqState(session_id) AS sessions,
     uniqState(if(empty(player_id), session_id, player_id)) AS players
 FROM telemetry.events
-WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}))
+WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+        AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
+            OR (player_id = '' AND session_id IN {identified:Array(String)}))))
     AND build_id != '' AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
             OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0)
 GROUP BY project_id, day, build_id;
@@ -265,7 +272,7 @@ WHERE build_id != '' AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
 GROUP BY project_id, day, build_id;
 
 INSERT INTO telemetry.build_days
-SELECT * FROM telemetry.build_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = []);
+SELECT * FROM telemetry.build_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
 
 -- builds/compare: per project, build, day, map and platform, the events carrying at least one compared
 -- metric: count, first and last timestamp, exact session and player sets (uniqExact states), and per
@@ -329,7 +336,9 @@ FROM (
         if(mapContains(metrics, 'load_time_ms'), metrics['load_time_ms'], NULL) AS v6,
         if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS v7
     FROM telemetry.events
-    WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}))
+    WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+        AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
+            OR (player_id = '' AND session_id IN {identified:Array(String)}))))
     AND (isNotNull(v0) OR isNotNull(v1) OR isNotNull(v2) OR isNotNull(v3) OR isNotNull(v4) OR isNotNull(v5) OR isNotNull(v6) OR isNotNull(v7))
 )
 GROUP BY project_id, build_id, day, map_id, platform;
@@ -371,4 +380,4 @@ FROM (
 GROUP BY project_id, build_id, day, map_id, platform;
 
 INSERT INTO telemetry.compare_days
-SELECT * FROM telemetry.compare_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = []);
+SELECT * FROM telemetry.compare_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
