@@ -50,7 +50,9 @@ FROM (
   SELECT number,
     cityHash64(number, 1) AS h1, cityHash64(number, 2) AS h2, cityHash64(number, 3) AS h3,
     {main:UUID} AS main_project,
-    if(number < {mainEvents:UInt64}, main_project,
+    -- Numbers past the first mainEvents + otherEvents belong to the main project again: a second load
+    -- grows it (BENCH_COMPARE_EVENTS in analytics.ts) with the same distributions.
+    if(number < {mainEvents:UInt64} OR number >= {mainEvents:UInt64} + {otherEvents:UInt64}, main_project,
        toUUID({others:Array(String)}[1 + number % length({others:Array(String)})])) AS project_id,
     toUInt64(pow((h1 % 1000003) / 1000003, 2) * {players:UInt64}) AS pl,
     cityHash64(pl) % 90 AS first_ago,
@@ -70,14 +72,24 @@ export type LoadPlan = {
   otherEvents: number;
 };
 
-/** Loads the plan in chunks of a million rows; returns the seconds it took. */
-export async function loadBenchData(target: ClickHouseTarget, plan: LoadPlan, log: (s: string) => void) {
+/**
+ * Loads the plan in chunks of a million rows; returns the seconds it took. `extraMain` more events of
+ * the main project are loaded after the plan's; `skipPlan` loads only those (the plan is already in).
+ */
+export async function loadBenchData(
+  target: ClickHouseTarget,
+  plan: LoadPlan,
+  log: (s: string) => void,
+  extra: { extraMain: number; skipPlan: boolean } = { extraMain: 0, skipPlan: false },
+) {
   const started = Date.now();
-  const total = plan.mainEvents + plan.otherEvents;
-  for (let offset = 0; offset < total; offset += CHUNK) {
+  const planned = plan.mainEvents + plan.otherEvents;
+  const total = planned + extra.extraMain;
+  for (let offset = extra.skipPlan ? planned : 0; offset < total; offset += CHUNK) {
     await clickhouseQuery(target.url, { user: target.user, password: target.password }, INSERT, {
       main: plan.mainProject,
       mainEvents: String(plan.mainEvents),
+      otherEvents: String(plan.otherEvents),
       others: `[${plan.otherProjects.map((p) => `'${p}'`).join(",")}]`,
       players: String(PLAYERS),
       offset: String(offset),

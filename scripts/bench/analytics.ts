@@ -1,21 +1,34 @@
 /**
  * Analytics read benchmark: `npm run bench:analytics`.
  *
- * Starts the local stack in a temp dir, loads 10M events for one project and 9M over nine others
- * inside ClickHouse, serves the Worker with wrangler dev, and times every analytics endpoint over
- * HTTP (one warm-up, then the median of 5). Beside each: the same SQL run directly with the project
- * filter, and with it removed (all 19M events), to show what the primary key saves.
- * The last line printed is one JSON object of the endpoint medians in ms.
+ * Starts the local stack in a temp dir, loads BENCH_MAIN_EVENTS events for one project and
+ * BENCH_OTHER_EVENTS over nine others inside ClickHouse (the rollups' materialized views fill as they
+ * would from the consumer), serves the Worker with wrangler dev, and times every analytics endpoint
+ * over HTTP (one warm-up, then the median of 5). Beside each: the same SQL run directly with the
+ * project filter, and with it removed (every project), to show what the primary key saves.
  *
- * Env: BENCH_MAIN_EVENTS (10000000), BENCH_OTHER_EVENTS (9000000), BENCH_PORT (8797).
+ * With BENCH_COMPARE_EVENTS (smaller than BENCH_MAIN_EVENTS), the main project is first loaded with
+ * that many events and timed, then grown to BENCH_MAIN_EVENTS and timed again: the table shows both
+ * HTTP medians and their ratio, which for rollup-backed endpoints should stay near 1.
+ *
+ * Then alert evaluation at scale: BENCH_ALERT_RULES (500) active rules, each with 2 threshold
+ * profiles, over the main project's three maps; one cron run (`/__scheduled`, the API Worker's
+ * scheduled() → evaluateAlerts) is timed end to end. Once with every rule on a cell size read from
+ * the rollups (25, 50), once with the four sizes mixed (5 and 10 read the events).
+ *
+ * The last line printed is one JSON object of the endpoint medians in ms (and the alert runs' ms).
+ * Env: BENCH_MAIN_EVENTS (10000000), BENCH_OTHER_EVENTS (9000000), BENCH_COMPARE_EVENTS (unset),
+ * BENCH_ALERT_RULES (500), BENCH_PORT (8797).
  */
 import type { ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
+import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { alertRuleProfiles, alertRules, maps, thresholdProfiles } from "../../schema/pg/schema.js";
 import { buildList } from "../../workers/analytics/builds.js";
 import { compareBuilds } from "../../workers/analytics/compare.js";
 import { dashboardDistincts, dashboardTotals } from "../../workers/analytics/dashboard.js";
@@ -31,6 +44,10 @@ import { loadBenchData } from "./analytics-data.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
 const OTHER_EVENTS = Number(process.env.BENCH_OTHER_EVENTS ?? 9_000_000);
+const COMPARE_EVENTS = process.env.BENCH_COMPARE_EVENTS
+  ? Number(process.env.BENCH_COMPARE_EVENTS)
+  : undefined;
+const ALERT_RULES = Number(process.env.BENCH_ALERT_RULES ?? 500);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
@@ -132,7 +149,169 @@ async function seedProject(databaseUrl: string) {
   }
 }
 
-async function main(): Promise<Record<Endpoint, number>> {
+const BENCH_MAPS = ["maps/desert_outpost", "maps/frozen_harbor", "maps/old_town"];
+
+/**
+ * `count` active rules over the bench maps, each with two of ten threshold profiles (device filters of
+ * the generated data, some open), no channels (notification delivery is not what is timed); the rules
+ * already there are deactivated. Metrics, levels, windows (1, 7, 14, 30 days) and fail percentages
+ * vary by rule; cell sizes cycle through `cellSizes`.
+ */
+async function seedAlertRules(
+  databaseUrl: string,
+  projectId: string,
+  count: number,
+  cellSizes: readonly number[],
+) {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const db = drizzle({ client: pool });
+    await db.update(alertRules).set({ isActive: false }).where(eq(alertRules.projectId, projectId));
+    let mapRows = await db.select().from(maps).where(eq(maps.projectId, projectId));
+    if (!mapRows.length) {
+      mapRows = await db
+        .insert(maps)
+        .values(
+          BENCH_MAPS.map((mapId) => ({
+            projectId,
+            mapId,
+            name: mapId,
+            imageKey: `bench/${mapId}`,
+            imageContentType: "image/png",
+            imageWidth: 1024,
+            imageHeight: 1024,
+            worldMinX: -500,
+            worldMinY: -500,
+            worldMaxX: 500,
+            worldMaxY: 500,
+          })),
+        )
+        .returning();
+    }
+    let profiles = await db
+      .select()
+      .from(thresholdProfiles)
+      .where(eq(thresholdProfiles.projectId, projectId));
+    if (!profiles.length) {
+      const platforms = [null, "windows", "ps5", "xbox", "switch"];
+      const resolutions = [null, "1920x1080", "2560x1440"];
+      const gpus = [null, "RTX 3060", "RTX 4070", "RX 6700"];
+      profiles = await db
+        .insert(thresholdProfiles)
+        .values(
+          Array.from({ length: 10 }, (_, i) => ({
+            projectId,
+            name: `bench profile ${i}`,
+            platform: platforms[i % platforms.length] ?? null,
+            resolution: resolutions[i % resolutions.length] ?? null,
+            gpu: gpus[i % gpus.length] ?? null,
+            fpsGood: 60 + i,
+            fpsWarn: 30 + i,
+            frameTimeGood: 16 + i,
+            frameTimeWarn: 33 + i,
+            memoryGood: 3000 + 100 * i,
+            memoryWarn: 5000 + 100 * i,
+            gpuTimeGood: 8 + i,
+            gpuTimeWarn: 16 + i,
+          })),
+        )
+        .returning();
+    }
+    const metrics = ["fps", "frame_time", "memory", "gpu_time"] as const;
+    const windows = [1, 7, 14, 30];
+    const rules = await db
+      .insert(alertRules)
+      .values(
+        Array.from({ length: count }, (_, i) => ({
+          projectId,
+          name: `bench rule ${i}`,
+          mapId: (mapRows[i % mapRows.length] as (typeof mapRows)[number]).id,
+          metric: metrics[i % metrics.length] as string,
+          thresholdLevel: Math.floor(i / 4) % 2 ? "good" : "warn",
+          failPercentage: 10 + (i % 5) * 10,
+          evaluationDays: windows[Math.floor(i / 8) % windows.length] as number,
+          cellSize: cellSizes[Math.floor(i / 3) % cellSizes.length] as number,
+          cooldownMinutes: 60,
+        })),
+      )
+      .returning({ id: alertRules.id });
+    await db.insert(alertRuleProfiles).values(
+      rules.flatMap((r, i) => [
+        {
+          alertRuleId: r.id,
+          thresholdProfileId: (profiles[i % 10] as (typeof profiles)[number]).id,
+          ordinal: 0,
+        },
+        {
+          alertRuleId: r.id,
+          thresholdProfileId: (profiles[(i + 3) % 10] as (typeof profiles)[number]).id,
+          ordinal: 1,
+        },
+      ]),
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+/** Evaluation events recorded for the project: each pair records its first status on its first run. */
+async function evaluationEvents(databaseUrl: string, projectId: string): Promise<number> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const rs = await pool.query(
+      "SELECT count(*)::int AS n FROM alert_evaluation_events WHERE project_id = $1",
+      [projectId],
+    );
+    return Number(rs.rows[0]?.n ?? 0);
+  } finally {
+    await pool.end();
+  }
+}
+
+type Measured = { medians: Record<Endpoint, number>; rows: string[][] };
+
+/** Every endpoint over HTTP, and its SQL with and without the project filter (`sqlColumns`). */
+async function measure(
+  ch: ClickHouseClient,
+  projectId: string,
+  key: string,
+  sqlColumns: boolean,
+): Promise<Measured> {
+  const unfiltered = withoutProjectFilter(ch);
+  const http = (query: string) => async () => {
+    const res = await fetch(`${BASE}/v1/projects/${projectId}/${query}`, { headers: { "X-API-Key": key } });
+    const body = await res.text();
+    if (res.status !== 200) {
+      throw new Error(`${query}: ${res.status} ${body}`);
+    }
+  };
+  const medians = {} as Record<Endpoint, number>;
+  const rows: string[][] = [];
+  for (const [name, e] of Object.entries(ENDPOINTS) as Array<[Endpoint, (typeof ENDPOINTS)[Endpoint]]>) {
+    medians[name] = await medianMs(http(e.query));
+    const direct = sqlColumns ? String(await medianMs(() => e.sql(ch, projectId))) : "";
+    const all = sqlColumns ? String(await medianMs(() => e.sql(unfiltered, projectId))) : "";
+    rows.push([name, String(medians[name]), direct, all, e.query]);
+  }
+  rows.push(["builds (cached)", String(await medianMs(http("builds?days=30"))), "", "", "builds?days=30"]);
+  // A repeated step name runs windowFunnel over one row per (event, step position) instead.
+  const repeated = "funnels?steps=match_start,level_up,level_up,match_end&window=86400&days=30";
+  rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", repeated]);
+  return { medians, rows };
+}
+
+function printTable(header: string[], rows: string[][]) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
+  console.log(line(header));
+  for (const r of rows) {
+    console.log(line(r));
+  }
+}
+
+const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
+
+async function main(): Promise<Record<string, number>> {
   const dir = await mkdtemp(join(tmpdir(), "bench-analytics-"));
   // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
   await chmod(dir, 0o755);
@@ -142,13 +321,16 @@ async function main(): Promise<Record<Endpoint, number>> {
     stack = await startLocalStack({ dataDir: dir });
     const { projectId, key } = await seedProject(stack.databaseUrl);
     const others = Array.from({ length: 9 }, () => crypto.randomUUID());
-    console.log(`loading ${MAIN_EVENTS.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events…`);
-    const seconds = await loadBenchData(
-      stack.clickhouse,
-      { mainProject: projectId, mainEvents: MAIN_EVENTS, otherProjects: others, otherEvents: OTHER_EVENTS },
-      (line) => process.stdout.write(`\r${line}   `),
-    );
-    console.log(`\nloaded in ${seconds.toFixed(1)} s`);
+    const first = COMPARE_EVENTS !== undefined && COMPARE_EVENTS < MAIN_EVENTS ? COMPARE_EVENTS : MAIN_EVENTS;
+    const plan = {
+      mainProject: projectId,
+      mainEvents: first,
+      otherProjects: others,
+      otherEvents: OTHER_EVENTS,
+    };
+    const progress = (line: string) => process.stdout.write(`\r${line}   `);
+    console.log(`loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events…`);
+    console.log(`\nloaded in ${(await loadBenchData(stack.clickhouse, plan, progress)).toFixed(1)} s`);
 
     worker = startWrangler(stack, { port: PORT, persistTo: join(dir, "wrangler") });
     await waitUntilServing(worker, BASE);
@@ -157,38 +339,66 @@ async function main(): Promise<Record<Endpoint, number>> {
       username: stack.clickhouse.user,
       password: stack.clickhouse.password,
     });
-    const unfiltered = withoutProjectFilter(ch);
-
-    const http = (query: string) => async () => {
-      const res = await fetch(`${BASE}/v1/projects/${projectId}/${query}`, { headers: { "X-API-Key": key } });
-      const body = await res.text();
-      if (res.status !== 200) {
-        throw new Error(`${query}: ${res.status} ${body}`);
+    const result: Record<string, number> = {};
+    let before: Measured | undefined;
+    if (first < MAIN_EVENTS) {
+      before = await measure(ch, projectId, key, false);
+      console.log(
+        `measured at ${millions(first)}; loading ${(MAIN_EVENTS - first).toLocaleString("en")} more…`,
+      );
+      const seconds = await loadBenchData(stack.clickhouse, plan, progress, {
+        extraMain: MAIN_EVENTS - first,
+        skipPlan: true,
+      });
+      console.log(`\nloaded in ${seconds.toFixed(1)} s`);
+    }
+    const after = await measure(ch, projectId, key, true);
+    const size = millions(MAIN_EVENTS);
+    const header = [
+      `endpoint`,
+      `HTTP median ms, ${size}`,
+      "SQL, project",
+      "SQL, no project filter",
+      "request",
+    ];
+    if (before) {
+      const small = millions(first);
+      header.splice(2, 0, `HTTP median ms, ${small}`, `${size} / ${small}`);
+      after.rows.forEach((r, i) => {
+        const was = Number(before.rows[i]?.[1]);
+        r.splice(2, 0, String(was), (Number(r[1]) / was).toFixed(2));
+      });
+      for (const [name, ms] of Object.entries(before.medians)) {
+        result[`${name}_${small}`] = ms;
       }
-    };
-    const medians = {} as Record<Endpoint, number>;
-    const rows: string[][] = [];
-    for (const [name, e] of Object.entries(ENDPOINTS) as Array<[Endpoint, (typeof ENDPOINTS)[Endpoint]]>) {
-      medians[name] = await medianMs(http(e.query));
-      const direct = await medianMs(() => e.sql(ch, projectId));
-      const all = await medianMs(() => e.sql(unfiltered, projectId));
-      rows.push([name, String(medians[name]), String(direct), String(all), e.query]);
     }
-    const cachedBuilds = await medianMs(http("builds?days=30"));
-    rows.push(["builds (cached)", String(cachedBuilds), "", "", "builds?days=30"]);
-    // A repeated step name runs windowFunnel over one row per (event, step position) instead.
-    const repeated = "funnels?steps=match_start,level_up,level_up,match_end&window=86400&days=30";
-    rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", repeated]);
+    Object.assign(result, after.medians);
+    printTable(header, after.rows);
 
-    const header = ["endpoint", "HTTP median ms", "SQL, project", "SQL, no project filter", "request"];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-    const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
-    console.log(line(header));
-    for (const r of rows) {
-      console.log(line(r));
+    // Alert evaluation: one cron run over ALERT_RULES rules × 2 profiles, twice (see the header).
+    const alertRows: string[][] = [];
+    for (const [label, sizes] of [
+      ["cell sizes 25, 50 (rollup)", [25, 50]],
+      ["cell sizes 5, 10, 25, 50", [5, 10, 25, 50]],
+    ] as const) {
+      await seedAlertRules(stack.databaseUrl, projectId, ALERT_RULES, sizes);
+      const recorded = await evaluationEvents(stack.databaseUrl, projectId);
+      const t0 = performance.now();
+      const res = await fetch(`http://127.0.0.1:${PORT}/__scheduled?cron=*/5+*+*+*+*`);
+      const ms = Math.round(performance.now() - t0);
+      await res.text();
+      if (res.status !== 200) {
+        throw new Error(`scheduled run: ${res.status}`);
+      }
+      // Every pair records its first status: proof the run evaluated them all before answering.
+      const pairs = (await evaluationEvents(stack.databaseUrl, projectId)) - recorded;
+      alertRows.push([label, String(ALERT_RULES), String(pairs), String(ms)]);
+      result[sizes.length === 2 ? "alerts_rollup_ms" : "alerts_mixed_ms"] = ms;
     }
+    console.log();
+    printTable(["alert rules", "active rules", "pairs evaluated", "cron run ms"], alertRows);
     await ch.close();
-    return medians;
+    return result;
   } finally {
     if (worker) {
       await stopWrangler(worker);

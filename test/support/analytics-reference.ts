@@ -76,13 +76,18 @@ export function refDashboard(events: GenEvent[], days: number, fetchedAt: number
   };
 }
 
-/** ClickHouse quantileExact: the element at index floor(level · n) of the sorted values. */
+/**
+ * ClickHouse quantileExact (the element at index floor(level · n) of the sorted values), rounded to the
+ * percentiles' documented resolution of 0.01 (workers/analytics/percentiles.ts): what both the rollup
+ * and the raw path report.
+ */
 function quantileExact(values: number[], level: number): number | null {
   if (!values.length) {
     return null;
   }
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(level * sorted.length))] as number;
+  const exact = sorted[Math.min(sorted.length - 1, Math.floor(level * sorted.length))] as number;
+  return Math.floor(exact * 100 + 0.5) / 100;
 }
 
 const mean = (vs: number[]) => (vs.length ? vs.reduce((a, b) => a + b, 0) / vs.length : null);

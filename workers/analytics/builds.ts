@@ -26,7 +26,9 @@ export async function buildList(
   w: Window,
   buildId?: string,
 ): Promise<Build[]> {
-  const rows = await selectRows<Record<"build" | "first" | "last" | "event_count" | "session_count" | "player_count", string>>(
+  const rows = await selectRows<
+    Record<"build" | "first" | "last" | "event_count" | "session_count" | "player_count", string>
+  >(
     ch,
     `
     SELECT toString(build_id) AS build,

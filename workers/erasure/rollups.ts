@@ -14,7 +14,13 @@ import type { Bound } from "./steps.js";
  * The erasure replaces the rows of every (project, day) the player has events on with rows rebuilt
  * from the table's `_src` view, which leaves that player's events out.
  */
-export const REBUILT_ROLLUPS = [CH_HEATMAP_CELLS, CH_ALERT_CELLS, CH_DAILY_EVENTS, CH_BUILD_DAYS, CH_COMPARE_DAYS];
+export const REBUILT_ROLLUPS = [
+  CH_HEATMAP_CELLS,
+  CH_ALERT_CELLS,
+  CH_DAILY_EVENTS,
+  CH_BUILD_DAYS,
+  CH_COMPARE_DAYS,
+];
 
 /** What one rebuild replaced: the rows of the player's days before it (merged or not). */
 export type RebuildOutcome = { table: string; rowsRemoved: number };
@@ -30,7 +36,12 @@ export async function rebuildRollups(ch: ClickHouseClient, bound: Bound): Promis
   if (!bound.days.length) {
     return REBUILT_ROLLUPS.map((table) => ({ table, rowsRemoved: 0 }));
   }
-  const params = { project: bound.project, days: bound.days, player: bound.player, identified: bound.identified };
+  const params = {
+    project: bound.project,
+    days: bound.days,
+    player: bound.player,
+    identified: bound.identified,
+  };
   const outcomes: RebuildOutcome[] = [];
   for (const table of REBUILT_ROLLUPS) {
     const rs = await ch.query({
