@@ -9,6 +9,7 @@ import {
 } from "../support/analytics-ingest.js";
 import {
   refBuilds,
+  refCompare,
   refDashboard,
   refFunnel,
   refHeatmap,
@@ -80,6 +81,12 @@ beforeAll(async () => {
     "telemetry.events",
     "telemetry.player_first_seen",
     "telemetry.daily_actors",
+    // Rebuilt for the player's days from the events left (workers/erasure/rollups.ts).
+    "telemetry.heatmap_cells",
+    "telemetry.alert_cells",
+    "telemetry.daily_events",
+    "telemetry.build_days",
+    "telemetry.compare_days",
   ]);
 }, MIDNIGHT_GUARD_MS + 240_000);
 
@@ -88,6 +95,43 @@ describe("after a player's erasure, every analytics read equals the reference wi
     const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
     expect(await rollupRows("player_first_seen", "player", [victim])).toBe(0);
     expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
+  });
+
+  // Each day-keyed rollup must hold exactly what a fresh build from the remaining events holds: sums
+  // and counts of every kind, and the merged distinct states.
+  it.each([
+    [
+      "heatmap_cells",
+      "sum(events), sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), sum(vram_n), arraySum(sumMap(fps_hist).2), max(mem_max)",
+    ],
+    ["alert_cells", "sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), round(sum(fps_sum), 3)"],
+    ["daily_events", "sum(events), uniqExact(event_name, map_id, platform, build_id, day)"],
+    ["build_days", "sum(events), uniqMerge(players), uniqMerge(sessions), min(first_seen), max(last_seen)"],
+    [
+      "compare_days",
+      "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), arraySum(sumMap(h0).2)",
+    ],
+  ])("rollup %s equals a fresh build from the events left", async (table, totals) => {
+    const read = async (from: string) => {
+      const rs = await testClickHouse().query({
+        query: `SELECT ${totals} FROM ${from} WHERE project_id = {p:UUID}`,
+        query_params: { p: t.projectId },
+        format: "JSONCompact",
+      });
+      return (await rs.json<unknown[]>()).data;
+    };
+    const fresh = `telemetry.${table}_src(whole = true, project = {p:UUID}, days = [], player = '', identified = [])`;
+    expect(await read(`telemetry.${table}`)).toEqual(await read(fresh));
+  });
+
+  it("daily_events holds the events left, and none of the player's", async () => {
+    const rs = await testClickHouse().query({
+      query: "SELECT sum(events) AS n FROM telemetry.daily_events WHERE project_id = {p:UUID}",
+      query_params: { p: t.projectId },
+      format: "JSONEachRow",
+    });
+    const [row] = await rs.json<{ n: string | number }>();
+    expect(Number(row?.n)).toBe(kept.length);
   });
 
   it.each([7, 30, 90])("dashboard days=%i", async (days) => {
@@ -110,6 +154,43 @@ describe("after a player's erasure, every analytics read equals the reference wi
     expect(data.map((c) => [c.x, c.y, c.event_count])).toEqual(ref.map((c) => [c.x, c.y, c.event_count]));
   });
 
+  it.each([
+    { mapId: "dust", cellSize: 50, days: 30 },
+    { mapId: "dust", cellSize: 10, days: 30 },
+    { mapId: "harbor", cellSize: 25, days: 30, includeZ: true },
+  ])("heatmap, performance mode, every field: cellSize=$cellSize includeZ=$includeZ", async (q) => {
+    const z = q.includeZ ? "&includeZ=true" : "";
+    const data = await getData<Array<Record<string, number | null>>>(
+      t,
+      `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}`,
+    );
+    const ref = refHeatmap(kept, q, Date.now()) as Array<Record<string, number | null>>;
+    expect(data.map((c) => [c.x, c.y, c.z, c.event_count])).toEqual(
+      ref.map((c) => [c.x, c.y, c.z, c.event_count]),
+    );
+    data.forEach((cell, i) => {
+      for (const [k, want] of Object.entries(ref[i] ?? {})) {
+        const got = cell[k];
+        if (want === null || got === null || got === undefined) {
+          expect([k, got]).toEqual([k, want]);
+        } else {
+          expect(Math.abs(got - want), k).toBeLessThanOrEqual(Math.abs(want) * 1e-6);
+        }
+      }
+    });
+  });
+
+  it("builds/compare of the two newest builds", async () => {
+    const builds = refBuilds(kept, 30, Date.now());
+    const [candidate, baseline] = builds.map((b) => b.build_id);
+    const q = { baseline: baseline ?? "", candidate: candidate ?? "", days: 30 };
+    const data = await getData(
+      t,
+      `/builds/compare?baseline=${q.baseline}&candidate=${q.candidate}&days=30&fresh=1`,
+    );
+    expect(data).toEqual(refCompare(kept, q, Date.now()));
+  });
+
   it.each([30, 90])("retention days=%i", async (days) => {
     expect(await getData(t, `/retention?days=${days}`)).toEqual(refRetention(kept, days, Date.now()));
   });
@@ -124,10 +205,12 @@ describe("after a player's erasure, every analytics read equals the reference wi
     { metric: "unique_players", groupBy: "day", days: 30, limit: 50 },
     { metric: "unique_players", groupBy: "platform", days: 30, limit: 10 },
     { metric: "count", groupBy: "event_name", days: 30, limit: 10 },
+    { metric: "count", groupBy: "week", days: 90, limit: 20 },
+    { metric: "unique_players", groupBy: "day", days: 30, limit: 50, eventName: "level_up" },
   ] as const)("insights $metric by $groupBy", async (q) => {
     const data = await getData(
       t,
-      `/insights?metric=${q.metric}&groupBy=${q.groupBy}&days=${q.days}&limit=${q.limit}`,
+      `/insights?metric=${q.metric}&groupBy=${q.groupBy}&days=${q.days}&limit=${q.limit}${"eventName" in q ? `&eventName=${q.eventName}` : ""}`,
     );
     expect(data).toEqual(refInsights(kept, q, Date.now()));
   });

@@ -113,6 +113,11 @@ describe("player erasure", () => {
       "telemetry.events",
       "telemetry.player_first_seen",
       "telemetry.daily_actors",
+      "telemetry.heatmap_cells",
+      "telemetry.alert_cells",
+      "telemetry.daily_events",
+      "telemetry.build_days",
+      "telemetry.compare_days",
     ]);
     expect(created.steps[0]?.rowsRemoved).toBe(expectedRemoved);
     // alice and the pre-sign-in player of s-a1 had first-seen rows; daily rows of both kinds went too.
