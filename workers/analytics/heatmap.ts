@@ -149,8 +149,8 @@ function rollupSql(q: HeatmapQuery): string {
       sumMap(vram_hist) AS h_vram, ${histogramPercentile(0.95, "h_vram")} AS p95_mem_vram
     FROM ${CH_HEATMAP_CELLS}
     WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
-      AND ${q.eventName === undefined ? "mode = 'perf' AND event_name = ''" : "mode = 'event' AND event_name = {eventName:String}"}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+      AND ${q.eventName === undefined ? "perf" : "event_name = {eventName:String}"}
       ${q.includeZ ? "AND NOT isNaN(z)" : ""}
     GROUP BY cx, cy${q.includeZ ? ", cz" : ""}
     ORDER BY cx, cy${q.includeZ ? ", cz" : ""}`;

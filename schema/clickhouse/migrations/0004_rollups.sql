@@ -27,14 +27,16 @@
 -- (25, 50) is derived exactly: floor(floor(v / 25) · 25 / s) · s = floor(v / s) · s. Finer sizes (5,
 -- 10) read the events: a base cell of 5 held about one row per event on the benchmark's 1 km maps (no
 -- saving) and doubled the cost of every insert.
--- Mode 'perf' rows hold the performance-bearing events (event_name ''), mode 'event' rows every event
--- by name. Averages are sum and count, max memory a max (-inf: none), percentiles histograms.
+-- Each event is in exactly one row, keyed by its name and whether it is performance-bearing: the
+-- performance mode reads the rows with perf = true of every name, the events mode the rows of one name
+-- (a separate copy per mode cost twice the groups on every insert). Averages are sum and count, max
+-- memory a max (-inf: none), percentiles histograms.
 CREATE TABLE IF NOT EXISTS telemetry.heatmap_cells
 (
     project_id UUID,
     map_id LowCardinality(String),
-    mode Enum8('perf' = 1, 'event' = 2),
     event_name LowCardinality(String),
+    perf Bool,
     day Date,
     x Float64,
     y Float64,
@@ -58,10 +60,10 @@ CREATE TABLE IF NOT EXISTS telemetry.heatmap_cells
 )
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, map_id, mode, event_name, day, x, y, z);
+ORDER BY (project_id, map_id, day, perf, event_name, x, y, z);
 
 CREATE VIEW IF NOT EXISTS telemetry.heatmap_cells_src AS
-SELECT project_id, map_id, mode, name AS event_name, day, x, y, z,
+SELECT project_id, map_id, event_name, perf, day, x, y, z,
     toUInt64(count()) AS events,
     sum(ifNull(fps, 0)) AS fps_sum, toUInt64(count(fps)) AS fps_n,
     sum(ifNull(frame, 0)) AS frame_sum, toUInt64(count(frame)) AS frame_n,
@@ -78,7 +80,8 @@ SELECT project_id, map_id, mode, name AS event_name, day, x, y, z,
     sumMap(if(isNull(vram), CAST([], 'Array(Float64)'), [floor(assumeNotNull(vram) * 100 + 0.5) / 100]),
         if(isNull(vram), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS vram_hist
 FROM (
-    SELECT project_id, map_id, mode, if(mode = 'perf', '', toString(event_name)) AS name,
+    SELECT project_id, map_id, event_name, (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
+            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0) AS perf,
         toDate(timestamp) AS day,
         floor(position_x / 25) * 25 AS x,
         floor(position_y / 25) * 25 AS y,
@@ -87,18 +90,15 @@ FROM (
         memory_used_bytes / 1048576 AS mem, toNullable(toFloat64(gpu_time_ms)) AS gpu,
         if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS vram
     FROM telemetry.events
-    ARRAY JOIN ['perf', 'event'] AS mode
     WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
         AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
             OR (player_id = '' AND session_id IN {identified:Array(String)}))))
     AND isNotNull(position_x) AND isNotNull(position_y)
-        AND (mode = 'event' OR (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
-            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0))
 )
-GROUP BY project_id, map_id, mode, name, day, x, y, z;
+GROUP BY project_id, map_id, event_name, perf, day, x, y, z;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.heatmap_cells_mv TO telemetry.heatmap_cells AS
-SELECT project_id, map_id, mode, name AS event_name, day, x, y, z,
+SELECT project_id, map_id, event_name, perf, day, x, y, z,
     toUInt64(count()) AS events,
     sum(ifNull(fps, 0)) AS fps_sum, toUInt64(count(fps)) AS fps_n,
     sum(ifNull(frame, 0)) AS frame_sum, toUInt64(count(frame)) AS frame_n,
@@ -115,7 +115,8 @@ SELECT project_id, map_id, mode, name AS event_name, day, x, y, z,
     sumMap(if(isNull(vram), CAST([], 'Array(Float64)'), [floor(assumeNotNull(vram) * 100 + 0.5) / 100]),
         if(isNull(vram), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS vram_hist
 FROM (
-    SELECT project_id, map_id, mode, if(mode = 'perf', '', toString(event_name)) AS name,
+    SELECT project_id, map_id, event_name, (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
+            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0) AS perf,
         toDate(timestamp) AS day,
         floor(position_x / 25) * 25 AS x,
         floor(position_y / 25) * 25 AS y,
@@ -124,12 +125,9 @@ FROM (
         memory_used_bytes / 1048576 AS mem, toNullable(toFloat64(gpu_time_ms)) AS gpu,
         if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS vram
     FROM telemetry.events
-    ARRAY JOIN ['perf', 'event'] AS mode
     WHERE isNotNull(position_x) AND isNotNull(position_y)
-        AND (mode = 'event' OR (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
-            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0))
 )
-GROUP BY project_id, map_id, mode, name, day, x, y, z;
+GROUP BY project_id, map_id, event_name, perf, day, x, y, z;
 
 INSERT INTO telemetry.heatmap_cells
 SELECT * FROM telemetry.heatmap_cells_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
