@@ -393,6 +393,7 @@ async function main(): Promise<Record<string, number>> {
       // Every pair records its first status: proof the run evaluated them all before answering.
       const pairs = (await evaluationEvents(stack.databaseUrl, projectId)) - recorded;
       alertRows.push([label, String(ALERT_RULES), String(pairs), String(ms)]);
+      console.log(`alert run, ${label}: ${ALERT_RULES} rules, ${pairs} pairs recorded, ${ms} ms`);
       result[sizes.length === 2 ? "alerts_rollup_ms" : "alerts_mixed_ms"] = ms;
     }
     console.log();
