@@ -8,7 +8,7 @@ import { api, ingest } from "./http.js";
 const EVENTS_PER_BATCH = 500;
 
 /** As the SDKs send it: no position when there is none, 0 for every performance field not collected. */
-function toWire(e: GenEvent): EventInit {
+export function toWire(e: GenEvent): EventInit {
   const p = e.perf ?? {};
   return {
     timestampUs: BigInt(e.tsUs),
