@@ -1,11 +1,15 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
+import { countFailingCells } from "../../workers/alerts/cells.js";
 import type { NotificationMessage } from "../../workers/alerts/notification.js";
 import worker from "../../workers/api/index.js";
 import { deliveryRetryDelaySeconds } from "../../workers/consumer/notifications.js";
+import { windowOf } from "../../workers/shared/window.js";
 import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
+import { insertsSettled } from "../support/analytics-ingest.js";
 import { batch, event, MiB, perf } from "../support/batches.js";
+import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 import { insertMap, insertProfile } from "../support/records.js";
@@ -59,7 +63,7 @@ function lcg(seed: number) {
 }
 
 /** Expected (failCount, totalCount) computed here, independently of the service's SQL. */
-function expected(platform: string | null, now = new Date()) {
+function expected(platform: string | null, now = new Date(), cellSize = CELL) {
   const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const fromUs = BigInt(dayStart - (DAYS - 1) * 86_400_000) * 1000n;
   const cells = new Map<string, number[]>();
@@ -70,7 +74,7 @@ function expected(platform: string | null, now = new Date()) {
     if (platform !== null && s.platform !== platform) {
       continue;
     }
-    const key = `${Math.floor(s.x / CELL) * CELL},${Math.floor(s.y / CELL) * CELL}`;
+    const key = `${Math.floor(s.x / cellSize) * cellSize},${Math.floor(s.y / cellSize) * cellSize}`;
     cells.set(key, [...(cells.get(key) ?? []), s.fps]);
   }
   let failCount = 0;
@@ -234,6 +238,30 @@ describe("alert evaluation, end to end", () => {
     expect(phones.failCount).toBeGreaterThan(0);
     expect(phones.failPercentage).toBeLessThanOrEqual(FAIL_PCT);
   });
+
+  // Multiples of 25 read telemetry.alert_cells, 5 and 10 the events (workers/alerts/cells.ts).
+  it.each([5, 10, 25, 50])(
+    "cells of %i: failing and evaluated cells equal the independent count",
+    async (size) => {
+      await insertsSettled();
+      for (const platform of [null, "android"]) {
+        const want = expected(platform, new Date(), size);
+        const got = await countFailingCells(testClickHouse(), {
+          projectId: t.projectId,
+          mapId: MAP,
+          window: windowOf(DAYS, Date.now()),
+          cellSize: size,
+          metric: "fps",
+          threshold: FPS_WARN,
+          filters: { platform, resolution: null, buildConfig: null, gpu: null, storage: null },
+        });
+        expect([platform, got]).toEqual([
+          platform,
+          { failCount: want.failCount, totalCount: want.totalCount },
+        ]);
+      }
+    },
+  );
 
   it("first run: each profile of the bundle evaluated on its own; triggered notifies every channel, signed", async () => {
     const rule = await json<{ id: string }>(
