@@ -4,7 +4,13 @@ import type { Window } from "../shared/window.js";
 import { histogramPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 
-/** The metrics `framedash perf-diff` gates on, in its order; all lower-is-better. */
+/**
+ * The metrics `framedash perf-diff` gates on, in its order; all lower-is-better. What a sample of each
+ * is (a non-null fixed field, or a metrics-map key where present: a missing key reads 0, which for io.*
+ * and load_time_ms would be a real-looking sample) and its unit (ms, megabytes for memory and
+ * mem.vram, bytes, operations) is defined where telemetry.compare_days is filled, as h0..h7 in this
+ * order (schema/clickhouse/migrations/0004_rollups.sql).
+ */
 export const COMPARE_METRICS = [
   "frame_time",
   "memory",
