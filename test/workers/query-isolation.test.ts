@@ -94,6 +94,19 @@ const CASES: Case[] = [
     sql: "WITH p AS (SELECT * FROM player_first_seen) SELECT * FROM p",
     outcome: "refused",
   },
+  // The rollups of 0004 hold every project's aggregates; their _src views read every project's events.
+  { name: "rollup heatmap_cells", sql: "SELECT * FROM heatmap_cells", outcome: "refused" },
+  { name: "rollup telemetry.compare_days", sql: "SELECT * FROM telemetry.compare_days", outcome: "refused" },
+  {
+    name: "rollup source view, every project",
+    sql: "SELECT * FROM telemetry.daily_events_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = [])",
+    outcome: "refused",
+  },
+  {
+    name: "rollup source view, unqualified",
+    sql: "SELECT count() FROM build_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = [])",
+    outcome: "refused",
+  },
   { name: "default database", sql: "SELECT * FROM default.events", outcome: "refused" },
   { name: "double-quoted db.table", sql: 'SELECT * FROM "telemetry"."events"', outcome: "refused" },
   { name: "backquoted db.table", sql: "SELECT * FROM `telemetry`.`events`", outcome: "refused" },
