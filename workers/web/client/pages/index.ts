@@ -1,0 +1,12 @@
+import type { PageContext } from "../page.js";
+import { overview } from "./overview.js";
+import { projects } from "./projects.js";
+
+/**
+ * The client module of each page, by the id the server's shell names in data-page (the ids of
+ * workers/web/dashboard.ts DASHBOARD_PAGES, plus "projects" for the project list).
+ */
+export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> = {
+  projects,
+  overview,
+};
