@@ -11,6 +11,9 @@ export type HeatmapQuery = {
   includeZ: boolean;
   /** Events mode: only this event; otherwise performance mode (performance-bearing events). */
   eventName?: string;
+  /** Only this build's events (the dashboard draws one build, or the difference of two). */
+  buildId?: string;
+  platform?: string;
 };
 
 /**
@@ -88,6 +91,8 @@ export async function heatmapCells(
     FROM ${CH_EVENTS}
     WHERE ${MAP_SCOPE} ${zScope}
       AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
+      ${q.buildId === undefined ? "" : "AND build_id = {buildId:String}"}
+      ${q.platform === undefined ? "" : "AND platform = {platform:String}"}
     GROUP BY x, y${q.includeZ ? ", z" : ""}
     ORDER BY x, y${q.includeZ ? ", z" : ""}`,
     {
@@ -97,6 +102,8 @@ export async function heatmapCells(
       mapId: q.mapId,
       cellSize: q.cellSize,
       eventName: q.eventName,
+      buildId: q.buildId,
+      platform: q.platform,
     },
   );
   return rows.map((r) => {
