@@ -42,7 +42,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .map-wrap{position:relative;display:inline-block;max-width:100%}.map-wrap canvas{display:block;max-width:100%}
 .tooltip{position:absolute;pointer-events:none;background:#1b1f24;color:#fff;padding:.4rem .6rem;font-size:.8rem;border-radius:3px;white-space:nowrap;z-index:2}
 .muted{color:#5a6270}.project-list{list-style:none;padding:0}.project-list h3{margin:.2rem 0}
-.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+[hidden]{display:none!important}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 
 export function layout(opts: {

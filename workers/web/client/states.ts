@@ -19,7 +19,8 @@ export function failed(el: Element, err: unknown): void {
 }
 
 /**
- * Shows loading in `el`, runs `load`, then `render`s its result, `empty` when `isEmpty` says so, or the
+ * Shows loading in `el`, runs `load`, then `render`s its result (awaited: a drawing that fails shows
+ * its error too), `empty` when `isEmpty` says so, or the
  * error. A later call on the same element wins: an answer that arrives after a newer request was made
  * (the person changed a control meanwhile) is dropped.
  */
@@ -27,7 +28,7 @@ const generations = new WeakMap<Element, number>();
 export async function withStates<T>(
   el: Element,
   load: () => Promise<T>,
-  render: (data: T) => void,
+  render: (data: T) => void | Promise<void>,
   opts: { isEmpty?: (data: T) => boolean; emptyMessage?: string; loadingMessage?: string } = {},
 ): Promise<void> {
   const gen = (generations.get(el) ?? 0) + 1;
@@ -43,7 +44,7 @@ export async function withStates<T>(
       empty(el, opts.emptyMessage ?? "Nothing here yet.");
     } else {
       clear(el);
-      render(data);
+      await render(data);
     }
   } catch (err) {
     if (generations.get(el) === gen) {

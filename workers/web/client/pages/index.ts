@@ -1,4 +1,6 @@
 import type { PageContext } from "../page.js";
+import { compare } from "./compare.js";
+import { heatmap } from "./heatmap.js";
 import { overview } from "./overview.js";
 import { projects } from "./projects.js";
 
@@ -9,4 +11,6 @@ import { projects } from "./projects.js";
 export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> = {
   projects,
   overview,
+  heatmap,
+  compare,
 };
