@@ -15,7 +15,11 @@ import { type Html, layout, type NavUser } from "./layout.js";
  * the order is Overview, Heatmap, Compare, Retention, Funnels, Insights, Builds, Alerts, Maps,
  * Profiles, Content, then Settings (always last, a link to the settings pages).
  */
-export const DASHBOARD_PAGES = [{ id: "overview", label: "Overview" }] as const;
+export const DASHBOARD_PAGES = [
+  { id: "overview", label: "Overview" },
+  { id: "heatmap", label: "Heatmap" },
+  { id: "compare", label: "Compare" },
+] as const;
 
 export type DashboardPageId = (typeof DASHBOARD_PAGES)[number]["id"];
 
