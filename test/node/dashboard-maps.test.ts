@@ -121,6 +121,7 @@ it("draws exactly the API's cells, coloured good / warn / bad by the profile's F
   await page.screenshot({ path: join(SCREENSHOTS, "heatmap.png"), fullPage: true });
 
   // Hovering a cell shows its numbers.
+  await page.locator("#heatmap-canvas").scrollIntoViewIfNeeded();
   const box = await page.locator("#heatmap-canvas").boundingBox();
   if (!box) {
     throw new Error("no canvas box");
@@ -137,6 +138,17 @@ it("draws exactly the API's cells, coloured good / warn / bad by the profile's F
   expect(text).toContain(`Events: ${target.event_count}`);
   expect(text).toContain(`FPS: ${target.avg_fps} fps mean`);
   expect(text).toContain("PC High: warn");
+
+  // The keyboard reaches the same numbers: focus the map, then move with the arrow keys.
+  await page.locator("#heatmap-canvas").focus();
+  await expect.poll(() => tip.getAttribute("data-cell")).toBe(`${cells[0]?.x}:${cells[0]?.y}`);
+  await page.keyboard.press("ArrowRight");
+  await expect.poll(() => tip.getAttribute("data-cell")).toBe(`${(cells[0]?.x ?? 0) + 25}:${cells[0]?.y}`);
+  await page.keyboard.press("ArrowUp");
+  await expect
+    .poll(() => tip.getAttribute("data-cell"))
+    .toBe(`${(cells[0]?.x ?? 0) + 25}:${(cells[0]?.y ?? 0) + 25}`);
+  expect(await tip.textContent()).toContain("Cell x 25…50, y 25…50");
   await page.close();
 });
 
@@ -209,6 +221,7 @@ it("renders 10,000 cells without freezing the page", async () => {
       `${longTasks.length} long tasks, navigation to drawn ${wall} ms`,
   );
   // Still responsive: hovering answers with the cell under the pointer.
+  await page.locator("#heatmap-canvas").scrollIntoViewIfNeeded();
   const box = await page.locator("#heatmap-canvas").boundingBox();
   if (!box) {
     throw new Error("no canvas box");

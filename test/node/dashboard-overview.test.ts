@@ -99,6 +99,25 @@ it("keyboard: the project navigation and the controls are reachable with Tab", a
   await page.close();
 });
 
+it("a project without events shows the empty state, not zeros", async () => {
+  const quiet = String(
+    (await d.admin("project", "create", "--tenant", d.tenantId, "--name", "Quiet Game")).id,
+  );
+  const page = await d.open(`/projects/${quiet}/overview`);
+  const state = page.locator(".state.empty");
+  await state.waitFor();
+  expect(text(await state.textContent())).toBe(
+    "No events in the last 30 days. Point an engine SDK at the ingest URL with an ingest key of this project.",
+  );
+  // The project list shows it too, beside the busy one.
+  const list = await d.open("/");
+  await expect
+    .poll(() => list.locator(`[data-status-for="${quiet}"] [data-kpi="Last event"] dd`).textContent())
+    .toBe("None yet");
+  await page.close();
+  await list.close();
+});
+
 it("refuses another studio's project with a 404 page, and ignores an invalid period in a shared link", async () => {
   // A project id that is not the user's: the page itself is a 404, never another studio's data.
   const other = await d.open("/projects/00000000-0000-4000-8000-000000000000/overview");

@@ -64,7 +64,14 @@ export async function drawMap(
   });
   const tip = h("div", { class: "tooltip", role: "tooltip", hidden: true });
   const wrap = h("div", { class: "map-wrap" }, canvas, tip);
-  container.append(wrap);
+  container.append(
+    h(
+      "p",
+      { class: "muted hint" },
+      "Hover a cell for its numbers, or focus the map (Tab) and move with the arrow keys.",
+    ),
+    wrap,
+  );
 
   const t0 = performance.now();
   const ctx = canvas.getContext("2d");
@@ -93,26 +100,77 @@ export async function drawMap(
   canvas.dataset.cells = String(opts.cells.length);
   canvas.dataset.renderMs = renderMs.toFixed(1);
 
-  // Hover (and keyboard focus shows the hint): the cell under the pointer, found by its origin.
-  const show = (ev: MouseEvent) => {
-    const r = canvas.getBoundingClientRect();
-    const wx = map.worldMinX + ((ev.clientX - r.left) * (W / r.width)) / sx;
-    const wy = map.worldMaxY - ((ev.clientY - r.top) * (H / r.height)) / sy;
-    const key = `${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`;
-    const cell = byKey.get(key);
+  // The cell under the pointer, found by its origin; with the keyboard, arrow keys move a focus cell
+  // (outlined) from cell to cell of the grid and show the same tooltip.
+  const place = (cell: DrawnCell | undefined, left: number, top: number) => {
     if (!cell) {
       tip.hidden = true;
       return;
     }
     tip.replaceChildren(...cell.lines.flatMap((l, i) => (i ? [h("br"), l] : [l])));
     tip.hidden = false;
-    tip.style.left = `${ev.clientX - r.left + 14}px`;
-    tip.style.top = `${ev.clientY - r.top + 14}px`;
-    tip.dataset.cell = key;
+    tip.style.left = `${left + 14}px`;
+    tip.style.top = `${top + 14}px`;
+    tip.dataset.cell = `${cell.x}:${cell.y}`;
   };
-  canvas.addEventListener("mousemove", show);
+  canvas.addEventListener("mousemove", (ev) => {
+    const r = canvas.getBoundingClientRect();
+    const wx = map.worldMinX + ((ev.clientX - r.left) * (W / r.width)) / sx;
+    const wy = map.worldMaxY - ((ev.clientY - r.top) * (H / r.height)) / sy;
+    const key = `${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`;
+    place(byKey.get(key), ev.clientX - r.left, ev.clientY - r.top);
+  });
   canvas.addEventListener("mouseleave", () => {
     tip.hidden = true;
+  });
+  const focus = h("div", { class: "cell-focus", hidden: true });
+  wrap.append(focus);
+  let at = opts.cells[0];
+  const showFocus = () => {
+    if (!at) {
+      return;
+    }
+    const r = canvas.getBoundingClientRect();
+    const kx = r.width / W;
+    const ky = r.height / H;
+    const left = (at.x - map.worldMinX) * sx * kx;
+    const top = (map.worldMaxY - (at.y + cellSize)) * sy * ky;
+    Object.assign(focus.style, {
+      left: `${left}px`,
+      top: `${top}px`,
+      width: `${Math.max(2, cellSize * sx * kx)}px`,
+      height: `${Math.max(2, cellSize * sy * ky)}px`,
+    });
+    focus.hidden = false;
+    place(at, left + cellSize * sx * kx, top);
+  };
+  canvas.addEventListener("focus", showFocus);
+  canvas.addEventListener("blur", () => {
+    focus.hidden = true;
+    tip.hidden = true;
+  });
+  canvas.addEventListener("keydown", (ev) => {
+    const step: Record<string, [number, number]> = {
+      ArrowLeft: [-1, 0],
+      ArrowRight: [1, 0],
+      ArrowUp: [0, 1],
+      ArrowDown: [0, -1],
+    };
+    const d = step[ev.key];
+    if (!d || !at) {
+      return;
+    }
+    ev.preventDefault();
+    // The next drawn cell in that direction, skipping empty ones (up to the map's edge).
+    const span = Math.ceil(Math.max(map.worldMaxX - map.worldMinX, map.worldMaxY - map.worldMinY) / cellSize);
+    for (let k = 1; k <= span; k++) {
+      const next = byKey.get(`${at.x + d[0] * k * cellSize}:${at.y + d[1] * k * cellSize}`);
+      if (next) {
+        at = next;
+        break;
+      }
+    }
+    showFocus();
   });
 
   const report: DrawReport = { cells: opts.cells, renderMs, cellSize, mapId: map.mapId };
