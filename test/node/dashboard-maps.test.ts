@@ -200,15 +200,12 @@ it("shows the API's problem detail when the request is refused", async () => {
 it("renders 10,000 cells without freezing the page", async () => {
   const page = await d.context.newPage();
   // Long tasks (main thread busy > 50 ms) from the start of the page.
-  await page.addInitScript(() => {
-    const w = window as unknown as { longTasks: number[] };
-    w.longTasks = [];
+  await page.addInitScript(`
+    window.longTasks = [];
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        w.longTasks.push(e.duration);
-      }
+      for (const e of list.getEntries()) window.longTasks.push(e.duration);
     }).observe({ type: "longtask", buffered: true });
-  });
+  `);
   const started = Date.now();
   await page.goto(`${d.origin}/projects/${d.projectId}/heatmap?map=harbor&build=stress&cell=5`);
   const report = await drawn(page, "heatmap-canvas");
@@ -289,11 +286,11 @@ it("compares two builds: the API's table with regressions marked, and the per-ce
 
   // The difference map: candidate − baseline mean FPS per cell, from the two builds' heatmaps.
   const report = await drawn(page, "diff-canvas");
-  const [base, cand] = await Promise.all(
+  const [base, cand] = (await Promise.all(
     ["1.0.0", "1.1.0"].map((b) =>
       d.api<Cell[]>(`/projects/${d.projectId}/heatmap?mapId=harbor&cellSize=25&days=30&buildId=${b}`),
     ),
-  );
+  )) as [Cell[], Cell[]];
   const candBy = new Map(cand.map((c) => [`${c.x}:${c.y}`, c]));
   const expected = base.map((b) => {
     const c = candBy.get(`${b.x}:${b.y}`) as Cell;
