@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, contentEntries, maps, oauthGrants, thresholdProfiles } from "../../schema/pg/schema.js";
 import { endSession, sessionUser, startSession } from "../../workers/accounts/sessions.js";
 import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
+import { DASHBOARD_PAGES } from "../../workers/web/dashboard.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -471,6 +472,14 @@ const PAGES: PageRoute[] = [
     crossTenant: true,
   },
   { method: "GET", path: (id) => `/settings/projects/${id}/api-keys`, crossTenant: true },
+  { method: "GET", path: (id) => `/projects/${id}`, crossTenant: true },
+  ...DASHBOARD_PAGES.map(
+    (p): PageRoute => ({
+      method: "GET",
+      path: (id) => `/projects/${id}/${p.id}`,
+      crossTenant: true,
+    }),
+  ),
   { method: "POST", path: (id) => `/settings/projects/${id}/api-keys`, crossTenant: true },
   {
     method: "POST",
