@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from "@clickhouse/client-web";
+import { type ClickHouseClient, ClickHouseError } from "@clickhouse/client-web";
 import { LIMITS } from "../ingest/wire-scan.js";
 import { CH_EVENTS, openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
@@ -86,6 +86,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
     }
     return;
   }
+  let insertSent = false;
   try {
     const ch = openClickHouse(configOf(env));
     const present = await presentEvents(ch, claimed);
@@ -93,11 +94,17 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
       body = rebuildWithout(claimed, body, present);
     }
     if (body.len) {
+      insertSent = true;
       await insertRows(ch, body);
     }
   } catch (err) {
-    // The claims are kept until their lease lapses: a failed request may still commit on the server.
     console.error("events insert failed, retrying batch", err instanceof Error ? err.message : String(err));
+    // Nothing was inserted if the insert was never sent or ClickHouse refused it with an exception, so
+    // the claims can go at once. Otherwise (a timeout, a dropped connection) the insert may still commit
+    // on the server: the claims are kept until their lease lapses, and the retry then sees its rows.
+    if (!insertSent || err instanceof ClickHouseError) {
+      await release(env, claimed, holder);
+    }
     retryAll(claimed);
     return;
   }
