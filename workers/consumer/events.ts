@@ -4,7 +4,7 @@ import { CH_EVENTS, openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
 import { type EnvelopeHeader, gunzipCapped, openEnvelope } from "../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../shared/queues.js";
-import { appendRows, type BuiltRows, RowSink, TSV_COLUMNS } from "./wire-rows.js";
+import { appendRows, RowSink, TSV_COLUMNS } from "./wire-rows.js";
 
 /** A message of this delivery whose batch this consumer holds the claim on. */
 type Claimed = {
@@ -14,10 +14,6 @@ type Claimed = {
   batch: Uint8Array;
   /** Later messages of this delivery with the same batch key (an SDK retry): settled with this one. */
   riders: Message<unknown>[];
-  built?: BuiltRows;
-  /** Where this message's rows sit in the insert body. */
-  from?: number;
-  to?: number;
 };
 
 /**
@@ -73,43 +69,34 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   if (!claimed.length) {
     return;
   }
-  let body: RowSink;
-  try {
-    body = build(claimed);
-  } catch (err) {
-    await release(env, claimed, holder);
-    for (const c of claimed) {
-      await parkUndecodable(env, c.message, err);
-      for (const r of c.riders) {
-        await parkUndecodable(env, r, err);
-      }
-    }
-    return;
-  }
+  const ch = openClickHouse(configOf(env));
   let insertSent = false;
+  let unreadable: Claimed[];
   try {
-    const ch = openClickHouse(configOf(env));
     const present = await presentEvents(ch, claimed);
-    if (present.size) {
-      body = rebuildWithout(claimed, body, present);
-    }
-    if (body.len) {
+    const sent = await buildAndInsert(ch, claimed, present, () => {
       insertSent = true;
-      await insertRows(ch, body);
-    }
+    });
+    unreadable = sent.unreadable;
   } catch (err) {
     console.error("events insert failed, retrying batch", err instanceof Error ? err.message : String(err));
-    // Nothing was inserted if the insert was never sent or ClickHouse refused it with an exception, so
-    // the claims can go at once. Otherwise (a timeout, a dropped connection) the insert may still commit
-    // on the server: the claims are kept until their lease lapses, and the retry then sees its rows.
+    // Nothing was inserted if no insert was sent or ClickHouse refused it with an exception, so the
+    // claims can go at once. Otherwise (a timeout, a dropped connection) an insert may still commit on
+    // the server: the claims are kept until their lease lapses, and the retry then sees its rows.
     if (!insertSent || err instanceof ClickHouseError) {
       await release(env, claimed, holder);
     }
     retryAll(claimed);
     return;
   }
+  for (const c of unreadable) {
+    for (const m of [c.message, ...c.riders]) {
+      await parkUndecodable(env, m, new Error("malformed TelemetryBatch"));
+    }
+  }
   await release(env, claimed, holder);
-  for (const c of claimed) {
+  const parked = new Set(unreadable);
+  for (const c of claimed.filter((x) => !parked.has(x))) {
     c.message.ack();
     for (const r of c.riders) {
       r.ack();
@@ -175,28 +162,69 @@ function byProjectOf(cs: Claimed[]): Map<string, Claimed[]> {
   return out;
 }
 
-function build(claimed: Claimed[]): RowSink {
-  const sink = new RowSink();
-  for (const c of claimed) {
-    c.from = sink.len;
-    c.built = appendRows(sink, c.header, c.batch);
-    c.to = sink.len;
-  }
-  return sink;
-}
+/**
+ * Rows per INSERT: a delivery of 100 SDK batches can hold 150,000 events or more, so its rows go in a
+ * few inserts of about this many, each sent as soon as it is built; the next is built while ClickHouse
+ * parses the last. Big enough for ClickHouse (one part per partition per insert), small enough that the
+ * isolate holds at most MAX_INSERTS_IN_FLIGHT bodies of ~10 MB at a time.
+ */
+export const INSERT_ROWS = 25_000;
+const MAX_INSERTS_IN_FLIGHT = 3;
 
-/** The body again, with the rows ClickHouse already holds left out (rare: a redelivery or a replay). */
-function rebuildWithout(claimed: Claimed[], body: RowSink, present: Map<string, Set<number>>): RowSink {
-  const sink = new RowSink();
+/**
+ * Builds every claimed message's rows, leaving out those ClickHouse holds, and inserts them in
+ * INSERT_ROWS slices. Resolves once every insert is confirmed; rejects if any failed (the rows of
+ * those that succeeded are then present, and the retry skips them). A message that does not walk as a
+ * TelemetryBatch is returned, its partial rows removed, for the dead-letter queue.
+ */
+async function buildAndInsert(
+  ch: ClickHouseClient,
+  claimed: Claimed[],
+  present: Map<string, Set<number>>,
+  onSend: () => void,
+): Promise<{ unreadable: Claimed[] }> {
+  const unreadable: Claimed[] = [];
+  const inFlight = new Set<Promise<void>>();
+  const failures: unknown[] = [];
+  let sink = new RowSink();
+  let rows = 0;
+  const send = async (body: RowSink) => {
+    while (inFlight.size >= MAX_INSERTS_IN_FLIGHT) {
+      await Promise.race(inFlight);
+    }
+    onSend();
+    const p: Promise<void> = insertRows(ch, body)
+      .catch((err: unknown) => {
+        failures.push(err);
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  };
   for (const c of claimed) {
-    const skip = present.get(c.header.batchKey);
-    if (skip) {
-      appendRows(sink, c.header, c.batch, skip);
-    } else {
-      sink.bytes(body.buf, c.from, c.to);
+    const mark = sink.len;
+    try {
+      rows += appendRows(sink, c.header, c.batch, present.get(c.header.batchKey)).rows;
+    } catch (err) {
+      console.error("malformed batch in an events message", err instanceof Error ? err.message : "");
+      sink.len = mark;
+      unreadable.push(c);
+      continue;
+    }
+    if (rows >= INSERT_ROWS && failures.length === 0) {
+      await send(sink);
+      sink = new RowSink();
+      rows = 0;
     }
   }
-  return sink;
+  if (sink.len && failures.length === 0) {
+    await send(sink);
+  }
+  await Promise.all(inFlight);
+  if (failures.length) {
+    // An insert that may have committed decides what happens to the claims (see consumeEvents).
+    throw failures.find((f) => !(f instanceof ClickHouseError)) ?? failures[0];
+  }
+  return { unreadable };
 }
 
 async function parkUndecodable(env: Env, message: Message<unknown>, err: unknown): Promise<void> {
@@ -219,15 +247,13 @@ export async function presentEvents(
   ch: ClickHouseClient,
   claimed: Claimed[],
 ): Promise<Map<string, Set<number>>> {
-  let from = Number.POSITIVE_INFINITY;
-  let to = Number.NEGATIVE_INFINITY;
-  for (const c of claimed) {
-    from = Math.min(from, c.built?.minTimestampUs ?? from);
-    to = Math.max(to, c.built?.maxTimestampUs ?? to);
-  }
-  if (!Number.isFinite(from)) {
+  if (!claimed.length) {
     return new Map();
   }
+  // Every event's timestamp lies in ingest's window around the time it was received.
+  const received = claimed.map((c) => Number(c.header.receivedAt) * 1000);
+  const from = Math.min(...received) - LIMITS.timestampMaxAgeUs;
+  const to = Math.max(...received) + LIMITS.timestampMaxAheadUs;
   const rs = await ch.query({
     query: `
       SELECT batch_id, groupArray(event_index)

@@ -69,8 +69,12 @@ function ascii(s: string): Uint8Array {
 
 /** A growable byte buffer the rows are written into. */
 export class RowSink {
-  buf = new Uint8Array(1 << 20);
+  buf: Uint8Array;
   len = 0;
+
+  constructor(initialBytes = 1 << 20) {
+    this.buf = new Uint8Array(initialBytes);
+  }
 
   reserve(n: number): void {
     if (this.len + n > this.buf.length) {
@@ -86,9 +90,87 @@ export class RowSink {
   }
 
   bytes(src: Uint8Array, start = 0, end = src.length): void {
-    this.reserve(end - start);
-    this.buf.set(src.subarray(start, end), this.len);
-    this.len += end - start;
+    const n = end - start;
+    this.reserve(n);
+    if (n > 32) {
+      this.buf.set(src.subarray(start, end), this.len);
+    } else {
+      // A view per short copy costs more than the copy.
+      const out = this.buf;
+      let at = this.len;
+      for (let i = start; i < end; i++) {
+        out[at++] = src[i] as number;
+      }
+    }
+    this.len += n;
+  }
+
+  /** A non-negative integer below 2^53, at least `width` digits (zero-padded). */
+  uint(value: number, width = 1): void {
+    let n = value;
+    let digits = 0;
+    while (n >= 2147483648) {
+      const q = Math.floor(n / 10);
+      DIGITS[digits++] = 0x30 + (n - q * 10);
+      n = q;
+    }
+    // Small integers in 32-bit arithmetic: no heap numbers.
+    let m = n | 0;
+    do {
+      const q = (m / 10) | 0;
+      DIGITS[digits++] = 0x30 + (m - q * 10);
+      m = q;
+    } while (m > 0);
+    while (digits < width) {
+      DIGITS[digits++] = 0x30;
+    }
+    this.reserve(digits);
+    const out = this.buf;
+    let at = this.len;
+    while (digits > 0) {
+      out[at++] = DIGITS[--digits] as number;
+    }
+    this.len = at;
+  }
+
+  /**
+   * A float32 (held exactly in a double) as decimal text with 9 significant digits, trailing zeros
+   * dropped: 9 digits always read back as the same float32, and String() would write up to 17.
+   */
+  f32(value: number): void {
+    let v = value;
+    if (v < 0 || (v === 0 && 1 / v < 0)) {
+      this.byte(0x2d); // -
+      v = -v;
+    }
+    if (v === 0) {
+      this.byte(0x30);
+      return;
+    }
+    // k: digits before the point (v < 10^k); frac: digits after it for 9 significant digits.
+    let k = v >= 1 ? 1 : -6;
+    while (k <= 9 && v >= (POW10[k + 6] as number)) {
+      k++;
+    }
+    if (k < -5 || k > 9) {
+      this.text(String(v)); // beyond any bound ingest accepts; exact either way
+      return;
+    }
+    const frac = 9 - k;
+    const n = Math.round(v * (POW10[frac + 6] as number));
+    const whole = Math.floor(n / (POW10[frac + 6] as number));
+    this.uint(whole);
+    let rest = n - whole * (POW10[frac + 6] as number);
+    if (rest === 0) {
+      return;
+    }
+    let width = frac;
+    while (rest % 10 === 0) {
+      rest /= 10;
+      width--;
+    }
+    this.byte(0x2e); // .
+    this.uint(rest, width);
   }
 
   /** ASCII text (numbers, names): one byte per character. */
@@ -155,6 +237,9 @@ export class RowSink {
 }
 
 const DECODER = new TextDecoder();
+const DIGITS = new Uint8Array(24);
+/** POW10[i] = 10^(i - 6), for i in 0..22. */
+const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** (i - 6));
 
 export class MalformedBatch extends Error {}
 
@@ -364,7 +449,7 @@ function nullableFloat(out: RowSink, field: number): void {
   // The SDKs' 0 (and -0) means "not collected".
   const v = FLOAT[field] as number;
   if (HAS[field] && v > 0) {
-    out.text(String(v));
+    out.f32(v);
   } else {
     out.bytes(NULL_BYTES);
   }
@@ -411,7 +496,7 @@ export function appendRows(
       skip(b, end, tag & 7);
     }
   }
-  const batchDevice = new RowSink();
+  const batchDevice = new RowSink(1024);
   writeDevice(batchDevice, b, DEV_START, DEV_END, null, null, batchDevMemory);
   const batchDeviceBytes = batchDevice.buf.subarray(0, batchDevice.len);
 
@@ -563,7 +648,7 @@ function writeDevice(
     }
     out.byte(TAB);
   }
-  out.text(String(memory));
+  out.uint(memory);
 }
 
 function writeEvent(
@@ -574,12 +659,14 @@ function writeEvent(
   batchDevice: Uint8Array,
   suffix: Uint8Array,
 ): void {
-  out.text(String(index));
+  out.uint(index);
   tab(out);
   str(out, b, 1);
   tab(out);
   const sec = Math.floor(ts / 1_000_000);
-  out.text(`${sec}.${String(ts - sec * 1_000_000).padStart(6, "0")}`);
+  out.uint(sec);
+  out.byte(0x2e); // .
+  out.uint(ts - sec * 1_000_000, 6);
   tab(out);
   str(out, b, 3);
   tab(out);
@@ -587,7 +674,7 @@ function writeEvent(
   tab(out);
   for (let i = 0; i < 3; i++) {
     if (hasPosition) {
-      out.text(String(POSITION[i]));
+      out.f32(POSITION[i] as number);
     } else {
       out.bytes(NULL_BYTES);
     }
@@ -600,7 +687,7 @@ function writeEvent(
   nullableFloat(out, 9);
   tab(out);
   if (MEMORY > 0) {
-    out.text(String(MEMORY));
+    out.uint(MEMORY);
   } else {
     out.bytes(NULL_BYTES);
   }
@@ -624,13 +711,15 @@ function writeEvent(
   str(out, b, 17);
   tab(out);
   // A pair on the wire (ingest refuses a half pair); a lone value is never stored half.
-  const camera = HAS[18] && HAS[19];
-  for (const f of [18, 19]) {
-    if (camera) {
-      out.text(String(FLOAT[f]));
-    } else {
-      out.bytes(NULL_BYTES);
-    }
+  if (HAS[18] && HAS[19]) {
+    out.f32(FLOAT[18] as number);
+    tab(out);
+    out.f32(FLOAT[19] as number);
+    tab(out);
+  } else {
+    out.bytes(NULL_BYTES);
+    tab(out);
+    out.bytes(NULL_BYTES);
     tab(out);
   }
   if (evHasDevice) {
@@ -645,7 +734,7 @@ function writeEvent(
 /** project_id … received_at and the line end: the same for every row of a message. */
 function messageSuffix(header: EnvelopeHeader): Uint8Array {
   const sdk = parseSdkVersion(typeof header.sdkVersion === "string" ? header.sdkVersion : "");
-  const sink = new RowSink();
+  const sink = new RowSink(256);
   const enc = ascii;
   const field = (bytes: Uint8Array) => {
     sink.byte(TAB);
