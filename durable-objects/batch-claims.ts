@@ -25,7 +25,9 @@ export class BatchClaims extends DurableObject<Env> {
     sql.exec("DELETE FROM claims WHERE until_ms < ?", nowMs);
     const granted: string[] = [];
     for (const key of keys) {
-      const [row] = sql.exec<{ holder: string }>("SELECT holder FROM claims WHERE batch_key = ?", key).toArray();
+      const [row] = sql
+        .exec<{ holder: string }>("SELECT holder FROM claims WHERE batch_key = ?", key)
+        .toArray();
       if (row && row.holder !== holder) {
         continue;
       }

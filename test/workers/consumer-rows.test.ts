@@ -1,5 +1,5 @@
-import { create, toBinary } from "@bufbuild/protobuf";
 import { env } from "cloudflare:test";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
   GameTelemetryEventSchema,
@@ -7,12 +7,12 @@ import {
   TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { insertRows } from "../../workers/consumer/events.js";
-import { rowsOfMessage } from "../../workers/consumer/rows.js";
 import { appendRows, RowSink } from "../../workers/consumer/wire-rows.js";
 import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
 import type { EnvelopeHeader } from "../../workers/shared/envelope.js";
 import { batch, type EventInit, event, MiB, nowUs, perf } from "../support/batches.js";
+import { rowsOfMessage } from "../support/reference-rows.js";
 
 const ch = () => openClickHouse(configOf(env));
 
@@ -157,9 +157,7 @@ describe("consumer rows built from the wire", () => {
       }),
     ]);
     // A batch-level unknown field after the events.
-    const rows = await expectSameRows(
-      rawBatch([merged, enc(event(2))], Uint8Array.from([0xf8, 0x01, 0x01])),
-    );
+    const rows = await expectSameRows(rawBatch([merged, enc(event(2))], Uint8Array.from([0xf8, 0x01, 0x01])));
     expect(rows[0]).toMatchObject({
       event_name: "renamed",
       attributes: { a: "2", b: "3" },

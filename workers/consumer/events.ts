@@ -59,7 +59,10 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   try {
     claimed = await claim(env, [...byKey.values()], holder);
   } catch (err) {
-    console.error("batch claims unavailable, retrying batch", err instanceof Error ? err.message : String(err));
+    console.error(
+      "batch claims unavailable, retrying batch",
+      err instanceof Error ? err.message : String(err),
+    );
     retryAll([...byKey.values()]);
     return;
   }

@@ -10,7 +10,7 @@ import { parseSdkVersion } from "./rows.js";
  * walker relies on that contract (types and bounds checked there) and only guards against running off
  * the end: a malformed message throws, and the consumer parks it.
  *
- * Same mapping as rowsOfMessage in ./rows.ts (which the tests hold it to), decoded the protobuf way:
+ * Same mapping as a full protobuf decode (test/support/reference-rows.ts, which the tests hold it to), decoded the protobuf way:
  * a singular field's last occurrence wins, occurrences of a message field (position, device) merge,
  * a map key's last value wins; the SDKs' zero in a performance field is NULL, an absent position or
  * half a camera pair NULL, the event's device context overrides the batch's field by field.
