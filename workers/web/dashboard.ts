@@ -23,6 +23,10 @@ export const DASHBOARD_PAGES = [
   { id: "retention", label: "Retention" },
   { id: "funnels", label: "Funnels" },
   { id: "insights", label: "Insights" },
+  { id: "alerts", label: "Alerts" },
+  { id: "maps", label: "Maps" },
+  { id: "profiles", label: "Threshold profiles" },
+  { id: "content", label: "Content" },
 ] as const;
 
 export type DashboardPageId = (typeof DASHBOARD_PAGES)[number]["id"];

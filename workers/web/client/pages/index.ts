@@ -1,10 +1,14 @@
 import type { PageContext } from "../page.js";
+import { alerts } from "./alerts.js";
 import { builds } from "./builds.js";
 import { compare } from "./compare.js";
+import { content } from "./content.js";
 import { funnels } from "./funnels.js";
 import { heatmap } from "./heatmap.js";
 import { insights } from "./insights.js";
+import { maps } from "./maps.js";
 import { overview } from "./overview.js";
+import { profiles } from "./profiles.js";
 import { projects } from "./projects.js";
 import { retention } from "./retention.js";
 
@@ -21,4 +25,8 @@ export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> =
   retention,
   funnels,
   insights,
+  alerts,
+  maps,
+  profiles,
+  content,
 };
