@@ -19,6 +19,14 @@ export const DASHBOARD_PAGES = [
   { id: "overview", label: "Overview" },
   { id: "heatmap", label: "Heatmap" },
   { id: "compare", label: "Compare" },
+  { id: "builds", label: "Builds" },
+  { id: "retention", label: "Retention" },
+  { id: "funnels", label: "Funnels" },
+  { id: "insights", label: "Insights" },
+  { id: "alerts", label: "Alerts" },
+  { id: "maps", label: "Maps" },
+  { id: "profiles", label: "Threshold profiles" },
+  { id: "content", label: "Content" },
 ] as const;
 
 export type DashboardPageId = (typeof DASHBOARD_PAGES)[number]["id"];

@@ -43,6 +43,12 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .cell-focus{position:absolute;pointer-events:none;outline:3px solid #2f6fde;box-shadow:0 0 0 1px #fff}
 .tooltip{position:absolute;pointer-events:none;background:#1b1f24;color:#fff;padding:.4rem .6rem;font-size:.8rem;border-radius:3px;white-space:nowrap;z-index:2}
 .muted{color:#5a6270}.project-list{list-style:none;padding:0}.project-list h3{margin:.2rem 0}
+.edit-form fieldset{border:1px solid #dde;margin:.75rem 0;padding:.5rem .75rem}.edit-form legend{font-size:.9rem;color:#3a4150}
+.field-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:.25rem 1rem}.field-grid label{font-size:.9rem}
+.field-grid input,.field-grid select,.field-grid textarea{display:block;box-sizing:border-box;width:100%;min-width:0;margin-top:.2rem;font:inherit;padding:.4rem}
+.field-grid small{display:block}.checks{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem}.checks label{display:flex;gap:.4rem;align-items:center;margin:.25rem 0}
+.checks input{min-width:0}.actions{display:flex;gap:.4rem;flex-wrap:wrap}[aria-invalid=true]{outline:2px solid #a40000}
+.form-status:empty{display:none}.form-status{color:#1f7a3a}
 [hidden]{display:none!important}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 

@@ -1,8 +1,16 @@
 import type { PageContext } from "../page.js";
+import { alerts } from "./alerts.js";
+import { builds } from "./builds.js";
 import { compare } from "./compare.js";
+import { content } from "./content.js";
+import { funnels } from "./funnels.js";
 import { heatmap } from "./heatmap.js";
+import { insights } from "./insights.js";
+import { maps } from "./maps.js";
 import { overview } from "./overview.js";
+import { profiles } from "./profiles.js";
 import { projects } from "./projects.js";
+import { retention } from "./retention.js";
 
 /**
  * The client module of each page, by the id the server's shell names in data-page (the ids of
@@ -13,4 +21,12 @@ export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> =
   overview,
   heatmap,
   compare,
+  builds,
+  retention,
+  funnels,
+  insights,
+  alerts,
+  maps,
+  profiles,
+  content,
 };
