@@ -109,9 +109,10 @@ function showProblem(form: HTMLFormElement, alert: HTMLElement, err: unknown): v
     err instanceof ApiProblem ? err.detail : err instanceof Error ? err.message : "Something went wrong.",
   );
   alert.hidden = false;
-  // The API names the field as body.x, form.x or query.x; the form's control of that name gets focus.
+  // The API names the field as json.x (a JSON body), form.x (multipart) or query.x; the form's control
+  // of that name gets focus.
   const name =
-    err instanceof ApiProblem ? /^(?:body|form|query)\.([A-Za-z]+)/.exec(err.field ?? err.detail) : null;
+    err instanceof ApiProblem ? /^(?:json|body|form|query)\.([A-Za-z]+)/.exec(err.field ?? err.detail) : null;
   const target = name?.[1] ? form.querySelector<HTMLElement>(`[name="${name[1]}"]`) : null;
   if (target) {
     target.setAttribute("aria-invalid", "true");
