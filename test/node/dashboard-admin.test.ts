@@ -354,8 +354,13 @@ describe("maps page", () => {
     expect(row?.slice(1, 6)).toEqual(["Canyon", "canyon", "-200 … 200", "-50.5 … 149.5", "—"]);
     expect(row?.[6]).toBe("80 × 40 px");
     // The thumbnail is the uploaded image, served to the session.
-    const img = page.getByAltText("Canyon map image");
-    await expect.poll(() => img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBe(80);
+    await expect
+      .poll(() =>
+        page.evaluate<number>(
+          `(() => { const i = document.querySelector('img[alt="Canyon map image"]'); return i && i.complete ? i.naturalWidth : 0; })()`,
+        ),
+      )
+      .toBe(80);
 
     await page.getByRole("button", { name: "Delete Canyon" }).click();
     await expect
