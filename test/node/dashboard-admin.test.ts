@@ -1,6 +1,14 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkerPng, type Dashboard, perfEvents, startDashboard, uploadMap } from "../support/dashboard.js";
+import {
+  checkerPng,
+  type Dashboard,
+  perfEvents,
+  squash,
+  startDashboard,
+  tableRows,
+  uploadMap,
+} from "../support/dashboard.js";
 
 // The pages that change things: alert rules, the evaluation history and channels; maps; threshold
 // profiles; the content registry. Each test works through the page as the studio's owner in headless
@@ -31,22 +39,9 @@ afterAll(async () => {
   await d?.close();
 }, 60_000);
 
-const text = (s: string | null) => (s ?? "").replace(/\s+/g, " ").trim();
-
-async function rows(page: Page, table: string): Promise<string[][]> {
-  await page.locator(`table[data-table="${table}"]`).waitFor();
-  return page
-    .locator(`table[data-table="${table}"] tbody tr`)
-    .evaluateAll((trs) =>
-      trs.map((tr) =>
-        [...tr.querySelectorAll("td")].map((td) => (td.textContent ?? "").replace(/\s+/g, " ").trim()),
-      ),
-    );
-}
-
 /** The rows of a table whose first cell is `first`. */
 async function rowsNamed(page: Page, table: string, first: string): Promise<string[][]> {
-  return (await rows(page, table)).filter((r) => r[0] === first);
+  return (await tableRows(page, table)).filter((r) => r[0] === first);
 }
 
 type Rule = {
@@ -113,7 +108,7 @@ describe("alerts page", () => {
     await form.getByRole("button", { name: "Create channel" }).click();
     const alert = form.locator('[role="alert"]');
     await expect
-      .poll(async () => text(await alert.textContent()))
+      .poll(async () => squash(await alert.textContent()))
       .toBe("json.url: must use https (plain http only to a loopback host)");
     expect(await form.getByLabel("URL").getAttribute("aria-invalid")).toBe("true");
     expect((await d.api<Channel[]>(`${base}/channels`)).some((c) => c.name === "Plain http hook")).toBe(
@@ -148,7 +143,7 @@ describe("alerts page", () => {
     await form.getByLabel("Docks console").check();
     await form.getByRole("button", { name: "Create rule" }).click();
     await expect
-      .poll(async () => text(await form.getByRole("status").textContent()))
+      .poll(async () => squash(await form.getByRole("status").textContent()))
       .toBe("Created “Docks FPS”.");
 
     const find = async () => (await d.api<Rule[]>(`${base}/alerts`)).find((r) => r.name === "Docks FPS");
@@ -221,7 +216,7 @@ describe("alerts page", () => {
     await form.getByLabel("Name", { exact: true }).fill("No profile rule");
     await form.getByRole("button", { name: "Create rule" }).click();
     const alert = form.locator('[role="alert"]');
-    await expect.poll(async () => text(await alert.textContent())).toMatch(/thresholdProfileIds/);
+    await expect.poll(async () => squash(await alert.textContent())).toMatch(/thresholdProfileIds/);
     expect((await d.api<Rule[]>(`${base}/alerts`)).some((r) => r.name === "No profile rule")).toBe(false);
     await page.close();
   });
@@ -281,7 +276,7 @@ describe("alerts page", () => {
     });
 
     const page = await d.open(`${base}/alerts`);
-    const shown = (await rows(page, "history")).filter((r) => r[1] === "Harbor PS5 FPS");
+    const shown = (await tableRows(page, "history")).filter((r) => r[1] === "Harbor PS5 FPS");
     expect(shown).toEqual([
       [
         `${event?.createdAt.slice(0, 16).replace("T", " ")} UTC`,
@@ -334,7 +329,7 @@ describe("maps page", () => {
     await form.getByLabel("World max Y").fill("149.5");
     await form.getByRole("button", { name: "Upload map" }).click();
     await expect
-      .poll(async () => text(await form.getByRole("status").textContent()))
+      .poll(async () => squash(await form.getByRole("status").textContent()))
       .toBe("Map “canyon” uploaded.");
 
     const maps = await d.api<MapRecord[]>(`${base}/maps`);
@@ -350,7 +345,7 @@ describe("maps page", () => {
       imageWidth: 80,
       imageHeight: 40,
     });
-    const row = (await rows(page, "maps")).find((r) => r[2] === "canyon");
+    const row = (await tableRows(page, "maps")).find((r) => r[2] === "canyon");
     expect(row?.slice(1, 6)).toEqual(["Canyon", "canyon", "-200 … 200", "-50.5 … 149.5", "—"]);
     expect(row?.[6]).toBe("80 × 40 px");
     // The thumbnail is the uploaded image, served to the session.
@@ -403,7 +398,7 @@ describe("maps page", () => {
     expect(res.status).toBe(400);
     const problem = (await res.json()) as { detail: string };
     const alert = form.locator('[role="alert"]');
-    await expect.poll(async () => text(await alert.textContent())).toBe(problem.detail);
+    await expect.poll(async () => squash(await alert.textContent())).toBe(problem.detail);
     expect(
       await form.locator("[aria-invalid=true]").evaluateAll((els) => els.map((e) => e.getAttribute("name"))),
     ).toHaveLength(1);
@@ -428,7 +423,7 @@ describe("threshold profiles page", () => {
     await form.getByLabel("Memory warn (MB)").fill("12288");
     await form.getByRole("button", { name: "Create profile" }).click();
     await expect
-      .poll(async () => text(await form.getByRole("status").textContent()))
+      .poll(async () => squash(await form.getByRole("status").textContent()))
       .toBe("Created “Steam Deck”.");
 
     const find = async () =>
@@ -497,7 +492,7 @@ describe("threshold profiles page", () => {
     expect(res.status).toBe(400);
     expect(problem.detail).toMatch(/^json\.resolution: /);
     await expect
-      .poll(async () => text(await form.locator('[role="alert"]').textContent()))
+      .poll(async () => squash(await form.locator('[role="alert"]').textContent()))
       .toBe(problem.detail);
     expect(await form.getByLabel("Resolution").getAttribute("aria-invalid")).toBe("true");
     expect((await d.api<Profile[]>(`${base}/threshold-profiles`)).some((p) => p.name === "Too long")).toBe(
@@ -536,7 +531,7 @@ describe("content registry page", () => {
       await form.getByLabel("Metadata (JSON object)").fill(e.metadata ?? "");
       await form.getByRole("button", { name: "Save entry" }).click();
       await expect
-        .poll(async () => text(await form.getByRole("status").textContent()))
+        .poll(async () => squash(await form.getByRole("status").textContent()))
         .toBe(`Saved ${e.type} / ${e.id}.`);
     };
     await save({
@@ -561,14 +556,14 @@ describe("content registry page", () => {
     await expect.poll(() => new URL(page.url()).searchParams.get("type")).toBe("weapon");
     const weapons = await d.api<Entry[]>(`${base}/content?type=weapon`);
     await expect
-      .poll(async () => (await rows(page, "content")).map((r) => r.slice(0, 4)))
+      .poll(async () => (await tableRows(page, "content")).map((r) => r.slice(0, 4)))
       .toEqual(weapons.map((e) => [e.contentType, e.contentId, e.displayName, e.category ?? "—"]));
     expect(weapons.map((e) => e.contentId)).toContain("wpn_rifle_01");
     expect(weapons.some((e) => e.contentType === "zone")).toBe(false);
 
     // A shared link opens the same filter.
     const shared = await d.open(`${base}/content?type=zone`);
-    expect((await rows(shared, "content")).map((r) => r.slice(0, 3))).toEqual([
+    expect((await tableRows(shared, "content")).map((r) => r.slice(0, 3))).toEqual([
       ["zone", "zn_docks", "Docks"],
     ]);
     shared.on("dialog", (dialog) => void dialog.accept());
@@ -577,7 +572,7 @@ describe("content registry page", () => {
       .poll(async () => (await d.api<Entry[]>(`${base}/content?type=zone`)).map((e) => e.contentId))
       .toEqual([]);
     await expect
-      .poll(async () => text(await shared.locator(".state.empty").textContent()))
+      .poll(async () => squash(await shared.locator(".state.empty").textContent()))
       .toBe("No entries of type “zone”.");
     await shared.close();
     await page.close();
@@ -592,7 +587,7 @@ describe("content registry page", () => {
     await form.getByLabel("Metadata (JSON object)").fill("{damage: 42");
     await form.getByRole("button", { name: "Save entry" }).click();
     await expect
-      .poll(async () => text(await form.locator('[role="alert"]').textContent()))
+      .poll(async () => squash(await form.locator('[role="alert"]').textContent()))
       .toBe("Metadata: not valid JSON.");
     expect((await d.api<Entry[]>(`${base}/content`)).some((e) => e.contentId === "wpn_broken")).toBe(false);
     await page.close();

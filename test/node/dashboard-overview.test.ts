@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Dashboard, namedEvents, perfEvents, startDashboard } from "../support/dashboard.js";
+import { type Dashboard, namedEvents, perfEvents, squash, startDashboard } from "../support/dashboard.js";
 
 // A person opens the project list and a project's overview in headless Chromium; what they see is
 // compared with what /api/v1 answers to a key of the same project.
@@ -32,13 +32,11 @@ afterAll(async () => {
   await d?.close();
 }, 60_000);
 
-const text = (s: string | null) => (s ?? "").replace(/\s+/g, " ").trim();
-
 it("lists the studio's projects with their status KPIs, each opening its overview", async () => {
   const page = await d.open("/");
   await expect.poll(() => page.locator(`[data-status-for="${d.projectId}"] .kpi`).count()).toBe(5);
   const status = await d.api<{ kpis: { totalEvents: number } }>(`/projects/${d.projectId}/status`);
-  expect(text(await page.locator('[data-kpi="Events (all time)"] dd').textContent())).toBe(
+  expect(squash(await page.locator('[data-kpi="Events (all time)"] dd').textContent())).toBe(
     status.kpis.totalEvents.toLocaleString("en-US"),
   );
   await page.getByRole("link", { name: "Harbor Run" }).click();
@@ -57,7 +55,7 @@ it("shows the overview's KPIs, DAU series and top events as the API answers them
     ["Sessions (7 d)", api.kpis.sessions],
     ["Events (7 d)", api.kpis.events],
   ] as const) {
-    expect(text(await page.locator(`[data-kpi="${label}"] dd`).textContent()), label).toBe(
+    expect(squash(await page.locator(`[data-kpi="${label}"] dd`).textContent()), label).toBe(
       value.toLocaleString("en-US"),
     );
   }
@@ -107,7 +105,7 @@ it("a project without events shows the empty state, not zeros", async () => {
   const page = await d.open(`/projects/${quiet}/overview`);
   const state = page.locator(".state.empty");
   await state.waitFor();
-  expect(text(await state.textContent())).toBe(
+  expect(squash(await state.textContent())).toBe(
     "No events in the last 30 days. Point an engine SDK at the ingest URL with an ingest key of this project.",
   );
   // The project list shows it too, beside the busy one.
@@ -122,7 +120,7 @@ it("a project without events shows the empty state, not zeros", async () => {
 it("refuses another studio's project with a 404 page, and ignores an invalid period in a shared link", async () => {
   // A project id that is not the user's: the page itself is a 404, never another studio's data.
   const other = await d.open("/projects/00000000-0000-4000-8000-000000000000/overview");
-  expect(text(await other.locator("h1").textContent())).toBe("Not found");
+  expect(squash(await other.locator("h1").textContent())).toBe("Not found");
   await other.close();
   // An out-of-range period in a shared link falls back to the default rather than failing.
   const page = await d.open(`/projects/${d.projectId}/overview?days=3`);

@@ -1,6 +1,12 @@
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Dashboard, namedEvents, perfEvents, startDashboard } from "../support/dashboard.js";
+import {
+  type Dashboard,
+  namedEvents,
+  perfEvents,
+  squash,
+  startDashboard,
+  tableRows,
+} from "../support/dashboard.js";
 
 // Builds, retention, funnels, insights, alerts, maps, threshold profiles and content, opened in headless
 // Chromium by the studio's owner: what a person sees is compared with what /api/v1 answers to a key of
@@ -33,20 +39,8 @@ afterAll(async () => {
   await d?.close();
 }, 60_000);
 
-const text = (s: string | null) => (s ?? "").replace(/\s+/g, " ").trim();
 const n = (v: number) => v.toLocaleString("en-US");
 const pct = (v: number | null) => (v === null ? "—" : `${v.toFixed(2)} %`);
-
-async function rows(page: Page, table: string): Promise<string[][]> {
-  await page.locator(`table[data-table="${table}"]`).waitFor();
-  return page
-    .locator(`table[data-table="${table}"] tbody tr`)
-    .evaluateAll((trs) =>
-      trs.map((tr) =>
-        [...tr.querySelectorAll("td")].map((td) => (td.textContent ?? "").replace(/\s+/g, " ").trim()),
-      ),
-    );
-}
 
 describe("analytics pages", () => {
   it("builds: the list is the API's, newest first, each linking to a comparison with the one before", async () => {
@@ -54,7 +48,7 @@ describe("analytics pages", () => {
     const api = await d.api<Build[]>(`${base}/builds?days=30`);
     expect(api.map((b) => b.build_id).sort()).toEqual(["1.0.0", "1.1.0"]);
     const page = await d.open(`${base}/builds`);
-    const shown = await rows(page, "builds");
+    const shown = await tableRows(page, "builds");
     expect(shown.map((r) => [r[0], r[3], r[4], r[5]])).toEqual(
       api.map((b) => [b.build_id, n(b.event_count), n(b.session_count), n(b.player_count)]),
     );
@@ -76,7 +70,7 @@ describe("analytics pages", () => {
     const api = await d.api<Cohort[]>(`${base}/retention?days=7`);
     expect(api.reduce((s, c) => s + c.cohort_size, 0)).toBeGreaterThan(0);
     const page = await d.open(`${base}/retention?days=7`);
-    expect(await rows(page, "cohorts")).toEqual(
+    expect(await tableRows(page, "cohorts")).toEqual(
       api.map((c) => [c.cohort_date, n(c.cohort_size), pct(c.day1), pct(c.day7), pct(c.day30)]),
     );
     await page.close();
@@ -87,7 +81,7 @@ describe("analytics pages", () => {
     const page = await d.open(`${base}/funnels?steps=match_start,match_end&window=3600`);
     const api = await d.api<Step[]>(`${base}/funnels?steps=match_start,match_end&window=3600&days=30`);
     expect(api.map((s) => s.count)).toEqual([6, 4]);
-    expect(await rows(page, "funnel")).toEqual(
+    expect(await tableRows(page, "funnel")).toEqual(
       api.map((s) => [String(s.step), s.event_name, n(s.count), pct(s.pct), pct(s.drop_off_pct)]),
     );
     expect(await page.getByLabel("Conversion window").inputValue()).toBe("3600");
@@ -108,9 +102,9 @@ describe("analytics pages", () => {
     await expect.poll(() => new URL(page.url()).searchParams.get("steps")).toBe("item_pickup,match_start");
     const edited = await d.api<Step[]>(`${base}/funnels?steps=item_pickup,match_start&window=3600&days=30`);
     await expect
-      .poll(async () => (await rows(page, "funnel")).map((r) => r[1]))
+      .poll(async () => (await tableRows(page, "funnel")).map((r) => r[1]))
       .toEqual(["item_pickup", "match_start"]);
-    expect((await rows(page, "funnel")).map((r) => r[2])).toEqual(edited.map((s) => n(s.count)));
+    expect((await tableRows(page, "funnel")).map((r) => r[2])).toEqual(edited.map((s) => n(s.count)));
     await page.close();
   });
 
@@ -123,7 +117,7 @@ describe("analytics pages", () => {
     const page = await d.open(`${base}/funnels?steps=match_start`);
     const alert = page.locator(".state.error");
     await alert.waitFor();
-    expect(text(await alert.textContent())).toBe(problem.detail);
+    expect(squash(await alert.textContent())).toBe(problem.detail);
     await page.close();
   });
 
@@ -131,8 +125,10 @@ describe("analytics pages", () => {
     type Insights = { groups: { key: string; value: number }[]; total: number };
     const api = await d.api<Insights>(`${base}/insights?metric=unique_players&groupBy=event_name&days=7`);
     const page = await d.open(`${base}/insights?metric=unique_players&groupBy=event_name&days=7`);
-    expect(await rows(page, "insights")).toEqual(api.groups.map((g) => [g.key || "(none)", n(g.value)]));
-    expect(text(await page.locator('[data-kpi="Unique players (7 d)"] dd').textContent())).toBe(n(api.total));
+    expect(await tableRows(page, "insights")).toEqual(api.groups.map((g) => [g.key || "(none)", n(g.value)]));
+    expect(squash(await page.locator('[data-kpi="Unique players (7 d)"] dd').textContent())).toBe(
+      n(api.total),
+    );
     // Changing a control re-reads the API and rewrites the link.
     await page.getByLabel("Group by").selectOption("platform");
     await expect.poll(() => new URL(page.url()).searchParams.get("groupBy")).toBe("platform");
@@ -140,7 +136,7 @@ describe("analytics pages", () => {
       `${base}/insights?metric=unique_players&groupBy=platform&days=7`,
     );
     await expect
-      .poll(async () => (await rows(page, "insights")).map((r) => r[0]))
+      .poll(async () => (await tableRows(page, "insights")).map((r) => r[0]))
       .toEqual(byPlatform.groups.map((g) => g.key || "(none)"));
     await page.close();
   });
@@ -149,7 +145,7 @@ describe("analytics pages", () => {
     const page = await d.open(`${base}/insights?eventName=never_sent`);
     const state = page.locator(".state.empty");
     await state.waitFor();
-    expect(text(await state.textContent())).toBe("No events named “never_sent” in the last 30 days.");
+    expect(squash(await state.textContent())).toBe("No events named “never_sent” in the last 30 days.");
     await page.close();
   });
 });

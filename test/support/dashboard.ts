@@ -332,3 +332,18 @@ export async function uploadMap(
   form.set("worldMaxY", String(map.maxY));
   return d.api<{ id: string; mapId: string }>("/maps/upload", { method: "POST", form });
 }
+
+/** Text as a person reads it: runs of white space as one space, trimmed. */
+export const squash = (s: string | null) => (s ?? "").replace(/\s+/g, " ").trim();
+
+/** The cells' text of a page's `table[data-table=name]`, row by row (waits for the table). */
+export async function tableRows(page: Page, table: string): Promise<string[][]> {
+  await page.locator(`table[data-table="${table}"]`).waitFor();
+  return page
+    .locator(`table[data-table="${table}"] tbody tr`)
+    .evaluateAll((trs) =>
+      trs.map((tr) =>
+        [...tr.querySelectorAll("td")].map((td) => (td.textContent ?? "").replace(/\s+/g, " ").trim()),
+      ),
+    );
+}
