@@ -214,6 +214,9 @@ describe("alerts page", () => {
     const page = await d.open(`${base}/alerts`);
     const form = page.locator("#rule-form");
     await form.getByLabel("Name", { exact: true }).fill("No profile rule");
+    // The map choices load after the form is drawn; a required select left empty would stop the
+    // browser from sending anything, so the map is chosen (waiting for its option) first.
+    await form.getByLabel("Map").selectOption({ label: "Pier (pier)" });
     await form.getByRole("button", { name: "Create rule" }).click();
     const alert = form.locator('[role="alert"]');
     await expect.poll(async () => squash(await alert.textContent())).toMatch(/thresholdProfileIds/);

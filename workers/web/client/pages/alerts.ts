@@ -578,11 +578,13 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     fillRuleChoices();
   }
 
+  // The form gets its defaults before the choices arrive, so what a person types meanwhile is kept
+  // (loading the choices fills the selects and boxes and keeps their values; it resets nothing).
+  resetRule();
   try {
     await loadChoices();
   } catch (err) {
     rulesAlert.show(err);
   }
-  resetRule();
   await Promise.all([loadRules(), loadHistory(), loadChannels()]);
 }
