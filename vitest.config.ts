@@ -44,7 +44,10 @@ export default defineConfig({
                     scriptPath: `${INGEST_BUNDLE_DIR}/index.js`,
                     bindings: { ...ingest.options.bindings, ...engines },
                     // Bound by script_name in production; here that script is the pool's main Worker.
-                    durableObjects: { RATE_LIMITER: { className: "RateLimiter", scriptName: MAIN_WORKER } },
+                    durableObjects: {
+                      RATE_LIMITER: { className: "RateLimiter", scriptName: MAIN_WORKER },
+                      BATCH_CLAIMS: { className: "BatchClaims", scriptName: MAIN_WORKER },
+                    },
                   },
                 ],
               },

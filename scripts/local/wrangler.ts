@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { buildClient } from "../build-client.js";
 import type { LocalStack } from "./stack.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -30,6 +31,8 @@ const PASSED_ENV = [
 
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */
 export function startWrangler(stack: LocalStack, opts: { port: number; persistTo: string }): ChildProcess {
+  // The API Worker imports the dashboard's browser bundle as a module: build it first.
+  buildClient();
   const vars = {
     DATABASE_URL: stack.databaseUrl,
     CLICKHOUSE_URL: stack.clickhouse.url,

@@ -99,6 +99,8 @@ export type HeatmapParams = {
   days: number;
   eventName?: string;
   includeZ?: boolean;
+  buildId?: string;
+  platform?: string;
 };
 
 /**
@@ -112,6 +114,8 @@ export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) 
       inWindow(w)(e) &&
       e.mapId === q.mapId &&
       e.pos !== undefined &&
+      (q.buildId === undefined || e.buildId === q.buildId) &&
+      (q.platform === undefined || e.platform === q.platform) &&
       (q.eventName === undefined ? hasPerf(e) : e.eventName === q.eventName),
   );
   const origin = (v: number) => Math.floor(Math.fround(v) / q.cellSize) * q.cellSize;

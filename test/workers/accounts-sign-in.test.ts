@@ -7,7 +7,7 @@ import { sha256Hex } from "../../workers/shared/secrets.js";
 import { SIGN_IN_FAILED } from "../../workers/web/pages/sign-in/view.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
-import { api } from "../support/http.js";
+import { api, problemOf } from "../support/http.js";
 
 let t: Tenant;
 let alice: { id: string; email: string; password: string };
@@ -201,16 +201,26 @@ describe("sessions", () => {
     expect(res.headers.get("location")).toBe("/sign-in?returnTo=%2Fsettings%2Fconnected-apps");
   });
 
-  it("a session cookie is never a credential under /api", async () => {
+  it("a session cookie is the dashboard's credential under /api, until sign-out", async () => {
     const b = new Browser();
     await b.signIn(alice.email, alice.password);
     const cookie = `gt_session=${b.cookies.get("gt_session")}`;
-    for (const path of ["/v1/projects", "/v1/whoami", `/v1/projects/${t.projectId}/status`]) {
-      const res = await api(path, {}, { headers: { Cookie: cookie } });
-      expect(res.status).toBe(401);
-    }
-    // Nor does it make /api redirect like a page.
-    const res = await api("/v1/nothing-here", {}, { headers: { Cookie: cookie } });
-    expect(res.status).toBe(401);
+    const list = await api("/v1/projects", {}, { headers: { Cookie: cookie } });
+    expect(list.status).toBe(200);
+    const projects = ((await list.json()) as { data: { id: string }[] }).data.map((p) => p.id);
+    expect(projects).toContain(t.projectId);
+    const status = await api(`/v1/projects/${t.projectId}/status`, {}, { headers: { Cookie: cookie } });
+    expect(status.status).toBe(200);
+    // Key validation is for keys only.
+    expect((await api("/v1/whoami", {}, { headers: { Cookie: cookie } })).status).toBe(401);
+    // An unknown path is a 404 problem, never a page's redirect.
+    const missing = await api("/v1/nothing-here", {}, { headers: { Cookie: cookie } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("location")).toBeNull();
+    // Sign-out ends it at once.
+    expect((await b.submit("/", {}, "/sign-out")).status).toBe(303);
+    const after = await api(`/v1/projects/${t.projectId}/status`, {}, { headers: { Cookie: cookie } });
+    expect(after.status).toBe(401);
+    expect((await problemOf(after)).detail).toBe("Your session has ended: sign in again.");
   });
 });

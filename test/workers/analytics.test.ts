@@ -193,6 +193,31 @@ describe("heatmap", () => {
     expect(await getData(sibling, `/heatmap?mapId=${mapUuid}`, { token: t.token })).toEqual([]);
   });
 
+  it.each([
+    { mapId: "dust", cellSize: 25, days: 30, buildId: "1.1.0" },
+    { mapId: "dust", cellSize: 25, days: 30, platform: "ps5" },
+    { mapId: "dust", cellSize: 10, days: 30, buildId: "1.0.0", platform: "windows" },
+    { mapId: "dust", cellSize: 25, days: 30, buildId: "1.2.0", eventName: "frame_sample" },
+  ])("one build or platform: buildId=$buildId platform=$platform", async (q) => {
+    const params = new URLSearchParams({
+      mapId: q.mapId,
+      cellSize: String(q.cellSize),
+      days: String(q.days),
+    });
+    for (const k of ["buildId", "platform", "eventName"] as const) {
+      if (q[k] !== undefined) {
+        params.set(k, q[k] as string);
+      }
+    }
+    const data = await getData<Cell[]>(t, `/heatmap?${params}`);
+    expect(data.length).toBeGreaterThan(0);
+    expectCells(data, refHeatmap(ds.events, q, Date.now()));
+    // Fewer events than the unfiltered map: the filter narrowed, it did not just pass through.
+    const all = await getData<Cell[]>(t, `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=30`);
+    const total = (cs: Cell[]) => cs.reduce((n, c) => n + (c.event_count as number), 0);
+    expect(total(data)).toBeLessThan(total(all));
+  });
+
   it("a map nobody played answers no cells", async () => {
     expect(await getData(t, "/heatmap?mapId=maps/unknown")).toEqual([]);
   });
@@ -385,6 +410,8 @@ describe("bad parameters", () => {
     ["/heatmap?mapId=dust&cellSize=20", "query.cellSize"],
     ["/heatmap?mapId=dust&days=90", "query.days"],
     ["/heatmap?mapId=dust&includeZ=yes", "query.includeZ"],
+    [`/heatmap?mapId=dust&buildId=${"b".repeat(257)}`, "query.buildId"],
+    ["/heatmap?mapId=dust&platform=", "query.platform"],
     ["/funnels?steps=only_one", "query.steps"],
     ["/funnels?steps=a,b,c,d,e,f,g,h,i", "query.steps"],
     ["/funnels?steps=a,,b", "query.steps"],

@@ -1,6 +1,9 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CLAIM_LEASE_MS } from "../../workers/consumer/events.js";
 import { dispatchIngestQueue } from "../../workers/ingest/queues.js";
+import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
+import { configOf } from "../../workers/shared/config.js";
 import { sealEnvelope } from "../../workers/shared/envelope.js";
 import { retryDelaySeconds } from "../../workers/shared/queues.js";
 import { batch, event, gzip } from "../support/batches.js";
@@ -8,9 +11,31 @@ import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 
 let t: Tenant;
+const ch = () => openClickHouse(configOf(env));
 beforeAll(async () => {
   t = await seedTenant("pro", "Pipeline Studio");
+  // Rows per INSERT, summed: a view counts every row that reaches telemetry.events (as the rollups'
+  // views do), so a second insert of a row shows here even after the ReplacingMergeTree merged it away.
+  await ch().command({
+    query:
+      "CREATE TABLE IF NOT EXISTS telemetry.test_inserted_rows (project_id UUID, rows UInt64) ENGINE = SummingMergeTree ORDER BY project_id",
+  });
+  await ch().command({
+    query: `CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.test_inserted_rows_mv TO telemetry.test_inserted_rows
+            AS SELECT project_id, count() AS rows FROM ${CH_EVENTS} GROUP BY project_id`,
+  });
 });
+
+/** Every row ever inserted into telemetry.events for the project, copies included. */
+async function insertedRows(tenant: Tenant): Promise<number> {
+  const rs = await ch().query({
+    query: "SELECT sum(rows) FROM telemetry.test_inserted_rows WHERE project_id = {p:UUID}",
+    query_params: { p: tenant.projectId },
+    format: "JSONCompactEachRow",
+  });
+  const [[n] = [0]] = await rs.json<[number | string]>();
+  return Number(n);
+}
 
 type Kpis = {
   events24h: number;
@@ -151,6 +176,71 @@ describe("queue consumer", () => {
     expect((await kpis(tenant)).totalEvents).toBe(17);
   });
 
+  it("inserts a batch once when two deliveries of it race: the second waits for the first's claim", async () => {
+    const tenant = await seedTenant("pro", "Race Studio");
+    const key = `race-${crypto.randomUUID()}`;
+    const a = envelopeOf(tenant, key, 12);
+    // Another delivery of the batch holds the claim: it has passed the presence check and is inserting.
+    const claims = env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(tenant.projectId));
+    expect(await claims.claim([key], "other-delivery", CLAIM_LEASE_MS)).toEqual([key]);
+
+    const held = await runQueue("telemetry-events", [message("race-1", a)]);
+    expect(held.explicitAcks).toEqual([]);
+    expect(held.retryMessages.map((m) => m.msgId)).toEqual(["race-1"]);
+    expect(await insertedRows(tenant)).toBe(0);
+
+    // The holder finishes and gives the claim back; the retry then stores the batch, once.
+    await claims.release([key], "other-delivery");
+    const retried = await runQueue("telemetry-events", [message("race-1", a, 2)]);
+    expect(retried.explicitAcks).toEqual(["race-1"]);
+    expect(await insertedRows(tenant)).toBe(12);
+    expect((await kpis(tenant)).totalEvents).toBe(12);
+  });
+
+  it("counts every row once when deliveries of the same batches run at the same time", async () => {
+    const tenant = await seedTenant("pro", "Concurrent Studio");
+    const a = envelopeOf(tenant, `conc-a-${crypto.randomUUID()}`, 20);
+    const b = envelopeOf(tenant, `conc-b-${crypto.randomUUID()}`, 8, 100);
+    const c = envelopeOf(tenant, `conc-c-${crypto.randomUUID()}`, 5, 200);
+    // The same batches redelivered in other compositions, all at once; whatever is retried is
+    // delivered again until everything is acknowledged.
+    let pending = [
+      [message("c-a1", a), message("c-b1", b)],
+      [message("c-a2", a, 2), message("c-c1", c)],
+      [message("c-b2", b, 2), message("c-c2", c, 2), message("c-a3", a, 3)],
+      [message("c-a4", a, 4)],
+    ];
+    for (let round = 0; pending.length && round < 5; round++) {
+      const results = await Promise.all(pending.map((ms) => runQueue("telemetry-events", ms)));
+      const all = pending.flat();
+      pending = results
+        .map((r) => r.retryMessages.map((m) => all.find((x) => x.id === m.msgId)))
+        .map((ms) => ms.filter((m) => m !== undefined).map((m) => ({ ...m, attempts: m.attempts + 1 })))
+        .filter((ms) => ms.length);
+    }
+    expect(pending).toEqual([]);
+    expect(await insertedRows(tenant)).toBe(33);
+    expect((await kpis(tenant)).totalEvents).toBe(33);
+  });
+
+  it("counts an SDK's concurrent retries of one batch once, through the real queue", async () => {
+    const tenant = await seedTenant("pro", "Retry Storm Studio");
+    const raw = batch(Array.from({ length: 30 }, (_, i) => event(i + 300)));
+    const gz = await gzip(raw);
+    // The same events sent four times at once, gzip'd and raw: one batch key.
+    const answers = await Promise.all([
+      ingest(gz, tenant.keys.ingest.key, { gzip: true }),
+      ingest(gz, tenant.keys.ingest.key, { gzip: true }),
+      ingest(raw, tenant.keys.ingest.key),
+      ingest(gz, tenant.keys.ingest.key, { gzip: true }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    await waitForTotal(tenant, 30);
+    // Give a wrongly inserted second copy time to land before the final word.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await insertedRows(tenant)).toBe(30);
+  });
+
   it("retries with exponential delay and acknowledges nothing when ClickHouse is unreachable", async () => {
     const tenant = await seedTenant("pro", "Outage Studio");
     const down = { ...env, CLICKHOUSE_URL: "http://127.0.0.1:9" } as Env;
@@ -165,6 +255,14 @@ describe("queue consumer", () => {
     expect(result.explicitAcks).toEqual([]);
     expect(result.retryMessages.map((m) => m.msgId).sort()).toEqual(["m-1", "m-2"]);
     expect((await kpis(tenant)).totalEvents).toBe(0);
+
+    // ClickHouse is back: the retries store every event, once (nothing was sent, so no claim lingers).
+    const back = await runQueue("telemetry-events", [
+      message("m-1", envelopeOf(tenant, "outage-1", 3), 2),
+      message("m-2", envelopeOf(tenant, "outage-2", 3), 4),
+    ]);
+    expect(back.explicitAcks.sort()).toEqual(["m-1", "m-2"]);
+    expect(await insertedRows(tenant)).toBe(6);
   });
 
   it("sends an undecodable message to the dead-letter queue, which parks it in R2", async () => {

@@ -1,10 +1,11 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, contentEntries, maps, oauthGrants, thresholdProfiles } from "../../schema/pg/schema.js";
-import { startSession } from "../../workers/accounts/sessions.js";
+import { endSession, sessionUser, startSession } from "../../workers/accounts/sessions.js";
 import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
+import { DASHBOARD_PAGES } from "../../workers/web/dashboard.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
-import { seedTenant, type Tenant, withDb } from "../support/harness.js";
+import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { multipart, png } from "../support/images.js";
 
@@ -233,6 +234,9 @@ let t: Tenant;
 let other: Tenant;
 /** A signed-in owner of `t` (cookie header), and the neighbour's grant and key ids. */
 let sessionCookie = "";
+/** The same owner's session after sign-out, and a plain member's session. */
+let endedSessionCookie = "";
+let memberSessionCookie = "";
 const neighbour = { grantId: "", keyId: "" };
 beforeAll(async () => {
   t = await seedTenant("enterprise", "Security Studio");
@@ -240,6 +244,14 @@ beforeAll(async () => {
   const mine = await seedUser(t.tenantId);
   const theirUser = await seedUser(other.tenantId);
   sessionCookie = `gt_session=${await withDb((db) => startSession(db, mine.id))}`;
+  const member = await seedUser(t.tenantId, "member");
+  memberSessionCookie = `gt_session=${await withDb((db) => startSession(db, member.id))}`;
+  const ended = await withDb((db) => startSession(db, mine.id));
+  await withDb(async (db) => {
+    const user = await sessionUser(db, ended);
+    await endSession(db, user?.sessionId ?? "");
+  });
+  endedSessionCookie = `gt_session=${ended}`;
   await withDb(async (db) => {
     const [grant] = await db
       .insert(oauthGrants)
@@ -359,12 +371,91 @@ describe("cross-tenant writes", () => {
   });
 });
 
-describe.each(CASES)("$name: a session cookie", (c) => {
-  it("is not a credential: 401 with only the cookie of a signed-in owner", async () => {
-    const res = await request(c, t.projectId, { ip: "192.0.2.11" }, { Cookie: sessionCookie });
-    expect(res.status).toBe(401);
+/**
+ * The dashboard's pages call /api/v1 with the session cookie (README: Dashboard): a signed-in person is
+ * their membership of a studio, so another studio's project is 404 as for its neighbour's token; a
+ * session that has ended is no credential; and a change made with a session must come from our origin.
+ */
+const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const sameOrigin = { Origin: BASE, "Sec-Fetch-Site": "same-origin" };
+
+describe.each(CASES.filter((c) => c.project !== undefined))("$name: a session, cross-tenant", (c) => {
+  it("404 for a project of a studio the user does not belong to", async () => {
+    const res = await request(
+      c,
+      other.projectId,
+      { ip: "192.0.2.11" },
+      { Cookie: sessionCookie, ...sameOrigin },
+    );
+    expect(res.status).toBe(404);
+    expect((await problemOf(res)).detail).toBe("Project not found.");
   });
 });
+
+describe.each(CASES)("$name: an ended session", (c) => {
+  it("is no credential: 401 with a revoked or unknown session cookie", async () => {
+    for (const cookie of [endedSessionCookie, `gt_session=gts_${"E".repeat(43)}`]) {
+      const res = await request(c, t.projectId, { ip: "192.0.2.12" }, { Cookie: cookie, ...sameOrigin });
+      expect(res.status).toBe(401);
+      expect((await problemOf(res)).error_category).toBe("authentication");
+    }
+  });
+});
+
+describe.each(CASES.filter((c) => UNSAFE.has(c.method)))("$name: a session, cross-origin", (c) => {
+  it("403 when Origin is another site's or missing, or Sec-Fetch-Site is not same-origin", async () => {
+    const cases: Record<string, string>[] = [
+      { Origin: "https://attacker.example", "Sec-Fetch-Site": "cross-site" },
+      { Origin: "https://attacker.example" },
+      {},
+      { Origin: BASE, "Sec-Fetch-Site": "same-site" },
+    ];
+    for (const headers of cases) {
+      const res = await request(c, t.projectId, { ip: "192.0.2.14" }, { Cookie: sessionCookie, ...headers });
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect((await problemOf(res)).detail).toBe(
+        "A browser session may change data only from this site's own pages (Origin must be this origin).",
+      );
+    }
+  });
+});
+
+describe("a session's reads", () => {
+  it("answer as a key of the project does, within the user's studio", async () => {
+    const paths = [
+      `/v1/projects/${t.projectId}/status`,
+      `/v1/projects/${t.projectId}/dashboard?days=7`,
+      `/v1/projects/${t.projectId}/threshold-profiles`,
+    ];
+    for (const path of paths) {
+      const bySession = await api(path, { ip: "192.0.2.15" }, { headers: { Cookie: sessionCookie } });
+      const byKey = await api(path, { key: t.keys.full.key });
+      expect(bySession.status, path).toBe(200);
+      const a = (await bySession.json()) as { data: unknown };
+      const b = (await byKey.json()) as { data: unknown };
+      expect(stripTimes(a.data), path).toEqual(stripTimes(b.data));
+    }
+  });
+
+  it("a member's session holds no data:admin: the SQL query is 403", async () => {
+    const res = await api(
+      "/v1/query",
+      { ip: "192.0.2.16" },
+      {
+        method: "POST",
+        headers: { Cookie: memberSessionCookie, ...sameOrigin, "Content-Type": "application/json" },
+        body: JSON.stringify({ project_id: t.projectId, sql: "SELECT 1" }),
+      },
+    );
+    expect(res.status).toBe(403);
+    expect((await problemOf(res)).detail).toBe("This operation requires the scope data:admin.");
+  });
+});
+
+/** fetchedAt is when each answer was computed: everything else must match. */
+function stripTimes(data: unknown): unknown {
+  return JSON.parse(JSON.stringify(data), (k, v) => (k === "fetchedAt" ? 0 : v));
+}
 
 /**
  * Pages outside /api. Signed out they 307 to sign-in (an API key or token is no session); signed in,
@@ -381,6 +472,14 @@ const PAGES: PageRoute[] = [
     crossTenant: true,
   },
   { method: "GET", path: (id) => `/settings/projects/${id}/api-keys`, crossTenant: true },
+  { method: "GET", path: (id) => `/projects/${id}`, crossTenant: true },
+  ...DASHBOARD_PAGES.map(
+    (p): PageRoute => ({
+      method: "GET",
+      path: (id) => `/projects/${id}/${p.id}`,
+      crossTenant: true,
+    }),
+  ),
   { method: "POST", path: (id) => `/settings/projects/${id}/api-keys`, crossTenant: true },
   {
     method: "POST",

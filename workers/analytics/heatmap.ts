@@ -12,6 +12,9 @@ export type HeatmapQuery = {
   includeZ: boolean;
   /** Events mode: only this event; otherwise performance mode (performance-bearing events). */
   eventName?: string;
+  /** Only this build's events (the dashboard draws one build, or the difference of two). */
+  buildId?: string;
+  platform?: string;
 };
 
 /**
@@ -84,8 +87,12 @@ export async function heatmapCells(
     mapId: q.mapId,
     cellSize: q.cellSize,
     eventName: q.eventName,
+    buildId: q.buildId,
+    platform: q.platform,
   };
-  const rows = await selectRows<Row>(ch, fromRollup(q.cellSize) ? rollupSql(q) : rawSql(q), params);
+  // The rollup has no build or platform in its key: those filters read the events.
+  const rollup = fromRollup(q.cellSize) && q.buildId === undefined && q.platform === undefined;
+  const rows = await selectRows<Row>(ch, rollup ? rollupSql(q) : rawSql(q), params);
   return rows.map((r) => {
     const count = num(r.event_count);
     return {
@@ -127,6 +134,8 @@ function rawSql(q: HeatmapQuery): string {
     FROM ${CH_EVENTS}
     WHERE ${MAP_SCOPE} ${q.includeZ ? "AND isNotNull(position_z)" : ""}
       AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
+      ${q.buildId === undefined ? "" : "AND build_id = {buildId:String}"}
+      ${q.platform === undefined ? "" : "AND platform = {platform:String}"}
     GROUP BY cx, cy${q.includeZ ? ", cz" : ""}
     ORDER BY cx, cy${q.includeZ ? ", cz" : ""}`;
 }

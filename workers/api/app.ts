@@ -5,6 +5,7 @@ import { HTTPException } from "hono/http-exception";
 import { registerIngestDoc } from "../ingest/openapi.js";
 import { ApiError, codeOfStatus, problemResponse, toApiError } from "../shared/errors.js";
 import { webApp } from "../web/app.js";
+import { SESSION_COOKIE } from "../web/session.js";
 import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
@@ -69,6 +70,14 @@ export function newApp() {
     type: "http",
     scheme: "bearer",
     description: "OAuth 2.1 access token; carries only analytics:read and resources:write.",
+  });
+  api.openAPIRegistry.registerComponent("securitySchemes", "Session", {
+    type: "apiKey",
+    in: "cookie",
+    name: SESSION_COOKIE,
+    description:
+      "The dashboard's sign-in session (browser only). Scopes of the member's role: owner analytics:read, " +
+      "resources:write, data:admin; member the first two. Unsafe methods also need a same-origin Origin.",
   });
   registerIngestDoc(api);
   api.use("*", init);

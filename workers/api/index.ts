@@ -6,6 +6,7 @@ import { newApp } from "./app.js";
 import { dispatchApiQueue } from "./queues.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
+export { BatchClaims } from "../../durable-objects/batch-claims.js";
 export { RateLimiter } from "../../durable-objects/rate-limiter.js";
 
 const app = newApp();

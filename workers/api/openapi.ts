@@ -1,6 +1,7 @@
 import type { Hook } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { ROLE_SCOPES } from "../accounts/session-principal.js";
 import { ApiError } from "../shared/errors.js";
 import { type Scope, TOKEN_SCOPES } from "../shared/scopes.js";
 import type { AppEnv } from "./context.js";
@@ -79,7 +80,13 @@ export type ProjectFrom = "path" | "header" | "body";
 export function securityFor(scope: Scope | null): Array<Record<string, string[]>> {
   const scopes = scope ? [scope] : [];
   const tokens = scope !== null && (TOKEN_SCOPES as readonly Scope[]).includes(scope);
-  return tokens ? [{ ApiKey: scopes }, { BearerAuth: scopes }] : [{ ApiKey: scopes }];
+  // The dashboard's session cookie reaches what an owner's role may do (never events:write).
+  const session = scope === null || ROLE_SCOPES.owner.includes(scope);
+  return [
+    { ApiKey: scopes },
+    ...(tokens ? [{ BearerAuth: scopes }] : []),
+    ...(session ? [{ Session: scopes }] : []),
+  ];
 }
 
 type Later = MiddlewareHandler<AppEnv>[];

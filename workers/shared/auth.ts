@@ -30,7 +30,23 @@ export type TokenPrincipal = {
   expiresAt: Date;
 };
 
-export type Principal = KeyPrincipal | TokenPrincipal;
+/**
+ * A signed-in person using the dashboard: their membership in one tenant, with the scopes of their
+ * role there (workers/accounts/session-principal.ts). Like a token it reaches the tenant's projects.
+ */
+export type SessionPrincipal = {
+  kind: "session";
+  sessionId: string;
+  userId: string;
+  tenantId: string;
+  planId: PlanId;
+  scopes: Scope[];
+};
+
+/** What a key or token resolves to (what the credential caches hold). */
+export type CredentialPrincipal = KeyPrincipal | TokenPrincipal;
+
+export type Principal = CredentialPrincipal | SessionPrincipal;
 
 export type Credential = { kind: "key"; secret: string } | { kind: "token"; secret: string } | null;
 
@@ -60,13 +76,16 @@ export async function credentialHash(cred: NonNullable<Credential>): Promise<str
 }
 
 /** The principal behind a credentialHash(), or null when it is unknown, revoked or expired. */
-export async function resolveHashed(db: AnyDb, hashed: string): Promise<Principal | null> {
+export async function resolveHashed(db: AnyDb, hashed: string): Promise<CredentialPrincipal | null> {
   const [kind, hash = ""] = hashed.split(":");
   return kind === "key" ? findKey(db, hash) : findToken(db, hash);
 }
 
 /** The principal behind a credential, or null when it is unknown, revoked or expired. */
-export async function resolveCredential(db: AnyDb, cred: NonNullable<Credential>): Promise<Principal | null> {
+export async function resolveCredential(
+  db: AnyDb,
+  cred: NonNullable<Credential>,
+): Promise<CredentialPrincipal | null> {
   const hashed = await credentialHash(cred);
   return hashed === null ? null : resolveHashed(db, hashed);
 }

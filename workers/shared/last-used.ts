@@ -1,4 +1,4 @@
-import type { Principal } from "./auth.js";
+import type { CredentialPrincipal } from "./auth.js";
 import { configOf } from "./config.js";
 import { httpSql } from "./pg.js";
 
@@ -27,7 +27,7 @@ const NOTE_GRANT_USE = `
 export function noteUse(
   env: object,
   ctx: { waitUntil(promise: Promise<unknown>): void },
-  principal: Principal,
+  principal: CredentialPrincipal,
   now = new Date(),
 ): void {
   const id = principal.kind === "key" ? principal.keyId : principal.grantId;

@@ -6,8 +6,10 @@ import { ApiError, problemResponse } from "../shared/errors.js";
 import * as apiKeysCreate from "./pages/api-keys/create.js";
 import * as apiKeysGet from "./pages/api-keys/get.js";
 import * as apiKeysRevoke from "./pages/api-keys/revoke.js";
+import * as assetsGet from "./pages/assets/get.js";
 import * as connectedAppsGet from "./pages/connected-apps/get.js";
 import * as connectedAppsRevoke from "./pages/connected-apps/revoke.js";
+import * as dashboardGet from "./pages/dashboard/get.js";
 import * as homeGet from "./pages/home/get.js";
 import * as authorizeGet from "./pages/oauth/authorize-get.js";
 import * as authorizePost from "./pages/oauth/authorize-post.js";
@@ -20,7 +22,7 @@ import { currentUser, signInRedirect } from "./session.js";
 
 /**
  * Pages carry CSRF tokens, secrets shown once and a consent form: never cached, never framed (no
- * clickjacking of Allow), no scripts. No form-action directive: the consent answer redirects to the
+ * clickjacking of Allow), no scripts (but the dashboard's own bundle on dashboard pages). No form-action directive: the consent answer redirects to the
  * client's own URI, which form-action would block.
  */
 const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
@@ -29,10 +31,13 @@ const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
   if (!h.has("cache-control")) {
     h.set("Cache-Control", "no-store");
   }
-  h.set(
-    "Content-Security-Policy",
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-  );
+  // Dashboard pages set their own, which allows this origin's scripts (workers/web/dashboard.ts).
+  if (!h.has("content-security-policy")) {
+    h.set(
+      "Content-Security-Policy",
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    );
+  }
   h.set("X-Frame-Options", "DENY");
   h.set("X-Content-Type-Options", "nosniff");
   // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on our own form posts,
@@ -57,6 +62,8 @@ export function webApp() {
     apiKeysRevoke,
     connectedAppsGet,
     connectedAppsRevoke,
+    assetsGet,
+    dashboardGet,
   ]) {
     page.register(web);
   }

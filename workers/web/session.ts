@@ -4,8 +4,9 @@ import { SESSION_TTL_SECONDS, type SessionUser, sessionUser } from "../accounts/
 import type { AppEnv } from "../api/context.js";
 import { newSecret, sha256Hex } from "../shared/secrets.js";
 
-// Browser sessions and CSRF for the pages outside /api. The session cookie is read only here: the
-// Web API under /api never looks at cookies, so a session is never a credential there.
+// Browser sessions and CSRF for the pages outside /api. The session cookie is read only here; the Web
+// API's gate asks currentUser() when a request carries no key or token, so the dashboard's scripts read
+// the same /api/v1 routes as the clients (workers/api/middleware/auth.ts, README: Dashboard).
 export const SESSION_COOKIE = "gt_session";
 /** Before sign-in there is no session to bind a CSRF token to: this random cookie stands in. */
 const PRE_SESSION_COOKIE = "gt_csrf";
@@ -28,6 +29,11 @@ export function setSessionCookie<E extends AppEnv>(c: Context<E>, token: string)
 
 export function clearSessionCookie<E extends AppEnv>(c: Context<E>): void {
   deleteCookie(c, SESSION_COOKIE, cookieBase(c));
+}
+
+/** Whether the request carries a session cookie at all (live or not). */
+export function hasSessionCookie<E extends AppEnv>(c: Context<E>): boolean {
+  return Boolean(getCookie(c, SESSION_COOKIE));
 }
 
 const users = new WeakMap<Request, Promise<SessionUser | null>>();

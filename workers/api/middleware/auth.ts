@@ -3,12 +3,15 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import { projects } from "../../../schema/pg/schema.js";
+import { sessionPrincipal } from "../../accounts/session-principal.js";
 import {
   type Credential,
+  type CredentialPrincipal,
   credentialHash,
   credentialOf,
   type Principal,
   resolveHashed,
+  type SessionPrincipal,
 } from "../../shared/auth.js";
 import {
   type Charged,
@@ -22,6 +25,7 @@ import { noteUse } from "../../shared/last-used.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
 import { buckets, clientIp, consume, consumeIfCurrent } from "../../shared/rate-limit.js";
 import type { Scope } from "../../shared/scopes.js";
+import { currentUser, hasSessionCookie } from "../../web/session.js";
 import type { AppEnv } from "../context.js";
 
 type Bucket = "plan" | "whoami";
@@ -46,7 +50,7 @@ export async function limitAnonymous(c: Context<AppEnv>): Promise<void> {
 }
 
 /** Resolved keys and tokens of this isolate (workers/shared/credential-cache.ts). */
-const principals = new CredentialCache<Principal>();
+const principals = new CredentialCache<CredentialPrincipal>();
 
 function chargeOf(principal: Principal, bucket: Bucket): { name: string; max: number } {
   return bucket === "whoami"
@@ -62,7 +66,7 @@ async function authenticate(
   c: Context<AppEnv>,
   cred: NonNullable<Credential>,
   bucket: Bucket,
-): Promise<Charged<Principal> | null> {
+): Promise<Charged<CredentialPrincipal> | null> {
   const hashed = await credentialHash(cred);
   if (hashed === null) {
     return null;
@@ -86,6 +90,63 @@ async function authenticate(
   return charged;
 }
 
+/** The project a request names, in its path or X-Project-Id, if it looks like one. */
+function namedProject(c: Context<AppEnv>): string | null {
+  const m =
+    /^\/api\/v1\/projects\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\/|$)/i.exec(
+      c.req.path,
+    );
+  const header = c.req.header("x-project-id")?.trim() ?? "";
+  return (
+    m?.[1] ?? (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header) ? header : null)
+  );
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * The dashboard's own pages call the Web API with the browser's session cookie (README: Dashboard).
+ * A cookie is sent by the browser whoever made the page, so a change (any unsafe method) made with a
+ * session must come from this origin: Origin present and equal to ours, and Sec-Fetch-Site, where the
+ * browser sends it, same-origin. SameSite=Lax already keeps the cookie off cross-site fetches; this is
+ * the check that does not depend on the browser's cookie policy. Reads need no such check: without CORS
+ * headers another site cannot read the answer.
+ */
+function sameOriginChange(c: Context<AppEnv>): boolean {
+  if (SAFE_METHODS.has(c.req.method)) {
+    return true;
+  }
+  const origin = c.req.header("origin");
+  const site = c.req.header("sec-fetch-site");
+  return origin === new URL(c.req.url).origin && (site === undefined || site === "same-origin");
+}
+
+/**
+ * A signed-in user's request, charged to their tenant's bucket as a key or token of it would be. Null
+ * when the cookie is not a live session (the request is then treated as one without credentials).
+ */
+async function authenticateSession(
+  c: Context<AppEnv>,
+  bucket: Bucket,
+): Promise<{ principal: SessionPrincipal; rate: RateLimitResult; limit: number } | null> {
+  const user = await currentUser(c);
+  if (!user) {
+    return null;
+  }
+  if (!sameOriginChange(c)) {
+    throw new ApiError(
+      "FORBIDDEN",
+      "A browser session may change data only from this site's own pages (Origin must be this origin).",
+    );
+  }
+  const principal = await sessionPrincipal(c.get("db"), user, namedProject(c));
+  if (!principal) {
+    throw new ApiError("FORBIDDEN", "This account does not belong to any studio.");
+  }
+  const charge = chargeOf(principal, bucket);
+  return { principal, rate: await consume(c.env, charge.name, charge.max), limit: charge.max };
+}
+
 /**
  * Authenticates and charges the request to a bucket: the tenant's plan quota, or whoami's own bucket.
  * The first gate a request passes wins, so a route can be given its own bucket by a gate mounted
@@ -97,6 +158,17 @@ export function gate(bucket: Bucket) {
       return next();
     }
     const cred = credentialOf(c.req.raw.headers);
+    if (!cred && hasSessionCookie(c)) {
+      const session = await authenticateSession(c, bucket);
+      if (session) {
+        c.set("principal", session.principal);
+        c.set("rateLimit", session.rate);
+        if (!session.rate.allowed) {
+          throw rateLimited(session.limit, session.rate);
+        }
+        return next();
+      }
+    }
     const auth = cred ? await authenticate(c, cred, bucket) : null;
     if (!auth) {
       await limitAnonymous(c);
@@ -104,7 +176,9 @@ export function gate(bucket: Bucket) {
         "UNAUTHORIZED",
         cred
           ? "The API key or access token is invalid, revoked or expired."
-          : "Missing credentials: send X-API-Key.",
+          : hasSessionCookie(c)
+            ? "Your session has ended: sign in again."
+            : "Missing credentials: send X-API-Key.",
       );
     }
     c.set("principal", auth.principal);

@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ["Analytics"],
   summary: "Grid cells of a map: performance summaries, or counts of one event",
   description:
-    "Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D.",
+    "Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D. buildId and platform narrow the events (the overlays send neither).",
   ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: HeatmapQuery },
   responses: {
@@ -32,6 +32,8 @@ export function register(app: OpenAPIHono<AppEnv>) {
       cellSize: Number(q.cellSize),
       includeZ: q.includeZ === "true",
       eventName: q.eventName,
+      buildId: q.buildId,
+      platform: q.platform,
     });
     return c.json({ success: true as const, data }, 200);
   });

@@ -36,6 +36,14 @@ export const HeatmapQuery = z.object({
     .enum(["true", "false"])
     .default("false")
     .openapi({ description: "true: 3-D cells, z joins x and y (events without a position are left out)" }),
+  buildId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(256)
+    .optional()
+    .openapi({ description: "Only events of this build_id (the dashboard's per-build and difference maps)" }),
+  platform: z.string().min(1).max(64).optional().openapi({ description: "Only events of this platform" }),
 });
 
 export const FunnelQuery = z.object({

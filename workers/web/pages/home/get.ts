@@ -2,10 +2,14 @@ import type { Hono } from "hono";
 import { html } from "hono/html";
 import { membershipsOf, projectsOfUser } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../api/context.js";
-import { layout } from "../../layout.js";
+import { dashboardPage } from "../../dashboard.js";
 import { signedIn } from "../../respond.js";
 
-/** The signed-in landing page: the user's tenants and their projects, each with its settings. */
+/**
+ * The signed-in landing page: the user's studios and their projects (accounts data, which no /api/v1
+ * route spans: a session may belong to several studios), each opening its dashboard; the client bundle
+ * adds each project's status KPIs from GET /api/v1/projects/{id}/status.
+ */
 export function register(app: Hono<AppEnv>) {
   app.get("/", async (c) => {
     const v = await signedIn(c);
@@ -23,18 +27,22 @@ export function register(app: Hono<AppEnv>) {
         <h2 id="tenant-${t.tenantId}">${t.tenantName} <small>(${t.role})</small></h2>
         ${
           own.length
-            ? html`<ul>
+            ? html`<ul class="project-list">
                 ${own.map(
                   (p) =>
-                    html`<li>${p.name} · <a href="/settings/projects/${p.id}/api-keys">API Keys</a></li>`,
+                    html`<li class="panel" data-project="${p.id}">
+                      <h3><a href="/projects/${p.id}/overview">${p.name}</a></h3>
+                      <p><a href="/projects/${p.id}/overview">Dashboard</a> · <a href="/settings/projects/${p.id}/api-keys">API Keys</a></p>
+                      <div data-status-for="${p.id}"></div>
+                    </li>`,
                 )}
               </ul>`
-            : html`<p>No projects yet.</p>`
+            : html`<p class="state empty">No projects yet.</p>`
         }
       </section>`;
     });
     const body = html`<h1>Projects</h1>
-      ${tenants.length ? sections : html`<p>Your account does not belong to any studio yet.</p>`}`;
-    return c.html(layout({ title: "Projects", user: v.nav, body }));
+      ${tenants.length ? sections : html`<p class="state empty">Your account does not belong to any studio yet.</p>`}`;
+    return dashboardPage(c, { title: "Projects", user: v.nav, page: "projects", body });
   });
 }

@@ -1,0 +1,51 @@
+import { DurableObject } from "cloudflare:workers";
+
+/**
+ * One instance per project. A consumer claims the batch keys of a delivery before it asks ClickHouse
+ * which of their rows are stored and inserts the rest, so two deliveries of one batch (a queue
+ * redelivery, or an SDK's retry enqueued twice) can never both pass that check and both insert: a row
+ * reaches telemetry.events at most once, which its materialized views rely on. A claim is a lease: the
+ * holder releases it after a successful insert, and one whose insert failed or whose isolate died is
+ * simply outlived. The lease is far longer than the holder's ClickHouse requests may take (two
+ * 30-second requests), so an insert still committing on the server is visible before anyone else may
+ * check. Claims live in the object's SQLite storage, so a restart of the object forgets none.
+ */
+export class BatchClaims extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS claims (batch_key TEXT PRIMARY KEY, holder TEXT NOT NULL, until_ms INTEGER NOT NULL)",
+    );
+    ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS claims_until ON claims (until_ms)");
+  }
+
+  /** The keys now held by `holder`: free ones, expired ones and its own. Runs as one synchronous step. */
+  claim(keys: string[], holder: string, leaseMs: number, nowMs = Date.now()): string[] {
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM claims WHERE until_ms < ?", nowMs);
+    const granted: string[] = [];
+    for (const key of keys) {
+      const [row] = sql
+        .exec<{ holder: string }>("SELECT holder FROM claims WHERE batch_key = ?", key)
+        .toArray();
+      if (row && row.holder !== holder) {
+        continue;
+      }
+      sql.exec(
+        "INSERT INTO claims (batch_key, holder, until_ms) VALUES (?, ?, ?) ON CONFLICT (batch_key) DO UPDATE SET until_ms = excluded.until_ms",
+        key,
+        holder,
+        nowMs + leaseMs,
+      );
+      granted.push(key);
+    }
+    return granted;
+  }
+
+  /** Gives back the holder's claims on these keys (after their rows are in ClickHouse). */
+  release(keys: string[], holder: string): void {
+    for (const key of keys) {
+      this.ctx.storage.sql.exec("DELETE FROM claims WHERE batch_key = ? AND holder = ?", key, holder);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { DASHBOARD_CSS, DASHBOARD_HASH, DASHBOARD_JS } from "../../workers/web/assets/bundle.gen.js";
+import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/web/dashboard.js";
+import { Browser, seedUser } from "../support/browser.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
+
+// The dashboard's shells and bundle as the Worker serves them: what the browser tests rely on, and the
+// headers that keep scripts to this origin's bundle only.
+
+let t: Tenant;
+let b: Browser;
+beforeAll(async () => {
+  t = await seedTenant("pro", "Shell Studio");
+  const user = await seedUser(t.tenantId, "member");
+  b = new Browser();
+  expect((await b.signIn(user.email, user.password)).status).toBe(303);
+});
+
+describe("a project page's shell", () => {
+  it.each(DASHBOARD_PAGES.map((p) => p.id))(
+    "%s: the mount point, navigation, bundle and a scripts-from-here CSP",
+    async (id) => {
+      const res = await b.get(`/projects/${t.projectId}/${id}`);
+      expect(res.status).toBe(200);
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain("unsafe-eval");
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      const html = await res.text();
+      expect(html).toContain(`<div id="page" data-page="${id}" data-project-id="${t.projectId}">`);
+      expect(html).toContain(`<script type="module" src="${SCRIPT_PATH}"></script>`);
+      for (const p of DASHBOARD_PAGES) {
+        expect(html).toContain(`href="/projects/${t.projectId}/${p.id}"`);
+      }
+      expect(html).toContain(`href="/settings/projects/${t.projectId}/api-keys">Settings</a>`);
+      expect(html).toContain('action="/sign-out"');
+      expect(html).toMatch(new RegExp(`href="/projects/${t.projectId}/${id}" aria-current="page"`));
+    },
+  );
+
+  it("/projects/:id goes to the overview; an unknown page is a 404 page", async () => {
+    const res = await b.get(`/projects/${t.projectId}`);
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe(`/projects/${t.projectId}/overview`);
+    expect((await b.get(`/projects/${t.projectId}/nothing`)).status).toBe(404);
+  });
+
+  it("other pages still allow no scripts", async () => {
+    const res = await b.get("/settings/connected-apps");
+    expect(res.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    );
+  });
+});
+
+describe("the bundle", () => {
+  it("is served at its hashed URLs, cacheable for good, to anyone (it holds code, no data)", async () => {
+    expect(SCRIPT_PATH).toBe(`/assets/dashboard-${DASHBOARD_HASH}.js`);
+    const js = await new Browser().get(SCRIPT_PATH);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(js.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(await js.text()).toBe(DASHBOARD_JS);
+    const css = await new Browser().get(STYLE_PATH);
+    expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
+    expect(await css.text()).toBe(DASHBOARD_CSS);
+    // Another hash is no asset: the signed-out 307 like any unknown page.
+    expect((await new Browser().get("/assets/dashboard-0000000000000000.js")).status).toBe(307);
+  });
+});

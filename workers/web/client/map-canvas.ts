@@ -1,0 +1,194 @@
+import { h } from "./dom.js";
+
+// Grid cells drawn over a map's image at its world bounds, with a tooltip per cell. Shared by the
+// heatmap and the build comparison's difference map. World x grows to the right of the image and
+// world y upwards (north at the top of the image, as top-down game maps are drawn): the image spans
+// [worldMinX, worldMaxX] × [worldMinY, worldMaxY].
+
+export type MapRecord = {
+  id: string;
+  name: string;
+  mapId: string;
+  imageUrl: string;
+  worldMinX: number;
+  worldMinY: number;
+  worldMaxX: number;
+  worldMaxY: number;
+  imageWidth: number;
+  imageHeight: number;
+};
+
+/** A cell as drawn: its origin, fill colour, the class a test or a legend reads, and tooltip lines. */
+export type DrawnCell = {
+  x: number;
+  y: number;
+  fill: string;
+  cls: string;
+  value: number | null;
+  lines: string[];
+};
+
+export type DrawReport = { cells: DrawnCell[]; renderMs: number; cellSize: number; mapId: string };
+
+declare global {
+  interface Window {
+    /** What the last map drawing put on screen, by canvas id (read by the browser tests). */
+    dashboardMaps?: Record<string, DrawReport>;
+  }
+}
+
+/**
+ * Loads the map image (through the API, with the session) and draws `cells` of `cellSize` over it.
+ * Resolves once drawn; the canvas carries data-cells (count) and data-render-ms.
+ */
+export async function drawMap(
+  container: HTMLElement,
+  opts: { id: string; map: MapRecord; cellSize: number; cells: DrawnCell[]; label: string },
+): Promise<DrawReport> {
+  const { map, cellSize } = opts;
+  const img = new Image();
+  img.decoding = "async";
+  img.src = map.imageUrl;
+  await img.decode().catch(() => {
+    throw new Error(`The image of map ${map.name} could not be loaded.`);
+  });
+  const W = map.imageWidth || img.naturalWidth;
+  const H = map.imageHeight || img.naturalHeight;
+  const canvas = h("canvas", {
+    id: opts.id,
+    width: W,
+    height: H,
+    role: "img",
+    "aria-label": opts.label,
+    tabindex: 0,
+  });
+  const tip = h("div", { class: "tooltip", role: "tooltip", hidden: true });
+  const wrap = h("div", { class: "map-wrap" }, canvas, tip);
+  container.append(
+    h(
+      "p",
+      { class: "muted hint" },
+      "Hover a cell for its numbers, or focus the map (Tab) and move with the arrow keys.",
+    ),
+    wrap,
+  );
+
+  const t0 = performance.now();
+  const ctx = canvas.getContext("2d");
+  if (!ctx) {
+    throw new Error("This browser cannot draw on a canvas.");
+  }
+  ctx.drawImage(img, 0, 0, W, H);
+  const sx = W / (map.worldMaxX - map.worldMinX);
+  const sy = H / (map.worldMaxY - map.worldMinY);
+  const byKey = new Map<string, DrawnCell>();
+  ctx.globalAlpha = 0.62;
+  // One fillStyle change per colour run: cells come sorted by x, y, so neighbours often share one.
+  let current = "";
+  for (const c of opts.cells) {
+    byKey.set(`${c.x}:${c.y}`, c);
+    if (c.fill !== current) {
+      ctx.fillStyle = c.fill;
+      current = c.fill;
+    }
+    const px = (c.x - map.worldMinX) * sx;
+    const py = (map.worldMaxY - (c.y + cellSize)) * sy;
+    ctx.fillRect(px, py, Math.max(1, cellSize * sx), Math.max(1, cellSize * sy));
+  }
+  ctx.globalAlpha = 1;
+  const renderMs = performance.now() - t0;
+  canvas.dataset.cells = String(opts.cells.length);
+  canvas.dataset.renderMs = renderMs.toFixed(1);
+
+  // The cell under the pointer, found by its origin; with the keyboard, arrow keys move a focus cell
+  // (outlined) from cell to cell of the grid and show the same tooltip.
+  const place = (cell: DrawnCell | undefined, left: number, top: number) => {
+    if (!cell) {
+      tip.hidden = true;
+      return;
+    }
+    tip.replaceChildren(...cell.lines.flatMap((l, i) => (i ? [h("br"), l] : [l])));
+    tip.hidden = false;
+    tip.style.left = `${left + 14}px`;
+    tip.style.top = `${top + 14}px`;
+    tip.dataset.cell = `${cell.x}:${cell.y}`;
+  };
+  canvas.addEventListener("mousemove", (ev) => {
+    const r = canvas.getBoundingClientRect();
+    const wx = map.worldMinX + ((ev.clientX - r.left) * (W / r.width)) / sx;
+    const wy = map.worldMaxY - ((ev.clientY - r.top) * (H / r.height)) / sy;
+    const key = `${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`;
+    place(byKey.get(key), ev.clientX - r.left, ev.clientY - r.top);
+  });
+  canvas.addEventListener("mouseleave", () => {
+    tip.hidden = true;
+  });
+  const focus = h("div", { class: "cell-focus", hidden: true });
+  wrap.append(focus);
+  let at = opts.cells[0];
+  const showFocus = () => {
+    if (!at) {
+      return;
+    }
+    const r = canvas.getBoundingClientRect();
+    const kx = r.width / W;
+    const ky = r.height / H;
+    const left = (at.x - map.worldMinX) * sx * kx;
+    const top = (map.worldMaxY - (at.y + cellSize)) * sy * ky;
+    Object.assign(focus.style, {
+      left: `${left}px`,
+      top: `${top}px`,
+      width: `${Math.max(2, cellSize * sx * kx)}px`,
+      height: `${Math.max(2, cellSize * sy * ky)}px`,
+    });
+    focus.hidden = false;
+    place(at, left + cellSize * sx * kx, top);
+  };
+  canvas.addEventListener("focus", showFocus);
+  canvas.addEventListener("blur", () => {
+    focus.hidden = true;
+    tip.hidden = true;
+  });
+  canvas.addEventListener("keydown", (ev) => {
+    const step: Record<string, [number, number]> = {
+      ArrowLeft: [-1, 0],
+      ArrowRight: [1, 0],
+      ArrowUp: [0, 1],
+      ArrowDown: [0, -1],
+    };
+    const d = step[ev.key];
+    if (!d || !at) {
+      return;
+    }
+    ev.preventDefault();
+    // The next drawn cell in that direction, skipping empty ones (up to the map's edge).
+    const span = Math.ceil(Math.max(map.worldMaxX - map.worldMinX, map.worldMaxY - map.worldMinY) / cellSize);
+    for (let k = 1; k <= span; k++) {
+      const next = byKey.get(`${at.x + d[0] * k * cellSize}:${at.y + d[1] * k * cellSize}`);
+      if (next) {
+        at = next;
+        break;
+      }
+    }
+    showFocus();
+  });
+
+  const report: DrawReport = { cells: opts.cells, renderMs, cellSize, mapId: map.mapId };
+  window.dashboardMaps = { ...window.dashboardMaps, [opts.id]: report };
+  return report;
+}
+
+/** Continuous scale from green (best) through yellow to red (worst), t in [0, 1] with 1 worst. */
+export function rampColour(t: number): string {
+  const u = Math.min(1, Math.max(0, t));
+  const hue = 120 - 120 * u;
+  return `hsl(${hue.toFixed(0)} 75% 45%)`;
+}
+
+export function legend(items: { fill: string; label: string }[]): HTMLElement {
+  return h(
+    "div",
+    { class: "legend" },
+    items.map((i) => h("span", {}, h("span", { class: "swatch", style: `background:${i.fill}` }), i.label)),
+  );
+}

@@ -1,0 +1,590 @@
+import { api } from "../api.js";
+import { clear, fmt, h } from "../dom.js";
+import { actionAlert, type FieldEl, field, onSubmit, rowAction } from "../edit-form.js";
+import { METRICS, type MetricKey } from "../metrics.js";
+import type { PageContext } from "../page.js";
+import { withStates } from "../states.js";
+import { dataTable, pct, when } from "../table.js";
+
+type Rule = {
+  id: string;
+  name: string;
+  mapId: string;
+  mapName: string;
+  thresholdProfileIds: string[];
+  thresholdProfileNames: string[];
+  metric: MetricKey;
+  thresholdLevel: "good" | "warn";
+  failPercentage: number;
+  evaluationDays: number;
+  cellSize: number;
+  cooldownMinutes: number;
+  isActive: boolean;
+  channelIds: string[];
+  lastStatus: "triggered" | "resolved" | null;
+  lastStatusAt: string | null;
+};
+
+type Evaluation = {
+  id: string;
+  ruleName: string;
+  metric: MetricKey;
+  status: "triggered" | "resolved";
+  failCount: number;
+  totalCount: number;
+  failPercentage: number;
+  notified: boolean;
+  createdAt: string;
+  thresholdProfileName: string | null;
+  thresholdProfileDeleted: boolean;
+};
+
+type Channel = { id: string; kind: "webhook" | "slack"; name: string; url: string; createdAt: string };
+type CreatedChannel = Channel & { signingSecret: string | null };
+type MapRef = { id: string; name: string; mapId: string };
+type ProfileRef = { id: string; name: string };
+
+const HISTORY_PAGE = 50;
+const metricLabel = (k: MetricKey) => METRICS.find((m) => m.key === k)?.label ?? k;
+
+/** `history` (the evaluation history's offset) is the page's URL state. */
+function historyOffset(): number {
+  const v = Number(new URLSearchParams(location.search).get("history") ?? "0");
+  return Number.isInteger(v) && v > 0 ? v : 0;
+}
+
+function writeHistoryOffset(offset: number): void {
+  const params = new URLSearchParams(location.search);
+  if (offset > 0) {
+    params.set("history", String(offset));
+  } else {
+    params.delete("history");
+  }
+  const qs = params.toString();
+  history.replaceState(null, "", `${location.pathname}${qs ? `?${qs}` : ""}`);
+}
+
+/**
+ * Alerting for a QA lead: the rules (create, edit, deactivate, reactivate) with their latest status,
+ * the evaluation history (every status change, newest first) and the notification channels (list,
+ * create with the webhook's signing secret shown once, delete). A rule needs a map and a threshold
+ * profile that defines its metric at its level; the API says so when one does not.
+ */
+export async function alerts({ root, projectId }: PageContext): Promise<void> {
+  const base = `/projects/${projectId}`;
+  const rulesList = h("div", {});
+  const rulesAlert = actionAlert();
+  const ruleForm = h("form", { class: "panel edit-form", id: "rule-form", "aria-labelledby": "rule-form-h" });
+  const historyList = h("div", {});
+  const channelsList = h("div", {});
+  const channelsAlert = actionAlert();
+  const channelForm = h("form", {
+    class: "panel edit-form",
+    id: "channel-form",
+    "aria-labelledby": "channel-form-h",
+  });
+  const secret = h("div", { role: "status" });
+  root.append(
+    h("h1", {}, "Alerts"),
+    h(
+      "section",
+      { class: "panel", "aria-labelledby": "rules-h" },
+      h("h2", { id: "rules-h" }, "Rules"),
+      rulesAlert.el,
+      rulesList,
+    ),
+    ruleForm,
+    h(
+      "section",
+      { class: "panel", "aria-labelledby": "history-h" },
+      h("h2", { id: "history-h" }, "Evaluation history"),
+      historyList,
+    ),
+    h(
+      "section",
+      { class: "panel", "aria-labelledby": "channels-h" },
+      h("h2", { id: "channels-h" }, "Notification channels"),
+      channelsAlert.el,
+      channelsList,
+    ),
+    channelForm,
+    secret,
+  );
+
+  // What the rule form chooses from: the project's maps, profiles and channels.
+  let maps: MapRef[] = [];
+  let profiles: ProfileRef[] = [];
+  let channels: Channel[] = [];
+  let editing: Rule | null = null;
+
+  const rf = {
+    name: field("rule", {
+      name: "name",
+      label: "Name",
+      kind: "text",
+      required: true,
+      placeholder: "Harbor FPS",
+    }),
+    mapId: field("rule", { name: "mapId", label: "Map", kind: "select", options: [], required: true }),
+    metric: field("rule", {
+      name: "metric",
+      label: "Metric",
+      kind: "select",
+      options: METRICS.map((m) => ({ value: m.key, label: `${m.label} (${m.unit})` })),
+    }),
+    thresholdLevel: field("rule", {
+      name: "thresholdLevel",
+      label: "A cell fails when it misses the",
+      kind: "select",
+      options: [
+        { value: "warn", label: "warn threshold (bad cells)" },
+        { value: "good", label: "good threshold (warn and bad cells)" },
+      ],
+    }),
+    failPercentage: field("rule", {
+      name: "failPercentage",
+      label: "Trigger above (% of cells failing)",
+      kind: "number",
+      step: "any",
+      min: "0",
+      max: "100",
+      required: true,
+    }),
+    evaluationDays: field("rule", {
+      name: "evaluationDays",
+      label: "Evaluation period (days)",
+      kind: "number",
+      step: "1",
+      min: "1",
+      max: "30",
+      required: true,
+    }),
+    cellSize: field("rule", {
+      name: "cellSize",
+      label: "Cell size",
+      kind: "select",
+      options: ["5", "10", "25", "50"].map((v) => ({ value: v, label: `${v} units` })),
+    }),
+    cooldownMinutes: field("rule", {
+      name: "cooldownMinutes",
+      label: "Cooldown (minutes between notifications)",
+      kind: "number",
+      step: "1",
+      min: "0",
+      required: true,
+    }),
+  };
+  const ruleDefaults = { failPercentage: "20", evaluationDays: "1", cellSize: "10", cooldownMinutes: "60" };
+  const profileBoxes = h("div", { class: "checks" });
+  const channelBoxes = h("div", { class: "checks" });
+  const ruleHeading = h("h2", { id: "rule-form-h" }, "New rule");
+  const ruleSubmit = h("button", { type: "submit" }, "Create rule");
+  const ruleCancel = h(
+    "button",
+    { type: "button", hidden: true, onclick: () => resetRule() },
+    "Cancel editing",
+  );
+  const ruleHint = h("p", { class: "muted" });
+  ruleForm.append(
+    ruleHeading,
+    ruleHint,
+    h(
+      "div",
+      { class: "field-grid" },
+      Object.values(rf).map((x) => x.wrap),
+    ),
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "Threshold profiles (each evaluated on its own; the first is primary)"),
+      profileBoxes,
+    ),
+    h("fieldset", {}, h("legend", {}, "Notify"), channelBoxes),
+    h("p", {}, ruleSubmit, " ", ruleCancel),
+  );
+
+  function checkboxes(
+    box: HTMLElement,
+    group: string,
+    items: { id: string; name: string }[],
+    checked: string[],
+  ) {
+    clear(
+      box,
+      ...(items.length === 0
+        ? [
+            h(
+              "p",
+              { class: "muted" },
+              group === "profile" ? "No threshold profiles yet (Profiles)." : "No channels yet (below).",
+            ),
+          ]
+        : items.map((it) =>
+            h(
+              "label",
+              { class: "check" },
+              h("input", { type: "checkbox", name: group, value: it.id, checked: checked.includes(it.id) }),
+              it.name,
+            ),
+          )),
+    );
+  }
+
+  const checkedIn = (box: HTMLElement) =>
+    [...box.querySelectorAll<HTMLInputElement>("input[type=checkbox]:checked")].map((i) => i.value);
+
+  function setValue(el: FieldEl, v: string) {
+    el.value = v;
+  }
+
+  function fillRuleChoices(): void {
+    const sel = rf.mapId.input;
+    const current = sel.value;
+    clear(sel, ...maps.map((m) => h("option", { value: m.id }, `${m.name} (${m.mapId})`)));
+    if (maps.some((m) => m.id === current)) {
+      sel.value = current;
+    }
+    checkboxes(profileBoxes, "profile", profiles, editing?.thresholdProfileIds ?? checkedIn(profileBoxes));
+    checkboxes(channelBoxes, "channel", channels, editing?.channelIds ?? checkedIn(channelBoxes));
+    ruleHint.textContent =
+      maps.length === 0 || profiles.length === 0
+        ? "A rule watches one map against threshold profiles: upload a map (Maps) and create a profile (Profiles) first."
+        : "";
+  }
+
+  function resetRule(): void {
+    editing = null;
+    ruleForm.reset();
+    for (const [k, v] of Object.entries(ruleDefaults)) {
+      setValue(rf[k as keyof typeof ruleDefaults].input, v);
+    }
+    ruleHeading.textContent = "New rule";
+    ruleSubmit.textContent = "Create rule";
+    ruleCancel.hidden = true;
+    fillRuleChoices();
+  }
+
+  function editRule(r: Rule): void {
+    editing = r;
+    setValue(rf.name.input, r.name);
+    setValue(rf.mapId.input, r.mapId);
+    setValue(rf.metric.input, r.metric);
+    setValue(rf.thresholdLevel.input, r.thresholdLevel);
+    setValue(rf.failPercentage.input, String(r.failPercentage));
+    setValue(rf.evaluationDays.input, String(r.evaluationDays));
+    setValue(rf.cellSize.input, String(r.cellSize));
+    setValue(rf.cooldownMinutes.input, String(r.cooldownMinutes));
+    fillRuleChoices();
+    ruleHeading.textContent = `Edit “${r.name}”`;
+    ruleSubmit.textContent = "Save rule";
+    ruleCancel.hidden = false;
+    rf.name.input.focus();
+  }
+
+  onSubmit(ruleForm, async () => {
+    const num = (el: FieldEl) => (el.value.trim() === "" ? null : Number(el.value));
+    const body = {
+      name: rf.name.input.value.trim(),
+      mapId: rf.mapId.input.value,
+      metric: rf.metric.input.value,
+      thresholdLevel: rf.thresholdLevel.input.value,
+      failPercentage: num(rf.failPercentage.input),
+      evaluationDays: num(rf.evaluationDays.input),
+      cellSize: num(rf.cellSize.input),
+      cooldownMinutes: num(rf.cooldownMinutes.input),
+      thresholdProfileIds: checkedIn(profileBoxes),
+      channelIds: checkedIn(channelBoxes),
+    };
+    const was = editing;
+    if (was) {
+      await api(`${base}/alerts/${was.id}`, { method: "PATCH", body });
+    } else {
+      await api(`${base}/alerts`, { method: "POST", body });
+    }
+    resetRule();
+    await loadRules();
+    return was ? `Saved “${body.name}”.` : `Created “${body.name}”.`;
+  });
+
+  const channelName = (id: string) => channels.find((c) => c.id === id)?.name ?? "(deleted)";
+
+  function loadRules(): Promise<void> {
+    rulesAlert.hide();
+    return withStates(
+      rulesList,
+      () => api<Rule[]>(`${base}/alerts`),
+      (rules) => {
+        rulesList.append(
+          dataTable(
+            "rules",
+            [
+              { label: "Name", cell: (r) => r.name },
+              { label: "Map", cell: (r) => r.mapName },
+              { label: "Metric", cell: (r) => metricLabel(r.metric) },
+              { label: "Fails at", cell: (r) => `misses ${r.thresholdLevel}` },
+              { label: "Trigger above", num: true, cell: (r) => `${fmt(r.failPercentage)} %` },
+              { label: "Period", num: true, cell: (r) => `${r.evaluationDays} d` },
+              { label: "Cell", num: true, cell: (r) => String(r.cellSize) },
+              { label: "Cooldown", num: true, cell: (r) => `${r.cooldownMinutes} min` },
+              { label: "Profiles", cell: (r) => r.thresholdProfileNames.join(", ") || "—" },
+              { label: "Notify", cell: (r) => r.channelIds.map(channelName).join(", ") || "—" },
+              { label: "State", cell: (r) => (r.isActive ? "Active" : "Inactive") },
+              {
+                label: "Last status",
+                cell: (r) =>
+                  r.lastStatus
+                    ? h(
+                        "span",
+                        { class: r.lastStatus === "triggered" ? "regression" : "improvement" },
+                        `${r.lastStatus === "triggered" ? "Triggered" : "Resolved"} ${when(r.lastStatusAt)}`,
+                      )
+                    : "Not evaluated yet",
+              },
+              {
+                label: "Actions",
+                cell: (r) =>
+                  h(
+                    "span",
+                    { class: "actions" },
+                    h(
+                      "button",
+                      { type: "button", "aria-label": `Edit ${r.name}`, onclick: () => editRule(r) },
+                      "Edit",
+                    ),
+                    r.isActive
+                      ? rowAction(
+                          "Deactivate",
+                          `Deactivate ${r.name}`,
+                          async () => {
+                            await api(`${base}/alerts/${r.id}`, { method: "DELETE" });
+                            await loadRules();
+                          },
+                          rulesAlert.show,
+                          `Deactivate “${r.name}”? It keeps its history and can be reactivated.`,
+                        )
+                      : rowAction(
+                          "Reactivate",
+                          `Reactivate ${r.name}`,
+                          async () => {
+                            await api(`${base}/alerts/${r.id}`, {
+                              method: "PATCH",
+                              body: { isActive: true },
+                            });
+                            await loadRules();
+                          },
+                          rulesAlert.show,
+                        ),
+                  ),
+              },
+            ],
+            rules,
+          ),
+        );
+      },
+      { isEmpty: (rules) => rules.length === 0, emptyMessage: "No alert rules yet. Create one below." },
+    );
+  }
+
+  function loadHistory(): Promise<void> {
+    const offset = historyOffset();
+    return withStates(
+      historyList,
+      () => api<Evaluation[]>(`${base}/alerts/history`, { query: { limit: HISTORY_PAGE, offset } }),
+      (events) => {
+        const pager = h(
+          "p",
+          { class: "pager" },
+          h(
+            "button",
+            {
+              type: "button",
+              disabled: offset === 0,
+              onclick: () => {
+                writeHistoryOffset(Math.max(0, offset - HISTORY_PAGE));
+                void loadHistory();
+              },
+            },
+            "Newer",
+          ),
+          " ",
+          h(
+            "button",
+            {
+              type: "button",
+              disabled: events.length < HISTORY_PAGE,
+              onclick: () => {
+                writeHistoryOffset(offset + HISTORY_PAGE);
+                void loadHistory();
+              },
+            },
+            "Older",
+          ),
+        );
+        historyList.append(
+          dataTable(
+            "history",
+            [
+              { label: "When", cell: (e) => when(e.createdAt) },
+              { label: "Rule", cell: (e) => e.ruleName },
+              {
+                label: "Profile",
+                cell: (e) =>
+                  e.thresholdProfileDeleted ? "(deleted profile)" : (e.thresholdProfileName ?? "—"),
+              },
+              { label: "Metric", cell: (e) => metricLabel(e.metric) },
+              {
+                label: "Status",
+                cell: (e) =>
+                  h(
+                    "span",
+                    { class: e.status === "triggered" ? "regression" : "improvement" },
+                    e.status === "triggered" ? "Triggered" : "Resolved",
+                  ),
+              },
+              {
+                label: "Failing cells",
+                num: true,
+                cell: (e) => `${fmt(e.failCount)} of ${fmt(e.totalCount)}`,
+              },
+              { label: "Failing", num: true, cell: (e) => pct(e.failPercentage) },
+              { label: "Notified", cell: (e) => (e.notified ? "Yes" : "No") },
+            ],
+            events,
+          ),
+          pager,
+        );
+      },
+      {
+        isEmpty: (events) => events.length === 0 && offset === 0,
+        emptyMessage: "No evaluations recorded yet: an event appears whenever a rule's status changes.",
+      },
+    );
+  }
+
+  const cf = {
+    kind: field("channel", {
+      name: "kind",
+      label: "Kind",
+      kind: "select",
+      options: [
+        { value: "webhook", label: "Webhook (signed JSON POST)" },
+        { value: "slack", label: "Slack incoming webhook" },
+      ],
+    }),
+    name: field("channel", {
+      name: "name",
+      label: "Name",
+      kind: "text",
+      required: true,
+      placeholder: "QA on-call",
+    }),
+    url: field("channel", {
+      name: "url",
+      label: "URL",
+      kind: "url",
+      required: true,
+      placeholder: "https://…",
+    }),
+  };
+  channelForm.append(
+    h("h2", { id: "channel-form-h" }, "New channel"),
+    h(
+      "div",
+      { class: "field-grid" },
+      Object.values(cf).map((x) => x.wrap),
+    ),
+    h("p", {}, h("button", { type: "submit" }, "Create channel")),
+  );
+  onSubmit(channelForm, async () => {
+    const created = await api<CreatedChannel>(`${base}/channels`, {
+      method: "POST",
+      body: { kind: cf.kind.input.value, name: cf.name.input.value.trim(), url: cf.url.input.value.trim() },
+    });
+    channelForm.reset();
+    // The webhook's signing secret exists in this answer only: shown once, to copy now.
+    clear(
+      secret,
+      ...(created.signingSecret
+        ? [
+            h(
+              "div",
+              { class: "notice", "data-secret": created.id },
+              h("p", {}, `Signing secret of “${created.name}”: copy it now, it is not shown again.`),
+              h("input", {
+                class: "secret",
+                readonly: true,
+                value: created.signingSecret,
+                "aria-label": "Signing secret",
+              }),
+            ),
+          ]
+        : []),
+    );
+    await loadChoices();
+    await loadChannels();
+    return `Created “${created.name}”.`;
+  });
+
+  function loadChannels(): Promise<void> {
+    channelsAlert.hide();
+    return withStates(
+      channelsList,
+      () => api<Channel[]>(`${base}/channels`),
+      (rows) => {
+        channelsList.append(
+          dataTable(
+            "channels",
+            [
+              { label: "Name", cell: (c) => c.name },
+              { label: "Kind", cell: (c) => (c.kind === "slack" ? "Slack" : "Webhook") },
+              { label: "URL", cell: (c) => h("code", {}, c.url) },
+              { label: "Created", cell: (c) => when(c.createdAt) },
+              {
+                label: "Actions",
+                cell: (c) =>
+                  rowAction(
+                    "Delete",
+                    `Delete ${c.name}`,
+                    async () => {
+                      await api(`${base}/channels/${c.id}`, { method: "DELETE" });
+                      await loadChoices();
+                      await Promise.all([loadChannels(), loadRules()]);
+                    },
+                    channelsAlert.show,
+                    `Delete the channel “${c.name}”? Rules stop notifying it.`,
+                  ),
+              },
+            ],
+            rows,
+          ),
+        );
+      },
+      {
+        isEmpty: (rows) => rows.length === 0,
+        emptyMessage: "No channels yet: rules record their status without notifying anyone.",
+      },
+    );
+  }
+
+  async function loadChoices(): Promise<void> {
+    const [m, p, c] = await Promise.all([
+      api<MapRef[]>(`${base}/maps`),
+      api<ProfileRef[]>(`${base}/threshold-profiles`),
+      api<Channel[]>(`${base}/channels`),
+    ]);
+    maps = m;
+    profiles = p;
+    channels = c;
+    fillRuleChoices();
+  }
+
+  // The form gets its defaults before the choices arrive, so what a person types meanwhile is kept
+  // (loading the choices fills the selects and boxes and keeps their values; it resets nothing).
+  resetRule();
+  try {
+    await loadChoices();
+  } catch (err) {
+    rulesAlert.show(err);
+  }
+  await Promise.all([loadRules(), loadHistory(), loadChannels()]);
+}

@@ -1,0 +1,290 @@
+import { api } from "../api.js";
+import { clear, fmt, h } from "../dom.js";
+import { type DrawnCell, drawMap, legend, type MapRecord, rampColour } from "../map-canvas.js";
+import {
+  type Cell,
+  JUDGEMENT_FILL,
+  judge,
+  METRICS,
+  type Metric,
+  metricOf,
+  NO_SAMPLE_FILL,
+  type Profile,
+} from "../metrics.js";
+import type { PageContext } from "../page.js";
+import { empty, withStates } from "../states.js";
+import { type Control, controlsForm, type State } from "../url-state.js";
+
+type Build = { build_id: string };
+
+/**
+ * The performance heatmap over the map image: cells of the chosen metric coloured good / warn / bad
+ * by a threshold profile (or on a continuous scale without one), and an events mode counting one
+ * event name, for designers.
+ */
+export async function heatmap({ root, projectId }: PageContext): Promise<void> {
+  root.append(h("h1", {}, "Heatmap"));
+  const body = h("div", {});
+  root.append(body);
+  const lists = await loadLists(body, projectId);
+  if (!lists) {
+    return;
+  }
+  const { maps, profiles, builds } = lists;
+  if (maps.length === 0) {
+    empty(
+      body,
+      "This project has no map yet. Upload a map image with its world bounds (Maps), then its heatmap is drawn here.",
+    );
+    return;
+  }
+  const controls: Control[] = [
+    {
+      name: "map",
+      label: "Map",
+      kind: "select",
+      options: maps.map((m) => ({ value: m.mapId, label: m.name })),
+      def: maps[0]?.mapId ?? "",
+    },
+    {
+      name: "mode",
+      label: "Mode",
+      kind: "select",
+      options: [
+        { value: "performance", label: "Performance" },
+        { value: "events", label: "Events" },
+      ],
+      def: "performance",
+    },
+    {
+      name: "metric",
+      label: "Metric",
+      kind: "select",
+      options: METRICS.map((m) => ({ value: m.key, label: `${m.label} (${m.unit})` })),
+      def: "fps",
+    },
+    { name: "event", label: "Event name", kind: "text", def: "", placeholder: "e.g. player_death" },
+    {
+      name: "profile",
+      label: "Threshold profile",
+      kind: "select",
+      options: [
+        { value: "", label: "None (continuous scale)" },
+        ...profiles.map((p) => ({ value: p.id, label: p.name })),
+      ],
+      def: "",
+    },
+    {
+      name: "days",
+      label: "Period",
+      kind: "select",
+      options: ["1", "7", "14", "30"].map((d) => ({
+        value: d,
+        label: d === "1" ? "Today" : `Last ${d} days`,
+      })),
+      def: "7",
+    },
+    {
+      name: "cell",
+      label: "Cell size",
+      kind: "select",
+      options: ["5", "10", "25", "50"].map((v) => ({ value: v, label: `${v} units` })),
+      def: "25",
+    },
+    { name: "build", label: "Build", kind: "text", def: "", placeholder: "all builds", list: builds },
+    { name: "platform", label: "Platform", kind: "text", def: "", placeholder: "all platforms" },
+  ];
+  const view = h("div", { class: "panel heatmap-view" });
+  const form = controlsForm(controls, (s) => void draw(s));
+  clear(body, form.form, view);
+  const modeFields = (s: State) => {
+    const events = s.mode === "events";
+    form.form.querySelector<HTMLElement>('label[for="ctl-event"]')?.toggleAttribute("hidden", !events);
+    for (const name of ["metric", "profile"]) {
+      form.form.querySelector<HTMLElement>(`label[for="ctl-${name}"]`)?.toggleAttribute("hidden", events);
+    }
+  };
+
+  function draw(s: State) {
+    modeFields(s);
+    const map = maps.find((m) => m.mapId === s.map) ?? (maps[0] as MapRecord);
+    const events = s.mode === "events";
+    if (events && !s.event) {
+      empty(view, "Type an event name to see where it happens.");
+      return;
+    }
+    const cellSize = Number(s.cell);
+    const query = {
+      mapId: map.mapId,
+      cellSize,
+      days: s.days,
+      eventName: events ? s.event : undefined,
+      buildId: s.build,
+      platform: s.platform,
+    };
+    return withStates(
+      view,
+      () => api<Cell[]>(`/projects/${projectId}/heatmap`, { query }),
+      async (cells) => {
+        const metric = metricOf(s.metric ?? "fps");
+        const profile = events ? undefined : profiles.find((p) => p.id === s.profile);
+        const painted = events
+          ? eventCells(cells, cellSize, s.event ?? "")
+          : perfCells(cells, cellSize, metric, profile);
+        const total = cells.reduce((n, c) => n + c.event_count, 0);
+        view.append(
+          h(
+            "p",
+            { class: "summary", role: "status" },
+            `${fmt(cells.length)} cells, ${fmt(total)} events on ${map.name}.`,
+          ),
+          legend(painted.legend),
+        );
+        if (painted.note) {
+          view.append(h("p", { class: "muted note" }, painted.note));
+        }
+        await drawMap(view, {
+          id: "heatmap-canvas",
+          map,
+          cellSize,
+          cells: painted.cells,
+          label: events
+            ? `Where ${s.event} happens on ${map.name}`
+            : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
+        });
+      },
+      {
+        isEmpty: (cells) => cells.length === 0,
+        emptyMessage: events
+          ? `No ${s.event} events with a position on this map in this period.`
+          : "No performance samples with a position on this map for these filters.",
+      },
+    );
+  }
+  await draw(form.state);
+}
+
+async function loadLists(body: HTMLElement, projectId: string) {
+  let result: { maps: MapRecord[]; profiles: Profile[]; builds: string[] } | null = null;
+  await withStates(
+    body,
+    async () => {
+      const [maps, profiles, builds] = await Promise.all([
+        api<MapRecord[]>(`/projects/${projectId}/maps`),
+        api<Profile[]>(`/projects/${projectId}/threshold-profiles`),
+        api<Build[]>(`/projects/${projectId}/builds`, { query: { days: 90 } }),
+      ]);
+      return { maps, profiles, builds: builds.map((b) => b.build_id) };
+    },
+    (lists) => {
+      result = lists;
+    },
+  );
+  return result as { maps: MapRecord[]; profiles: Profile[]; builds: string[] } | null;
+}
+
+type Painted = { cells: DrawnCell[]; legend: { fill: string; label: string }[]; note?: string };
+
+function area(c: Cell, size: number): string {
+  return `Cell x ${fmt(c.x)}…${fmt(c.x + size)}, y ${fmt(c.y)}…${fmt(c.y + size)}`;
+}
+
+function perfLines(c: Cell, size: number): string[] {
+  return [
+    area(c, size),
+    `Events: ${fmt(c.event_count)}`,
+    ...METRICS.map((m) => {
+      const v = m.value(c);
+      const tail = m.tail(c);
+      return v === null
+        ? `${m.label}: no sample`
+        : `${m.label}: ${fmt(v, m.unit)} mean, ${tail.label} ${fmt(tail.value, m.unit)}`;
+    }),
+  ];
+}
+
+/** Colours by the profile's thresholds when it defines the metric's, else a continuous scale. */
+export function perfCells(cells: Cell[], size: number, m: Metric, profile: Profile | undefined): Painted {
+  const judged = profile !== undefined && (m.good(profile) !== null || m.warn(profile) !== null);
+  if (profile && judged) {
+    const drawn = cells.map((c) => {
+      const v = m.value(c);
+      const verdict = v === null ? null : judge(m, profile, v);
+      const cls = verdict ?? "none";
+      return {
+        x: c.x,
+        y: c.y,
+        value: v,
+        cls,
+        fill: verdict ? JUDGEMENT_FILL[verdict] : NO_SAMPLE_FILL,
+        lines: [
+          ...perfLines(c, size),
+          verdict ? `${profile.name}: ${verdict}` : `${profile.name}: no sample`,
+        ],
+      };
+    });
+    const good = m.good(profile);
+    const warn = m.warn(profile);
+    const cmp = m.higherIsBetter ? "≥" : "≤";
+    return {
+      cells: drawn,
+      legend: [
+        ...(good !== null ? [{ fill: JUDGEMENT_FILL.good, label: `Good: ${cmp} ${fmt(good, m.unit)}` }] : []),
+        ...(warn !== null && good !== null
+          ? [{ fill: JUDGEMENT_FILL.warn, label: `Warn: ${cmp} ${fmt(warn, m.unit)}` }]
+          : warn !== null
+            ? [{ fill: JUDGEMENT_FILL.good, label: `Passes warn: ${cmp} ${fmt(warn, m.unit)}` }]
+            : []),
+        { fill: JUDGEMENT_FILL.bad, label: "Bad: worse" },
+        { fill: NO_SAMPLE_FILL, label: "No sample" },
+      ],
+    };
+  }
+  const values = cells.map((c) => m.value(c)).filter((v): v is number => v !== null);
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  const drawn = cells.map((c) => {
+    const v = m.value(c);
+    if (v === null) {
+      return { x: c.x, y: c.y, value: null, cls: "none", fill: NO_SAMPLE_FILL, lines: perfLines(c, size) };
+    }
+    const t = hi > lo ? (v - lo) / (hi - lo) : 0;
+    const worst = m.higherIsBetter ? 1 - t : t;
+    return { x: c.x, y: c.y, value: v, cls: "scale", fill: rampColour(worst), lines: perfLines(c, size) };
+  });
+  const best = m.higherIsBetter ? hi : lo;
+  const worst = m.higherIsBetter ? lo : hi;
+  return {
+    cells: drawn,
+    note: profile
+      ? `${profile.name} defines no ${m.label.toLowerCase()} threshold: shown on a continuous scale.`
+      : undefined,
+    legend: values.length
+      ? [
+          { fill: rampColour(0), label: `Best: ${fmt(best, m.unit)}` },
+          { fill: rampColour(0.5), label: "" },
+          { fill: rampColour(1), label: `Worst: ${fmt(worst, m.unit)}` },
+          { fill: NO_SAMPLE_FILL, label: "No sample" },
+        ]
+      : [{ fill: NO_SAMPLE_FILL, label: `No ${m.label.toLowerCase()} sample in these cells` }],
+  };
+}
+
+/** Events mode: intensity by the cell's count of the event, relative to the busiest cell. */
+function eventCells(cells: Cell[], size: number, name: string): Painted {
+  const max = Math.max(1, ...cells.map((c) => c.event_count));
+  return {
+    cells: cells.map((c) => ({
+      x: c.x,
+      y: c.y,
+      value: c.event_count,
+      cls: "count",
+      fill: rampColour(c.event_count / max),
+      lines: [area(c, size), `${name}: ${fmt(c.event_count)}`],
+    })),
+    legend: [
+      { fill: rampColour(1 / max), label: "1" },
+      { fill: rampColour(1), label: `${fmt(max)} (busiest cell)` },
+    ],
+  };
+}

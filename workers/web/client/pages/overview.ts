@@ -1,0 +1,103 @@
+import { api } from "../api.js";
+import { barChart, timeChart } from "../chart.js";
+import { fmt, h } from "../dom.js";
+import type { PageContext } from "../page.js";
+import { withStates } from "../states.js";
+import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
+import { kpi } from "./projects.js";
+
+type Dashboard = {
+  kpis: { dau: number; mau: number; sessions: number; events: number; fetchedAt: number };
+  dailyActiveUsers: { date: string; count: number }[];
+  topEvents: { event_name: string; count: number }[];
+};
+
+type Status = {
+  kpis: { events24h: number; totalEvents: number; lastEventAt: string | null; activeAlertRules: number };
+};
+
+const CONTROLS: Control[] = [
+  { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
+];
+
+/** A project at a glance: status KPIs, the window's KPIs, daily active players and the top events. */
+export async function overview({ root, projectId }: PageContext): Promise<void> {
+  const status = h("section", { class: "panel", "aria-labelledby": "status-h" });
+  const body = h("div", {});
+  const controls = controlsForm(CONTROLS, (s) => void load(s.days ?? "30"));
+  root.append(h("h1", {}, "Overview"), controls.form, status, body);
+
+  void withStates(
+    status,
+    () => api<Status>(`/projects/${projectId}/status`),
+    (s) => {
+      status.append(
+        h("h2", { id: "status-h" }, "Status"),
+        h(
+          "dl",
+          { class: "kpis" },
+          kpi("Events (24 h)", fmt(s.kpis.events24h)),
+          kpi("Events (all time)", fmt(s.kpis.totalEvents)),
+          kpi(
+            "Last event",
+            s.kpis.lastEventAt ? `${s.kpis.lastEventAt.slice(0, 16).replace("T", " ")} UTC` : "None yet",
+          ),
+          kpi("Active alert rules", fmt(s.kpis.activeAlertRules)),
+        ),
+      );
+    },
+  );
+
+  function load(days: string) {
+    return withStates(
+      body,
+      () => api<Dashboard>(`/projects/${projectId}/dashboard`, { query: { days } }),
+      (d) => {
+        const kpis = h(
+          "dl",
+          { class: "kpis", "aria-label": `Last ${days} days` },
+          kpi("DAU", fmt(d.kpis.dau)),
+          kpi("MAU", fmt(d.kpis.mau)),
+          kpi(`Sessions (${days} d)`, fmt(d.kpis.sessions)),
+          kpi(`Events (${days} d)`, fmt(d.kpis.events)),
+        );
+        const dau = h("section", { class: "panel" }, h("h2", {}, "Daily active players"));
+        const top = h("section", { class: "panel" }, h("h2", {}, "Top events"));
+        body.append(kpis, dau, top);
+        timeChart(dau, {
+          title: "Daily active players",
+          dates: d.dailyActiveUsers.map((p) => p.date),
+          series: [{ label: "Players", values: d.dailyActiveUsers.map((p) => p.count) }],
+        });
+        if (d.topEvents.length === 0) {
+          top.append(h("p", { class: "state empty" }, "No events in this period."));
+          return;
+        }
+        barChart(top, {
+          title: "Top events",
+          labels: d.topEvents.map((e) => e.event_name),
+          values: d.topEvents.map((e) => e.count),
+        });
+        top.append(
+          h(
+            "table",
+            { class: "top-events" },
+            h("thead", {}, h("tr", {}, h("th", {}, "Event"), h("th", { class: "num" }, "Count"))),
+            h(
+              "tbody",
+              {},
+              d.topEvents.map((e) =>
+                h("tr", {}, h("td", {}, e.event_name), h("td", { class: "num" }, fmt(e.count))),
+              ),
+            ),
+          ),
+        );
+      },
+      {
+        isEmpty: (d) => d.kpis.events === 0,
+        emptyMessage: `No events in the last ${days} days. Point an engine SDK at the ingest URL with an ingest key of this project.`,
+      },
+    );
+  }
+  await load(controls.state.days ?? "30");
+}

@@ -1,0 +1,204 @@
+import { api } from "../api.js";
+import { fmt, h } from "../dom.js";
+import {
+  actionAlert,
+  type FieldEl,
+  field,
+  numberOrNull,
+  onSubmit,
+  rowAction,
+  textOrNull,
+} from "../edit-form.js";
+import type { PageContext } from "../page.js";
+import { withStates } from "../states.js";
+import { dataTable, when } from "../table.js";
+
+const FILTERS = [
+  { key: "platform", label: "Platform", placeholder: "any, e.g. Windows" },
+  { key: "resolution", label: "Resolution", placeholder: "any, e.g. 1920x1080" },
+  { key: "buildConfig", label: "Build configuration", placeholder: "any, e.g. Shipping" },
+  { key: "gpu", label: "GPU", placeholder: "any" },
+  { key: "storage", label: "Storage", placeholder: "any, e.g. SSD" },
+] as const;
+
+const THRESHOLDS = [
+  { key: "fps", label: "FPS", unit: "fps", passes: "at or above" },
+  { key: "frameTime", label: "Frame time", unit: "ms", passes: "at or below" },
+  { key: "memory", label: "Memory", unit: "MB", passes: "at or below" },
+  { key: "gpuTime", label: "GPU time", unit: "ms", passes: "at or below" },
+] as const;
+
+type FilterKey = (typeof FILTERS)[number]["key"];
+type ThresholdKey = `${(typeof THRESHOLDS)[number]["key"]}${"Good" | "Warn"}`;
+
+type Profile = { id: string; name: string; updatedAt: string } & Record<FilterKey, string | null> &
+  Record<ThresholdKey, number | null>;
+
+/**
+ * Threshold profiles: per-hardware pass marks (good and warn per metric) that the heatmap colours by
+ * and alert rules evaluate against. Create, edit (every field; blank clears it), delete.
+ */
+export async function profiles({ root, projectId }: PageContext): Promise<void> {
+  const list = h("div", {});
+  const alert = actionAlert();
+  const form = h("form", {
+    class: "panel edit-form",
+    id: "profile-form",
+    "aria-labelledby": "profile-form-h",
+  });
+  const heading = h("h2", { id: "profile-form-h" }, "New threshold profile");
+  root.append(
+    h("h1", {}, "Threshold profiles"),
+    h("section", { class: "panel", "aria-label": "Profiles" }, alert.el, list),
+    form,
+  );
+
+  let editing: Profile | null = null;
+  const name = field("profile", { name: "name", label: "Name", kind: "text", required: true });
+  const filters = new Map<FilterKey, FieldEl>();
+  const thresholds = new Map<ThresholdKey, FieldEl>();
+  const filterFields = FILTERS.map((x) => {
+    const f = field("profile", { name: x.key, label: x.label, kind: "text", placeholder: x.placeholder });
+    filters.set(x.key, f.input);
+    return f.wrap;
+  });
+  const thresholdFields = THRESHOLDS.flatMap((t) =>
+    (["Good", "Warn"] as const).map((level) => {
+      const key: ThresholdKey = `${t.key}${level}`;
+      const f = field("profile", {
+        name: key,
+        label: `${t.label} ${level.toLowerCase()} (${t.unit})`,
+        kind: "number",
+        step: "any",
+        min: "0",
+      });
+      thresholds.set(key, f.input);
+      return f.wrap;
+    }),
+  );
+  const submit = h("button", { type: "submit" }, "Create profile");
+  const cancel = h("button", { type: "button", hidden: true, onclick: () => reset() }, "Cancel editing");
+  form.append(
+    heading,
+    h("div", { class: "field-grid" }, name.wrap),
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "Device filters (blank matches any)"),
+      h("div", { class: "field-grid" }, filterFields),
+    ),
+    h(
+      "fieldset",
+      {},
+      h("legend", {}, "Thresholds (blank: not defined). FPS passes at or above; the others at or below."),
+      h("div", { class: "field-grid" }, thresholdFields),
+    ),
+    h("p", {}, submit, " ", cancel),
+  );
+
+  function reset(): void {
+    editing = null;
+    form.reset();
+    heading.textContent = "New threshold profile";
+    submit.textContent = "Create profile";
+    cancel.hidden = true;
+  }
+
+  function edit(p: Profile): void {
+    editing = p;
+    name.input.value = p.name;
+    for (const [k, el] of filters) {
+      el.value = p[k] ?? "";
+    }
+    for (const [k, el] of thresholds) {
+      el.value = p[k] === null ? "" : String(p[k]);
+    }
+    heading.textContent = `Edit “${p.name}”`;
+    submit.textContent = "Save profile";
+    cancel.hidden = false;
+    name.input.focus();
+  }
+
+  onSubmit(form, async () => {
+    const body: Record<string, string | number | null> = { name: name.input.value.trim() };
+    for (const [k, el] of filters) {
+      body[k] = textOrNull(el);
+    }
+    for (const [k, el] of thresholds) {
+      body[k] = numberOrNull(el);
+    }
+    const was = editing;
+    if (was) {
+      await api(`/projects/${projectId}/threshold-profiles/${was.id}`, { method: "PATCH", body });
+    } else {
+      await api(`/projects/${projectId}/threshold-profiles`, { method: "POST", body });
+    }
+    reset();
+    await load();
+    return was ? `Saved “${body.name}”.` : `Created “${body.name}”.`;
+  });
+
+  const filterText = (p: Profile) => {
+    const set = FILTERS.filter((x) => p[x.key] !== null).map((x) => `${x.label}: ${p[x.key]}`);
+    return set.length > 0 ? set.join(", ") : "Any device";
+  };
+
+  function load(): Promise<void> {
+    alert.hide();
+    return withStates(
+      list,
+      () => api<Profile[]>(`/projects/${projectId}/threshold-profiles`),
+      (rows) => {
+        list.append(
+          dataTable(
+            "profiles",
+            [
+              { label: "Name", cell: (p) => p.name },
+              { label: "Devices", cell: filterText },
+              ...THRESHOLDS.map((t) => ({
+                label: `${t.label} good / warn (${t.unit})`,
+                num: true,
+                cell: (p: Profile) => `${fmt(p[`${t.key}Good`])} / ${fmt(p[`${t.key}Warn`])}`,
+              })),
+              { label: "Updated", cell: (p) => when(p.updatedAt) },
+              {
+                label: "Actions",
+                cell: (p) =>
+                  h(
+                    "span",
+                    { class: "actions" },
+                    h(
+                      "button",
+                      { type: "button", "aria-label": `Edit ${p.name}`, onclick: () => edit(p) },
+                      "Edit",
+                    ),
+                    rowAction(
+                      "Delete",
+                      `Delete ${p.name}`,
+                      async () => {
+                        await api(`/projects/${projectId}/threshold-profiles/${p.id}`, { method: "DELETE" });
+                        if (editing?.id === p.id) {
+                          reset();
+                        }
+                        await load();
+                      },
+                      alert.show,
+                      `Delete the profile “${p.name}”? Alert rules that use it lose it (a rule left with none is deactivated).`,
+                    ),
+                  ),
+              },
+            ],
+            rows,
+          ),
+        );
+      },
+      {
+        isEmpty: (rows) => rows.length === 0,
+        emptyMessage:
+          "No threshold profiles yet. Create one below: the heatmap colours cells by it and alert rules evaluate it.",
+      },
+    );
+  }
+
+  await load();
+}
