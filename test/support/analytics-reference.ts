@@ -77,17 +77,28 @@ export function refDashboard(events: GenEvent[], days: number, fetchedAt: number
 }
 
 /**
- * ClickHouse quantileExact (the element at index floor(level · n) of the sorted values), rounded to the
- * percentiles' documented resolution of 0.01 (workers/analytics/percentiles.ts): what both the rollup
- * and the raw path report.
+ * A sample as percentiles count it (the README's percentiles, workers/analytics/percentiles.ts): the
+ * lower bound of its bucket, the Float64 values sharing sign, exponent and the 8 leading mantissa bits.
  */
-function quantileExact(values: number[], level: number): number | null {
+function bucketFloor(v: number): number {
+  const bits = new DataView(new ArrayBuffer(8));
+  bits.setFloat64(0, v);
+  // Big-endian: the first 32 bits hold sign, exponent and the top 20 mantissa bits; keep 1 + 11 + 8.
+  bits.setUint32(0, bits.getUint32(0) & 0xfffff000);
+  bits.setUint32(4, 0);
+  return bits.getFloat64(0);
+}
+
+/**
+ * Nearest-rank percentile of the bucketed samples: the k-th smallest, k = max(1, ceil(level · n)).
+ */
+function nearestRank(values: number[], level: number): number | null {
   if (!values.length) {
     return null;
   }
-  const sorted = [...values].sort((a, b) => a - b);
-  const exact = sorted[Math.min(sorted.length - 1, Math.floor(level * sorted.length))] as number;
-  return Math.floor(exact * 100 + 0.5) / 100;
+  const sorted = values.map(bucketFloor).sort((a, b) => a - b);
+  const k = Math.max(1, Math.ceil(level * sorted.length));
+  return sorted[k - 1] as number;
 }
 
 const mean = (vs: number[]) => (vs.length ? vs.reduce((a, b) => a + b, 0) / vs.length : null);
@@ -149,17 +160,17 @@ export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) 
       avg_memory: mean(memoryMb) ?? 0,
       avg_gpu_time: mean(metric("gpuTimeMs")),
       avg_mem_vram: mean(vramMb),
-      p05_fps: quantileExact(metric("fps"), 0.05),
-      p95_frame_time: quantileExact(metric("frameTimeMs"), 0.95),
+      p05_fps: nearestRank(metric("fps"), 0.05),
+      p95_frame_time: nearestRank(metric("frameTimeMs"), 0.95),
       max_memory: maxOf(memoryMb),
-      p95_gpu_time: quantileExact(metric("gpuTimeMs"), 0.95),
-      p95_mem_vram: quantileExact(vramMb, 0.95),
+      p95_gpu_time: nearestRank(metric("gpuTimeMs"), 0.95),
+      p95_mem_vram: nearestRank(vramMb, 0.95),
     };
   });
 }
 
 /** Performance-bearing: at least one of fps, frame time, memory or GPU time above zero. */
-function hasPerf(e: GenEvent): boolean {
+export function hasPerf(e: GenEvent): boolean {
   const p = e.perf;
   return [p?.fps, p?.frameTimeMs, p?.memoryUsedBytes, p?.gpuTimeMs].some((v) => v !== undefined && v > 0);
 }
@@ -394,16 +405,16 @@ export function refCompare(events: GenEvent[], q: CompareParams, nowMs: number) 
     diffs: REF_COMPARE_METRICS.map((metric) => {
       const b = values(base, metric);
       const c = values(cand, metric);
-      const b50 = quantileExact(b, 0.5);
-      const c50 = quantileExact(c, 0.5);
+      const b50 = nearestRank(b, 0.5);
+      const c50 = nearestRank(c, 0.5);
       return {
         metric,
         baselineP50: b50,
         candidateP50: c50,
         diffPct: b50 === null || c50 === null || b50 === 0 ? null : round2(((c50 - b50) / b50) * 100),
         isRegression: b50 !== null && c50 !== null && c50 > b50,
-        baselineTail: quantileExact(b, 0.95),
-        candidateTail: quantileExact(c, 0.95),
+        baselineTail: nearestRank(b, 0.95),
+        candidateTail: nearestRank(c, 0.95),
         baselineSamples: b.length,
         candidateSamples: c.length,
       };

@@ -102,14 +102,14 @@ describe("after a player's erasure, every analytics read equals the reference wi
   it.each([
     [
       "heatmap_cells",
-      "sum(events), sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), sum(vram_n), arraySum(sumMap(fps_hist).2), max(mem_max)",
+      "sum(events), sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), sum(vram_n), max(mem_max), quantileExactWeightedMerge(0.05)(fps_q), quantileExactWeightedMerge(0.95)(frame_q), quantileExactWeightedMerge(0.95)(vram_q)",
     ],
     ["alert_cells", "sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), round(sum(fps_sum), 3)"],
     ["daily_events", "sum(events), uniqExact(event_name, map_id, platform, build_id, day)"],
     ["build_days", "sum(events), uniqMerge(players), uniqMerge(sessions), min(first_seen), max(last_seen)"],
     [
       "compare_days",
-      "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), arraySum(sumMap(h0).2)",
+      "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
     ],
   ])("rollup %s equals a fresh build from the events left", async (table, totals) => {
     const read = async (from: string) => {

@@ -1,15 +1,14 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_COMPARE_DAYS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
-import { histogramPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 
 /**
  * The metrics `framedash perf-diff` gates on, in its order; all lower-is-better. What a sample of each
  * is (a non-null fixed field, or a metrics-map key where present: a missing key reads 0, which for io.*
  * and load_time_ms would be a real-looking sample) and its unit (ms, megabytes for memory and
- * mem.vram, bytes, operations) is defined where telemetry.compare_days is filled, as h0..h7 in this
- * order (schema/clickhouse/migrations/0004_rollups.sql).
+ * mem.vram, bytes, operations) is defined where telemetry.compare_days is filled, as n0..n7 and q0..q7
+ * in this order (schema/clickhouse/migrations/0004_rollups.sql).
  */
 export const COMPARE_METRICS = [
   "frame_time",
@@ -64,9 +63,9 @@ type Stats = { summary: BuildSummary; p50: (number | null)[]; tail: (number | nu
 
 /**
  * Two builds side by side over one window and the same filters, from telemetry.compare_days (a row per
- * build, day, map and platform; windows are whole days): per metric the p50 and p95 of each build, as
- * quantileExact's sample at index floor(level·n) rounded to 0.01 of the unit (the rollup keeps a
- * histogram of rounded samples, percentiles.ts), and exact session and player counts. A build with no
+ * build, day, map and platform; windows are whole days): per metric the p50 and p95 of each build,
+ * nearest-rank over quantized samples (percentiles.ts: within 0.049 % of the raw samples' own), and
+ * exact session and player counts. A build with no
  * sample of a metric has nulls there; an unknown build id is an all-empty build.
  */
 export async function compareBuilds(
@@ -75,11 +74,12 @@ export async function compareBuilds(
   w: Window,
   q: CompareQuery,
 ): Promise<Comparison> {
-  // h0..h7 hold the metrics in COMPARE_METRICS order (0004_rollups.sql).
+  // n0..n7 and q0..q7 hold the metrics in COMPARE_METRICS order (0004_rollups.sql); each q state
+  // answers [p50, p95] (TAIL_LEVEL).
   const columns = COMPARE_METRICS.map(
-    (_, i) => `sumMap(h${i}) AS m${i}, arraySum(m${i}.2) AS n${i},
-      ${histogramPercentile(0.5, `m${i}`)} AS p50_${i},
-      ${histogramPercentile(TAIL_LEVEL, `m${i}`)} AS tail_${i}`,
+    (_, i) => `sum(n${i}) AS n${i},
+      quantilesExactWeightedMerge(0.5, ${TAIL_LEVEL})(q${i}) AS p${i},
+      p${i}[1] AS p50_${i}, p${i}[2] AS tail_${i}`,
   ).join(",\n      ");
   const rows = await selectRows<Record<string, number | string | null>>(
     ch,

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_EVENTS, CH_HEATMAP_CELLS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
-import { histogramPercentile, rawPercentile } from "./percentiles.js";
+import { rawPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 
 export type HeatmapQuery = {
@@ -70,9 +70,9 @@ type Row = Record<string, number | string | null>;
 
 /**
  * Cells of a map, in both modes. Averages are over the events carrying that metric (the wire's "not
- * collected" is NULL); percentiles are quantileExact's sample at index floor(level · n), rounded to
- * 0.01 of the unit (percentiles.ts). Sizes that are multiples of 25 read telemetry.heatmap_cells, a few
- * rows per cell and day; 5 and 10 read the events.
+ * collected" is NULL); percentiles are nearest-rank over quantized samples (percentiles.ts). The
+ * performance mode at sizes that are multiples of 25, without build or platform, reads
+ * telemetry.heatmap_cells (a row per cell, day and z level); the rest reads the events.
  */
 export async function heatmapCells(
   ch: ClickHouseClient,
@@ -90,8 +90,12 @@ export async function heatmapCells(
     buildId: q.buildId,
     platform: q.platform,
   };
-  // The rollup has no build or platform in its key: those filters read the events.
-  const rollup = fromRollup(q.cellSize) && q.buildId === undefined && q.platform === undefined;
+  // The rollup has no event name, build or platform in its key: those read the events.
+  const rollup =
+    fromRollup(q.cellSize) &&
+    q.eventName === undefined &&
+    q.buildId === undefined &&
+    q.platform === undefined;
   const rows = await selectRows<Row>(ch, rollup ? rollupSql(q) : rawSql(q), params);
   return rows.map((r) => {
     const count = num(r.event_count);
@@ -143,6 +147,9 @@ function rawSql(q: HeatmapQuery): string {
 function rollupSql(q: HeatmapQuery): string {
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
   // An average is NaN (0 / 0) where no event carries the metric: orZero / orNull turn it into 0 / null.
+  // A percentile state without samples merges to 0, hence the count guard.
+  const percentile = (level: number, m: string) =>
+    `if(sum(${m}_n) = 0, NULL, quantileExactWeightedMerge(${level})(${m}_q))`;
   return `
     SELECT ${cell("x", "cx")}, ${cell("y", "cy")}${q.includeZ ? `, ${cell("z", "cz")}` : ""},
       sum(events) AS event_count,
@@ -151,15 +158,14 @@ function rollupSql(q: HeatmapQuery): string {
       sum(mem_sum) / sum(mem_n) AS avg_memory,
       sum(gpu_sum) / sum(gpu_n) AS avg_gpu_time,
       sum(vram_sum) / sum(vram_n) AS avg_mem_vram,
-      sumMap(fps_hist) AS h_fps, ${histogramPercentile(0.05, "h_fps")} AS p05_fps,
-      sumMap(frame_hist) AS h_frame, ${histogramPercentile(0.95, "h_frame")} AS p95_frame_time,
+      ${percentile(0.05, "fps")} AS p05_fps,
+      ${percentile(0.95, "frame")} AS p95_frame_time,
       if(sum(mem_n) = 0, NULL, max(mem_max)) AS max_memory,
-      sumMap(gpu_hist) AS h_gpu, ${histogramPercentile(0.95, "h_gpu")} AS p95_gpu_time,
-      sumMap(vram_hist) AS h_vram, ${histogramPercentile(0.95, "h_vram")} AS p95_mem_vram
+      ${percentile(0.95, "gpu")} AS p95_gpu_time,
+      ${percentile(0.95, "vram")} AS p95_mem_vram
     FROM ${CH_HEATMAP_CELLS}
     WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-      AND ${q.eventName === undefined ? "perf" : "event_name = {eventName:String}"}
       ${q.includeZ ? "AND NOT isNaN(z)" : ""}
     GROUP BY cx, cy${q.includeZ ? ", cz" : ""}
     ORDER BY cx, cy${q.includeZ ? ", cz" : ""}`;

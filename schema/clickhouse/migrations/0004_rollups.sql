@@ -12,31 +12,32 @@
 --   4. the backfill from the events that existed before the view.
 -- These tables hold no player identifier: none is in a key, and session and player counts are hashed
 -- states. A player erasure deletes and rebuilds the (project, day) rows the player touched.
--- Percentiles are kept as fixed-resolution histograms: each sample is rounded to 0.01 of its unit
--- (q(v) = floor(v · 100 + 0.5) / 100: fps, ms, MB, bytes, operations) and counted per rounded value in
--- a sumMap, which merges exactly. The percentile of the rounded samples is the rounded exact
--- percentile (rounding is monotone), so a reported percentile is within 0.005 units of the exact one;
--- raw-event queries round the same way (workers/analytics/percentiles.ts), so both paths agree.
--- Readers always aggregate (sum, max, sumMap, uniqMerge …) over the key: parts not merged yet hold
+-- Percentiles are kept as mergeable states of quantized samples: each sample v counts as q(v), v with
+-- all but the 8 leading bits of its Float64 mantissa cleared (the lower bound of its bucket; 256 buckets
+-- per octave), so 0 ≤ v − q(v) < 2^-8 · v ≈ 0.39 % of v for v > 0, and values with at most 9 significant
+-- bits (integers below 512, 16.5, 4,096 MB …) stay exact. The samples are counted per q(v) in a
+-- quantileExactWeighted state (a hash map q(v) → count, which merges exactly and holds at most one entry
+-- per bucket whatever the volume: about 850 for a metric spanning a factor of 10). The reported
+-- percentile is the nearest-rank one: the k-th smallest q(v), k = max(1, ceil(level · n)). Raw-event
+-- queries compute the same function over the same q(v) (workers/analytics/percentiles.ts), so both paths
+-- agree exactly; as q is monotone, the answer is q of the raw samples' own nearest-rank percentile.
+-- Readers always aggregate (sum, max, -Merge …) over the key: parts not merged yet hold
 -- several rows of one key. A row inserted into events twice would be counted twice here (the events'
 -- ReplacingMergeTree would merge it away, a rollup cannot): the consumer writes each row once.
 
 
--- Heatmap: per project, map, mode, day and base cell of 25 world units (x, y and z origins
--- floor(v / 25) · 25; z is NaN when the event has no z). A requested cell size that is a multiple of 25
--- (25, 50) is derived exactly: floor(floor(v / 25) · 25 / s) · s = floor(v / s) · s. Finer sizes (5,
--- 10) read the events: a base cell of 5 held about one row per event on the benchmark's 1 km maps (no
--- saving) and doubled the cost of every insert.
--- Each event is in exactly one row, keyed by its name and whether it is performance-bearing: the
--- performance mode reads the rows with perf = true of every name, the events mode the rows of one name
--- (a separate copy per mode cost twice the groups on every insert). Averages are sum and count, max
--- memory a max (-inf: none), percentiles histograms.
+-- Heatmap, performance mode: per project, map, day and base cell of 25 world units (x, y and z origins
+-- floor(v / 25) · 25; z is NaN when the event has no z), over the performance-bearing events. A
+-- requested cell size that is a multiple of 25 (25, 50) is derived exactly:
+-- floor(floor(v / 25) · 25 / s) · s = floor(v / s) · s; 2-D cells merge the z rows. Finer sizes (5, 10),
+-- the events mode (one event name) and the build and platform filters read the events: a base cell of
+-- 5 held about one row per event on the benchmark's 1 km maps, and a name, build or platform in this key
+-- multiplies the rows every performance query merges. Averages are sum and count (exact), max memory a
+-- max (-inf: none), percentiles quantized exact-weighted states (above).
 CREATE TABLE IF NOT EXISTS telemetry.heatmap_cells
 (
     project_id UUID,
     map_id LowCardinality(String),
-    event_name LowCardinality(String),
-    perf Bool,
     day Date,
     x Float64,
     y Float64,
@@ -53,17 +54,17 @@ CREATE TABLE IF NOT EXISTS telemetry.heatmap_cells
     gpu_n SimpleAggregateFunction(sum, UInt64),
     vram_sum SimpleAggregateFunction(sum, Float64),
     vram_n SimpleAggregateFunction(sum, UInt64),
-    fps_hist SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    frame_hist SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    gpu_hist SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    vram_hist SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64)))
+    fps_q AggregateFunction(quantileExactWeighted(0.05), Float64, UInt8),
+    frame_q AggregateFunction(quantileExactWeighted(0.95), Float64, UInt8),
+    gpu_q AggregateFunction(quantileExactWeighted(0.95), Float64, UInt8),
+    vram_q AggregateFunction(quantileExactWeighted(0.95), Float64, UInt8)
 )
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, map_id, day, perf, event_name, x, y, z);
+ORDER BY (project_id, map_id, day, x, y, z);
 
 CREATE VIEW IF NOT EXISTS telemetry.heatmap_cells_src AS
-SELECT project_id, map_id, event_name, perf, day, x, y, z,
+SELECT project_id, map_id, day, x, y, z,
     toUInt64(count()) AS events,
     sum(ifNull(fps, 0)) AS fps_sum, toUInt64(count(fps)) AS fps_n,
     sum(ifNull(frame, 0)) AS frame_sum, toUInt64(count(frame)) AS frame_n,
@@ -71,18 +72,12 @@ SELECT project_id, map_id, event_name, perf, day, x, y, z,
     max(ifNull(mem, -inf)) AS mem_max,
     sum(ifNull(gpu, 0)) AS gpu_sum, toUInt64(count(gpu)) AS gpu_n,
     sum(ifNull(vram, 0)) AS vram_sum, toUInt64(count(vram)) AS vram_n,
-    sumMap(if(isNull(fps), CAST([], 'Array(Float64)'), [floor(assumeNotNull(fps) * 100 + 0.5) / 100]),
-        if(isNull(fps), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS fps_hist,
-    sumMap(if(isNull(frame), CAST([], 'Array(Float64)'), [floor(assumeNotNull(frame) * 100 + 0.5) / 100]),
-        if(isNull(frame), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS frame_hist,
-    sumMap(if(isNull(gpu), CAST([], 'Array(Float64)'), [floor(assumeNotNull(gpu) * 100 + 0.5) / 100]),
-        if(isNull(gpu), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS gpu_hist,
-    sumMap(if(isNull(vram), CAST([], 'Array(Float64)'), [floor(assumeNotNull(vram) * 100 + 0.5) / 100]),
-        if(isNull(vram), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS vram_hist
+    quantileExactWeightedStateIf(0.05)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(fps)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(fps)) AS fps_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(frame)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(frame)) AS frame_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(gpu)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(gpu)) AS gpu_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(vram)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(vram)) AS vram_q
 FROM (
-    SELECT project_id, map_id, event_name, (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
-            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0) AS perf,
-        toDate(timestamp) AS day,
+    SELECT project_id, map_id, toDate(timestamp) AS day,
         floor(position_x / 25) * 25 AS x,
         floor(position_y / 25) * 25 AS y,
         ifNull(floor(position_z / 25) * 25, nan) AS z,
@@ -93,12 +88,13 @@ FROM (
     WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
         AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
             OR (player_id = '' AND session_id IN {identified:Array(String)}))))
-    AND isNotNull(position_x) AND isNotNull(position_y)
+    AND isNotNull(position_x) AND isNotNull(position_y) AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
+            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0)
 )
-GROUP BY project_id, map_id, event_name, perf, day, x, y, z;
+GROUP BY project_id, map_id, day, x, y, z;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.heatmap_cells_mv TO telemetry.heatmap_cells AS
-SELECT project_id, map_id, event_name, perf, day, x, y, z,
+SELECT project_id, map_id, day, x, y, z,
     toUInt64(count()) AS events,
     sum(ifNull(fps, 0)) AS fps_sum, toUInt64(count(fps)) AS fps_n,
     sum(ifNull(frame, 0)) AS frame_sum, toUInt64(count(frame)) AS frame_n,
@@ -106,18 +102,12 @@ SELECT project_id, map_id, event_name, perf, day, x, y, z,
     max(ifNull(mem, -inf)) AS mem_max,
     sum(ifNull(gpu, 0)) AS gpu_sum, toUInt64(count(gpu)) AS gpu_n,
     sum(ifNull(vram, 0)) AS vram_sum, toUInt64(count(vram)) AS vram_n,
-    sumMap(if(isNull(fps), CAST([], 'Array(Float64)'), [floor(assumeNotNull(fps) * 100 + 0.5) / 100]),
-        if(isNull(fps), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS fps_hist,
-    sumMap(if(isNull(frame), CAST([], 'Array(Float64)'), [floor(assumeNotNull(frame) * 100 + 0.5) / 100]),
-        if(isNull(frame), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS frame_hist,
-    sumMap(if(isNull(gpu), CAST([], 'Array(Float64)'), [floor(assumeNotNull(gpu) * 100 + 0.5) / 100]),
-        if(isNull(gpu), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS gpu_hist,
-    sumMap(if(isNull(vram), CAST([], 'Array(Float64)'), [floor(assumeNotNull(vram) * 100 + 0.5) / 100]),
-        if(isNull(vram), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS vram_hist
+    quantileExactWeightedStateIf(0.05)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(fps)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(fps)) AS fps_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(frame)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(frame)) AS frame_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(gpu)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(gpu)) AS gpu_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(vram)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(vram)) AS vram_q
 FROM (
-    SELECT project_id, map_id, event_name, (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
-            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0) AS perf,
-        toDate(timestamp) AS day,
+    SELECT project_id, map_id, toDate(timestamp) AS day,
         floor(position_x / 25) * 25 AS x,
         floor(position_y / 25) * 25 AS y,
         ifNull(floor(position_z / 25) * 25, nan) AS z,
@@ -125,9 +115,10 @@ FROM (
         memory_used_bytes / 1048576 AS mem, toNullable(toFloat64(gpu_time_ms)) AS gpu,
         if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS vram
     FROM telemetry.events
-    WHERE isNotNull(position_x) AND isNotNull(position_y)
+    WHERE isNotNull(position_x) AND isNotNull(position_y) AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
+            OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0)
 )
-GROUP BY project_id, map_id, event_name, perf, day, x, y, z;
+GROUP BY project_id, map_id, day, x, y, z;
 
 INSERT INTO telemetry.heatmap_cells
 SELECT * FROM telemetry.heatmap_cells_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
@@ -274,7 +265,7 @@ SELECT * FROM telemetry.build_days_src(whole = true, project = '00000000-0000-00
 
 -- builds/compare: per project, build, day, map and platform, the events carrying at least one compared
 -- metric: count, first and last timestamp, exact session and player sets (uniqExact states), and per
--- metric h0..h7 a histogram of its rounded samples, in the order of COMPARE_METRICS
+-- metric n0..n7 its sample count and q0..q7 a state of its p50 and p95 (quantized, above), in the order of COMPARE_METRICS
 -- (workers/analytics/compare.ts): frame time, memory, GPU time, io.read_bytes, io.read_time_ms,
 -- io.read_ops, load_time_ms, mem.vram.
 CREATE TABLE IF NOT EXISTS telemetry.compare_days
@@ -289,14 +280,22 @@ CREATE TABLE IF NOT EXISTS telemetry.compare_days
     last_seen SimpleAggregateFunction(max, DateTime64(6, 'UTC')),
     sessions AggregateFunction(uniqExact, String),
     players AggregateFunction(uniqExact, String),
-    h0 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    h1 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    h2 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    h3 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    h4 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    h5 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    h6 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64))),
-    h7 SimpleAggregateFunction(sumMap, Tuple(Array(Float64), Array(UInt64)))
+    n0 SimpleAggregateFunction(sum, UInt64),
+    q0 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n1 SimpleAggregateFunction(sum, UInt64),
+    q1 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n2 SimpleAggregateFunction(sum, UInt64),
+    q2 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n3 SimpleAggregateFunction(sum, UInt64),
+    q3 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n4 SimpleAggregateFunction(sum, UInt64),
+    q4 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n5 SimpleAggregateFunction(sum, UInt64),
+    q5 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n6 SimpleAggregateFunction(sum, UInt64),
+    q6 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n7 SimpleAggregateFunction(sum, UInt64),
+    q7 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8)
 )
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
@@ -306,22 +305,22 @@ CREATE VIEW IF NOT EXISTS telemetry.compare_days_src AS
 SELECT project_id, build_id, day, map_id, platform, toUInt64(count()) AS events,
     min(timestamp) AS first_seen, max(timestamp) AS last_seen,
     uniqExactState(session_id) AS sessions, uniqExactState(player) AS players,
-    sumMap(if(isNull(v0), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v0) * 100 + 0.5) / 100]),
-        if(isNull(v0), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h0,
-    sumMap(if(isNull(v1), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v1) * 100 + 0.5) / 100]),
-        if(isNull(v1), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h1,
-    sumMap(if(isNull(v2), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v2) * 100 + 0.5) / 100]),
-        if(isNull(v2), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h2,
-    sumMap(if(isNull(v3), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v3) * 100 + 0.5) / 100]),
-        if(isNull(v3), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h3,
-    sumMap(if(isNull(v4), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v4) * 100 + 0.5) / 100]),
-        if(isNull(v4), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h4,
-    sumMap(if(isNull(v5), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v5) * 100 + 0.5) / 100]),
-        if(isNull(v5), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h5,
-    sumMap(if(isNull(v6), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v6) * 100 + 0.5) / 100]),
-        if(isNull(v6), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h6,
-    sumMap(if(isNull(v7), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v7) * 100 + 0.5) / 100]),
-        if(isNull(v7), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h7
+    toUInt64(count(v0)) AS n0,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v0)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v0)) AS q0,
+    toUInt64(count(v1)) AS n1,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v1)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v1)) AS q1,
+    toUInt64(count(v2)) AS n2,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v2)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v2)) AS q2,
+    toUInt64(count(v3)) AS n3,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v3)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v3)) AS q3,
+    toUInt64(count(v4)) AS n4,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v4)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v4)) AS q4,
+    toUInt64(count(v5)) AS n5,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v5)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v5)) AS q5,
+    toUInt64(count(v6)) AS n6,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v6)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v6)) AS q6,
+    toUInt64(count(v7)) AS n7,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v7)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v7)) AS q7
 FROM (
     SELECT project_id, build_id, toDate(timestamp) AS day, map_id, platform, timestamp, session_id,
         if(empty(player_id), session_id, player_id) AS player,
@@ -345,22 +344,22 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.compare_days_mv TO telemetry.co
 SELECT project_id, build_id, day, map_id, platform, toUInt64(count()) AS events,
     min(timestamp) AS first_seen, max(timestamp) AS last_seen,
     uniqExactState(session_id) AS sessions, uniqExactState(player) AS players,
-    sumMap(if(isNull(v0), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v0) * 100 + 0.5) / 100]),
-        if(isNull(v0), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h0,
-    sumMap(if(isNull(v1), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v1) * 100 + 0.5) / 100]),
-        if(isNull(v1), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h1,
-    sumMap(if(isNull(v2), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v2) * 100 + 0.5) / 100]),
-        if(isNull(v2), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h2,
-    sumMap(if(isNull(v3), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v3) * 100 + 0.5) / 100]),
-        if(isNull(v3), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h3,
-    sumMap(if(isNull(v4), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v4) * 100 + 0.5) / 100]),
-        if(isNull(v4), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h4,
-    sumMap(if(isNull(v5), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v5) * 100 + 0.5) / 100]),
-        if(isNull(v5), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h5,
-    sumMap(if(isNull(v6), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v6) * 100 + 0.5) / 100]),
-        if(isNull(v6), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h6,
-    sumMap(if(isNull(v7), CAST([], 'Array(Float64)'), [floor(assumeNotNull(v7) * 100 + 0.5) / 100]),
-        if(isNull(v7), CAST([], 'Array(UInt64)'), [toUInt64(1)])) AS h7
+    toUInt64(count(v0)) AS n0,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v0)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v0)) AS q0,
+    toUInt64(count(v1)) AS n1,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v1)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v1)) AS q1,
+    toUInt64(count(v2)) AS n2,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v2)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v2)) AS q2,
+    toUInt64(count(v3)) AS n3,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v3)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v3)) AS q3,
+    toUInt64(count(v4)) AS n4,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v4)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v4)) AS q4,
+    toUInt64(count(v5)) AS n5,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v5)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v5)) AS q5,
+    toUInt64(count(v6)) AS n6,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v6)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v6)) AS q6,
+    toUInt64(count(v7)) AS n7,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v7)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v7)) AS q7
 FROM (
     SELECT project_id, build_id, toDate(timestamp) AS day, map_id, platform, timestamp, session_id,
         if(empty(player_id), session_id, player_id) AS player,
