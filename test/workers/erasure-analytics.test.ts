@@ -81,6 +81,7 @@ beforeAll(async () => {
     "telemetry.events",
     "telemetry.player_first_seen",
     "telemetry.daily_actors",
+    "telemetry.hourly_players",
     // Rebuilt for the player's days from the events left (workers/erasure/rollups.ts).
     "telemetry.heatmap_cells",
     "telemetry.alert_cells",
@@ -95,6 +96,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
     const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
     expect(await rollupRows("player_first_seen", "player", [victim])).toBe(0);
     expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
+    expect(await rollupRows("hourly_players", "id", [victim])).toBe(0);
   });
 
   // Each day-keyed rollup must hold exactly what a fresh build from the remaining events holds: sums

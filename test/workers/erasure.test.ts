@@ -113,6 +113,7 @@ describe("player erasure", () => {
       "telemetry.events",
       "telemetry.player_first_seen",
       "telemetry.daily_actors",
+      "telemetry.hourly_players",
       "telemetry.heatmap_cells",
       "telemetry.alert_cells",
       "telemetry.daily_events",

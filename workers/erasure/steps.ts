@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DAILY_ACTORS, CH_EVENTS, CH_PLAYER_FIRST_SEEN } from "../shared/clickhouse.js";
+import { CH_DAILY_ACTORS, CH_EVENTS, CH_HOURLY_PLAYERS, CH_PLAYER_FIRST_SEEN } from "../shared/clickhouse.js";
 
 /**
  * One table holding player-derived rows, and how to find one player's rows in it. Every table that
@@ -21,7 +21,8 @@ const PLAYER_EVENTS = `project_id = {project:UUID} AND (
  * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql,
  * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql):
  * the player's first-seen rows (their own and those of the anonymous players of their identified
- * sessions), their daily player rows, and the session rows of sessions left without any event.
+ * sessions), their daily player rows, and the session rows of sessions left without any event; and
+ * their hourly rows (0004_rollups.sql).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS },
@@ -34,6 +35,10 @@ export const ERASURE_STEPS: ErasureStep[] = [
     where: `project_id = {project:UUID} AND (
       (kind = 'player' AND (id = {player:String} OR id IN {identified:Array(String)}))
       OR (kind = 'session' AND id IN {emptied:Array(String)}))`,
+  },
+  {
+    table: CH_HOURLY_PLAYERS,
+    where: "project_id = {project:UUID} AND (id = {player:String} OR id IN {identified:Array(String)})",
   },
 ];
 

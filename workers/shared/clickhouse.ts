@@ -9,6 +9,7 @@ export const CH_DB = "telemetry";
 export const CH_EVENTS = `${CH_DB}.events`;
 export const CH_PLAYER_FIRST_SEEN = `${CH_DB}.player_first_seen`;
 export const CH_DAILY_ACTORS = `${CH_DB}.daily_actors`;
+export const CH_HOURLY_PLAYERS = `${CH_DB}.hourly_players`;
 // Rollups of whole UTC days (schema/clickhouse/migrations/0004_rollups.sql); each has a parameterized
 // `${table}_src` view that the player erasure rebuilds it from.
 export const CH_HEATMAP_CELLS = `${CH_DB}.heatmap_cells`;

@@ -378,3 +378,28 @@ GROUP BY project_id, build_id, day, map_id, platform;
 
 INSERT INTO telemetry.compare_days
 SELECT * FROM telemetry.compare_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
+
+-- Who played in which UTC hour, for the last 32 days only (TTL): the dashboard's rolling counts (dau: the
+-- last 24 hours; mau: the last 30 days) are whole days from daily_actors, whole hours from here and two
+-- partial hours from the events, instead of two partial days of events (which grow with the volume).
+-- Rows are sets, like daily_actors; a player erasure deletes the player's rows (workers/erasure/steps.ts).
+CREATE TABLE IF NOT EXISTS telemetry.hourly_players
+(
+    project_id UUID,
+    hour DateTime('UTC'),
+    id String
+)
+ENGINE = ReplacingMergeTree
+PARTITION BY toYYYYMM(hour)
+ORDER BY (project_id, hour, id)
+TTL hour + INTERVAL 32 DAY;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.hourly_players_mv TO telemetry.hourly_players AS
+SELECT DISTINCT project_id, toStartOfHour(timestamp) AS hour, if(empty(player_id), session_id, player_id) AS id
+FROM telemetry.events
+WHERE timestamp >= now() - INTERVAL 32 DAY;
+
+INSERT INTO telemetry.hourly_players
+SELECT DISTINCT project_id, toStartOfHour(timestamp) AS hour, if(empty(player_id), session_id, player_id) AS id
+FROM telemetry.events
+WHERE timestamp >= now() - INTERVAL 32 DAY;
