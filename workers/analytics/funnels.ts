@@ -12,6 +12,9 @@ export type FunnelStep = {
 };
 
 // Both statements give each player the furthest step reached; the caller turns that into counts.
+// Players are grouped by the 64-bit hash of their id, as distinct counts are (select.ts `distinct`):
+// hashing the string once per row costs less than grouping by it, and with a million players the
+// chance that two share a hash is about 3 in 10^8.
 const SCOPE = `project_id = {projectId:UUID}
         AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
         AND event_name IN {steps:Array(String)}`;
@@ -29,7 +32,7 @@ function windowFunnelSql(stepCount: number): string {
       SELECT windowFunnel({windowUs:UInt64})(toUInt64(toUnixTimestamp64Micro(timestamp)), ${conditions.join(", ")}) AS level
       FROM ${CH_EVENTS}
       WHERE ${SCOPE}
-      GROUP BY player`;
+      GROUP BY cityHash64(player)`;
 }
 
 /**
@@ -48,7 +51,7 @@ function expandedFunnelSql(stepCount: number): string {
       FROM ${CH_EVENTS}
       ARRAY JOIN arrayFilter(i -> {steps:Array(String)}[i] = event_name, range(1, ${stepCount + 1})) AS k
       WHERE ${SCOPE}
-      GROUP BY player`;
+      GROUP BY cityHash64(player)`;
 }
 
 /**

@@ -264,7 +264,8 @@ INSERT INTO telemetry.build_days
 SELECT * FROM telemetry.build_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
 
 -- builds/compare: per project, build, day, map and platform, the events carrying at least one compared
--- metric: count, first and last timestamp, exact session and player sets (uniqExact states), and per
+-- metric: count, first and last timestamp, session and player sets (uniqExact states of their 64-bit
+-- hashes, as every distinct count: workers/analytics/select.ts), and per
 -- metric n0..n7 its sample count and q0..q7 a state of its p50 and p95 (quantized, above), in the order of COMPARE_METRICS
 -- (workers/analytics/compare.ts): frame time, memory, GPU time, io.read_bytes, io.read_time_ms,
 -- io.read_ops, load_time_ms, mem.vram.
@@ -278,8 +279,8 @@ CREATE TABLE IF NOT EXISTS telemetry.compare_days
     events SimpleAggregateFunction(sum, UInt64),
     first_seen SimpleAggregateFunction(min, DateTime64(6, 'UTC')),
     last_seen SimpleAggregateFunction(max, DateTime64(6, 'UTC')),
-    sessions AggregateFunction(uniqExact, String),
-    players AggregateFunction(uniqExact, String),
+    sessions AggregateFunction(uniqExact, UInt64),
+    players AggregateFunction(uniqExact, UInt64),
     n0 SimpleAggregateFunction(sum, UInt64),
     q0 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
     n1 SimpleAggregateFunction(sum, UInt64),
@@ -304,7 +305,7 @@ ORDER BY (project_id, build_id, day, map_id, platform);
 CREATE VIEW IF NOT EXISTS telemetry.compare_days_src AS
 SELECT project_id, build_id, day, map_id, platform, toUInt64(count()) AS events,
     min(timestamp) AS first_seen, max(timestamp) AS last_seen,
-    uniqExactState(session_id) AS sessions, uniqExactState(player) AS players,
+    uniqExactState(cityHash64(session_id)) AS sessions, uniqExactState(cityHash64(player)) AS players,
     toUInt64(count(v0)) AS n0,
     quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v0)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v0)) AS q0,
     toUInt64(count(v1)) AS n1,
@@ -343,7 +344,7 @@ GROUP BY project_id, build_id, day, map_id, platform;
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.compare_days_mv TO telemetry.compare_days AS
 SELECT project_id, build_id, day, map_id, platform, toUInt64(count()) AS events,
     min(timestamp) AS first_seen, max(timestamp) AS last_seen,
-    uniqExactState(session_id) AS sessions, uniqExactState(player) AS players,
+    uniqExactState(cityHash64(session_id)) AS sessions, uniqExactState(cityHash64(player)) AS players,
     toUInt64(count(v0)) AS n0,
     quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v0)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v0)) AS q0,
     toUInt64(count(v1)) AS n1,
