@@ -67,6 +67,10 @@ async function profile(name: string, fields: Record<string, unknown>): Promise<s
   ).id;
 }
 
+/** A 100 × 100 world map drawn by a 64 px image (an existing map ID is replaced). */
+const squareMap = (mapId: string, name: string) =>
+  uploadMap(d, { mapId, name, minX: 0, minY: 0, maxX: 100, maxY: 100, width: 64, height: 64 });
+
 describe("alerts page", () => {
   it("a channel is created through the form, its signing secret shown once, and deleted", async () => {
     const page = await d.open(`${base}/alerts`);
@@ -118,16 +122,7 @@ describe("alerts page", () => {
   });
 
   it("a rule is created, edited, deactivated and reactivated through the page; the API holds each change", async () => {
-    const map = await uploadMap(d, {
-      mapId: "docks",
-      name: "Docks",
-      minX: 0,
-      minY: 0,
-      maxX: 100,
-      maxY: 100,
-      width: 64,
-      height: 64,
-    });
+    const map = await squareMap("docks", "Docks");
     const profileId = await profile("Docks console", { fpsGood: 50, fpsWarn: 30 });
     const page = await d.open(`${base}/alerts`);
     page.on("dialog", (dialog) => void dialog.accept());
@@ -200,16 +195,7 @@ describe("alerts page", () => {
   });
 
   it("a rule the API refuses (no profile) shows the problem detail and is not created", async () => {
-    await uploadMap(d, {
-      mapId: "pier",
-      name: "Pier",
-      minX: 0,
-      minY: 0,
-      maxX: 50,
-      maxY: 50,
-      width: 32,
-      height: 32,
-    });
+    await squareMap("pier", "Pier");
     await profile("Pier unused", { fpsGood: 50 });
     const page = await d.open(`${base}/alerts`);
     const form = page.locator("#rule-form");
@@ -225,16 +211,7 @@ describe("alerts page", () => {
   });
 
   it("after a cron run the history shows the API's evaluation: 3 of 3 PS5 cells under the good mark", async () => {
-    const map = await uploadMap(d, {
-      mapId: "harbor",
-      name: "Harbor",
-      minX: 0,
-      minY: 0,
-      maxX: 100,
-      maxY: 100,
-      width: 64,
-      height: 64,
-    });
+    const map = await squareMap("harbor", "Harbor");
     const profileId = await profile("PS5 at 50", { platform: "PS5", fpsGood: 50, fpsWarn: 30 });
     await d.api(`${base}/alerts`, {
       method: "POST",

@@ -1,25 +1,13 @@
 import { api } from "../api.js";
 import { fmt, h } from "../dom.js";
 import { actionAlert, field, onSubmit, rowAction } from "../edit-form.js";
+import type { MapRecord } from "../map-canvas.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, when } from "../table.js";
 
-type MapRecord = {
-  id: string;
-  name: string;
-  mapId: string;
-  imageUrl: string;
-  worldMinX: number;
-  worldMinY: number;
-  worldMaxX: number;
-  worldMaxY: number;
-  worldMinZ: number | null;
-  worldMaxZ: number | null;
-  imageWidth: number;
-  imageHeight: number;
-  updatedAt: string;
-};
+/** What the list shows beyond what the heatmap draws with. */
+type MapRow = MapRecord & { worldMinZ: number | null; worldMaxZ: number | null; updatedAt: string };
 
 /**
  * Maps: the level images the heatmap draws on, each with the world rectangle it shows. Upload (a new
@@ -111,7 +99,7 @@ export async function maps({ root, projectId }: PageContext): Promise<void> {
     alert.hide();
     return withStates(
       list,
-      () => api<MapRecord[]>(`/projects/${projectId}/maps`),
+      () => api<MapRow[]>(`/projects/${projectId}/maps`),
       (rows) => {
         list.append(
           dataTable(
