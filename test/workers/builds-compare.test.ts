@@ -40,7 +40,9 @@ const frames = (ms: number[]) => ms.map((frameTimeMs) => ({ perf: { frameTimeMs,
  * platform, another map, an older day, events carrying no compared metric, and io.* absent (not 0).
  */
 function comparisonDataset(nowMs: number): GenEvent[] {
-  const recent = (nowMs - 2 * 3_600_000) * 1000;
+  // The series below reach 5 hours past `recent`: all of them must lie before now, or after 22:00 UTC
+  // some would fall on tomorrow, outside every window.
+  const recent = (nowMs - 6 * 3_600_000) * 1000;
   const old = (nowMs - 10 * 86_400_000) * 1000;
   const heartbeat = { eventName: "perf_heartbeat" };
   const mapLoad = { eventName: "map_load", mapId: "" };

@@ -88,6 +88,7 @@ beforeAll(async () => {
     "telemetry.daily_events",
     "telemetry.build_days",
     "telemetry.compare_days",
+    "telemetry.compare_builds",
   ]);
 }, MIDNIGHT_GUARD_MS + 240_000);
 
@@ -112,6 +113,10 @@ describe("after a player's erasure, every analytics read equals the reference wi
     [
       "compare_days",
       "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
+    ],
+    [
+      "compare_builds",
+      "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
     ],
   ])("rollup %s equals a fresh build from the events left", async (table, totals) => {
     const read = async (from: string) => {

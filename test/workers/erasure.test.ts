@@ -119,6 +119,7 @@ describe("player erasure", () => {
       "telemetry.daily_events",
       "telemetry.build_days",
       "telemetry.compare_days",
+      "telemetry.compare_builds",
     ]);
     expect(created.steps[0]?.rowsRemoved).toBe(expectedRemoved);
     // alice and the pre-sign-in player of s-a1 had first-seen rows; daily rows of both kinds went too.

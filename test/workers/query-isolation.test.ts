@@ -97,6 +97,8 @@ const CASES: Case[] = [
   // The rollups of 0004 hold every project's aggregates; their _src views read every project's events.
   { name: "rollup heatmap_cells", sql: "SELECT * FROM heatmap_cells", outcome: "refused" },
   { name: "rollup telemetry.compare_days", sql: "SELECT * FROM telemetry.compare_days", outcome: "refused" },
+  { name: "rollup compare_builds", sql: "SELECT * FROM compare_builds", outcome: "refused" },
+  { name: "hourly players", sql: "SELECT id FROM telemetry.hourly_players", outcome: "refused" },
   {
     name: "rollup source view, every project",
     sql: "SELECT * FROM telemetry.daily_events_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = [])",

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_COMPARE_DAYS } from "../shared/clickhouse.js";
+import { CH_COMPARE_BUILDS, CH_COMPARE_DAYS } from "../shared/clickhouse.js";
 import type { Window } from "../shared/window.js";
 import { num, selectRows } from "./select.js";
 
@@ -63,7 +63,8 @@ type Stats = { summary: BuildSummary; p50: (number | null)[]; tail: (number | nu
 
 /**
  * Two builds side by side over one window and the same filters, from telemetry.compare_days (a row per
- * build, day, map and platform; windows are whole days): per metric the p50 and p95 of each build,
+ * build, day, map and platform; windows are whole days), or without filters from telemetry.compare_builds
+ * (a row per build and day): per metric the p50 and p95 of each build,
  * nearest-rank over quantized samples (percentiles.ts: within 0.049 % of the raw samples' own), and
  * exact session and player counts. A build with no
  * sample of a metric has nulls there; an unknown build id is an all-empty build.
@@ -91,7 +92,7 @@ export async function compareBuilds(
       formatDateTime(min(first_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first,
       formatDateTime(max(last_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last,
       ${columns}
-    FROM ${CH_COMPARE_DAYS}
+    FROM ${q.mapId === undefined && q.platform === undefined ? CH_COMPARE_BUILDS : CH_COMPARE_DAYS}
     WHERE project_id = {projectId:UUID}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       AND build_id IN ({baseline:String}, {candidate:String})

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
   CH_ALERT_CELLS,
   CH_BUILD_DAYS,
+  CH_COMPARE_BUILDS,
   CH_COMPARE_DAYS,
   CH_DAILY_EVENTS,
   CH_HEATMAP_CELLS,
@@ -20,6 +21,7 @@ export const REBUILT_ROLLUPS = [
   CH_DAILY_EVENTS,
   CH_BUILD_DAYS,
   CH_COMPARE_DAYS,
+  CH_COMPARE_BUILDS,
 ];
 
 /** What one rebuild replaced: the rows of the player's days before it (merged or not). */

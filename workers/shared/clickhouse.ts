@@ -17,6 +17,7 @@ export const CH_ALERT_CELLS = `${CH_DB}.alert_cells`;
 export const CH_DAILY_EVENTS = `${CH_DB}.daily_events`;
 export const CH_BUILD_DAYS = `${CH_DB}.build_days`;
 export const CH_COMPARE_DAYS = `${CH_DB}.compare_days`;
+export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 

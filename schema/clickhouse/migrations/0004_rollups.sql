@@ -380,6 +380,118 @@ GROUP BY project_id, build_id, day, map_id, platform;
 INSERT INTO telemetry.compare_days
 SELECT * FROM telemetry.compare_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
 
+-- builds/compare without a map or platform filter (the CLI's perf-diff and the dashboard's default):
+-- the same per build and day, so a session seen on several maps or platforms is one entry of one set
+-- rather than one per (map, platform) row to union at read time.
+CREATE TABLE IF NOT EXISTS telemetry.compare_builds
+(
+    project_id UUID,
+    build_id LowCardinality(String),
+    day Date,
+    events SimpleAggregateFunction(sum, UInt64),
+    first_seen SimpleAggregateFunction(min, DateTime64(6, 'UTC')),
+    last_seen SimpleAggregateFunction(max, DateTime64(6, 'UTC')),
+    sessions AggregateFunction(uniqExact, UInt64),
+    players AggregateFunction(uniqExact, UInt64),
+    n0 SimpleAggregateFunction(sum, UInt64),
+    q0 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n1 SimpleAggregateFunction(sum, UInt64),
+    q1 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n2 SimpleAggregateFunction(sum, UInt64),
+    q2 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n3 SimpleAggregateFunction(sum, UInt64),
+    q3 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n4 SimpleAggregateFunction(sum, UInt64),
+    q4 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n5 SimpleAggregateFunction(sum, UInt64),
+    q5 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n6 SimpleAggregateFunction(sum, UInt64),
+    q6 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8),
+    n7 SimpleAggregateFunction(sum, UInt64),
+    q7 AggregateFunction(quantilesExactWeighted(0.5, 0.95), Float64, UInt8)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(day)
+ORDER BY (project_id, build_id, day);
+
+CREATE VIEW IF NOT EXISTS telemetry.compare_builds_src AS
+SELECT project_id, build_id, day, toUInt64(count()) AS events,
+    min(timestamp) AS first_seen, max(timestamp) AS last_seen,
+    uniqExactState(cityHash64(session_id)) AS sessions, uniqExactState(cityHash64(player)) AS players,
+    toUInt64(count(v0)) AS n0,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v0)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v0)) AS q0,
+    toUInt64(count(v1)) AS n1,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v1)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v1)) AS q1,
+    toUInt64(count(v2)) AS n2,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v2)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v2)) AS q2,
+    toUInt64(count(v3)) AS n3,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v3)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v3)) AS q3,
+    toUInt64(count(v4)) AS n4,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v4)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v4)) AS q4,
+    toUInt64(count(v5)) AS n5,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v5)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v5)) AS q5,
+    toUInt64(count(v6)) AS n6,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v6)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v6)) AS q6,
+    toUInt64(count(v7)) AS n7,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v7)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v7)) AS q7
+FROM (
+    SELECT project_id, build_id, toDate(timestamp) AS day, timestamp, session_id,
+        if(empty(player_id), session_id, player_id) AS player,
+        toNullable(toFloat64(frame_time_ms)) AS v0,
+        memory_used_bytes / 1048576 AS v1,
+        toNullable(toFloat64(gpu_time_ms)) AS v2,
+        if(mapContains(metrics, 'io.read_bytes'), metrics['io.read_bytes'], NULL) AS v3,
+        if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS v4,
+        if(mapContains(metrics, 'io.read_ops'), metrics['io.read_ops'], NULL) AS v5,
+        if(mapContains(metrics, 'load_time_ms'), metrics['load_time_ms'], NULL) AS v6,
+        if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS v7
+    FROM telemetry.events
+    WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+        AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
+            OR (player_id = '' AND session_id IN {identified:Array(String)}))))
+    AND (isNotNull(v0) OR isNotNull(v1) OR isNotNull(v2) OR isNotNull(v3) OR isNotNull(v4) OR isNotNull(v5) OR isNotNull(v6) OR isNotNull(v7))
+)
+GROUP BY project_id, build_id, day;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.compare_builds_mv TO telemetry.compare_builds AS
+SELECT project_id, build_id, day, toUInt64(count()) AS events,
+    min(timestamp) AS first_seen, max(timestamp) AS last_seen,
+    uniqExactState(cityHash64(session_id)) AS sessions, uniqExactState(cityHash64(player)) AS players,
+    toUInt64(count(v0)) AS n0,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v0)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v0)) AS q0,
+    toUInt64(count(v1)) AS n1,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v1)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v1)) AS q1,
+    toUInt64(count(v2)) AS n2,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v2)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v2)) AS q2,
+    toUInt64(count(v3)) AS n3,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v3)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v3)) AS q3,
+    toUInt64(count(v4)) AS n4,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v4)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v4)) AS q4,
+    toUInt64(count(v5)) AS n5,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v5)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v5)) AS q5,
+    toUInt64(count(v6)) AS n6,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v6)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v6)) AS q6,
+    toUInt64(count(v7)) AS n7,
+    quantilesExactWeightedStateIf(0.5, 0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(v7)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(v7)) AS q7
+FROM (
+    SELECT project_id, build_id, toDate(timestamp) AS day, timestamp, session_id,
+        if(empty(player_id), session_id, player_id) AS player,
+        toNullable(toFloat64(frame_time_ms)) AS v0,
+        memory_used_bytes / 1048576 AS v1,
+        toNullable(toFloat64(gpu_time_ms)) AS v2,
+        if(mapContains(metrics, 'io.read_bytes'), metrics['io.read_bytes'], NULL) AS v3,
+        if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS v4,
+        if(mapContains(metrics, 'io.read_ops'), metrics['io.read_ops'], NULL) AS v5,
+        if(mapContains(metrics, 'load_time_ms'), metrics['load_time_ms'], NULL) AS v6,
+        if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS v7
+    FROM telemetry.events
+    WHERE (isNotNull(v0) OR isNotNull(v1) OR isNotNull(v2) OR isNotNull(v3) OR isNotNull(v4) OR isNotNull(v5) OR isNotNull(v6) OR isNotNull(v7))
+)
+GROUP BY project_id, build_id, day;
+
+INSERT INTO telemetry.compare_builds
+SELECT * FROM telemetry.compare_builds_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
+
 -- Who played in which UTC hour, for the last 32 days only (TTL): the dashboard's rolling counts (dau: the
 -- last 24 hours; mau: the last 30 days) are whole days from daily_actors, whole hours from here and two
 -- partial hours from the events, instead of two partial days of events (which grow with the volume).
