@@ -37,7 +37,11 @@ function erasedBy(playerId: string, events: GenEvent[]): (e: GenEvent) => boolea
     (e.playerId === "" && (e.sessionId === playerId || identified.has(e.sessionId)));
 }
 
-async function rollupRows(table: "player_first_seen" | "daily_actors", column: string, ids: string[]) {
+async function rollupRows(
+  table: "player_first_seen" | "daily_actors" | "hourly_players",
+  column: string,
+  ids: string[],
+) {
   const rs = await testClickHouse().query({
     query: `SELECT count() AS n FROM telemetry.${table} WHERE project_id = {p:UUID} AND ${column} IN {ids:Array(String)}`,
     query_params: { p: t.projectId, ids },
@@ -97,6 +101,9 @@ describe("after a player's erasure, every analytics read equals the reference wi
     const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
     expect(await rollupRows("player_first_seen", "player", [victim])).toBe(0);
     expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
+    // The victim had hours to erase: events in the 32 days hourly_players keeps.
+    const recentUs = (Date.now() - 31 * 86_400_000) * 1000;
+    expect(ds.events.some((e) => erasedBy(victim, ds.events)(e) && e.tsUs > recentUs)).toBe(true);
     expect(await rollupRows("hourly_players", "id", [victim])).toBe(0);
   });
 
