@@ -1,29 +1,3 @@
-/**
- * Analytics read benchmark: `npm run bench:analytics`.
- *
- * Starts the local stack in a temp dir, loads BENCH_MAIN_EVENTS events for one project and
- * BENCH_OTHER_EVENTS over nine others inside ClickHouse (the rollups' materialized views fill as they
- * would from the consumer), serves the Worker with wrangler dev, and times every analytics endpoint
- * over HTTP (one warm-up, then the median of 5). Beside each: the same SQL run directly with the
- * project filter, and with it removed (every project), to show what the primary key saves.
- *
- * With BENCH_COMPARE_EVENTS (smaller than BENCH_MAIN_EVENTS), the main project is first loaded with
- * that many events and timed, then grown to BENCH_MAIN_EVENTS and timed again: the table shows both
- * HTTP medians and their ratio, which for rollup-backed endpoints should stay near 1.
- *
- * Then alert evaluation at scale: BENCH_ALERT_RULES (500) active rules, each with 2 threshold
- * profiles, over the main project's three maps; one cron run (`/__scheduled`, the API Worker's
- * scheduled() → evaluateAlerts) is timed end to end. Once with every rule on a cell size read from
- * the rollups (25, 50), once with the four sizes mixed (5 and 10 read the events).
- *
- * The last line printed is one JSON object of the endpoint medians in ms (and the alert runs' ms).
- * Env: BENCH_MAIN_EVENTS (10000000), BENCH_OTHER_EVENTS (9000000), BENCH_COMPARE_EVENTS (unset),
- * BENCH_ALERT_RULES (500), BENCH_PORT (8797).
- */
-import type { ChildProcess } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
@@ -38,9 +12,8 @@ import { insightGroups, insightTotal } from "../../workers/analytics/insights.js
 import { retentionCohorts } from "../../workers/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
 import { windowOf } from "../../workers/shared/window.js";
-import { type LocalStack, startLocalStack } from "../local/stack.js";
-import { startWrangler, stopWrangler, waitUntilServing } from "../local/wrangler.js";
 import { loadBenchData } from "./analytics-data.js";
+import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
 const OTHER_EVENTS = Number(process.env.BENCH_OTHER_EVENTS ?? 9_000_000);
@@ -312,13 +285,7 @@ function printTable(header: string[], rows: string[][]) {
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
 async function main(): Promise<Record<string, number>> {
-  const dir = await mkdtemp(join(tmpdir(), "bench-analytics-"));
-  // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
-  await chmod(dir, 0o755);
-  let stack: LocalStack | undefined;
-  let worker: ChildProcess | undefined;
-  try {
-    stack = await startLocalStack({ dataDir: dir });
+  return withBenchStack("analytics", async ({ stack, serve }) => {
     const { projectId, key } = await seedProject(stack.databaseUrl);
     const others = Array.from({ length: 9 }, () => crypto.randomUUID());
     const first = COMPARE_EVENTS !== undefined && COMPARE_EVENTS < MAIN_EVENTS ? COMPARE_EVENTS : MAIN_EVENTS;
@@ -332,8 +299,7 @@ async function main(): Promise<Record<string, number>> {
     console.log(`loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events…`);
     console.log(`\nloaded in ${(await loadBenchData(stack.clickhouse, plan, progress)).toFixed(1)} s`);
 
-    worker = startWrangler(stack, { port: PORT, persistTo: join(dir, "wrangler") });
-    await waitUntilServing(worker, BASE);
+    const _worker = await serve(PORT, BASE);
     const ch = createClient({
       url: stack.clickhouse.url,
       username: stack.clickhouse.user,
@@ -400,13 +366,7 @@ async function main(): Promise<Record<string, number>> {
     printTable(["alert rules", "active rules", "pairs evaluated", "cron run ms"], alertRows);
     await ch.close();
     return result;
-  } finally {
-    if (worker) {
-      await stopWrangler(worker);
-    }
-    await stack?.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 // Printed after everything has shut down, so it stays the last line.

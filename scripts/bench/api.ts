@@ -1,26 +1,10 @@
-/**
- * Web API throughput benchmark: `npm run bench:api`.
- *
- * Starts the local stack in a temp dir (its own Postgres port, ClickHouse and wrangler state), seeds a
- * tenant, a project and a read key, serves both Workers with `wrangler dev`, and drives authenticated
- * GET /api/v1/projects, GET /api/v1/projects/{id}/status and a cached builds read
- * (GET …/builds?days=30, primed once) with autocannon at 1 and 10 connections for a fixed duration each.
- * For every run it samples the CPU time of the workerd processes (utime + stime in /proc/<pid>/stat) and
- * divides it by the requests served. Prints a table, then one JSON line (10-connection figures; the CPU
- * figure over every run).
- *
- * Env: BENCH_API_SECONDS (10) per run, BENCH_API_PORT (8798).
- */
-import type { ChildProcess } from "node:child_process";
-import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdir, readFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import autocannon from "autocannon";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
-import { type LocalStack, startLocalStack } from "../local/stack.js";
-import { startWrangler, stopWrangler, waitUntilServing } from "../local/wrangler.js";
+import { withBenchStack } from "./stack.js";
 
 const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
 const PORT = Number(process.env.BENCH_API_PORT ?? 8798);
@@ -131,16 +115,9 @@ async function drive(url: string, key: string, connections: number, pids: number
 }
 
 async function main() {
-  const dir = await mkdtemp(join(tmpdir(), "bench-api-"));
-  // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
-  await chmod(dir, 0o755);
-  let stack: LocalStack | undefined;
-  let worker: ChildProcess | undefined;
-  try {
-    stack = await startLocalStack({ dataDir: dir });
+  return withBenchStack("api", async ({ stack, serve }) => {
     const { projectId, key } = await seed(stack.databaseUrl);
-    worker = startWrangler(stack, { port: PORT, persistTo: join(dir, "wrangler") });
-    await waitUntilServing(worker, ORIGIN);
+    const worker = await serve(PORT, ORIGIN);
     const pids = await workerdPids(worker.pid ?? -1);
     if (pids.length === 0) {
       throw new Error("no workerd process found in wrangler's process group");
@@ -192,13 +169,7 @@ async function main() {
       builds_cached_p50_ms: at10("builds_cached")?.p50 ?? 0,
       worker_cpu_ms_per_request: Math.round((totalCpu / Math.max(1, totalRequests)) * 100) / 100,
     };
-  } finally {
-    if (worker) {
-      await stopWrangler(worker);
-    }
-    await stack?.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 // Printed after everything has shut down, so it stays the last line.

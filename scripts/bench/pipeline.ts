@@ -1,36 +1,10 @@
-/**
- * End-to-end pipeline benchmark: `npm run bench:pipeline`.
- *
- * Starts the local stack in a temp dir (its own Postgres, ClickHouse and wrangler state), seeds an
- * enterprise tenant with one project and an ingest key, serves both Workers with `wrangler dev`, and
- * sends N distinct SDK-shaped batches (gzip'd protobuf, `X-SDK-Version: ue5/…`) to POST /v1/events with
- * C requests in flight. A 429 or 503 is retried after its Retry-After, as the SDKs do. It then waits
- * until every accepted event is queryable in telemetry.events.
- *
- * Counting: the benchmark adds its own materialized view on telemetry.events that sums the rows of every
- * INSERT per batch (as the rollups' views do), so a row inserted twice shows even after the
- * ReplacingMergeTree has merged its copies away. lost = accepted events that are not in the table;
- * duplicated = rows inserted beyond one per distinct (batch_id, event_index).
- *
- * Prints a table, then one JSON line: accept_events_per_s (events in 202 answers over the sending
- * time), end_to_end_events_per_s (accepted events over the time from the first request until the
- * last of them was queryable), lost, duplicated.
- *
- * Env: BENCH_PIPELINE_BATCHES (1000), BENCH_PIPELINE_EVENTS (1500 events per batch, fewer if the gzip'd
- * body would pass the 126,000-byte limit), BENCH_PIPELINE_CONCURRENCY (8), BENCH_PIPELINE_PORT (8799),
- * BENCH_PIPELINE_DRAIN_TIMEOUT_S (300).
- */
-import type { ChildProcess } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { loadavg } from "node:os";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
-import { type LocalStack, startLocalStack } from "../local/stack.js";
-import { startWrangler, stopWrangler, waitUntilServing } from "../local/wrangler.js";
 import { makeSdkBatch, type RealisticBatch } from "./generate-batch.js";
+import { withBenchStack } from "./stack.js";
 
 const BATCHES = Number(process.env.BENCH_PIPELINE_BATCHES ?? 1000);
 const EVENTS = Number(process.env.BENCH_PIPELINE_EVENTS ?? 1500);
@@ -100,13 +74,7 @@ async function send(all: RealisticBatch[], key: string): Promise<SendResult> {
 }
 
 async function main() {
-  const dir = await mkdtemp(join(tmpdir(), "bench-pipeline-"));
-  // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
-  await chmod(dir, 0o755);
-  let stack: LocalStack | undefined;
-  let worker: ChildProcess | undefined;
-  try {
-    stack = await startLocalStack({ dataDir: dir });
+  return withBenchStack("pipeline", async ({ stack, serve }) => {
     const ch = stack.clickhouse;
     const sql = (q: string, params?: Record<string, string>) =>
       clickhouseQuery(ch.url, { user: ch.user, password: ch.password }, q, params);
@@ -126,8 +94,7 @@ async function main() {
       `${all.length} batches, ${totalEvents} events (${Math.round(totalEvents / all.length)} per batch, ${Math.round(bytes / all.length)} gzip'd bytes), generated in ${Math.round(performance.now() - genStart)} ms`,
     );
 
-    worker = startWrangler(stack, { port: PORT, persistTo: join(dir, "wrangler") });
-    await waitUntilServing(worker, ORIGIN);
+    const _worker = await serve(PORT, ORIGIN);
     const loads: number[] = [];
     const sampler = setInterval(() => loads.push(loadavg()[0] ?? 0), 1000);
 
@@ -196,13 +163,7 @@ async function main() {
       console.log(`${k.padEnd(width)}  ${v}`);
     }
     return result;
-  } finally {
-    if (worker) {
-      await stopWrangler(worker);
-    }
-    await stack?.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 // Printed after everything has shut down, so it stays the last line.

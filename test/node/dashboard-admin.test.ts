@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   checkerPng,
   type Dashboard,
-  perfEvents,
+  harborBuilds,
   squash,
   startDashboard,
   tableRows,
@@ -21,18 +21,7 @@ let base: string;
 beforeAll(async () => {
   d = await startDashboard();
   base = `/projects/${d.projectId}`;
-  // Two builds on "harbor": 40 Windows samples at 60 fps along y = 1, 25 PS5 samples at 45 fps along y = 2.
-  await d.send([
-    ...perfEvents({ count: 40, build: "1.0.0", mapId: "harbor", at: (i) => ({ x: i, y: 1 }), fps: () => 60 }),
-    ...perfEvents({
-      count: 25,
-      build: "1.1.0",
-      mapId: "harbor",
-      platform: "PS5",
-      at: (i) => ({ x: i, y: 2 }),
-      fps: () => 45,
-    }),
-  ]);
+  await d.send(harborBuilds());
 }, 240_000);
 
 afterAll(async () => {

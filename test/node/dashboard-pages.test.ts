@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Dashboard,
+  harborBuilds,
   namedEvents,
-  perfEvents,
   squash,
   startDashboard,
   tableRows,
@@ -19,16 +19,7 @@ beforeAll(async () => {
   d = await startDashboard();
   base = `/projects/${d.projectId}`;
   await d.send([
-    ...perfEvents({ count: 40, build: "1.0.0", mapId: "harbor", at: (i) => ({ x: i, y: 1 }), fps: () => 60 }),
-    ...perfEvents({
-      count: 25,
-      build: "1.1.0",
-      mapId: "harbor",
-      platform: "PS5",
-      at: (i) => ({ x: i, y: 2 }),
-      fps: () => 45,
-      player: (i) => `p${i % 3}`,
-    }),
+    ...harborBuilds((i) => `p${i % 3}`),
     ...namedEvents("match_start", 12, { player: (i) => `p${i % 6}` }),
     ...namedEvents("match_end", 8, { player: (i) => `p${i % 4}` }),
     ...namedEvents("item_pickup", 5, { player: (i) => `p${i % 2}` }),

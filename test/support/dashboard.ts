@@ -204,6 +204,25 @@ export async function startDashboard(opts: { plan?: string } = {}): Promise<Dash
   }
 }
 
+/**
+ * Two builds on "harbor", as the browser tests seed them: build 1.0.0, 40 Windows samples at 60 fps
+ * along y = 1; build 1.1.0, 25 PS5 samples at 45 fps along y = 2, by `ps5Player` (one player if unset).
+ */
+export function harborBuilds(ps5Player?: (i: number) => string): SdkEvent[] {
+  return [
+    ...perfEvents({ count: 40, build: "1.0.0", mapId: "harbor", at: (i) => ({ x: i, y: 1 }), fps: () => 60 }),
+    ...perfEvents({
+      count: 25,
+      build: "1.1.0",
+      mapId: "harbor",
+      platform: "PS5",
+      at: (i) => ({ x: i, y: 2 }),
+      fps: () => 45,
+      ...(ps5Player ? { player: ps5Player } : {}),
+    }),
+  ];
+}
+
 /** Performance events of one build on a map at given positions, as the SDKs send them. */
 export function perfEvents(opts: {
   count: number;
