@@ -4,8 +4,8 @@ import { parseArgs } from "node:util";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { MEMBERSHIP_ROLES, type MembershipRole } from "../schema/pg/schema.js";
-import { registerClient } from "../workers/accounts/oauth/clients.js";
-import { addMembership, createUser } from "../workers/accounts/users.js";
+import { registerClient } from "../workers/api/accounts/oauth/clients.js";
+import { addMembership, createUser } from "../workers/api/accounts/users.js";
 import {
   createKey,
   createProject,

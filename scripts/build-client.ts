@@ -1,5 +1,5 @@
-// The dashboard's browser bundle (workers/web/client/main.ts, with uPlot) built by esbuild into a module
-// the API Worker imports as strings (workers/web/assets/bundle.gen.js, git-ignored; its types are the
+// The dashboard's browser bundle (workers/api/web/client/main.ts, with uPlot) built by esbuild into a module
+// the API Worker imports as strings (workers/api/web/assets/bundle.gen.js, git-ignored; its types are the
 // committed bundle.gen.d.ts). A module rather than Workers Static Assets: the same file serves in
 // `wrangler dev`, in the tests' workerd and in the deployed Worker with no assets binding or routing to
 // keep in step, and the pages carry the bundle's hash in its URL so it can be cached for good.
@@ -10,8 +10,8 @@ import { fileURLToPath } from "node:url";
 import { buildSync, type Metafile } from "esbuild";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-export const CLIENT_ENTRY = `${ROOT}workers/web/client/main.ts`;
-export const CLIENT_MODULE = `${ROOT}workers/web/assets/bundle.gen.js`;
+export const CLIENT_ENTRY = `${ROOT}workers/api/web/client/main.ts`;
+export const CLIENT_MODULE = `${ROOT}workers/api/web/assets/bundle.gen.js`;
 
 export type ClientBuild = { jsBytes: number; cssBytes: number; hash: string; packages: string[] };
 

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { tenants, users } from "../schema/pg/schema.js";
-import { createUser } from "../workers/accounts/users.js";
+import { createUser } from "../workers/api/accounts/users.js";
 import { createKey, createProject, createTenant } from "../workers/shared/bootstrap.js";
 import { newSecret } from "../workers/shared/secrets.js";
 import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";

@@ -58,7 +58,7 @@ export const apiKeys = pgTable(
     name: text("name"),
     createdAt: timestamps.createdAt,
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
-    // Accurate to LAST_USED_RESOLUTION (workers/accounts/last-used.ts): written at most that often.
+    // Accurate to LAST_USED_RESOLUTION (workers/api/accounts/last-used.ts): written at most that often.
     lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("api_keys_project_idx").on(t.projectId)],
@@ -87,7 +87,7 @@ export const MEMBERSHIP_ROLES = ["owner", "member"] as const;
 export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
 
 // People. `email` is stored normalized (trimmed, lower case), so the unique index is the identity.
-// `passwordHash` is a PHC-style scrypt string (workers/accounts/password.ts); never the password.
+// `passwordHash` is a PHC-style scrypt string (workers/api/accounts/password.ts); never the password.
 export const users = pgTable("users", {
   id: uuid("id").primaryKey().defaultRandom(),
   email: text("email").notNull().unique(),

@@ -1,7 +1,12 @@
 // `npm run bench:password`: CPU per password hash and per sign-in check with the parameters the Worker
-// uses (workers/accounts/password.ts). V8 runs the same pure-JS scrypt in Node and in workerd, so this
+// uses (workers/api/accounts/password.ts). V8 runs the same pure-JS scrypt in Node and in workerd, so this
 // is the CPU a sign-in costs a Worker. Median of BENCH_RUNS (7) after one warm-up; JSON on the last line.
-import { burnVerification, hashPassword, SCRYPT, verifyPassword } from "../../workers/accounts/password.js";
+import {
+  burnVerification,
+  hashPassword,
+  SCRYPT,
+  verifyPassword,
+} from "../../workers/api/accounts/password.js";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 

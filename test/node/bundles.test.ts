@@ -20,7 +20,7 @@ describe("the Workers' deploy bundles", () => {
     expect(run.status, run.stderr).toBe(0);
     const report: Report = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}");
     expect(report.ok).toBe(true);
-    // The consumer walks the protobuf wire bytes itself (workers/consumer/wire-rows.ts): no decoder.
+    // The consumer walks the protobuf wire bytes itself (workers/ingest/consumer/wire-rows.ts): no decoder.
     expect(report.workers.ingest.packages).toEqual(["@clickhouse/client-web", "@neondatabase/serverless"]);
     expect(report.workers.api.packages).toEqual(expect.arrayContaining(["hono", "drizzle-orm", "zod"]));
     // The hot path's bundle is a fraction of the API's.

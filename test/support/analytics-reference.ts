@@ -77,7 +77,7 @@ export function refDashboard(events: GenEvent[], days: number, fetchedAt: number
 }
 
 /**
- * A sample as percentiles count it (the README's percentiles, workers/analytics/percentiles.ts): the
+ * A sample as percentiles count it (the README's percentiles, workers/api/analytics/percentiles.ts): the
  * lower bound of its bucket, the Float64 values sharing sign, exponent and the 8 leading mantissa bits.
  */
 function bucketFloor(v: number): number {

@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
-import { createUser } from "../../workers/accounts/users.js";
+import { createUser } from "../../workers/api/accounts/users.js";
 import { BASE, withDb } from "./harness.js";
 
 /**

@@ -1,5 +1,5 @@
 // The consumer's rows as a full protobuf decode (protobuf-es) builds them: the independent reference
-// the wire row builder (workers/consumer/wire-rows.ts) is held to in test/workers/consumer-rows.test.ts.
+// the wire row builder (workers/ingest/consumer/wire-rows.ts) is held to in test/workers/consumer-rows.test.ts.
 // It was the consumer's own row builder before rows were built from the wire bytes.
 import { fromBinary } from "@bufbuild/protobuf";
 import {
@@ -8,7 +8,7 @@ import {
   TelemetryBatchSchema,
   TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { parseSdkVersion } from "../../workers/consumer/rows.js";
+import { parseSdkVersion } from "../../workers/ingest/consumer/rows.js";
 import { LIMITS } from "../../workers/ingest/wire-scan.js";
 import { type EnvelopeHeader, gunzipCapped } from "../../workers/shared/envelope.js";
 

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { oauthCodes, oauthGrants, oauthRefreshTokens, oauthTokens } from "../../schema/pg/schema.js";
-import { addMembership } from "../../workers/accounts/users.js";
+import { addMembership } from "../../workers/api/accounts/users.js";
 import { createProject, createTenant } from "../../workers/shared/bootstrap.js";
 import { sha256Hex } from "../../workers/shared/secrets.js";
 import { Browser, hiddenFields, seedUser } from "../support/browser.js";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { alertEvaluationEvents, alertRules, thresholdProfiles } from "../../schema/pg/schema.js";
-import { applyProfileDeletion } from "../../workers/alerts/profile-deletion.js";
+import { applyProfileDeletion } from "../../workers/api/alerts/profile-deletion.js";
 import { hookUrl, json, send } from "../support/alerts.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";

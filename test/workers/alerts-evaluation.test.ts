@@ -1,10 +1,10 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
-import { countFailingCells } from "../../workers/alerts/cells.js";
-import type { NotificationMessage } from "../../workers/alerts/notification.js";
+import { countFailingCells } from "../../workers/api/alerts/cells.js";
+import { deliveryRetryDelaySeconds } from "../../workers/api/alerts/deliver.js";
+import type { NotificationMessage } from "../../workers/api/alerts/notification.js";
 import worker from "../../workers/api/index.js";
-import { deliveryRetryDelaySeconds } from "../../workers/consumer/notifications.js";
 import { windowOf } from "../../workers/shared/window.js";
 import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
 import { insertsSettled } from "../support/analytics-ingest.js";
@@ -239,7 +239,7 @@ describe("alert evaluation, end to end", () => {
     expect(phones.failPercentage).toBeLessThanOrEqual(FAIL_PCT);
   });
 
-  // Multiples of 25 read telemetry.alert_cells, 5 and 10 the events (workers/alerts/cells.ts).
+  // Multiples of 25 read telemetry.alert_cells, 5 and 10 the events (workers/api/alerts/cells.ts).
   it.each([5, 10, 25, 50])(
     "cells of %i: failing and evaluated cells equal the independent count",
     async (size) => {

@@ -6,8 +6,8 @@ import {
   TelemetryBatchSchema,
   TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { insertRows } from "../../workers/consumer/events.js";
-import { appendRows, RowSink } from "../../workers/consumer/wire-rows.js";
+import { insertRows } from "../../workers/ingest/consumer/events.js";
+import { appendRows, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
 import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
 import type { EnvelopeHeader } from "../../workers/shared/envelope.js";

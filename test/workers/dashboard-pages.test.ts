@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { DASHBOARD_CSS, DASHBOARD_HASH, DASHBOARD_JS } from "../../workers/web/assets/bundle.gen.js";
-import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/web/dashboard.js";
+import { DASHBOARD_CSS, DASHBOARD_HASH, DASHBOARD_JS } from "../../workers/api/web/assets/bundle.gen.js";
+import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
 import { Browser, seedUser } from "../support/browser.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { EVENTS_COLUMNS } from "../../workers/query/events-view.js";
+import { EVENTS_COLUMNS } from "../../workers/api/query/events-view.js";
 import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";

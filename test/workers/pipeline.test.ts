@@ -1,6 +1,6 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_LEASE_MS } from "../../workers/consumer/events.js";
+import { CLAIM_LEASE_MS } from "../../workers/ingest/consumer/events.js";
 import { dispatchIngestQueue } from "../../workers/ingest/queues.js";
 import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";

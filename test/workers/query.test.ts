@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { EVENTS_COLUMNS } from "../../workers/query/events-view.js";
-import { QUERY_LIMITS, runUserQuery } from "../../workers/query/run.js";
+import { EVENTS_COLUMNS } from "../../workers/api/query/events-view.js";
+import { QUERY_LIMITS, runUserQuery } from "../../workers/api/query/run.js";
 import { ApiError } from "../../workers/shared/errors.js";
 import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, testClickHouse } from "../support/events.js";

@@ -6,9 +6,9 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
-import { countFailingCells } from "../../workers/alerts/cells.js";
-import { consumeEvents } from "../../workers/consumer/events.js";
-import { parseSdkVersion } from "../../workers/consumer/rows.js";
+import { countFailingCells } from "../../workers/api/alerts/cells.js";
+import { consumeEvents } from "../../workers/ingest/consumer/events.js";
+import { parseSdkVersion } from "../../workers/ingest/consumer/rows.js";
 import { handleIngest } from "../../workers/ingest/handler.js";
 import { openEnvelope } from "../../workers/shared/envelope.js";
 import { windowOf } from "../../workers/shared/window.js";

@@ -2,10 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
-import { registerIngestDoc } from "../ingest/openapi.js";
 import { ApiError, codeOfStatus, problemResponse, toApiError } from "../shared/errors.js";
-import { webApp } from "../web/app.js";
-import { SESSION_COOKIE } from "../web/session.js";
 import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
@@ -17,6 +14,7 @@ import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
 import { DOCS_PATH, DOCUMENT_PATH, docsApp } from "./routes/docs/index.js";
 import { erasuresApp } from "./routes/erasures/index.js";
+import { registerIngestDoc } from "./routes/events/openapi.js";
 import { exportsApp } from "./routes/exports/index.js";
 import { mapsApp } from "./routes/maps/index.js";
 import { oauthApp } from "./routes/oauth/index.js";
@@ -24,6 +22,8 @@ import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { whoami } from "./routes/whoami/index.js";
+import { webApp } from "./web/app.js";
+import { SESSION_COOKIE } from "./web/session.js";
 
 const publicLimit = createMiddleware<AppEnv>(async (c, next) => {
   await limitAnonymous(c);

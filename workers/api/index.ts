@@ -1,7 +1,7 @@
 // The API Worker: /api/* (the Web API), the web pages, scheduled() alert evaluation, and the
 // notification and export queues. It defines the RateLimiter Durable Object, which the ingest Worker
 // binds by script_name, and the AlertCooldown object only it uses.
-import { evaluateAlerts } from "../alerts/evaluate.js";
+import { evaluateAlerts } from "./alerts/evaluate.js";
 import { newApp } from "./app.js";
 import { dispatchApiQueue } from "./queues.js";
 

@@ -1,6 +1,6 @@
-import { deliverNotifications } from "../consumer/notifications.js";
-import { consumeExports } from "../exports/consumer.js";
 import { QUEUES, queueDispatcher } from "../shared/queues.js";
+import { deliverNotifications } from "./alerts/deliver.js";
+import { consumeExports } from "./exports/consumer.js";
 
 /** The API Worker's queues: alert notifications and exports; any other throws. */
 export const dispatchApiQueue = queueDispatcher<Env>({

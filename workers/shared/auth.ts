@@ -32,7 +32,7 @@ export type TokenPrincipal = {
 
 /**
  * A signed-in person using the dashboard: their membership in one tenant, with the scopes of their
- * role there (workers/accounts/session-principal.ts). Like a token it reaches the tenant's projects.
+ * role there (workers/api/accounts/session-principal.ts). Like a token it reaches the tenant's projects.
  */
 export type SessionPrincipal = {
   kind: "session";

@@ -5,7 +5,7 @@
 --      SummingMergeTree where plain sums suffice), partitioned by month like the events;
 --   2. `<name>_src`, a parameterized view with the one SELECT that turns events into rollup rows.
 --      With whole = false it covers one project's `days` without the events of one player (the
---      erasure: workers/erasure/rollups.ts rebuilds those days from it); with whole = true all events
+--      erasure: workers/api/erasure/rollups.ts rebuilds those days from it); with whole = true all events
 --      (the backfill below);
 --   3. `<name>_mv`, the materialized view with the same SELECT and no restriction (a materialized view
 --      cannot read a parameterized view, so the SELECT is written twice, side by side);
@@ -19,7 +19,7 @@
 -- quantileExactWeighted state (a hash map q(v) → count, which merges exactly and holds at most one entry
 -- per bucket whatever the volume: about 850 for a metric spanning a factor of 10). The reported
 -- percentile is the nearest-rank one: the k-th smallest q(v), k = max(1, ceil(level · n)). Raw-event
--- queries compute the same function over the same q(v) (workers/analytics/percentiles.ts), so both paths
+-- queries compute the same function over the same q(v) (workers/api/analytics/percentiles.ts), so both paths
 -- agree exactly; as q is monotone, the answer is q of the raw samples' own nearest-rank percentile.
 -- Readers always aggregate (sum, max, -Merge …) over the key: parts not merged yet hold
 -- several rows of one key. A row inserted into events twice would be counted twice here (the events'
@@ -265,9 +265,9 @@ SELECT * FROM telemetry.build_days_src(whole = true, project = '00000000-0000-00
 
 -- builds/compare: per project, build, day, map and platform, the events carrying at least one compared
 -- metric: count, first and last timestamp, session and player sets (uniqExact states of their 64-bit
--- hashes, as every distinct count: workers/analytics/select.ts), and per
+-- hashes, as every distinct count: workers/api/analytics/select.ts), and per
 -- metric n0..n7 its sample count and q0..q7 a state of its p50 and p95 (quantized, above), in the order of COMPARE_METRICS
--- (workers/analytics/compare.ts): frame time, memory, GPU time, io.read_bytes, io.read_time_ms,
+-- (workers/api/analytics/compare.ts): frame time, memory, GPU time, io.read_bytes, io.read_time_ms,
 -- io.read_ops, load_time_ms, mem.vram.
 CREATE TABLE IF NOT EXISTS telemetry.compare_days
 (
@@ -495,7 +495,7 @@ SELECT * FROM telemetry.compare_builds_src(whole = true, project = '00000000-000
 -- Who played in which UTC hour, for the last 32 days only (TTL): the dashboard's rolling counts (dau: the
 -- last 24 hours; mau: the last 30 days) are whole days from daily_actors, whole hours from here and two
 -- partial hours from the events, instead of two partial days of events (which grow with the volume).
--- Rows are sets, like daily_actors; a player erasure deletes the player's rows (workers/erasure/steps.ts).
+-- Rows are sets, like daily_actors; a player erasure deletes the player's rows (workers/api/erasure/steps.ts).
 CREATE TABLE IF NOT EXISTS telemetry.hourly_players
 (
     project_id UUID,

@@ -3,7 +3,6 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import { projects } from "../../../schema/pg/schema.js";
-import { sessionPrincipal } from "../../accounts/session-principal.js";
 import {
   type Credential,
   type CredentialPrincipal,
@@ -25,8 +24,9 @@ import { noteUse } from "../../shared/last-used.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
 import { buckets, clientIp, consume, consumeIfCurrent } from "../../shared/rate-limit.js";
 import type { Scope } from "../../shared/scopes.js";
-import { currentUser, hasSessionCookie } from "../../web/session.js";
+import { sessionPrincipal } from "../accounts/session-principal.js";
 import type { AppEnv } from "../context.js";
+import { currentUser, hasSessionCookie } from "../web/session.js";
 
 type Bucket = "plan" | "whoami";
 

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { alertRules } from "../../../../schema/pg/schema.js";
-import { assertActiveRuleQuota } from "../../../alerts/quota.js";
-import { detailOf, loadRule, writeBundle, writeChannels } from "../../../alerts/rules.js";
-import { validateReferences } from "../../../alerts/validate.js";
+import { assertActiveRuleQuota } from "../../alerts/quota.js";
+import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rules.js";
+import { validateReferences } from "../../alerts/validate.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";

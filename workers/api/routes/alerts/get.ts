@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { detailOf, loadRule } from "../../../alerts/rules.js";
+import { detailOf, loadRule } from "../../alerts/rules.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { RuleIdParams, RuleSchema } from "./schema.js";

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
 import { alertEvaluationEvents } from "../../../../schema/pg/schema.js";
-import type { AlertMetric } from "../../../alerts/metrics.js";
+import type { AlertMetric } from "../../alerts/metrics.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { EvaluationEventSchema, HistoryQuery } from "./schema.js";

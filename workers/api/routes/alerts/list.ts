@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { loadRules } from "../../../alerts/rules.js";
+import { loadRules } from "../../alerts/rules.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { RuleListItemSchema } from "./schema.js";

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
-import { assertActiveRuleQuota } from "../../../alerts/quota.js";
-import { detailOf, loadRule, writeBundle, writeChannels } from "../../../alerts/rules.js";
-import { validateReferences } from "../../../alerts/validate.js";
+import { assertActiveRuleQuota } from "../../alerts/quota.js";
+import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rules.js";
+import { validateReferences } from "../../alerts/validate.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { buildList } from "../../../analytics/builds.js";
-import { cached, cacheKey } from "../../../analytics/cache.js";
 import { windowOf } from "../../../shared/window.js";
+import { buildList } from "../../analytics/builds.js";
+import { cached, cacheKey } from "../../analytics/cache.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { BuildSchema, BuildsQuery } from "./schema.js";

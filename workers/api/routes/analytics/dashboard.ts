@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { dashboardDistincts, dashboardTotals } from "../../../analytics/dashboard.js";
 import { windowOf } from "../../../shared/window.js";
+import { dashboardDistincts, dashboardTotals } from "../../analytics/dashboard.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { DashboardSchema, DaysQuery } from "./schema.js";

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { funnelSteps } from "../../../analytics/funnels.js";
 import { windowOf } from "../../../shared/window.js";
+import { funnelSteps } from "../../analytics/funnels.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";

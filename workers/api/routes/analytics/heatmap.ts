@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { heatmapCells } from "../../../analytics/heatmap.js";
-import { eventMapId } from "../../../analytics/maps.js";
 import { windowOf } from "../../../shared/window.js";
+import { heatmapCells } from "../../analytics/heatmap.js";
+import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";

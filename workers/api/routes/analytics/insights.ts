@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { insightGroups, insightTotal } from "../../../analytics/insights.js";
 import { windowOf } from "../../../shared/window.js";
+import { insightGroups, insightTotal } from "../../analytics/insights.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { InsightsQuery, InsightsSchema } from "./schema.js";

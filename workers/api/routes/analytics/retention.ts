@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { retentionCohorts } from "../../../analytics/retention.js";
 import { windowOf } from "../../../shared/window.js";
+import { retentionCohorts } from "../../analytics/retention.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { DaysQuery, RetentionCohortSchema } from "./schema.js";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { COMPARE_METRICS } from "../../../analytics/compare.js";
-import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../../analytics/insights.js";
+import { COMPARE_METRICS } from "../../analytics/compare.js";
+import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
 
 // Integer enumerations arrive as query strings; an enum of their spellings gives a 400 that names the
 // parameter and lists the allowed values.

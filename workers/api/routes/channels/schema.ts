@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { notificationChannels } from "../../../../schema/pg/schema.js";
-import { channelUrlProblem } from "../../../alerts/channel-url.js";
+import { channelUrlProblem } from "../../alerts/channel-url.js";
 import { text } from "../../fields.js";
 
 export const CHANNEL_KINDS = ["webhook", "slack"] as const;

@@ -17,7 +17,7 @@ export const ReplaySchema = z
   })
   .openapi("DeadLetterReplay");
 
-/** Parked batches of one project; the key layout is set by workers/consumer/dead-letters.ts. */
+/** Parked batches of one project; the key layout is set by workers/ingest/consumer/dead-letters.ts. */
 export function projectPrefix(projectId: string): string {
   return `events/${projectId}/`;
 }

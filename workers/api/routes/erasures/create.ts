@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { erasures } from "../../../../schema/pg/schema.js";
-import { erasePlayer, type StepOutcome } from "../../../erasure/erase.js";
 import { CH_EVENTS } from "../../../shared/clickhouse.js";
 import { ApiError } from "../../../shared/errors.js";
 import { sha256Hex } from "../../../shared/secrets.js";
 import type { AppEnv } from "../../context.js";
+import { erasePlayer, type StepOutcome } from "../../erasure/erase.js";
 import { envelope, errorResponses, ProblemSchema, ProjectIdParam, policy } from "../../openapi.js";
 import { ErasureBodySchema, ErasureSchema, erasureItem } from "./schema.js";
 

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { EXPORT_FORMATS, type ExportFormat } from "../../../exports/formats.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
+import { EXPORT_FORMATS, type ExportFormat } from "../../exports/formats.js";
 import { errorResponses, ProblemSchema, policy, rateLimitHeaderDocs } from "../../openapi.js";
 import { exportFor } from "./get.js";
 import { ExportIdParams } from "./schema.js";

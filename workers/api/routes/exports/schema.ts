@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { dataExports } from "../../../../schema/pg/schema.js";
-import { EXPORT_FORMAT_NAMES, type ExportFormat } from "../../../exports/formats.js";
+import { EXPORT_FORMAT_NAMES, type ExportFormat } from "../../exports/formats.js";
 
 /** Longest range one export may cover. */
 export const MAX_EXPORT_DAYS = 400;

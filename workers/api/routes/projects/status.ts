@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, count, eq } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
-import { cachedEventKpis } from "../../../analytics/project-status.js";
+import { cachedEventKpis } from "../../analytics/project-status.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { ProjectStatusSchema, projectItem } from "./schema.js";

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { runUserQuery } from "../../../query/run.js";
 import { openQueryClickHouse } from "../../../shared/clickhouse.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProblemSchema, policy } from "../../openapi.js";
+import { runUserQuery } from "../../query/run.js";
 import { QueryBodySchema, QueryResultSchema } from "./schema.js";
 
 export const route = createRoute({

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
-import { applyProfileDeletion } from "../../../alerts/profile-deletion.js";
 import { ApiError } from "../../../shared/errors.js";
+import { applyProfileDeletion } from "../../alerts/profile-deletion.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { DeletedSchema, ProfileParams } from "./schema.js";

@@ -1,0 +1,80 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import {
+  oauthClients,
+  oauthGrants,
+  oauthRefreshTokens,
+  oauthTokens,
+  tenants,
+} from "../../../../schema/pg/schema.js";
+import { TOKEN_SCOPES } from "../../../shared/scopes.js";
+import type { AnyPg } from "../db.js";
+
+export type GrantScope = (typeof TOKEN_SCOPES)[number];
+
+/**
+ * The scope parameter as a set of grantable scopes. Absent means analytics:read (what the CLI asks
+ * for by default); anything outside analytics:read and resources:write is refused whole.
+ */
+export function parseScope(
+  scope: string | undefined,
+): { ok: true; scopes: GrantScope[] } | { ok: false; refused: string[] } {
+  const words = (scope ?? "analytics:read").split(" ").filter(Boolean);
+  const refused = words.filter((w) => !(TOKEN_SCOPES as readonly string[]).includes(w));
+  if (refused.length || !words.length) {
+    return { ok: false, refused: refused.length ? refused : ["(empty)"] };
+  }
+  return { ok: true, scopes: TOKEN_SCOPES.filter((s) => words.includes(s)) };
+}
+
+/**
+ * Revokes a grant and, in the same transaction, every access and refresh token issued under it. Returns
+ * the grant's tenant (whose cached credentials the caller announces as changed), or null when the
+ * grant was already revoked or does not exist.
+ */
+export async function revokeGrant(db: AnyPg, grantId: string, now = new Date()): Promise<string | null> {
+  return db.transaction(async (tx) => {
+    const revoked = await tx
+      .update(oauthGrants)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
+      .returning({ tenantId: oauthGrants.tenantId });
+    await tx
+      .update(oauthTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthTokens.grantId, grantId), isNull(oauthTokens.revokedAt)));
+    await tx
+      .update(oauthRefreshTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(oauthRefreshTokens.grantId, grantId), isNull(oauthRefreshTokens.revokedAt)));
+    return revoked[0]?.tenantId ?? null;
+  });
+}
+
+/** The user's live grants (Connected apps), newest first. */
+export async function grantsOfUser(db: AnyPg, userId: string) {
+  return db
+    .select({
+      id: oauthGrants.id,
+      clientId: oauthClients.id,
+      clientName: oauthClients.name,
+      tenantName: tenants.name,
+      scopes: oauthGrants.scopes,
+      createdAt: oauthGrants.createdAt,
+      lastUsedAt: oauthGrants.lastUsedAt,
+    })
+    .from(oauthGrants)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .innerJoin(tenants, eq(tenants.id, oauthGrants.tenantId))
+    .where(and(eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
+    .orderBy(desc(oauthGrants.createdAt), oauthGrants.id);
+}
+
+/** Revokes the user's own grant: its tenant, or null when it is not theirs or already revoked. */
+export async function revokeGrantOfUser(db: AnyPg, userId: string, grantId: string): Promise<string | null> {
+  const [grant] = await db
+    .select({ id: oauthGrants.id })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
+    .limit(1);
+  return grant ? revokeGrant(db, grant.id) : null;
+}

@@ -1,0 +1,123 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { CH_ALERT_CELLS, CH_EVENTS } from "../../shared/clickhouse.js";
+import type { Window } from "../../shared/window.js";
+import { fromRollup, MAP_SCOPE } from "../analytics/heatmap.js";
+import { selectRows } from "../analytics/select.js";
+import { type AlertMetric, lowerIsWorse } from "./metrics.js";
+
+/** Device filters of a threshold profile; null matches any value. */
+export type ProfileFilters = {
+  platform: string | null;
+  resolution: string | null;
+  buildConfig: string | null;
+  gpu: string | null;
+  storage: string | null;
+};
+
+/** The cells one evaluation reads: every (rule, profile) pair with the same scope shares them. */
+export type CellScope = {
+  projectId: string;
+  /** The user's map identifier, as events carry it. */
+  mapId: string;
+  window: Window;
+  cellSize: number;
+  filters: ProfileFilters;
+};
+
+export type CellQuery = CellScope & { metric: AlertMetric; threshold: number };
+
+export type CellCounts = { failCount: number; totalCount: number };
+
+/** One map cell's mean of each alert metric over its performance-bearing events; null without a sample. */
+export type CellMeans = Record<AlertMetric, number | null>;
+
+const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
+        AND ({anyResolution:Bool} OR resolution = {resolution:String})
+        AND ({anyBuildConfig:Bool} OR build_config = {buildConfig:String})
+        AND ({anyGpu:Bool} OR gpu = {gpu:String})
+        AND ({anyStorage:Bool} OR storage = {storage:String})`;
+
+/**
+ * The mean of every alert metric per cell of the map grid (the heatmap's cells) over the
+ * performance-bearing events matching the profile's filters, in one statement: every rule and profile
+ * of the same scope is then judged from it (failingCells), whatever its metric and threshold. Cell sizes
+ * that are multiples of 25 read telemetry.alert_cells (sums and counts per day, device and base cell);
+ * 5 and 10 read the events. Every value is bound.
+ */
+export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<CellMeans[]> {
+  const f = q.filters;
+  const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
+  const mean = (m: string) => `if(sum(${m}_n) = 0, NULL, sum(${m}_sum) / sum(${m}_n))`;
+  const sql = fromRollup(q.cellSize)
+    ? `
+      SELECT ${cell("x", "cx")}, ${cell("y", "cy")},
+        ${mean("fps")} AS fps, ${mean("frame")} AS frame_time, ${mean("mem")} AS memory, ${mean("gpu")} AS gpu_time
+      FROM ${CH_ALERT_CELLS}
+      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+        AND ${FILTERS}
+      GROUP BY cx, cy`
+    : `
+      SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")},
+        avg(fps) AS fps, avg(frame_time_ms) AS frame_time, avg(memory_mb) AS memory, avg(gpu_time_ms) AS gpu_time
+      FROM ${CH_EVENTS}
+      WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
+      GROUP BY cx, cy`;
+  const rows = await selectRows<Record<AlertMetric, unknown>>(ch, sql, {
+    projectId: q.projectId,
+    from: q.window.from,
+    to: q.window.to,
+    mapId: q.mapId,
+    cellSize: q.cellSize,
+    anyPlatform: f.platform === null,
+    platform: f.platform ?? "",
+    anyResolution: f.resolution === null,
+    resolution: f.resolution ?? "",
+    anyBuildConfig: f.buildConfig === null,
+    buildConfig: f.buildConfig ?? "",
+    anyGpu: f.gpu === null,
+    gpu: f.gpu ?? "",
+    anyStorage: f.storage === null,
+    storage: f.storage ?? "",
+  });
+  return rows.map((r) => ({
+    fps: finite(r.fps),
+    frame_time: finite(r.frame_time),
+    memory: finite(r.memory),
+    gpu_time: finite(r.gpu_time),
+  }));
+}
+
+/**
+ * Cells whose mean metric is worse than the threshold, out of the cells holding at least one sample of
+ * that metric.
+ */
+export function failingCells(cells: CellMeans[], metric: AlertMetric, threshold: number): CellCounts {
+  const lower = lowerIsWorse(metric);
+  let failCount = 0;
+  let totalCount = 0;
+  for (const c of cells) {
+    const v = c[metric];
+    if (v === null) {
+      continue;
+    }
+    totalCount++;
+    if (lower ? v < threshold : v > threshold) {
+      failCount++;
+    }
+  }
+  return { failCount, totalCount };
+}
+
+/** One pair's counts: its scope's cells judged by its metric and threshold. */
+export async function countFailingCells(ch: ClickHouseClient, q: CellQuery): Promise<CellCounts> {
+  return failingCells(await cellMeans(ch, q), q.metric, q.threshold);
+}
+
+function finite(v: unknown): number | null {
+  if (v === null || v === undefined) {
+    return null;
+  }
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}

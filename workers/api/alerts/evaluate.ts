@@ -1,0 +1,262 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { asc, eq, inArray } from "drizzle-orm";
+import {
+  alertEvaluationEvents,
+  alertRuleChannels,
+  alertRuleProfiles,
+  alertRules,
+  maps,
+  thresholdProfiles,
+} from "../../../schema/pg/schema.js";
+import { openClickHouse } from "../../shared/clickhouse.js";
+import { configOf } from "../../shared/config.js";
+import { type Db, openDb } from "../../shared/db.js";
+import { windowOf } from "../../shared/window.js";
+import { type CellMeans, type CellScope, cellMeans, failingCells } from "./cells.js";
+import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
+import { type AlertMetric, type ThresholdLevel, thresholdOf } from "./metrics.js";
+import type { AlertNotification, NotificationMessage } from "./notification.js";
+
+/** Rules evaluated at once: bounds the load on ClickHouse and Postgres of one cron run. */
+const CONCURRENCY = 4;
+
+type Profile = typeof thresholdProfiles.$inferSelect;
+type Rule = typeof alertRules.$inferSelect & {
+  map: { id: string; mapId: string; name: string };
+  profiles: Profile[];
+  channelIds: string[];
+};
+
+export type RunSummary = {
+  rules: number;
+  evaluated: number;
+  changed: number;
+  notified: number;
+  failed: number;
+  /** Wall time of the run. */
+  ms: number;
+};
+
+type Run = {
+  env: Env;
+  db: Db;
+  ch: ClickHouseClient;
+  now: Date;
+  latest: Map<string, LatestStatus>;
+  summary: RunSummary;
+  /**
+   * Cells by scope (project, map, window, cell size, profile filters), read once per run: the pairs of
+   * one scope differ only in metric and threshold, which are judged from the same cell means.
+   */
+  cells: Map<string, Promise<CellMeans[]>>;
+};
+
+/**
+ * One cron run: every active rule, every profile of its bundle independently. A (rule, profile)
+ * records an event only when its status changes (the first evaluation included); a change to
+ * triggered notifies the rule's channels unless that pair's cooldown holds. A pair that fails is
+ * logged and skipped; the others go on.
+ */
+export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSummary> {
+  const config = configOf(env);
+  const { db, close } = openDb(config);
+  const started = Date.now();
+  const summary: RunSummary = { rules: 0, evaluated: 0, changed: 0, notified: 0, failed: 0, ms: 0 };
+  try {
+    const rules = await activeRules(db);
+    summary.rules = rules.length;
+    const latest = await latestStatuses(
+      db,
+      rules.map((r) => r.id),
+    );
+    const run: Run = { env, db, ch: openClickHouse(config), now, latest, summary, cells: new Map() };
+    await forEachLimited(rules, CONCURRENCY, async (rule) => {
+      for (const profile of rule.profiles) {
+        // Each pair on its own: a failing profile (or ClickHouse hiccup) skips only that pair.
+        try {
+          await evaluatePair(run, rule, profile);
+        } catch (err) {
+          summary.failed++;
+          console.error(
+            "alert evaluation failed",
+            rule.id,
+            profile.id,
+            err instanceof Error ? err.message : String(err),
+          );
+        }
+      }
+    });
+  } finally {
+    await close().catch(() => {});
+  }
+  summary.ms = Date.now() - started;
+  console.log("alert evaluation", JSON.stringify(summary));
+  return summary;
+}
+
+async function activeRules(db: Db): Promise<Rule[]> {
+  const rows = await db
+    .select({ rule: alertRules, map: { id: maps.id, mapId: maps.mapId, name: maps.name } })
+    .from(alertRules)
+    .innerJoin(maps, eq(maps.id, alertRules.mapId))
+    .where(eq(alertRules.isActive, true))
+    .orderBy(asc(alertRules.id));
+  const ids = rows.map((r) => r.rule.id);
+  if (!ids.length) {
+    return [];
+  }
+  const [bundles, channels] = await Promise.all([
+    db
+      .select({ ruleId: alertRuleProfiles.alertRuleId, profile: thresholdProfiles })
+      .from(alertRuleProfiles)
+      .innerJoin(thresholdProfiles, eq(thresholdProfiles.id, alertRuleProfiles.thresholdProfileId))
+      .where(inArray(alertRuleProfiles.alertRuleId, ids))
+      .orderBy(asc(alertRuleProfiles.ordinal)),
+    db.select().from(alertRuleChannels).where(inArray(alertRuleChannels.alertRuleId, ids)),
+  ]);
+  return rows.map(({ rule, map }) => ({
+    ...rule,
+    map,
+    profiles: bundles.filter((b) => b.ruleId === rule.id).map((b) => b.profile),
+    channelIds: channels.filter((c) => c.alertRuleId === rule.id).map((c) => c.channelId),
+  }));
+}
+
+async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<void> {
+  const metric = rule.metric as AlertMetric;
+  const level = rule.thresholdLevel as ThresholdLevel;
+  const threshold = thresholdOf(profile, metric, level);
+  if (threshold === null) {
+    // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
+    throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
+  }
+  const counts = failingCells(
+    await scopeCells(run, {
+      projectId: rule.projectId,
+      mapId: rule.map.mapId,
+      window: windowOf(rule.evaluationDays, run.now.getTime()),
+      cellSize: rule.cellSize,
+      filters: profile,
+    }),
+    metric,
+    threshold,
+  );
+  run.summary.evaluated++;
+  // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
+  const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
+  const status: AlertStatus = failPercentage > rule.failPercentage ? "triggered" : "resolved";
+  if (run.latest.get(`${rule.id}:${profile.id}`)?.status === status) {
+    return;
+  }
+  const eventId = crypto.randomUUID();
+  const notified =
+    status === "triggered" &&
+    (await notify(run, rule, profile, {
+      type: "alert.triggered",
+      eventId,
+      createdAt: run.now.toISOString(),
+      projectId: rule.projectId,
+      rule: {
+        id: rule.id,
+        name: rule.name,
+        metric,
+        thresholdLevel: level,
+        failPercentage: rule.failPercentage,
+        evaluationDays: rule.evaluationDays,
+        cellSize: rule.cellSize,
+      },
+      thresholdProfile: { id: profile.id, name: profile.name, threshold },
+      map: rule.map,
+      result: { status, ...counts, failPercentage },
+    }));
+  await run.db.insert(alertEvaluationEvents).values({
+    id: eventId,
+    projectId: rule.projectId,
+    alertRuleId: rule.id,
+    evaluatedProfileId: profile.id,
+    thresholdProfileId: profile.id,
+    thresholdProfileName: profile.name,
+    ruleName: rule.name,
+    metric,
+    status,
+    ...counts,
+    failPercentage,
+    notified,
+  });
+  run.summary.changed++;
+  if (notified) {
+    run.summary.notified++;
+  }
+}
+
+function scopeCells(run: Run, scope: CellScope): Promise<CellMeans[]> {
+  const f = scope.filters;
+  const key = JSON.stringify([
+    scope.projectId,
+    scope.mapId,
+    scope.window.from,
+    scope.cellSize,
+    f.platform,
+    f.resolution,
+    f.buildConfig,
+    f.gpu,
+    f.storage,
+  ]);
+  let cells = run.cells.get(key);
+  if (!cells) {
+    cells = cellMeans(run.ch, {
+      ...scope,
+      filters: {
+        platform: f.platform,
+        resolution: f.resolution,
+        buildConfig: f.buildConfig,
+        gpu: f.gpu,
+        storage: f.storage,
+      },
+    });
+    // A failed read fails every pair of the scope that awaits it (each is logged and skipped); the
+    // next run reads again.
+    cells.catch(() => {});
+    run.cells.set(key, cells);
+  }
+  return cells;
+}
+
+/**
+ * Hands one message per channel to the notifications queue, if the pair's cooldown allows. Delivery
+ * itself (and its retries) happens in the queue consumer, so a slow endpoint never holds up the run.
+ */
+async function notify(run: Run, rule: Rule, profile: Profile, alert: AlertNotification): Promise<boolean> {
+  if (!rule.channelIds.length) {
+    return false;
+  }
+  const cooldown = run.env.ALERT_COOLDOWN.get(run.env.ALERT_COOLDOWN.idFromName(`${rule.id}:${profile.id}`));
+  const claim = await cooldown.claim(rule.cooldownMinutes, run.now.getTime());
+  if (!claim.allowed) {
+    return false;
+  }
+  try {
+    await run.env.NOTIFICATIONS_QUEUE.sendBatch(
+      rule.channelIds.map((channelId) => ({
+        body: { v: 1, channelId, alert } satisfies NotificationMessage,
+        contentType: "json" as const,
+      })),
+    );
+    return true;
+  } catch (err) {
+    // No event is recorded for this change, so the next run sees it again and retries the notification.
+    await cooldown.release(claim.lastNotifiedAt);
+    throw err;
+  }
+}
+
+async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}

@@ -1,0 +1,29 @@
+import type { thresholdProfiles } from "../../../schema/pg/schema.js";
+
+export const ALERT_METRICS = ["fps", "frame_time", "memory", "gpu_time"] as const;
+export type AlertMetric = (typeof ALERT_METRICS)[number];
+
+export const THRESHOLD_LEVELS = ["warn", "good"] as const;
+export type ThresholdLevel = (typeof THRESHOLD_LEVELS)[number];
+
+export const CELL_SIZES = [5, 10, 25, 50] as const;
+
+type ProfileRow = typeof thresholdProfiles.$inferSelect;
+type ThresholdField = {
+  [K in keyof ProfileRow]: K extends `${string}${"Good" | "Warn"}` ? K : never;
+}[keyof ProfileRow];
+
+/** The profile field holding the threshold of a metric at a level, e.g. fps + warn → fpsWarn. */
+export function thresholdField(metric: AlertMetric, level: ThresholdLevel): ThresholdField {
+  const stem = { fps: "fps", frame_time: "frameTime", memory: "memory", gpu_time: "gpuTime" }[metric];
+  return `${stem}${level === "good" ? "Good" : "Warn"}` as ThresholdField;
+}
+
+export function thresholdOf(profile: ProfileRow, metric: AlertMetric, level: ThresholdLevel): number | null {
+  return profile[thresholdField(metric, level)];
+}
+
+/** FPS fails by being too low; times and memory by being too high. */
+export function lowerIsWorse(metric: AlertMetric): boolean {
+  return metric === "fps";
+}

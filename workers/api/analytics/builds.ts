@@ -1,0 +1,57 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { CH_BUILD_DAYS } from "../../shared/clickhouse.js";
+import type { Window } from "../../shared/window.js";
+import { num, selectRows } from "./select.js";
+
+export type Build = {
+  build_id: string;
+  first_seen: string;
+  last_seen: string;
+  event_count: number;
+  session_count: number;
+  player_count: number;
+};
+
+export const BUILD_LIST_SIZE = 50;
+
+/**
+ * A build is a non-empty build_id with performance-bearing events in the window; every field is
+ * computed over those events, from telemetry.build_days (a row per build and day). Newest 50 by
+ * first_seen (ties by id), or the one build asked for. Session and player counts merge uniq states
+ * (adaptive sampling, error well under 2%).
+ */
+export async function buildList(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  buildId?: string,
+): Promise<Build[]> {
+  const rows = await selectRows<
+    Record<"build" | "first" | "last" | "event_count" | "session_count" | "player_count", string>
+  >(
+    ch,
+    `
+    SELECT toString(build_id) AS build,
+      formatDateTime(min(first_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first,
+      formatDateTime(max(last_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last,
+      sum(events) AS event_count,
+      uniqMerge(sessions) AS session_count,
+      uniqMerge(players) AS player_count
+    FROM ${CH_BUILD_DAYS}
+    WHERE project_id = {projectId:UUID}
+      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+      ${buildId === undefined ? "" : "AND build_id = {buildId:String}"}
+    GROUP BY build_id
+    ORDER BY min(first_seen) DESC, build ASC
+    LIMIT {limit:UInt32}`,
+    { projectId, from: w.from, to: w.to, buildId, limit: BUILD_LIST_SIZE },
+  );
+  return rows.map((r) => ({
+    build_id: r.build,
+    first_seen: r.first,
+    last_seen: r.last,
+    event_count: num(r.event_count),
+    session_count: num(r.session_count),
+    player_count: num(r.player_count),
+  }));
+}

@@ -1,0 +1,145 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { CH_DAILY_ACTORS, CH_DAILY_EVENTS, CH_EVENTS } from "../../shared/clickhouse.js";
+import { chTime, mondayOf, monthOf, type Window } from "../../shared/window.js";
+import { distinct, num, selectRows } from "./select.js";
+
+export const INSIGHT_METRICS = ["count", "unique_players"] as const;
+export const INSIGHT_GROUPS = [
+  "day",
+  "week",
+  "month",
+  "event_name",
+  "map_id",
+  "platform",
+  "build_id",
+] as const;
+export type InsightMetric = (typeof INSIGHT_METRICS)[number];
+export type InsightGroupBy = (typeof INSIGHT_GROUPS)[number];
+
+export type InsightQuery = {
+  metric: InsightMetric;
+  groupBy: InsightGroupBy;
+  limit: number;
+  eventName?: string;
+};
+export type InsightGroup = { key: string; value: number };
+
+// SQL fragments chosen from fixed tables by validated enumerations; user values are only ever bound.
+// Each grouping's key over the events, and over the day-grain rollups (telemetry.daily_events has every
+// dimension; telemetry.daily_actors only the day).
+const KEY_SQL: Record<InsightGroupBy, string> = {
+  day: "toString(toDate(timestamp))",
+  week: "toString(toMonday(timestamp))",
+  month: "toString(toStartOfMonth(timestamp))",
+  event_name: "toString(event_name)",
+  map_id: "toString(map_id)",
+  platform: "toString(platform)",
+  build_id: "toString(build_id)",
+};
+const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
+  day: "toString(day)",
+  week: "toString(toMonday(day))",
+  month: "toString(toStartOfMonth(day))",
+  event_name: "toString(event_name)",
+  map_id: "toString(map_id)",
+  platform: "toString(platform)",
+  build_id: "toString(build_id)",
+};
+
+const isTimeGrouping = (g: InsightGroupBy) => g === "day" || g === "week" || g === "month";
+
+/** Start dates of the periods that overlap the window, oldest first; weeks start on Monday. */
+export function periodsOf(groupBy: "day" | "week" | "month", w: Window): string[] {
+  if (groupBy === "day") {
+    return w.dates;
+  }
+  const startOf = groupBy === "week" ? mondayOf : monthOf;
+  return [...new Set(w.dates.map(startOf))];
+}
+
+const DAYS = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
+const EVENT = (q: InsightQuery) => (q.eventName === undefined ? "" : "AND event_name = {eventName:String}");
+
+/**
+ * Where a query's metric and key come from (windows are whole UTC days, so day rows answer exactly):
+ * counts from telemetry.daily_events; unique players of all events by period, or in total, from
+ * telemetry.daily_actors (player rows); unique players by another dimension or of one event name from
+ * the events, as no rollup keeps players per dimension.
+ */
+function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; value: string; from: string } {
+  if (q.metric === "count") {
+    return {
+      key: key === null ? "''" : DAY_KEY_SQL[key],
+      value: "sum(events)",
+      from: `${CH_DAILY_EVENTS} WHERE project_id = {projectId:UUID} AND ${DAYS} ${EVENT(q)}`,
+    };
+  }
+  if (q.eventName === undefined && (key === null || isTimeGrouping(key))) {
+    return {
+      key: key === null ? "''" : DAY_KEY_SQL[key],
+      value: distinct("id"),
+      from: `${CH_DAILY_ACTORS} WHERE project_id = {projectId:UUID} AND kind = 'player' AND ${DAYS}`,
+    };
+  }
+  return {
+    key: key === null ? "''" : KEY_SQL[key],
+    value: distinct("player"),
+    from: `${CH_EVENTS} WHERE project_id = {projectId:UUID}
+      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')} ${EVENT(q)}`,
+  };
+}
+
+/**
+ * Time groupings: the most recent \`limit\` periods of the window, zero-filled, ascending, reading only
+ * from the oldest of them. Other groupings: the top \`limit\` keys by value, ties by key.
+ */
+export async function insightGroups(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: InsightQuery,
+): Promise<InsightGroup[]> {
+  const params = { projectId, to: w.to, eventName: q.eventName, limit: q.limit };
+  const src = source(q, q.groupBy);
+  if (isTimeGrouping(q.groupBy)) {
+    const periods = periodsOf(q.groupBy as "day" | "week" | "month", w).slice(-q.limit);
+    const oldest = Math.max(w.fromMs, Date.parse(`${periods[0] ?? w.today}T00:00:00Z`));
+    const rows = await selectRows<{ key: string; value: string }>(
+      ch,
+      `SELECT ${src.key} AS key, ${src.value} AS value
+      FROM ${src.from}
+      GROUP BY key`,
+      { ...params, from: chTime(oldest) },
+    );
+    const byKey = new Map(rows.map((r) => [r.key, num(r.value)]));
+    return periods.map((key) => ({ key, value: byKey.get(key) ?? 0 }));
+  }
+  const rows = await selectRows<{ key: string; value: string }>(
+    ch,
+    `SELECT ${src.key} AS key, ${src.value} AS value
+    FROM ${src.from}
+    GROUP BY key
+    ORDER BY value DESC, key ASC
+    LIMIT {limit:UInt8}`,
+    { ...params, from: w.from },
+  );
+  // Already in order: ClickHouse sorted by value, then key by bytes.
+  return rows.map((r) => ({ key: r.key, value: num(r.value) }));
+}
+
+/** The metric over the whole window: unique players are counted once, not summed over groups. */
+export async function insightTotal(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: InsightQuery,
+): Promise<number> {
+  const src = source(q, null);
+  const [row] = await selectRows<{ value: string }>(ch, `SELECT ${src.value} AS value FROM ${src.from}`, {
+    projectId,
+    from: w.from,
+    to: w.to,
+    eventName: q.eventName,
+  });
+  return num(row?.value);
+}

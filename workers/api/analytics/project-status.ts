@@ -1,0 +1,56 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { CH_EVENTS } from "../../shared/clickhouse.js";
+import { chTime, DAY_MS } from "../../shared/window.js";
+import { cached, cacheKey, type Defer } from "./cache.js";
+import { num, selectRows } from "./select.js";
+
+export type EventKpis = {
+  events24h: number;
+  players24h: number;
+  totalEvents: number;
+  lastEventAt: string | null;
+  /** Unix ms when the query ran: the 24-hour figures end here, and a cached answer says how old it is. */
+  fetchedAt: number;
+};
+
+/** One pass over the project's granules; the 24-hour figures are conditional aggregates of the same scan. */
+export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: number): Promise<EventKpis> {
+  const [row] = await selectRows<{
+    events24h: string;
+    players24h: string;
+    totalEvents: string;
+    lastEventAt: string | null;
+  }>(
+    ch,
+    `
+      SELECT
+        countIf(timestamp > {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}) AS events24h,
+        uniqExactIf(player, timestamp > {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')})
+          AS players24h,
+        count() AS totalEvents,
+        if(count() = 0, NULL, formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS lastEventAt
+      FROM ${CH_EVENTS}
+      WHERE project_id = {projectId:UUID}`,
+    { projectId, now: chTime(nowMs), dayAgo: chTime(nowMs - DAY_MS) },
+  );
+  return {
+    events24h: num(row?.events24h),
+    players24h: num(row?.players24h),
+    totalEvents: num(row?.totalEvents),
+    lastEventAt: row?.lastEventAt ?? null,
+    fetchedAt: nowMs,
+  };
+}
+
+/**
+ * The event KPIs as of at most about 60 s ago (the analytics cache), or computed now when `fresh`.
+ * Callers have authenticated and authorized the project: the cache key is the project alone.
+ */
+export function cachedEventKpis(
+  ch: ClickHouseClient,
+  projectId: string,
+  fresh: boolean,
+  defer: Defer,
+): Promise<EventKpis> {
+  return cached(cacheKey("status", projectId, {}), fresh, () => eventKpis(ch, projectId, Date.now()), defer);
+}

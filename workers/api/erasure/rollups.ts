@@ -1,0 +1,68 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import {
+  CH_ALERT_CELLS,
+  CH_BUILD_DAYS,
+  CH_COMPARE_BUILDS,
+  CH_COMPARE_DAYS,
+  CH_DAILY_EVENTS,
+  CH_HEATMAP_CELLS,
+} from "../../shared/clickhouse.js";
+import type { Bound } from "./steps.js";
+
+/**
+ * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql): a player's
+ * contribution is inside sums, maxima, histograms and uniq states, so it cannot be deleted by itself.
+ * The erasure replaces the rows of every (project, day) the player has events on with rows rebuilt
+ * from the table's `_src` view, which leaves that player's events out.
+ */
+export const REBUILT_ROLLUPS = [
+  CH_HEATMAP_CELLS,
+  CH_ALERT_CELLS,
+  CH_DAILY_EVENTS,
+  CH_BUILD_DAYS,
+  CH_COMPARE_DAYS,
+  CH_COMPARE_BUILDS,
+];
+
+/** What one rebuild replaced: the rows of the player's days before it (merged or not). */
+export type RebuildOutcome = { table: string; rowsRemoved: number };
+
+/**
+ * Deletes the project's rows of the player's days, then inserts them again from the events without
+ * the player's. Run before the events are deleted (so a retry after a failure midway still finds the
+ * days) and again after (for events of the player that arrived in between). Events of other players
+ * arriving for those days between the DELETE and the INSERT's read are counted by both the view and
+ * the rebuild: erasures are rare and mostly touch past days, where nothing arrives.
+ */
+export async function rebuildRollups(ch: ClickHouseClient, bound: Bound): Promise<RebuildOutcome[]> {
+  if (!bound.days.length) {
+    return REBUILT_ROLLUPS.map((table) => ({ table, rowsRemoved: 0 }));
+  }
+  const params = {
+    project: bound.project,
+    days: bound.days,
+    player: bound.player,
+    identified: bound.identified,
+  };
+  const outcomes: RebuildOutcome[] = [];
+  for (const table of REBUILT_ROLLUPS) {
+    const rs = await ch.query({
+      query: `SELECT count() AS n FROM ${table} WHERE project_id = {project:UUID} AND day IN {days:Array(Date)}`,
+      query_params: params,
+      format: "JSONEachRow",
+    });
+    const [row] = await rs.json<{ n: string | number }>();
+    await ch.command({
+      query: `DELETE FROM ${table} WHERE project_id = {project:UUID} AND day IN {days:Array(Date)}
+        SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+      query_params: params,
+    });
+    await ch.command({
+      query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
+        days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})`,
+      query_params: params,
+    });
+    outcomes.push({ table, rowsRemoved: Number(row?.n ?? 0) });
+  }
+  return outcomes;
+}

@@ -1,0 +1,117 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import {
+  CH_DAILY_ACTORS,
+  CH_EVENTS,
+  CH_HOURLY_PLAYERS,
+  CH_PLAYER_FIRST_SEEN,
+} from "../../shared/clickhouse.js";
+
+/**
+ * One table holding player-derived rows, and how to find one player's rows in it. Every table that
+ * keeps anything per player gets a step here (derived aggregates included), so an erasure reaches all
+ * of them. `where` is bound with {project:UUID} and {player:String}.
+ */
+export type ErasureStep = { table: string; where: string };
+
+/**
+ * The player of an event is its player_id, or its session_id when player_id is empty. Erasing player
+ * X also takes the anonymous events (empty player_id) of every session in which X was identified:
+ * the events before sign-in belong to the same person. {identified} is that session list, looked up
+ * once before the first delete (`playerSessions`), so no step depends on rows an earlier step removed.
+ */
+const PLAYER_EVENTS = `project_id = {project:UUID} AND (
+  player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))`;
+
+/**
+ * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql,
+ * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql):
+ * the player's first-seen rows (their own and those of the anonymous players of their identified
+ * sessions), their daily player rows, and the session rows of sessions left without any event; and
+ * their hourly rows (0004_rollups.sql).
+ */
+export const ERASURE_STEPS: ErasureStep[] = [
+  { table: CH_EVENTS, where: PLAYER_EVENTS },
+  {
+    table: CH_PLAYER_FIRST_SEEN,
+    where: `project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})`,
+  },
+  {
+    table: CH_DAILY_ACTORS,
+    where: `project_id = {project:UUID} AND (
+      (kind = 'player' AND (id = {player:String} OR id IN {identified:Array(String)}))
+      OR (kind = 'session' AND id IN {emptied:Array(String)}))`,
+  },
+  {
+    table: CH_HOURLY_PLAYERS,
+    where: "project_id = {project:UUID} AND (id = {player:String} OR id IN {identified:Array(String)})",
+  },
+];
+
+export type Bound = {
+  project: string;
+  player: string;
+  identified: string[];
+  emptied: string[];
+  /** UTC dates (YYYY-MM-DD) of the events the erasure takes: the days whose rollup rows are rebuilt. */
+  days: string[];
+};
+
+/**
+ * The sessions the erasure touches, read before anything is deleted: `identified`, where the player's
+ * own player_id appears; `emptied`, the sessions that lose every event (the identified ones and the
+ * player's anonymous session, unless another identified player also sent events in them); `days`,
+ * the dates of the events the erasure takes.
+ */
+export async function playerSessions(ch: ClickHouseClient, project: string, player: string): Promise<Bound> {
+  const rs = await ch.query({
+    query: `
+      SELECT
+        groupUniqArrayIf(session_id, player_id = {player:String}) AS identified,
+        groupUniqArrayIf(session_id, player_id NOT IN ('', {player:String})) AS shared
+      FROM ${CH_EVENTS}
+      WHERE project_id = {project:UUID}
+        AND session_id IN (
+          SELECT session_id FROM ${CH_EVENTS}
+          WHERE project_id = {project:UUID} AND (player_id = {player:String} OR session_id = {player:String}))`,
+    query_params: { project, player },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ identified: string[]; shared: string[] }>();
+  const identified = row?.identified ?? [];
+  const daysRs = await ch.query({
+    query: `SELECT groupUniqArray(toString(toDate(timestamp))) AS days FROM ${CH_EVENTS} WHERE ${PLAYER_EVENTS}`,
+    query_params: { project, player, identified },
+    format: "JSONEachRow",
+  });
+  const [dayRow] = await daysRs.json<{ days: string[] }>();
+  const shared = new Set(row?.shared ?? []);
+  const candidates = new Set([...identified, player]);
+  return {
+    project,
+    player,
+    identified,
+    emptied: [...candidates].filter((id) => !shared.has(id)),
+    days: [...(dayRow?.days ?? [])].sort(),
+  };
+}
+
+export async function countRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<number> {
+  const rs = await ch.query({
+    query: `SELECT count() AS n FROM ${step.table} WHERE ${step.where}`,
+    query_params: bound,
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ n: string | number }>();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * A lightweight DELETE, synchronous: when it returns the rows are gone from every read (a cluster
+ * runs it ON CLUSTER / on the Distributed table's shards the same way).
+ */
+export async function deleteRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<void> {
+  await ch.command({
+    query: `DELETE FROM ${step.table} WHERE ${step.where} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+    query_params: bound,
+  });
+}

@@ -1,0 +1,90 @@
+import { eq } from "drizzle-orm";
+import { dataExports } from "../../../schema/pg/schema.js";
+import { openClickHouse } from "../../shared/clickhouse.js";
+import { configOf } from "../../shared/config.js";
+import { type Db, openDb } from "../../shared/db.js";
+import { attemptsOf, QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { EXPORT_FORMATS, type ExportFormat, objectKeyOf } from "./formats.js";
+import { streamToR2 } from "./multipart.js";
+import { countExportRows, type ExportSpec, exportStream } from "./query.js";
+
+export type ExportMessage = { exportId: string };
+
+/** Delivery attempts (the queue's max_retries + 1); the last failure marks the export failed. */
+const ATTEMPTS = attemptsOf(QUEUES.exports);
+/** Covers the longest stream a consumer may run (15 minutes of wall time). */
+const STREAM_TIMEOUT_MS = 14 * 60_000;
+
+/** Runs each queued export outside any request: count, then stream ClickHouse's output into R2. */
+export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const config = configOf(env);
+  const { db, close } = openDb(config);
+  try {
+    for (const message of batch.messages) {
+      const { exportId } = message.body as ExportMessage;
+      try {
+        await runExport(db, env, exportId);
+        message.ack();
+      } catch (err) {
+        const error = err instanceof Error ? err.message : String(err);
+        const final = message.attempts >= ATTEMPTS;
+        console.error("export failed", exportId, `attempt ${message.attempts}`, error);
+        await db
+          .update(dataExports)
+          .set(final ? { status: "failed", error, completedAt: new Date() } : { status: "queued", error })
+          .where(eq(dataExports.id, exportId));
+        if (final) {
+          message.ack();
+        } else {
+          message.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.exports, message.attempts) });
+        }
+      }
+    }
+  } finally {
+    await close();
+  }
+}
+
+async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
+  const [row] = await db.select().from(dataExports).where(eq(dataExports.id, exportId)).limit(1);
+  if (!row || row.status === "completed") {
+    return;
+  }
+  const startedAt = new Date();
+  await db
+    .update(dataExports)
+    .set({ status: "running", startedAt, error: null })
+    .where(eq(dataExports.id, exportId));
+  const format = row.format as ExportFormat;
+  const spec: ExportSpec = {
+    projectId: row.projectId,
+    from: row.rangeFrom,
+    to: row.rangeTo,
+    eventName: row.eventName,
+    format,
+    cutoff: startedAt,
+  };
+  const ch = openClickHouse(configOf(env), STREAM_TIMEOUT_MS);
+  try {
+    const rowCount = await countExportRows(ch, spec);
+    const key = objectKeyOf(row.projectId, exportId, format);
+    const uploaded = await streamToR2(
+      env.EXPORTS,
+      key,
+      await exportStream(ch, spec),
+      EXPORT_FORMATS[format].contentType,
+    );
+    await db
+      .update(dataExports)
+      .set({
+        status: "completed",
+        rowCount,
+        sizeBytes: uploaded.bytes,
+        objectKey: key,
+        completedAt: new Date(),
+      })
+      .where(eq(dataExports.id, exportId));
+  } finally {
+    await ch.close();
+  }
+}

@@ -1,0 +1,63 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { chTime } from "../../shared/window.js";
+import { projectEventsSelect } from "../query/events-view.js";
+import { EXPORT_FORMATS, type ExportFormat } from "./formats.js";
+
+export type ExportSpec = {
+  projectId: string;
+  from: Date;
+  to: Date;
+  eventName: string | null;
+  format: ExportFormat;
+  /** Rows received after this instant are left out, so the count and the file agree. */
+  cutoff: Date;
+};
+
+/** Exports run for minutes, not seconds; ClickHouse stops them at this bound. */
+const MAX_EXPORT_SECONDS = 600;
+
+function where(spec: ExportSpec): string {
+  const conditions = [
+    "timestamp >= {from:DateTime64(6, 'UTC')}",
+    "timestamp < {to:DateTime64(6, 'UTC')}",
+    "received_at <= {cutoff:DateTime64(3, 'UTC')}",
+  ];
+  if (spec.eventName !== null) {
+    conditions.push("event_name = {eventName:String}");
+  }
+  return conditions.join(" AND ");
+}
+
+function params(spec: ExportSpec): Record<string, string> {
+  const at = (d: Date) => chTime(d.getTime());
+  return {
+    project: spec.projectId,
+    from: at(spec.from),
+    to: at(spec.to),
+    cutoff: at(spec.cutoff),
+    ...(spec.eventName !== null ? { eventName: spec.eventName } : {}),
+  };
+}
+
+export async function countExportRows(ch: ClickHouseClient, spec: ExportSpec): Promise<number> {
+  const rs = await ch.query({
+    query: `SELECT count() AS n FROM (${projectEventsSelect("project", where(spec))})`,
+    query_params: params(spec),
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ n: string | number }>();
+  return Number(row?.n ?? 0);
+}
+
+/** ClickHouse's own output format, streamed as it is produced (wait_end_of_query=0). */
+export async function exportStream(
+  ch: ClickHouseClient,
+  spec: ExportSpec,
+): Promise<ReadableStream<Uint8Array>> {
+  const result = await ch.exec({
+    query: `${projectEventsSelect("project", where(spec))} ORDER BY timestamp FORMAT ${EXPORT_FORMATS[spec.format].clickhouse}`,
+    query_params: params(spec),
+    clickhouse_settings: { wait_end_of_query: 0, readonly: "1", max_execution_time: MAX_EXPORT_SECONDS },
+  });
+  return result.stream as ReadableStream<Uint8Array>;
+}

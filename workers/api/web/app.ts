@@ -1,0 +1,81 @@
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { ApiError, problemResponse } from "../../shared/errors.js";
+import type { AppEnv } from "../context.js";
+import { init } from "../middleware/init.js";
+import * as apiKeysCreate from "./pages/api-keys/create.js";
+import * as apiKeysGet from "./pages/api-keys/get.js";
+import * as apiKeysRevoke from "./pages/api-keys/revoke.js";
+import * as assetsGet from "./pages/assets/get.js";
+import * as connectedAppsGet from "./pages/connected-apps/get.js";
+import * as connectedAppsRevoke from "./pages/connected-apps/revoke.js";
+import * as dashboardGet from "./pages/dashboard/get.js";
+import * as homeGet from "./pages/home/get.js";
+import * as authorizeGet from "./pages/oauth/authorize-get.js";
+import * as authorizePost from "./pages/oauth/authorize-post.js";
+import * as metadata from "./pages/oauth/metadata.js";
+import * as signInGet from "./pages/sign-in/get.js";
+import * as signInPost from "./pages/sign-in/post.js";
+import * as signOutPost from "./pages/sign-out/post.js";
+import { errorPage } from "./respond.js";
+import { currentUser, signInRedirect } from "./session.js";
+
+/**
+ * Pages carry CSRF tokens, secrets shown once and a consent form: never cached, never framed (no
+ * clickjacking of Allow), no scripts (but the dashboard's own bundle on dashboard pages). No form-action directive: the consent answer redirects to the
+ * client's own URI, which form-action would block.
+ */
+const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const h = c.res.headers;
+  if (!h.has("cache-control")) {
+    h.set("Cache-Control", "no-store");
+  }
+  // Dashboard pages set their own, which allows this origin's scripts (workers/api/web/dashboard.ts).
+  if (!h.has("content-security-policy")) {
+    h.set(
+      "Content-Security-Policy",
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    );
+  }
+  h.set("X-Frame-Options", "DENY");
+  h.set("X-Content-Type-Options", "nosniff");
+  // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on our own form posts,
+  // which the CSRF check refuses; other sites (the client's redirect URI) still get no referrer.
+  h.set("Referrer-Policy", "same-origin");
+});
+
+/** Everything outside /api: sign-in, the OAuth authorization pages, settings. */
+export function webApp() {
+  const web = new Hono<AppEnv>();
+  web.use("*", init, pageHeaders);
+  for (const page of [
+    metadata,
+    signInGet,
+    signInPost,
+    signOutPost,
+    authorizeGet,
+    authorizePost,
+    homeGet,
+    apiKeysGet,
+    apiKeysCreate,
+    apiKeysRevoke,
+    connectedAppsGet,
+    connectedAppsRevoke,
+    assetsGet,
+    dashboardGet,
+  ]) {
+    page.register(web);
+  }
+  web.all("*", async (c) => {
+    // The Web API never redirects: clients would resend credentials to the target.
+    if (c.req.path === "/api" || c.req.path.startsWith("/api/")) {
+      return problemResponse(new ApiError("NOT_FOUND", "No such endpoint."));
+    }
+    if (!(await currentUser(c))) {
+      return signInRedirect(c);
+    }
+    return errorPage(c, 404, "Not found", "There is no page here.");
+  });
+  return web;
+}

@@ -1,0 +1,15 @@
+import type { Hono } from "hono";
+import { keysOfProject } from "../../../accounts/keys.js";
+import type { AppEnv } from "../../../context.js";
+import { userProject, visitor } from "../../access.js";
+import { apiKeysPage } from "./view.js";
+
+export function register(app: Hono<AppEnv>) {
+  app.get("/settings/projects/:projectId/api-keys", visitor, userProject, async (c) => {
+    const { nav, csrf } = c.get("visitor");
+    const project = c.get("project");
+    const notice = c.req.query("revoked") === "1" ? "Key revoked: it no longer works." : undefined;
+    const keys = await keysOfProject(c.get("db"), project.id);
+    return c.html(apiKeysPage({ nav, csrf, project, keys, notice }));
+  });
+}

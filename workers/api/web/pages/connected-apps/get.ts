@@ -1,0 +1,17 @@
+import type { Hono } from "hono";
+import { grantsOfUser } from "../../../accounts/oauth/grants.js";
+import type { AppEnv } from "../../../context.js";
+import { signedIn } from "../../respond.js";
+import { connectedAppsPage } from "./view.js";
+
+export function register(app: Hono<AppEnv>) {
+  app.get("/settings/connected-apps", async (c) => {
+    const v = await signedIn(c);
+    if (v instanceof Response) {
+      return v;
+    }
+    const grants = await grantsOfUser(c.get("db"), v.user.userId);
+    const notice = c.req.query("revoked") === "1" ? "Access revoked." : undefined;
+    return c.html(connectedAppsPage({ nav: v.nav, csrf: v.csrf, grants, notice }));
+  });
+}

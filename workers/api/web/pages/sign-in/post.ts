@@ -1,0 +1,43 @@
+import type { Hono } from "hono";
+import { clientIp } from "../../../../shared/rate-limit.js";
+import { checkPassword, endSession, startSession } from "../../../accounts/sessions.js";
+import { chargeSignIn } from "../../../accounts/throttle.js";
+import type { AppEnv } from "../../../context.js";
+import { readForm } from "../../form.js";
+import { csrfToken, csrfValid, currentUser, safeReturnTo, setSessionCookie } from "../../session.js";
+import { SIGN_IN_FAILED, signInPage } from "./view.js";
+
+export function register(app: Hono<AppEnv>) {
+  app.post("/sign-in", async (c) => {
+    const form = await readForm(c);
+    const returnTo = safeReturnTo(form?.returnTo);
+    const email = (form?.email ?? "").slice(0, 320);
+    const again = async (status: 400 | 401 | 403 | 429, error: string) =>
+      c.html(signInPage({ csrf: await csrfToken(c), returnTo, email, error }), status);
+    if (!form || !(await csrfValid(c, form.csrf))) {
+      return again(403, "This form has expired. Sign in again.");
+    }
+    const password = form.password ?? "";
+    if (!email.trim() || !password) {
+      return again(400, "Enter your email and password.");
+    }
+    const charge = await chargeSignIn(c.env, clientIp(c.req.raw.headers), email);
+    if (!charge.allowed) {
+      c.header("Retry-After", String(charge.retryAfter));
+      return again(429, SIGN_IN_FAILED);
+    }
+    const user = await checkPassword(c.get("db"), email, password.slice(0, 1024));
+    if (!user) {
+      return again(401, SIGN_IN_FAILED);
+    }
+    await charge.refund();
+    // A new token at every sign-in: a session id planted before sign-in is never promoted, and a
+    // session this browser already had (perhaps another person's) ends here.
+    const previous = await currentUser(c);
+    if (previous) {
+      await endSession(c.get("db"), previous.sessionId);
+    }
+    setSessionCookie(c, await startSession(c.get("db"), user.id));
+    return c.redirect(returnTo, 303);
+  });
+}

@@ -1,0 +1,22 @@
+import type { Hono } from "hono";
+import { endSession } from "../../../accounts/sessions.js";
+import type { AppEnv } from "../../../context.js";
+import { readForm } from "../../form.js";
+import { errorPage, FORM_EXPIRED } from "../../respond.js";
+import { clearSessionCookie, csrfValid, currentUser } from "../../session.js";
+
+export function register(app: Hono<AppEnv>) {
+  app.post("/sign-out", async (c) => {
+    const form = await readForm(c);
+    const user = await currentUser(c);
+    // Without a valid token a third-party page could sign people out; refuse like any other form.
+    if (user && (!form || !(await csrfValid(c, form.csrf)))) {
+      return errorPage(c, 403, "Not signed out", FORM_EXPIRED);
+    }
+    if (user) {
+      await endSession(c.get("db"), user.sessionId);
+    }
+    clearSessionCookie(c);
+    return c.redirect("/sign-in", 303);
+  });
+}
