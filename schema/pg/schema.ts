@@ -36,6 +36,10 @@ export const projects = pgTable(
       .notNull()
       .references(() => tenants.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
+    // Bumped whenever stored analytics data changes underneath the cached answers (a player's
+    // erasure): it is part of every analytics cache key, so an answer computed before the change is
+    // never served after it.
+    dataVersion: integer("data_version").notNull().default(0),
     ...timestamps,
   },
   (t) => [index("projects_tenant_idx").on(t.tenantId)],

@@ -44,4 +44,25 @@ export async function ingestAndWait(
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+  await insertsSettled();
+}
+
+/**
+ * An INSERT into the events commits the events' part first and then each materialized view's part,
+ * so a read of the events can see rows that a rollup does not hold yet. Waits until no INSERT is
+ * running, so the rollups hold what the events hold.
+ */
+export async function insertsSettled(): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const rs = await testClickHouse().query({
+      query: "SELECT count() AS n FROM system.processes WHERE query_kind = 'Insert'",
+      format: "JSONEachRow",
+    });
+    const [row] = await rs.json<{ n: string | number }>();
+    if (Number(row?.n ?? 0) === 0 || Date.now() > deadline) {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -7,9 +7,8 @@ import type { NotificationMessage } from "../../workers/api/alerts/notification.
 import worker from "../../workers/api/index.js";
 import { windowOf } from "../../workers/shared/window.js";
 import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
-import { insertsSettled } from "../support/analytics-ingest.js";
 import { batch, event, MiB, perf } from "../support/batches.js";
-import { testClickHouse } from "../support/events.js";
+import { insertsSettled, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 import { insertMap, insertProfile } from "../support/records.js";

@@ -7,7 +7,6 @@ import {
   awayFromMidnight,
   getData,
   ingestAll,
-  insertsSettled,
   MIDNIGHT_GUARD_MINUTES,
   MIDNIGHT_GUARD_MS,
   toWire,
@@ -21,7 +20,7 @@ import {
   refInsights,
 } from "../support/analytics-reference.js";
 import { batch } from "../support/batches.js";
-import { testClickHouse } from "../support/events.js";
+import { insertsSettled, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { ingest } from "../support/http.js";
 

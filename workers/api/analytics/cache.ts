@@ -1,17 +1,27 @@
-// The builds aggregation is cached for about a minute in the Workers Cache API. The key holds the
-// project and every parameter, so no answer is ever shared across projects or queries; callers
-// authenticate and check the project before they get here.
+// Some analytics answers (builds, builds/compare, the project status KPIs) are cached for about a
+// minute in the Workers Cache API. The key holds the project, its data version and every parameter,
+// so no answer is ever shared across projects or queries, and none computed before a change to the
+// stored data (an erasure bumps the version) is served after it; callers authenticate and check the
+// project before they get here.
+
+import { eq, sql } from "drizzle-orm";
+import { projects } from "../../../schema/pg/schema.js";
+import { announceChange } from "../../shared/credential-cache.js";
+import type { AnyDb } from "../../shared/db.js";
 
 const TTL_SECONDS = 60;
 // A synthetic origin: cache keys must be URLs, and this one can never be fetched by a client.
 const ORIGIN = "https://analytics-cache.invalid";
 
+/** What a cache key needs of the project: its id and the version of its stored analytics data. */
+export type CachedProject = { id: string; dataVersion: number };
+
 export function cacheKey(
   kind: string,
-  projectId: string,
+  project: CachedProject,
   params: Record<string, string | number | undefined>,
 ) {
-  const url = new URL(`${ORIGIN}/${kind}/${projectId}`);
+  const url = new URL(`${ORIGIN}/${kind}/${project.id}/v${project.dataVersion}`);
   for (const [k, v] of Object.entries(params).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (v !== undefined) {
       url.searchParams.set(k, String(v));
@@ -63,4 +73,18 @@ export async function cached<T>(
   storing.set(key.url, store);
   defer(store);
   return value;
+}
+
+/**
+ * The project's stored analytics data changed (a player's events erased): bumps its data version, so
+ * every cached answer computed before now (keyed by the old version, in every data center) is never
+ * served again, and announces the change so every isolate reads the project's new version on its next
+ * request instead of the one it holds.
+ */
+export async function dataChanged(db: AnyDb, env: Env, project: { id: string; tenantId: string }) {
+  await db
+    .update(projects)
+    .set({ dataVersion: sql`${projects.dataVersion} + 1` })
+    .where(eq(projects.id, project.id));
+  await announceChange(env, { tenantId: project.tenantId });
 }

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_EVENTS } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS } from "../../shared/window.js";
-import { cached, cacheKey, type Defer } from "./cache.js";
+import { type CachedProject, cached, cacheKey, type Defer } from "./cache.js";
 import { num, selectRows } from "./select.js";
 
 export type EventKpis = {
@@ -44,13 +44,14 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: 
 
 /**
  * The event KPIs as of at most about 60 s ago (the analytics cache), or computed now when `fresh`.
- * Callers have authenticated and authorized the project: the cache key is the project alone.
+ * Callers have authenticated and authorized the project: the cache key is the project (and its data
+ * version) alone.
  */
 export function cachedEventKpis(
   ch: ClickHouseClient,
-  projectId: string,
+  project: CachedProject,
   fresh: boolean,
   defer: Defer,
 ): Promise<EventKpis> {
-  return cached(cacheKey("status", projectId, {}), fresh, () => eventKpis(ch, projectId, Date.now()), defer);
+  return cached(cacheKey("status", project, {}), fresh, () => eventKpis(ch, project.id, Date.now()), defer);
 }

@@ -25,7 +25,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const q = c.req.valid("query");
     const days = Number(q.days);
-    const key = cacheKey("builds", project.id, { days, buildId: q.buildId });
+    const key = cacheKey("builds", project, { days, buildId: q.buildId });
     const data = await cached(
       key,
       q.fresh === "1",

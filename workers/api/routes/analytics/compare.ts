@@ -38,7 +38,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const days = Number(q.days);
     const mapId = q.mapId === undefined ? undefined : await eventMapId(c.get("db"), project.id, q.mapId);
     const query = { baseline: q.baseline, candidate: q.candidate, mapId, platform: q.platform };
-    const key = cacheKey("builds-compare", project.id, { days, ...query });
+    const key = cacheKey("builds-compare", project, { days, ...query });
     const data = await cached(
       key,
       q.fresh === "1",

@@ -4,6 +4,7 @@ import { erasures } from "../../../../schema/pg/schema.js";
 import { CH_EVENTS } from "../../../shared/clickhouse.js";
 import { ApiError } from "../../../shared/errors.js";
 import { sha256Hex } from "../../../shared/secrets.js";
+import { dataChanged } from "../../analytics/cache.js";
 import type { AppEnv } from "../../context.js";
 import { erasePlayer, type StepOutcome } from "../../erasure/erase.js";
 import { envelope, errorResponses, ProblemSchema, ProjectIdParam, policy } from "../../openapi.js";
@@ -60,7 +61,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     try {
       const steps = await erasePlayer(c.get("ch"), project.id, playerId, async (done) => {
         await db.update(erasures).set(record(done)).where(eq(erasures.id, id));
-      });
+      }).finally(() => dataChanged(db, c.env, project));
       const [row] = await db
         .update(erasures)
         .set({ ...record(steps), status: "completed", completedAt: new Date() })

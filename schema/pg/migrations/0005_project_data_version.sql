@@ -1,0 +1,1 @@
+ALTER TABLE "projects" ADD COLUMN "data_version" integer DEFAULT 0 NOT NULL;
