@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import type { GenEvent } from "./analytics-dataset.js";
 import { batch, type EventInit } from "./batches.js";
-import { insertsSettled, testClickHouse } from "./events.js";
+import { insertsSettled } from "./events.js";
 import type { Tenant } from "./harness.js";
 import { api, ingest } from "./http.js";
 
