@@ -77,8 +77,8 @@ export function refDashboard(events: GenEvent[], days: number, fetchedAt: number
 }
 
 /**
- * A sample as percentiles count it (the README's percentiles, workers/api/analytics/percentiles.ts): the
- * lower bound of its bucket, the Float64 values sharing sign, exponent and the 8 leading mantissa bits.
+ * A sample as percentiles count it (docs/analytics.md: Percentiles, workers/api/analytics/percentiles.ts):
+ * the lower bound of its bucket, the Float64 values sharing sign, exponent and the 8 leading mantissa bits.
  */
 function bucketFloor(v: number): number {
   const bits = new DataView(new ArrayBuffer(8));
@@ -115,8 +115,8 @@ export type HeatmapParams = {
 };
 
 /**
- * Cells in the overlays' shape (issue 10): weight is the event count; the avg_* the overlays need as
- * numbers are 0 without samples, the others null; memory and VRAM in megabytes.
+ * Cells in the shape the engine editors' heatmap overlays parse strictly: weight is the event count; the
+ * avg_* the overlays need as numbers are 0 without samples, the others null; memory and VRAM in megabytes.
  */
 export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) {
   const w = refWindow(q.days, nowMs);

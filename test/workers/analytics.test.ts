@@ -309,7 +309,7 @@ describe("funnels", () => {
 });
 
 describe("insights", () => {
-  // The seven groupings, listed here so a grouping dropped from the code fails the test.
+  // The interface spec's seven groupings, listed here so a grouping dropped from the code fails the test.
   const groupings = ["day", "week", "month", "event_name", "map_id", "platform", "build_id"] as const;
   const cases: InsightParams[] = [
     ...groupings.flatMap((groupBy) =>

@@ -48,7 +48,7 @@ function comparisonDataset(nowMs: number): GenEvent[] {
   const mapLoad = { eventName: "map_load", mapId: "" };
   return [
     // Percentiles are nearest-rank (the k-th smallest, k = ceil(level · n)) of samples kept at the lower
-    // bound of their bucket (8 mantissa bits: README, percentiles.ts).
+    // bound of their bucket (8 mantissa bits: docs/analytics.md, percentiles.ts).
     // frame_time: p50 18 → 20 (+11.11 %), p95 40 → 50, all exact in their buckets.
     ...series("1.4.0", recent, {}, frames([16, 16.5, 17, 17.5, 18, 18.5, 19, 19.5, 20, 40])),
     ...series("1.5.0", recent, {}, frames([18, 18.5, 19, 19.5, 20, 21, 22, 23, 24, 50])),

@@ -8,7 +8,7 @@ import { batchOf } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 
-// The cache's bounds (README: "Credentials without Postgres"): a change made through the Workers is
+// The cache's bounds (docs/accounts.md: "Credentials without Postgres"): a change made through the Workers is
 // announced and takes effect on the next request on every path; a change made behind the Workers' back
 // (here: plain SQL, as the admin CLI does) is not seen until the entry's TTL runs out, which is what
 // proves the answers before the announcement came from the cache and not from Postgres.

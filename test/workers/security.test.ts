@@ -372,7 +372,7 @@ describe("cross-tenant writes", () => {
 });
 
 /**
- * The dashboard's pages call /api/v1 with the session cookie (README: Dashboard): a signed-in person is
+ * The dashboard's pages call /api/v1 with the session cookie (docs/dashboard.md): a signed-in person is
  * their membership of a studio, so another studio's project is 404 as for its neighbour's token; a
  * session that has ended is no credential; and a change made with a session must come from our origin.
  */

@@ -4,7 +4,7 @@ import { scrypt } from "@noble/hashes/scrypt.js";
 // Worker: workerd refuses PBKDF2 above 100,000 iterations and forbids compiling WebAssembly at run time,
 // which rules out the WASM Argon2id builds. Parameters are OWASP's scrypt minimum at 32 MiB of memory
 // (N=2^15, r=8, p=3: the same cost as N=2^17, p=1 in a quarter of the memory, so two concurrent
-// sign-ins fit in one 128 MB isolate). `npm run bench:password` measures the CPU per hash; the README
+// sign-ins fit in one 128 MB isolate). `npm run bench:password` measures the CPU per hash; docs/accounts.md
 // has the number. The parameters travel with each hash, so raising them later leaves old hashes valid.
 export const SCRYPT = { N: 2 ** 15, r: 8, p: 3, dkLen: 32 } as const;
 const SALT_BYTES = 16;

@@ -9,8 +9,9 @@ export async function selectRows<T>(ch: ClickHouseClient, query: string, params:
   const bound = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
   // One JSON document parsed at once, rather than the client's row-by-row stream of JSONEachRow,
   // which costs more in workerd on results of thousands of rows (heatmaps). JSONCompact sends each row
-  // as an array, without repeating the column names: about half the bytes of JSON on a heatmap, and
-  // a Worker's cost of receiving a response grows with its bytes (README: "Worker to ClickHouse").
+  // as an array, without repeating the column names: about half the bytes of JSON on a heatmap, and a
+  // Worker's cost of receiving a response grows with its bytes (docs/operations.md: "Worker to
+  // ClickHouse").
   const rs = await ch.query({ query, query_params: bound, format: "JSONCompact" });
   let result: { meta?: Array<{ name: string }>; data: unknown[][] };
   try {

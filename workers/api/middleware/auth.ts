@@ -105,7 +105,7 @@ function namedProject(c: Context<AppEnv>): string | null {
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
- * The dashboard's own pages call the Web API with the browser's session cookie (README: Dashboard).
+ * The dashboard's own pages call the Web API with the browser's session cookie (docs/dashboard.md).
  * A cookie is sent by the browser whoever made the page, so a change (any unsafe method) made with a
  * session must come from this origin: Origin present and equal to ours, and Sec-Fetch-Site, where the
  * browser sends it, same-origin. SameSite=Lax already keeps the cookie off cross-site fetches; this is

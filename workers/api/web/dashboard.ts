@@ -7,7 +7,7 @@ import { type Html, layout, type NavUser } from "./layout.js";
 // The dashboard's pages: each is a server-rendered shell (this layout, its project navigation and a
 // mount point naming the page) and the client bundle, which finds the page's module by that name
 // (workers/api/web/client/pages/index.ts) and reads everything through /api/v1 with the session cookie.
-// README: Dashboard.
+// docs/dashboard.md.
 
 /**
  * Project pages in navigation order: `id` is the path segment (/projects/:projectId/<id>) and the key
@@ -47,7 +47,7 @@ export const DASHBOARD_CSP =
 
 type ProjectRef = { id: string; name: string; tenantName: string };
 
-/** Navigation of one project: its pages, then its settings (the accounts issue's pages). */
+/** Navigation of one project: its pages, then its settings (the API Keys page). */
 function projectNav(project: ProjectRef, current: string): Html {
   return html`<nav class="project-nav" aria-label="Project">
     <p class="project-name">${project.name}<small>${project.tenantName}</small></p>

@@ -6,7 +6,7 @@ import type { AppEnv } from "../context.js";
 
 // Browser sessions and CSRF for the pages outside /api. The session cookie is read only here; the Web
 // API's gate asks currentUser() when a request carries no key or token, so the dashboard's scripts read
-// the same /api/v1 routes as the clients (workers/api/middleware/auth.ts, README: Dashboard).
+// the same /api/v1 routes as the clients (workers/api/middleware/auth.ts, docs/dashboard.md).
 export const SESSION_COOKIE = "gt_session";
 /** Before sign-in there is no session to bind a CSRF token to: this random cookie stands in. */
 const PRE_SESSION_COOKIE = "gt_csrf";

@@ -1,5 +1,5 @@
 // Every data read and change of the dashboard goes through the Web API the clients use, /api/v1, with
-// the browser's session cookie (the API gate accepts it when no key is sent; README: Dashboard).
+// the browser's session cookie (the API gate accepts it when no key is sent; docs/dashboard.md).
 
 /** A problem+json answer (RFC 9457) or a failed request, with the text to show a person. */
 export class ApiProblem extends Error {

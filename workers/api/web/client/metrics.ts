@@ -1,5 +1,5 @@
 // The four performance metrics as the heatmap cells and threshold profiles carry them, and how a
-// profile judges a cell. Threshold semantics are the alert evaluation's (README: Alerting): a value
+// profile judges a cell. Threshold semantics are the alert evaluation's (docs/web-api.md: Alerting): a value
 // fails a threshold when it is worse than it: fps below it, frame time, memory and GPU time above it;
 // equal passes. Memory thresholds are megabytes, as avg_memory is.
 

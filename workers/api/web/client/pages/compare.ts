@@ -27,7 +27,7 @@ type Diff = {
 };
 type Comparison = { baseline: BuildSummary; candidate: BuildSummary; diffs: Diff[] };
 
-/** Units of builds/compare's metrics (README: Analytics, build comparison). All are lower-is-better. */
+/** Units of builds/compare's metrics (docs/analytics.md: build comparison). All are lower-is-better. */
 const UNITS: Record<string, string> = {
   frame_time: "ms",
   memory: "MB",
