@@ -13,8 +13,8 @@ import {
   createToken,
   revokeKey,
 } from "../workers/shared/bootstrap.js";
+import { KEY_PRESETS, type KeyPreset } from "../workers/shared/credentials/scopes.js";
 import { isPlanId, PLAN_IDS } from "../workers/shared/plans.js";
-import { KEY_PRESETS, type KeyPreset } from "../workers/shared/scopes.js";
 import { localDatabase } from "./local/database.js";
 
 const USAGE = `usage:

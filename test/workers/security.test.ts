@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, contentEntries, maps, oauthGrants, thresholdProfiles } from "../../schema/pg/schema.js";
-import { endSession, sessionUser, startSession } from "../../workers/api/accounts/sessions.js";
 import { DASHBOARD_PAGES } from "../../workers/api/web/dashboard.js";
-import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
+import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
+import { endSession, sessionUser, startSession } from "../../workers/shared/credentials/sessions.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";

@@ -1,6 +1,6 @@
-import type { CheckedHit, RateLimitResult } from "../../durable-objects/rate-limiter.js";
-import type { Config } from "./config.js";
-import { buckets, bumpGenerations } from "./rate-limit.js";
+import type { CheckedHit, RateLimitResult } from "../../../durable-objects/rate-limiter.js";
+import type { Config } from "../config.js";
+import { buckets, bumpGenerations } from "../rate-limit.js";
 
 // Authentication without Postgres on the hot path. Each isolate keeps what a credential resolved to
 // (keyed by the credential's SHA-256, never the secret) for a short TTL. Every authenticated request
