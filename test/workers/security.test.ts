@@ -563,3 +563,30 @@ describe.each(["/oauth/token", "/oauth/revoke"])("POST /api%s", (path) => {
     }
   });
 });
+
+describe("POST /api/operator/credential-changes", () => {
+  it("takes only the operator secret: no credentials, an API key, a token, a session or a wrong secret is 401", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { "X-API-Key": t.keys.full.key },
+      { Authorization: `Bearer ${t.token}` },
+      { Cookie: sessionCookie, ...sameOrigin },
+      { Authorization: "Bearer not-the-operator-secret-but-long-enough-0000" },
+    ];
+    for (const headers of variants) {
+      const res = await api(
+        "/operator/credential-changes",
+        { ip: "192.0.2.17" },
+        {
+          method: "POST",
+          headers: { ...headers, "Content-Type": "application/json" },
+          body: JSON.stringify({ tenantId: t.tenantId }),
+        },
+      );
+      expect(res.status, JSON.stringify(Object.keys(headers))).toBe(401);
+      expect((await problemOf(res)).detail).toBe(
+        "This endpoint requires the operator secret (Authorization: Bearer).",
+      );
+    }
+  });
+});
