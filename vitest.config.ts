@@ -1,6 +1,7 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { INGEST_BUNDLE_DIR, ingestWorker } from "./test/support/ingest-worker.js";
+import { TEST_OPERATOR_SECRET } from "./test/support/operator.js";
 
 // Tests reach nothing beyond loopback: Miniflare uses its fallback Request.cf instead of fetching one.
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
@@ -31,7 +32,7 @@ export default defineConfig({
               main: "./test/support/app-host.ts",
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
-                bindings: engines,
+                bindings: { ...engines, OPERATOR_SECRET: TEST_OPERATOR_SECRET },
                 serviceBindings: { INGEST: ingest.name },
                 // The ingest Worker's producers too, so a test can run its queue consumers in-process
                 // with every binding they use (the shared Env type has them all).

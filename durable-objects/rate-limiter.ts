@@ -13,7 +13,7 @@ export type RateLimitResult = {
 export type BudgetResult = { allowed: boolean; used: number; limit: number | null; retryAfter: number };
 
 /**
- * What a credential cache compares against (workers/shared/credential-cache.ts): the bucket's credentials
+ * What a credential cache compares against (workers/shared/credentials/cache.ts): the bucket's credentials
  * generation, bumped whenever a credential, plan or project charged to this bucket changes, and when
  * (Unix ms) that last happened. `result` is null when the caller's generation was stale: nothing was
  * counted, and the caller must look the credential up again.

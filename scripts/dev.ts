@@ -10,7 +10,7 @@ import pg from "pg";
 import { tenants, users } from "../schema/pg/schema.js";
 import { createUser } from "../workers/api/accounts/users.js";
 import { createKey, createProject, createTenant } from "../workers/shared/bootstrap.js";
-import { newSecret } from "../workers/shared/secrets.js";
+import { newSecret } from "../workers/shared/credentials/secrets.js";
 import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";
 import { startLocalStack } from "./local/stack.js";
 import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";

@@ -13,8 +13,8 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { PLAN_IDS } from "../../workers/shared/plans.js";
-import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
 
 const timestamps = {
   createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
@@ -62,7 +62,7 @@ export const apiKeys = pgTable(
     name: text("name"),
     createdAt: timestamps.createdAt,
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
-    // Accurate to LAST_USED_RESOLUTION (workers/api/accounts/last-used.ts): written at most that often.
+    // Accurate to LAST_USED_RESOLUTION (workers/shared/credentials/last-used.ts): written at most that often.
     lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("api_keys_project_idx").on(t.projectId)],

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { LOCAL_OPERATOR_SECRET } from "../admin/announce.js";
 import { buildClient } from "../build-client.js";
 import type { LocalStack } from "./stack.js";
 
@@ -39,6 +40,8 @@ export function startWrangler(stack: LocalStack, opts: { port: number; persistTo
     CLICKHOUSE_USER: stack.clickhouse.user,
     CLICKHOUSE_PASSWORD: stack.clickhouse.password,
     NEON_LOCAL_PROXY: stack.neonProxy,
+    // What the admin CLI presents to announce its changes (scripts/admin/announce.ts).
+    OPERATOR_SECRET: process.env.OPERATOR_SECRET || LOCAL_OPERATOR_SECRET,
   };
   const args = [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "dev"];
   for (const config of DEV_CONFIGS) {

@@ -32,7 +32,7 @@ const seed = {
 async function admin(...args: string[]): Promise<{ id: string }> {
   const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: service.databaseUrl },
+    env: { ...process.env, DATABASE_URL: service.databaseUrl, OPERATOR_API_URL: service.origin },
   });
   return JSON.parse(stdout) as { id: string };
 }

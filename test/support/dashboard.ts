@@ -52,7 +52,7 @@ export async function startDashboard(opts: { plan?: string } = {}): Promise<Dash
   const admin = async (...args: string[]) => {
     const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: service.databaseUrl },
+      env: { ...process.env, DATABASE_URL: service.databaseUrl, OPERATOR_API_URL: service.origin },
     });
     return JSON.parse(stdout) as Record<string, unknown>;
   };

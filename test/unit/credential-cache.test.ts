@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CredentialCache } from "../../workers/shared/credential-cache.js";
+import { CredentialCache } from "../../workers/shared/credentials/cache.js";
 
 type P = { tenantId: string };
 const bucketOf = (p: P) => `tenant:${p.tenantId}`;

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "../../schema/pg/schema.js";
-import { LAST_USED_RESOLUTION_MS, lastUsedIsStale } from "../../workers/shared/last-used.js";
+import { LAST_USED_RESOLUTION_MS, lastUsedIsStale } from "../../workers/shared/credentials/last-used.js";
 import { batchOf } from "../support/batches.js";
 import { Browser, csrfOf, seedUser, unescapeHtml } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { sessions } from "../../schema/pg/schema.js";
 import { SIGN_IN_LIMITS, signInBuckets } from "../../workers/api/accounts/throttle.js";
 import { SIGN_IN_FAILED } from "../../workers/api/web/pages/sign-in/view.js";
-import { sha256Hex } from "../../workers/shared/secrets.js";
+import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { sha256Hex } from "../../workers/shared/secrets.js";
+import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { event } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, storedCount } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";

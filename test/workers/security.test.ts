@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, contentEntries, maps, oauthGrants, thresholdProfiles } from "../../schema/pg/schema.js";
-import { endSession, sessionUser, startSession } from "../../workers/api/accounts/sessions.js";
 import { DASHBOARD_PAGES } from "../../workers/api/web/dashboard.js";
-import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/scopes.js";
+import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
+import { endSession, sessionUser, startSession } from "../../workers/shared/credentials/sessions.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -560,6 +560,33 @@ describe.each(["/oauth/token", "/oauth/revoke"])("POST /api%s", (path) => {
       );
       expect(res.status).toBe(401);
       expect(await res.json()).toEqual({ error: "invalid_client", error_description: "Unknown client_id." });
+    }
+  });
+});
+
+describe("POST /api/operator/credential-changes", () => {
+  it("takes only the operator secret: no credentials, an API key, a token, a session or a wrong secret is 401", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { "X-API-Key": t.keys.full.key },
+      { Authorization: `Bearer ${t.token}` },
+      { Cookie: sessionCookie, ...sameOrigin },
+      { Authorization: "Bearer not-the-operator-secret-but-long-enough-0000" },
+    ];
+    for (const headers of variants) {
+      const res = await api(
+        "/operator/credential-changes",
+        { ip: "192.0.2.17" },
+        {
+          method: "POST",
+          headers: { ...headers, "Content-Type": "application/json" },
+          body: JSON.stringify({ tenantId: t.tenantId }),
+        },
+      );
+      expect(res.status, JSON.stringify(Object.keys(headers))).toBe(401);
+      expect((await problemOf(res)).detail).toBe(
+        "This endpoint requires the operator secret (Authorization: Bearer).",
+      );
     }
   });
 });

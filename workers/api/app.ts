@@ -18,6 +18,7 @@ import { registerIngestDoc } from "./routes/events/openapi.js";
 import { exportsApp } from "./routes/exports/index.js";
 import { mapsApp } from "./routes/maps/index.js";
 import { oauthApp } from "./routes/oauth/index.js";
+import { operatorApp } from "./routes/operator/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
@@ -94,6 +95,8 @@ export function newApp() {
   api.route(DOCS_PATH, docsApp);
   // OAuth token and revocation endpoints: public clients, no API credentials, their own rate bucket.
   api.route("/oauth", oauthApp);
+  // The admin CLI's change announcements: the operator secret, no API credentials.
+  api.route("/operator", operatorApp);
 
   // Key validation is charged to its own bucket; everything else to the tenant's plan quota.
   api.use("/v1/whoami", gate("whoami"));

@@ -1,9 +1,9 @@
 import type { Hook } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { type Scope, TOKEN_SCOPES } from "../shared/credentials/scopes.js";
+import { ROLE_SCOPES } from "../shared/credentials/session-principal.js";
 import { ApiError } from "../shared/errors.js";
-import { type Scope, TOKEN_SCOPES } from "../shared/scopes.js";
-import { ROLE_SCOPES } from "./accounts/session-principal.js";
 import type { AppEnv } from "./context.js";
 import { requireScope } from "./middleware/auth.js";
 import { projectFromHeader } from "./middleware/project-header.js";

@@ -1,9 +1,11 @@
-import type { KeyPrincipal } from "../shared/auth.js";
 import { configOf } from "../shared/config.js";
-import { CredentialCache, chargeCredential, credentialTtlMs } from "../shared/credential-cache.js";
+import { CredentialCache, chargeCredential, credentialTtlMs } from "../shared/credentials/cache.js";
+import { apiKeyOf, findKey, ingestKeyHash } from "../shared/credentials/keys.js";
+import { noteUse } from "../shared/credentials/last-used.js";
+import type { KeyPrincipal } from "../shared/credentials/principal.js";
+import { sha256Hex } from "../shared/credentials/secrets.js";
 import { concat, gunzipCapped, readCapped, sealEnvelope, TooLarge } from "../shared/envelope.js";
 import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
-import { noteUse } from "../shared/last-used.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import {
   buckets,
@@ -13,8 +15,6 @@ import {
   consumeIfCurrent,
   rateLimitHeaders,
 } from "../shared/rate-limit.js";
-import { sha256Hex } from "../shared/secrets.js";
-import { apiKeyOf, findIngestKey, ingestKeyHash } from "./keys.js";
 import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
@@ -154,7 +154,7 @@ function validate(protobuf: Uint8Array): number {
 }
 
 // Ingest is the hot path: a key's principal is cached per isolate, by the key's hash, and confirmed
-// current by the ingest bucket's RateLimiter call on every request (workers/shared/credential-cache.ts).
+// current by the ingest bucket's RateLimiter call on every request (workers/shared/credentials/cache.ts).
 const keyCache = new CredentialCache<KeyPrincipal>();
 
 /**
@@ -181,7 +181,7 @@ async function authenticate(
     key: keyHash,
     bucketOf: (p) => buckets.ingest(p.projectId),
     limitOf,
-    read: () => findIngestKey(env, keyHash),
+    read: () => findKey(configOf(env), keyHash),
     // On a cache miss only: a busy key costs at most one lookup of its stored time per cache period.
     onRead: (p) => noteUse(env, ctx, p),
     admit: (p) => {

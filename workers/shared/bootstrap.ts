@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
+import { isTokenScope, KEY_PRESETS, type KeyPreset, type Scope, TOKEN_SCOPES } from "./credentials/scopes.js";
+import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "./credentials/secrets.js";
 import type { PlanId } from "./plans.js";
-import { isTokenScope, KEY_PRESETS, type KeyPreset, type Scope, TOKEN_SCOPES } from "./scopes.js";
-import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
 
 // Record creation shared by the admin CLI (node-postgres) and the test harness (Neon driver in workerd).
 // biome-ignore lint/suspicious/noExplicitAny: any drizzle Postgres driver will do

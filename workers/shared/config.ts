@@ -19,6 +19,11 @@ export type Config = {
   NEON_LOCAL_PROXY: string;
   /** How long an isolate trusts a resolved credential without reading Postgres (ms); empty: 15 s. */
   CREDENTIAL_CACHE_TTL_MS: string;
+  /**
+   * API Worker only, a secret: what the admin CLI presents to announce changes it made to credentials
+   * (credentials/operator.ts). Empty: the operator route refuses every request.
+   */
+  OPERATOR_SECRET: string;
 };
 
 type Rule = { required: boolean; check?: (v: string) => boolean; rule?: string };
@@ -44,6 +49,11 @@ const RULES: Record<keyof Config, Rule> = {
     required: false,
     check: (v) => /^(|\d{1,6})$/.test(v),
     rule: "must be a whole number of milliseconds below 1,000,000, or empty",
+  },
+  OPERATOR_SECRET: {
+    required: false,
+    check: (v) => v === "" || v.length >= 32,
+    rule: "must be at least 32 characters, or empty",
   },
 };
 

@@ -9,6 +9,9 @@ import { httpSql, openPool } from "./pg.js";
 export type Db = NeonDatabase;
 /** Either transport: for code that only reads or writes with one-shot statements. */
 export type AnyDb = PgDatabase<PgQueryResultHKT, Record<string, never>>;
+/** Any drizzle Postgres handle: the Worker's (Neon), the admin CLI's and dev seed's (node-postgres). */
+// biome-ignore lint/suspicious/noExplicitAny: any drizzle Postgres driver will do
+export type AnyPg = PgDatabase<PgQueryResultHKT, any>;
 
 /** A drizzle handle over a pool per request (see shared/pg.ts); end it with `close()`. */
 export function openDb(config: Config): { db: Db; close: () => Promise<void> } {

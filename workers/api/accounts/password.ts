@@ -1,4 +1,5 @@
 import { scrypt } from "@noble/hashes/scrypt.js";
+import { timingSafeEqual } from "../../shared/credentials/secrets.js";
 
 // Passwords are hashed with scrypt from @noble/hashes (audited, pure JS), because it runs inside a
 // Worker: workerd refuses PBKDF2 above 100,000 iterations and forbids compiling WebAssembly at run time,
@@ -60,17 +61,6 @@ export function verifyPassword(password: string, stored: string): boolean {
  */
 export function burnVerification(password: string): void {
   derive(password, new Uint8Array(SALT_BYTES), SCRYPT);
-}
-
-export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) {
-    return false;
-  }
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) {
-    diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
-  }
-  return diff === 0;
 }
 
 /** Why a new password is refused, or null when it is acceptable. */

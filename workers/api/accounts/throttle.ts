@@ -1,5 +1,5 @@
+import { sha256Hex } from "../../shared/credentials/secrets.js";
 import { buckets, limiter } from "../../shared/rate-limit.js";
-import { sha256Hex } from "../../shared/secrets.js";
 import { normalizeEmail } from "./users.js";
 
 // Sign-in throttling on the RateLimiter Durable Object's sliding window. Every attempt is charged

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { type MembershipRole, memberships, projects, tenants, users } from "../../../schema/pg/schema.js";
 import type { AnyPg } from "./db.js";
-import { hashPassword, passwordProblem } from "./password.js";
+import { burnVerification, hashPassword, passwordProblem, verifyPassword } from "./password.js";
 
 export class AccountError extends Error {}
 
@@ -134,4 +134,25 @@ export async function projectsOfUser(db: AnyPg, userId: string) {
     .innerJoin(projects, eq(projects.tenantId, tenants.id))
     .where(eq(memberships.userId, userId))
     .orderBy(tenants.name, tenants.id, projects.name, projects.id);
+}
+
+/**
+ * The user behind an email and password, or null. An unknown email costs the same key derivation as a
+ * known one, so neither the answer nor its timing tells whether an account exists.
+ */
+export async function checkPassword(
+  db: AnyPg,
+  email: string,
+  password: string,
+): Promise<{ id: string; email: string } | null> {
+  const [user] = await db
+    .select({ id: users.id, email: users.email, passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.email, normalizeEmail(email)))
+    .limit(1);
+  if (!user) {
+    burnVerification(password);
+    return null;
+  }
+  return verifyPassword(password, user.passwordHash) ? { id: user.id, email: user.email } : null;
 }

@@ -1,4 +1,4 @@
-import { toHex } from "../../shared/secrets.js";
+import { toHex } from "../../shared/credentials/secrets.js";
 
 export const SIGNATURE_HEADER = "X-Telemetry-Signature";
 export const TIMESTAMP_HEADER = "X-Telemetry-Timestamp";

@@ -6,7 +6,7 @@
 
 import { eq, sql } from "drizzle-orm";
 import { projects } from "../../../schema/pg/schema.js";
-import { announceChange } from "../../shared/credential-cache.js";
+import { announceChange } from "../../shared/credentials/cache.js";
 import type { AnyDb } from "../../shared/db.js";
 
 const TTL_SECONDS = 60;

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { SessionUser } from "../accounts/sessions.js";
+import type { SessionUser } from "../../shared/credentials/sessions.js";
 import type { AppEnv } from "../context.js";
 import { errorBody, layout, type NavUser } from "./layout.js";
 import { csrfToken, currentUser, signInRedirect } from "./session.js";

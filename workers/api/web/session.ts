@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { newSecret, sha256Hex } from "../../shared/secrets.js";
-import { SESSION_TTL_SECONDS, type SessionUser, sessionUser } from "../accounts/sessions.js";
+import { newSecret, sha256Hex } from "../../shared/credentials/secrets.js";
+import { SESSION_TTL_SECONDS, type SessionUser, sessionUser } from "../../shared/credentials/sessions.js";
 import type { AppEnv } from "../context.js";
 
 // Browser sessions and CSRF for the pages outside /api. The session cookie is read only here; the Web

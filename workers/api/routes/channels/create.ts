@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { notificationChannels } from "../../../../schema/pg/schema.js";
-import { newSecret } from "../../../shared/secrets.js";
+import { newSecret } from "../../../shared/credentials/secrets.js";
 import { SIGNING_SECRET_PREFIX } from "../../alerts/signature.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";

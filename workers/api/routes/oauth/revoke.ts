@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { announceChange } from "../../../shared/credential-cache.js";
-import { OAuthError, revokeToken } from "../../accounts/oauth/tokens.js";
+import { announceChange } from "../../../shared/credentials/cache.js";
+import { OAuthError, revokeToken } from "../../../shared/credentials/tokens.js";
 import type { AppEnv } from "../../context.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
 

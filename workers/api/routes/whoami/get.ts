@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { MANAGEMENT_SCOPES } from "../../../shared/credentials/scopes.js";
 import { ApiError } from "../../../shared/errors.js";
-import { MANAGEMENT_SCOPES } from "../../../shared/scopes.js";
 import type { AppEnv } from "../../context.js";
 import { principalOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, securityFor } from "../../openapi.js";

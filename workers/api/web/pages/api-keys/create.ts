@@ -5,7 +5,7 @@ import {
   KEY_NAME_MAX,
   keysOfProject,
   mayManagePreset,
-} from "../../../accounts/keys.js";
+} from "../../../../shared/credentials/key-management.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
 import { apiKeysPage } from "./view.js";

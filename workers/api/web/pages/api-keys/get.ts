@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { keysOfProject } from "../../../accounts/keys.js";
+import { keysOfProject } from "../../../../shared/credentials/key-management.js";
 import type { AppEnv } from "../../../context.js";
 import { userProject, visitor } from "../../access.js";
 import { apiKeysPage } from "./view.js";

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { announceChange } from "../../../../shared/credential-cache.js";
-import { revokeProjectKey } from "../../../accounts/keys.js";
+import { announceChange } from "../../../../shared/credentials/cache.js";
+import { revokeProjectKey } from "../../../../shared/credentials/key-management.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { grantsOfUser } from "../../../accounts/oauth/grants.js";
+import { grantsOfUser } from "../../../../shared/credentials/grants.js";
 import type { AppEnv } from "../../../context.js";
 import { signedIn } from "../../respond.js";
 import { connectedAppsPage } from "./view.js";

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { announceChange } from "../../../../shared/credential-cache.js";
-import { revokeGrantOfUser } from "../../../accounts/oauth/grants.js";
+import { announceChange } from "../../../../shared/credentials/cache.js";
+import { revokeGrantOfUser } from "../../../../shared/credentials/grants.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { issueCode } from "../../../accounts/oauth/tokens.js";
+import { issueCode } from "../../../../shared/credentials/tokens.js";
 import { membershipsOf } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";

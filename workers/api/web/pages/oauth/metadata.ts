@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { TOKEN_SCOPES } from "../../../../shared/scopes.js";
+import { TOKEN_SCOPES } from "../../../../shared/credentials/scopes.js";
 import type { AppEnv } from "../../../context.js";
 
 /** RFC 8414 metadata: what a client needs to find the endpoints and what this server supports. */

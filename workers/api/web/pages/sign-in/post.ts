@@ -1,7 +1,8 @@
 import type { Hono } from "hono";
+import { endSession, startSession } from "../../../../shared/credentials/sessions.js";
 import { clientIp } from "../../../../shared/rate-limit.js";
-import { checkPassword, endSession, startSession } from "../../../accounts/sessions.js";
 import { chargeSignIn } from "../../../accounts/throttle.js";
+import { checkPassword } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";
 import { csrfToken, csrfValid, currentUser, safeReturnTo, setSessionCookie } from "../../session.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { endSession } from "../../../accounts/sessions.js";
+import { endSession } from "../../../../shared/credentials/sessions.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";
 import { errorPage, FORM_EXPIRED } from "../../respond.js";

@@ -32,3 +32,15 @@ export function toHex(bytes: Uint8Array): string {
 export function looksLikeSecret(value: string, prefix: string): boolean {
   return value.length === prefix.length + 40 && value.startsWith(prefix) && /^[A-Za-z0-9_-]+$/.test(value);
 }
+
+/** Equal bytes, in time that depends only on the length: for comparing secrets and digests. */
+export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) {
+    return false;
+  }
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) {
+    diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  }
+  return diff === 0;
+}

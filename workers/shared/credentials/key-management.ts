@@ -1,8 +1,8 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { apiKeys, type MembershipRole } from "../../../schema/pg/schema.js";
-import { createKey } from "../../shared/bootstrap.js";
-import { KEY_PRESETS, type KeyPreset } from "../../shared/scopes.js";
-import type { AnyPg } from "./db.js";
+import { createKey } from "../bootstrap.js";
+import type { AnyPg } from "../db.js";
+import { KEY_PRESETS, type KeyPreset } from "./scopes.js";
 
 /** The presets as the API Keys page offers them, with the spec's names. */
 export const PRESET_LABELS: Record<KeyPreset, string> = {

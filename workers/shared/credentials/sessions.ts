@@ -1,36 +1,13 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { sessions, users } from "../../../schema/pg/schema.js";
-import { looksLikeSecret, newSecret, sha256Hex } from "../../shared/secrets.js";
-import type { AnyPg } from "./db.js";
-import { burnVerification, verifyPassword } from "./password.js";
-import { normalizeEmail } from "./users.js";
+import type { AnyPg } from "../db.js";
+import { looksLikeSecret, newSecret, sha256Hex } from "./secrets.js";
 
 export const SESSION_PREFIX = "gts_";
 /** A session lasts this long from sign-in, then the user signs in again. */
 export const SESSION_TTL_SECONDS = 14 * 24 * 3600;
 
 export type SessionUser = { sessionId: string; userId: string; email: string };
-
-/**
- * The user behind an email and password, or null. An unknown email costs the same key derivation as a
- * known one, so neither the answer nor its timing tells whether an account exists.
- */
-export async function checkPassword(
-  db: AnyPg,
-  email: string,
-  password: string,
-): Promise<{ id: string; email: string } | null> {
-  const [user] = await db
-    .select({ id: users.id, email: users.email, passwordHash: users.passwordHash })
-    .from(users)
-    .where(eq(users.email, normalizeEmail(email)))
-    .limit(1);
-  if (!user) {
-    burnVerification(password);
-    return null;
-  }
-  return verifyPassword(password, user.passwordHash) ? { id: user.id, email: user.email } : null;
-}
 
 /** A new session; the token is returned once for the cookie and only its hash is stored. */
 export async function startSession(db: AnyPg, userId: string, now = new Date()): Promise<string> {

@@ -5,9 +5,9 @@ import {
   oauthRefreshTokens,
   oauthTokens,
   tenants,
-} from "../../../../schema/pg/schema.js";
-import { TOKEN_SCOPES } from "../../../shared/scopes.js";
+} from "../../../schema/pg/schema.js";
 import type { AnyPg } from "../db.js";
+import { TOKEN_SCOPES } from "./scopes.js";
 
 export type GrantScope = (typeof TOKEN_SCOPES)[number];
 

@@ -1,6 +1,6 @@
-import type { CheckedHit, RateLimitResult } from "../../durable-objects/rate-limiter.js";
-import type { Config } from "./config.js";
-import { buckets, bumpGenerations } from "./rate-limit.js";
+import type { CheckedHit, RateLimitResult } from "../../../durable-objects/rate-limiter.js";
+import type { Config } from "../config.js";
+import { buckets, bumpGenerations } from "../rate-limit.js";
 
 // Authentication without Postgres on the hot path. Each isolate keeps what a credential resolved to
 // (keyed by the credential's SHA-256, never the secret) for a short TTL. Every authenticated request
@@ -9,8 +9,9 @@ import { buckets, bumpGenerations } from "./rate-limit.js";
 // (RateLimiter.hitIfCurrent), and counts the request only when they match. A change made through the
 // Workers (a key, token or grant revoked; a plan or project changed) bumps the generation of every
 // bucket the tenant's credentials are charged to (announceChange), so the next request on any isolate
-// anywhere reads Postgres again. A change made outside the Workers (the admin CLI, plain SQL) cannot
-// bump anything and takes effect when the entry expires: within the TTL.
+// anywhere reads Postgres again. A change made outside the Workers cannot bump anything itself: the
+// admin CLI announces its changes through the API Worker's operator route (operator.ts), and one made
+// by plain SQL can be announced the same way; one never announced takes effect within the TTL.
 
 export const DEFAULT_CREDENTIAL_TTL_MS = 15_000;
 /**
@@ -160,22 +161,28 @@ export async function chargeCredential<P>(path: CredentialPath<P>): Promise<Char
   return { principal, bucket, generation: hit.generation, limit, rate: hit.result };
 }
 
+/** A committed change to a tenant's credentials, plan or projects (see announceChange). */
+export type CredentialChange = { tenantId: string; projectIds?: string[] };
+
 /**
- * Announces a committed change to a tenant's credentials, plan or projects: every bucket they are
- * charged to gets a new generation, so cached principals and project lists are read again on their next
- * use. `projectIds` are the projects whose ingest buckets a changed API key may be charged to. A
- * failure is logged, not thrown: the change is already committed, and the TTL still bounds it.
+ * The buckets whose generation a change bumps: the tenant's plan and whoami buckets, and the ingest
+ * bucket of each of `projectIds` (the projects whose ingest buckets a changed API key may be charged to).
  */
-export async function announceChange(
-  env: Env,
-  change: { tenantId: string; projectIds?: string[] },
-): Promise<void> {
-  const names = [
+export function changedBuckets(change: CredentialChange): string[] {
+  return [
     buckets.plan(change.tenantId),
     buckets.whoami(change.tenantId),
     ...(change.projectIds ?? []).map(buckets.ingest),
   ];
-  await bumpGenerations(env, names).catch((err) =>
+}
+
+/**
+ * Announces a committed change to a tenant's credentials, plan or projects: every bucket they are
+ * charged to gets a new generation, so cached principals and project lists are read again on their next
+ * use. A failure is logged, not thrown: the change is already committed, and the TTL still bounds it.
+ */
+export async function announceChange(env: Env, change: CredentialChange): Promise<void> {
+  await bumpGenerations(env, changedBuckets(change)).catch((err) =>
     console.error("credential change not announced", err instanceof Error ? err.message : String(err)),
   );
 }

@@ -1,9 +1,15 @@
-import { and, eq, isNull } from "drizzle-orm";
-import { oauthCodes, oauthGrants, oauthRefreshTokens, oauthTokens } from "../../../../schema/pg/schema.js";
-import { looksLikeSecret, newSecret, sha256Hex, TOKEN_PREFIX } from "../../../shared/secrets.js";
-import type { AnyPg } from "../db.js";
-import { timingSafeEqual } from "../password.js";
+import { and, eq, gt, isNull } from "drizzle-orm";
+import {
+  oauthCodes,
+  oauthGrants,
+  oauthRefreshTokens,
+  oauthTokens,
+  tenants,
+} from "../../../schema/pg/schema.js";
+import type { AnyDb, AnyPg } from "../db.js";
 import { type GrantScope, parseScope, revokeGrant } from "./grants.js";
+import type { TokenPrincipal } from "./principal.js";
+import { looksLikeSecret, newSecret, sha256Hex, TOKEN_PREFIX, timingSafeEqual } from "./secrets.js";
 
 export const CODE_PREFIX = "gtc_";
 export const REFRESH_PREFIX = "gtr_";
@@ -112,7 +118,7 @@ async function mintTokens(
 
 /**
  * Told the tenant whose credentials a revocation changed, after it committed, so cached principals are
- * dropped everywhere (workers/shared/credential-cache.ts announceChange).
+ * dropped everywhere (cache.ts announceChange).
  */
 export type AnnounceRevocation = (tenantId: string) => Promise<void>;
 
@@ -318,4 +324,32 @@ export async function revokeToken(
       }
     }
   }
+}
+
+/** The principal of the live access token with this hash, or null when unknown, revoked or expired. */
+export async function findToken(db: AnyDb, tokenHash: string): Promise<TokenPrincipal | null> {
+  const [row] = await db
+    .select({
+      tokenId: oauthTokens.id,
+      scopes: oauthTokens.scopes,
+      tenantId: tenants.id,
+      planId: tenants.planId,
+      grantId: oauthGrants.id,
+      lastUsedAt: oauthGrants.lastUsedAt,
+      expiresAt: oauthTokens.expiresAt,
+    })
+    .from(oauthTokens)
+    .innerJoin(tenants, eq(tenants.id, oauthTokens.tenantId))
+    // Revoking a grant revokes its tokens in the same transaction; the join is a second lock.
+    .leftJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    .where(
+      and(
+        eq(oauthTokens.tokenHash, tokenHash),
+        isNull(oauthTokens.revokedAt),
+        gt(oauthTokens.expiresAt, new Date()),
+        isNull(oauthGrants.revokedAt),
+      ),
+    )
+    .limit(1);
+  return row ? { kind: "token", ...row } : null;
 }

@@ -1,6 +1,6 @@
-import type { CredentialPrincipal } from "./auth.js";
-import { configOf } from "./config.js";
-import { httpSql } from "./pg.js";
+import { configOf } from "../config.js";
+import { httpSql } from "../pg.js";
+import type { CredentialPrincipal } from "./principal.js";
 
 // "Last used" of keys and OAuth grants without a write per request: the lookup that authenticates
 // already reads the stored value, and only when it is older than this (or unset) is an UPDATE sent,

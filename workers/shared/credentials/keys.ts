@@ -1,12 +1,12 @@
-import type { KeyPrincipal } from "../shared/auth.js";
-import { configOf } from "../shared/config.js";
-import { httpSql } from "../shared/pg.js";
-import { isPlanId, type PlanId } from "../shared/plans.js";
-import { isScope } from "../shared/scopes.js";
-import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "../shared/secrets.js";
+import type { Config } from "../config.js";
+import { httpSql } from "../pg.js";
+import { isPlanId, type PlanId } from "../plans.js";
+import type { KeyPrincipal } from "./principal.js";
+import { isScope } from "./scopes.js";
+import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "./secrets.js";
 
-// The ingest Worker's key lookup: the same rows and rules as the API's resolveCredential
-// (shared/auth.ts), as one plain SQL statement, so the hot path bundles no ORM.
+// The one API key lookup, used by both Workers: the ingest Worker's hot path and the API's gate
+// (gate.ts resolveHashed). One plain SQL statement, so the ingest bundle carries no ORM.
 const FIND_KEY_SQL = `
   SELECT k.id AS key_id, k.scopes, k.last_used_at, p.id AS project_id, p.name AS project_name,
          t.id AS tenant_id, t.plan_id
@@ -37,9 +37,9 @@ export async function ingestKeyHash(secret: string): Promise<string | null> {
 }
 
 /** The principal of the key with this hash, or null when it is unknown or revoked. */
-export async function findIngestKey(env: object, keyHash: string): Promise<KeyPrincipal | null> {
+export async function findKey(config: Config, keyHash: string): Promise<KeyPrincipal | null> {
   // One statement over Neon's HTTP query path: no connection to open or close (shared/pg.ts).
-  const [row] = await httpSql(configOf(env)).query(FIND_KEY_SQL, [keyHash]);
+  const [row] = await httpSql(config).query(FIND_KEY_SQL, [keyHash]);
   return row ? principalOf(row) : null;
 }
 

@@ -1,0 +1,48 @@
+// The admin CLI's side of the operator route (workers/shared/credentials/operator.ts): after a change is
+// committed in Postgres, tell the API Worker, which bumps the RateLimiter generations the credential
+// caches of both Workers are confirmed against, so the change applies from the next request.
+import type { CredentialChange } from "../../workers/shared/credentials/cache.js";
+import { OPERATOR_CHANGES_PATH } from "../../workers/shared/credentials/operator.js";
+
+/** `npm run dev`'s address, and the operator secret it gives the API Worker (scripts/local/wrangler.ts). */
+export const LOCAL_API_URL = "http://127.0.0.1:8787";
+export const LOCAL_OPERATOR_SECRET = "local-operator-secret-for-npm-run-dev-only";
+
+export type AnnounceTarget = {
+  /** The API Worker's origin. */
+  url: string;
+  secret: string;
+  /** fetch, or a Worker binding's (the tests reach the Worker through one). */
+  fetch?: (request: Request) => Promise<Response>;
+};
+
+/** OPERATOR_API_URL and OPERATOR_SECRET from the environment, else the local stack's. */
+export function targetFromEnv(env: NodeJS.ProcessEnv = process.env): AnnounceTarget {
+  return { url: env.OPERATOR_API_URL || LOCAL_API_URL, secret: env.OPERATOR_SECRET || LOCAL_OPERATOR_SECRET };
+}
+
+export class AnnounceFailed extends Error {}
+
+/** Announces a committed change; throws AnnounceFailed, saying why, when the Worker did not confirm it. */
+export async function announce(target: AnnounceTarget, change: CredentialChange): Promise<void> {
+  const url = new URL(OPERATOR_CHANGES_PATH, target.url);
+  const request = new Request(url, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${target.secret}`, "Content-Type": "application/json" },
+    body: JSON.stringify(change),
+  });
+  let res: Response;
+  try {
+    res = await (target.fetch ?? fetch)(request);
+  } catch (err) {
+    throw new AnnounceFailed(
+      `${url.origin} unreachable (${err instanceof Error ? err.message : String(err)})`,
+    );
+  }
+  if (!res.ok) {
+    const body = await res.text().catch(() => "");
+    const detail = /"detail":"([^"]*)"/.exec(body)?.[1] ?? (body.slice(0, 200) || res.statusText);
+    throw new AnnounceFailed(`${url.origin} answered ${res.status}: ${detail}`);
+  }
+  await res.body?.cancel();
+}

@@ -1,0 +1,47 @@
+import { Hono } from "hono";
+import { announceTenantChange, isOperator } from "../../../shared/credentials/operator.js";
+import { ApiError } from "../../../shared/errors.js";
+import type { AppEnv } from "../../context.js";
+import { limitAnonymous } from "../../middleware/auth.js";
+
+// Not in the Web API document: an operator's endpoint, not a client's. POST /api/operator/credential-changes
+// with `Authorization: Bearer <OPERATOR_SECRET>` and {"tenantId", "projectIds"?} announces a change made
+// outside the Workers (credentials/operator.ts); the admin CLI calls it after each change it commits.
+export const operatorApp = new Hono<AppEnv>();
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuidField(body: object, name: string): string {
+  const v: unknown = Reflect.get(body, name);
+  if (typeof v !== "string" || !UUID.test(v)) {
+    throw new ApiError("BAD_REQUEST", `${name} must be a UUID.`, { extensions: { field: name } });
+  }
+  return v;
+}
+
+operatorApp.post("/credential-changes", async (c) => {
+  if (!(await isOperator(c.get("config"), c.req.header("authorization") ?? null))) {
+    // Charged per client address as any request without valid credentials is.
+    await limitAnonymous(c);
+    throw new ApiError("UNAUTHORIZED", "This endpoint requires the operator secret (Authorization: Bearer).");
+  }
+  const body: unknown = await c.req.json().catch(() => null);
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError("BAD_REQUEST", "The body must be a JSON object with tenantId.", {
+      extensions: { field: "body" },
+    });
+  }
+  const tenantId = uuidField(body, "tenantId");
+  const listed: unknown = Reflect.get(body, "projectIds") ?? [];
+  if (
+    !Array.isArray(listed) ||
+    listed.length > 1000 ||
+    !listed.every((p) => typeof p === "string" && UUID.test(p))
+  ) {
+    throw new ApiError("BAD_REQUEST", "projectIds must be a list of at most 1000 UUIDs.", {
+      extensions: { field: "projectIds" },
+    });
+  }
+  const announced = await announceTenantChange(c.env, c.get("config"), tenantId, listed);
+  return c.json({ success: true as const, data: { tenantId, buckets: announced.buckets } }, 200);
+});
