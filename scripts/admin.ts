@@ -13,6 +13,7 @@ import {
   createToken,
   revokeKey,
 } from "../workers/shared/bootstrap.js";
+import type { Db } from "../workers/shared/db.js";
 import { isPlanId, PLAN_IDS } from "../workers/shared/plans.js";
 import { KEY_PRESETS, type KeyPreset } from "../workers/shared/scopes.js";
 import { localDatabase } from "./local/database.js";
@@ -50,7 +51,7 @@ function role(values: Record<string, unknown>): MembershipRole {
 }
 
 async function run(
-  db: ReturnType<typeof drizzle>,
+  db: Db,
   words: string[],
   values: Record<string, string | undefined>,
   redirectUris: string[],

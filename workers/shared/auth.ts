@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { apiKeys, oauthGrants, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
-import type { AnyDb } from "./db.js";
+import type { Db } from "./db.js";
 import type { PlanId } from "./plans.js";
 import type { Scope } from "./scopes.js";
 import { KEY_PREFIX, looksLikeSecret, sha256Hex, TOKEN_PREFIX } from "./secrets.js";
@@ -76,21 +76,21 @@ export async function credentialHash(cred: NonNullable<Credential>): Promise<str
 }
 
 /** The principal behind a credentialHash(), or null when it is unknown, revoked or expired. */
-export async function resolveHashed(db: AnyDb, hashed: string): Promise<CredentialPrincipal | null> {
+export async function resolveHashed(db: Db, hashed: string): Promise<CredentialPrincipal | null> {
   const [kind, hash = ""] = hashed.split(":");
   return kind === "key" ? findKey(db, hash) : findToken(db, hash);
 }
 
 /** The principal behind a credential, or null when it is unknown, revoked or expired. */
 export async function resolveCredential(
-  db: AnyDb,
+  db: Db,
   cred: NonNullable<Credential>,
 ): Promise<CredentialPrincipal | null> {
   const hashed = await credentialHash(cred);
   return hashed === null ? null : resolveHashed(db, hashed);
 }
 
-async function findKey(db: AnyDb, keyHash: string): Promise<KeyPrincipal | null> {
+async function findKey(db: Db, keyHash: string): Promise<KeyPrincipal | null> {
   const [row] = await db
     .select({
       keyId: apiKeys.id,
@@ -109,7 +109,7 @@ async function findKey(db: AnyDb, keyHash: string): Promise<KeyPrincipal | null>
   return row ? { kind: "key", ...row } : null;
 }
 
-async function findToken(db: AnyDb, tokenHash: string): Promise<TokenPrincipal | null> {
+async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | null> {
   const [row] = await db
     .select({
       tokenId: oauthTokens.id,

@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { sessions, users } from "../../../schema/pg/schema.js";
+import type { Db } from "../../shared/db.js";
 import { looksLikeSecret, newSecret, sha256Hex } from "../../shared/secrets.js";
-import type { AnyPg } from "./db.js";
 import { burnVerification, verifyPassword } from "./password.js";
 import { normalizeEmail } from "./users.js";
 
@@ -16,7 +16,7 @@ export type SessionUser = { sessionId: string; userId: string; email: string };
  * known one, so neither the answer nor its timing tells whether an account exists.
  */
 export async function checkPassword(
-  db: AnyPg,
+  db: Db,
   email: string,
   password: string,
 ): Promise<{ id: string; email: string } | null> {
@@ -33,7 +33,7 @@ export async function checkPassword(
 }
 
 /** A new session; the token is returned once for the cookie and only its hash is stored. */
-export async function startSession(db: AnyPg, userId: string, now = new Date()): Promise<string> {
+export async function startSession(db: Db, userId: string, now = new Date()): Promise<string> {
   const token = newSecret(SESSION_PREFIX);
   await db.insert(sessions).values({
     userId,
@@ -44,7 +44,7 @@ export async function startSession(db: AnyPg, userId: string, now = new Date()):
   return token;
 }
 
-export async function sessionUser(db: AnyPg, token: string | undefined): Promise<SessionUser | null> {
+export async function sessionUser(db: Db, token: string | undefined): Promise<SessionUser | null> {
   if (!token || !looksLikeSecret(token, SESSION_PREFIX)) {
     return null;
   }
@@ -63,7 +63,7 @@ export async function sessionUser(db: AnyPg, token: string | undefined): Promise
   return row ?? null;
 }
 
-export async function endSession(db: AnyPg, sessionId: string): Promise<void> {
+export async function endSession(db: Db, sessionId: string): Promise<void> {
   await db
     .update(sessions)
     .set({ revokedAt: new Date() })

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { oauthCodes, oauthGrants, oauthRefreshTokens, oauthTokens } from "../../../../schema/pg/schema.js";
+import type { Db, Tx } from "../../../shared/db.js";
 import { looksLikeSecret, newSecret, sha256Hex, TOKEN_PREFIX } from "../../../shared/secrets.js";
-import type { AnyPg } from "../db.js";
 import { timingSafeEqual } from "../password.js";
 import { type GrantScope, parseScope, revokeGrant } from "./grants.js";
 
@@ -41,7 +41,7 @@ export type TokenSet = {
 
 /** A single-use code for the consented request; only its hash is stored. */
 export async function issueCode(
-  db: AnyPg,
+  db: Db,
   input: {
     clientId: string;
     userId: string;
@@ -80,7 +80,7 @@ async function pkceMatches(verifier: string, challenge: string): Promise<boolean
 }
 
 async function mintTokens(
-  tx: AnyPg,
+  tx: Tx,
   grant: { id: string; tenantId: string },
   scopes: GrantScope[],
   now: Date,
@@ -116,7 +116,7 @@ async function mintTokens(
  */
 export type AnnounceRevocation = (tenantId: string) => Promise<void>;
 
-async function revokeAndAnnounce(db: AnyPg, grantId: string, announce: AnnounceRevocation, now = new Date()) {
+async function revokeAndAnnounce(db: Db, grantId: string, announce: AnnounceRevocation, now = new Date()) {
   const tenantId = await revokeGrant(db, grantId, now);
   if (tenantId) {
     await announce(tenantId);
@@ -125,7 +125,7 @@ async function revokeAndAnnounce(db: AnyPg, grantId: string, announce: AnnounceR
 
 /** grant_type=authorization_code: the code once, for its client, redirect URI and PKCE verifier. */
 export async function exchangeCode(
-  db: AnyPg,
+  db: Db,
   input: { clientId: string; code?: string; redirectUri?: string; codeVerifier?: string },
   announce: AnnounceRevocation,
   now = new Date(),
@@ -202,7 +202,7 @@ export async function exchangeCode(
  * presented again is reuse, and revokes the whole grant.
  */
 export async function refreshTokens(
-  db: AnyPg,
+  db: Db,
   input: { clientId: string; refreshToken?: string; scope?: string },
   announce: AnnounceRevocation,
   now = new Date(),
@@ -283,7 +283,7 @@ export async function refreshTokens(
  * unknown, already revoked, or issued to another client are left alone and still answered 200.
  */
 export async function revokeToken(
-  db: AnyPg,
+  db: Db,
   input: { clientId: string; token: string },
   announce: AnnounceRevocation,
 ): Promise<void> {

@@ -1,4 +1,4 @@
-import type { AnyPg } from "../../../accounts/db.js";
+import type { Db } from "../../../../shared/db.js";
 import { findClient, type OAuthClient, redirectUriAllowed } from "../../../accounts/oauth/clients.js";
 import { type GrantScope, parseScope } from "../../../accounts/oauth/grants.js";
 
@@ -48,7 +48,7 @@ export function clientRedirect(redirectUri: string, params: Record<string, strin
 }
 
 export async function checkAuthorize(
-  db: AnyPg,
+  db: Db,
   params: AuthorizeParams,
   issuer: string,
   duplicated: string[] = [],
