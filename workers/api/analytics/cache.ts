@@ -30,20 +30,23 @@ const storing = new Map<string, Promise<void>>();
 /**
  * The cached value, or a freshly computed one that is then stored; `fresh` skips the lookup. The
  * store is left to `defer` (waitUntil) rather than awaited: writing the Cache API cost the fresh
- * answer several milliseconds that the client gained nothing from.
+ * answer several milliseconds that the client gained nothing from. `parse` checks a stored entry's
+ * shape (the response schema does); one that fails, written by an older version, is recomputed.
  */
 export async function cached<T>(
   key: Request,
   fresh: boolean,
   compute: () => Promise<T>,
   defer: Defer,
+  parse: (stored: unknown) => T,
 ): Promise<T> {
   const cache = caches.default;
   if (!fresh) {
     await storing.get(key.url);
     const hit = await cache.match(key);
-    if (hit) {
-      return (await hit.json()) as T;
+    const value = hit ? parseOrNull(parse, await hit.json()) : null;
+    if (value !== null) {
+      return value;
     }
   }
   const value = await compute();
@@ -63,4 +66,12 @@ export async function cached<T>(
   storing.set(key.url, store);
   defer(store);
   return value;
+}
+
+function parseOrNull<T>(parse: (stored: unknown) => T, stored: unknown): T | null {
+  try {
+    return parse(stored);
+  } catch {
+    return null;
+  }
 }
