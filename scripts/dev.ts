@@ -11,6 +11,7 @@ import { tenants, users } from "../schema/pg/schema.js";
 import { createUser } from "../workers/api/accounts/users.js";
 import { createKey, createProject, createTenant } from "../workers/shared/bootstrap.js";
 import { newSecret } from "../workers/shared/credentials/secrets.js";
+import type { Db } from "../workers/shared/db.js";
 import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";
 import { startLocalStack } from "./local/stack.js";
 import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";
@@ -21,7 +22,7 @@ const DEMO_TENANT = "Demo Studio";
 const DEMO_EMAIL = "demo@example.com";
 
 /** The demo owner, created once (also into a data dir seeded before users existed); shown that once. */
-async function seedDemoUser(db: ReturnType<typeof drizzle>, tenantId: string): Promise<void> {
+async function seedDemoUser(db: Db, tenantId: string): Promise<void> {
   const [existing] = await db
     .select({ id: users.id })
     .from(users)

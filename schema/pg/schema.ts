@@ -13,6 +13,17 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import {
+  ALERT_METRICS,
+  ALERT_STATUSES,
+  CHANNEL_KINDS,
+  type ContentMetadata,
+  ERASURE_STATUSES,
+  type ErasureStepOutcome,
+  EXPORT_FORMAT_NAMES,
+  EXPORT_STATUSES,
+  THRESHOLD_LEVELS,
+} from "../../workers/shared/columns.js";
 import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { PLAN_IDS } from "../../workers/shared/plans.js";
 
@@ -272,7 +283,7 @@ export const contentEntries = pgTable(
     displayName: text("display_name").notNull(),
     description: text("description"),
     category: text("category"),
-    metadata: jsonb("metadata"),
+    metadata: jsonb("metadata").$type<ContentMetadata>(),
     ...timestamps,
   },
   (t) => [
@@ -296,8 +307,8 @@ export const alertRules = pgTable(
     mapId: uuid("map_id")
       .notNull()
       .references(() => maps.id),
-    metric: text("metric").notNull(),
-    thresholdLevel: text("threshold_level").notNull(),
+    metric: text("metric", { enum: ALERT_METRICS }).notNull(),
+    thresholdLevel: text("threshold_level", { enum: THRESHOLD_LEVELS }).notNull(),
     failPercentage: doublePrecision("fail_percentage").notNull(),
     evaluationDays: integer("evaluation_days").notNull(),
     cellSize: integer("cell_size").notNull(),
@@ -339,7 +350,7 @@ export const notificationChannels = pgTable(
     projectId: uuid("project_id")
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
-    kind: text("kind").notNull(),
+    kind: text("kind", { enum: CHANNEL_KINDS }).notNull(),
     name: text("name").notNull(),
     url: text("url").notNull(),
     signingSecret: text("signing_secret"),
@@ -384,8 +395,8 @@ export const alertEvaluationEvents = pgTable(
     thresholdProfileName: text("threshold_profile_name"),
     thresholdProfileDeleted: boolean("threshold_profile_deleted").notNull().default(false),
     ruleName: text("rule_name").notNull(),
-    metric: text("metric").notNull(),
-    status: text("status").notNull(),
+    metric: text("metric", { enum: ALERT_METRICS }).notNull(),
+    status: text("status", { enum: ALERT_STATUSES }).notNull(),
     failCount: integer("fail_count").notNull(),
     totalCount: integer("total_count").notNull(),
     failPercentage: doublePrecision("fail_percentage").notNull(),
@@ -409,11 +420,11 @@ export const dataExports = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
     requestedBy: uuid("requested_by").references(() => apiKeys.id, { onDelete: "set null" }),
-    format: text("format").notNull(),
+    format: text("format", { enum: EXPORT_FORMAT_NAMES }).notNull(),
     rangeFrom: timestamp("range_from", { withTimezone: true, mode: "date" }).notNull(),
     rangeTo: timestamp("range_to", { withTimezone: true, mode: "date" }).notNull(),
     eventName: text("event_name"),
-    status: text("status").notNull().default("queued"),
+    status: text("status", { enum: EXPORT_STATUSES }).notNull().default("queued"),
     rowCount: integer("row_count"),
     sizeBytes: doublePrecision("size_bytes"),
     objectKey: text("object_key"),
@@ -436,12 +447,25 @@ export const erasures = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
     requestedBy: uuid("requested_by").references(() => apiKeys.id, { onDelete: "set null" }),
     playerIdSha256: text("player_id_sha256").notNull(),
-    status: text("status").notNull(),
+    status: text("status", { enum: ERASURE_STATUSES }).notNull(),
     rowsRemoved: integer("rows_removed").notNull().default(0),
-    steps: jsonb("steps").notNull().default([]),
+    steps: jsonb("steps").$type<ErasureStepOutcome[]>().notNull().default([]),
     error: text("error"),
     createdAt: timestamps.createdAt,
     completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("erasures_project_idx").on(t.projectId, t.createdAt)],
 );
+
+// Rows as selected, for code that passes them around. The typed text and jsonb columns above make
+// these the exact shapes: no cast is needed to read a status, metric, kind or format.
+export type TenantRow = typeof tenants.$inferSelect;
+export type ProjectRow = typeof projects.$inferSelect;
+export type ThresholdProfileRow = typeof thresholdProfiles.$inferSelect;
+export type MapRow = typeof maps.$inferSelect;
+export type ContentEntryRow = typeof contentEntries.$inferSelect;
+export type AlertRuleRow = typeof alertRules.$inferSelect;
+export type NotificationChannelRow = typeof notificationChannels.$inferSelect;
+export type AlertEvaluationEventRow = typeof alertEvaluationEvents.$inferSelect;
+export type DataExportRow = typeof dataExports.$inferSelect;
+export type ErasureRow = typeof erasures.$inferSelect;

@@ -13,7 +13,7 @@ import {
 } from "../../workers/shared/bootstrap.js";
 import type { CredentialChange } from "../../workers/shared/credentials/cache.js";
 import { KEY_PRESETS, type KeyPreset } from "../../workers/shared/credentials/scopes.js";
-import type { AnyPg } from "../../workers/shared/db.js";
+import type { Db } from "../../workers/shared/db.js";
 import { isPlanId, PLAN_IDS } from "../../workers/shared/plans.js";
 
 export const USAGE = `usage:
@@ -57,7 +57,7 @@ export type Outcome = { result: unknown; change: CredentialChange | null };
  * and change nothing cached.
  */
 export async function run(
-  db: AnyPg,
+  db: Db,
   words: string[],
   values: Record<string, string | undefined>,
   redirectUris: string[],
@@ -80,7 +80,7 @@ export async function run(
 }
 
 async function execute(
-  db: AnyPg,
+  db: Db,
   words: string[],
   values: Record<string, string | undefined>,
   redirectUris: string[],

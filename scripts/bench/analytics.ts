@@ -11,6 +11,7 @@ import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
 import { retentionCohorts } from "../../workers/api/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { ALERT_METRICS } from "../../workers/shared/columns.js";
 import { windowOf } from "../../workers/shared/window.js";
 import { loadBenchData } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
@@ -190,7 +191,6 @@ async function seedAlertRules(
         )
         .returning();
     }
-    const metrics = ["fps", "frame_time", "memory", "gpu_time"] as const;
     const windows = [1, 7, 14, 30];
     const rules = await db
       .insert(alertRules)
@@ -199,8 +199,8 @@ async function seedAlertRules(
           projectId,
           name: `bench rule ${i}`,
           mapId: (mapRows[i % mapRows.length] as (typeof mapRows)[number]).id,
-          metric: metrics[i % metrics.length] as string,
-          thresholdLevel: Math.floor(i / 4) % 2 ? "good" : "warn",
+          metric: ALERT_METRICS[i % ALERT_METRICS.length] ?? "fps",
+          thresholdLevel: Math.floor(i / 4) % 2 ? ("good" as const) : ("warn" as const),
           failPercentage: 10 + (i % 5) * 10,
           evaluationDays: windows[Math.floor(i / 8) % windows.length] as number,
           cellSize: cellSizes[Math.floor(i / 3) % cellSizes.length] as number,

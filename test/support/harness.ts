@@ -7,7 +7,7 @@ import {
   createToken,
 } from "../../workers/shared/bootstrap.js";
 import { configOf } from "../../workers/shared/config.js";
-import { openDb } from "../../workers/shared/db.js";
+import { type Db, openDb } from "../../workers/shared/db.js";
 import type { PlanId } from "../../workers/shared/plans.js";
 
 export type Tenant = {
@@ -40,7 +40,7 @@ export function seedTenant(plan: PlanId = "pro", name = "Test Studio"): Promise<
 }
 
 /** Runs `fn` with a database handle of the test's Worker environment. */
-export async function withDb<T>(fn: (db: ReturnType<typeof openDb>["db"]) => Promise<T>): Promise<T> {
+export async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
   const { db, close } = openDb(configOf(env));
   try {
     return await fn(db);

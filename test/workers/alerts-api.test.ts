@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { alertEvaluationEvents, alertRules, thresholdProfiles } from "../../schema/pg/schema.js";
 import { applyProfileDeletion } from "../../workers/api/alerts/profile-deletion.js";
+import type { AlertStatus } from "../../workers/shared/columns.js";
 import { hookUrl, json, send } from "../support/alerts.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -256,9 +257,9 @@ function event(
   ruleId: string,
   profileId: string,
   profileName: string,
-  status: string,
+  status: AlertStatus,
   createdAt = new Date(),
-) {
+): typeof alertEvaluationEvents.$inferInsert {
   return {
     projectId: t.projectId,
     alertRuleId: ruleId,

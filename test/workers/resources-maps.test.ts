@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { maps } from "../../schema/pg/schema.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { type Auth, api, problemOf } from "../support/http.js";
 import { concat, jpeg, multipart, type Part, png, webp } from "../support/images.js";
@@ -283,8 +284,10 @@ describe("map delete", () => {
     };
     const map = (await listMaps()).find((m) => m.id === id);
     const url = `/v1/projects/${t.projectId}/maps/${id}`;
-    const key = (await withDb((db) => db.execute(sql`select image_key from maps where id = ${id}`))).rows[0]
-      ?.image_key as string;
+    const [row] = await withDb((db) =>
+      db.select({ imageKey: maps.imageKey }).from(maps).where(eq(maps.id, id)),
+    );
+    const key = row?.imageKey ?? "";
     expect(await env.MAPS.head(key)).not.toBeNull();
 
     // Another project of the same tenant, through a token that reaches it: not found there.

@@ -1,20 +1,18 @@
 import { eq } from "drizzle-orm";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
 import { isTokenScope, KEY_PRESETS, type KeyPreset, type Scope, TOKEN_SCOPES } from "./credentials/scopes.js";
 import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "./credentials/secrets.js";
+import type { Db } from "./db.js";
 import type { PlanId } from "./plans.js";
 
 // Record creation shared by the admin CLI (node-postgres) and the test harness (Neon driver in workerd).
-// biome-ignore lint/suspicious/noExplicitAny: any drizzle Postgres driver will do
-type AnyPg = PgDatabase<PgQueryResultHKT, any>;
 
-export async function createTenant(db: AnyPg, name: string, planId: PlanId): Promise<{ id: string }> {
+export async function createTenant(db: Db, name: string, planId: PlanId): Promise<{ id: string }> {
   const [row] = await db.insert(tenants).values({ name, planId }).returning({ id: tenants.id });
   return { id: must(row).id };
 }
 
-export async function createProject(db: AnyPg, tenantId: string, name: string): Promise<{ id: string }> {
+export async function createProject(db: Db, tenantId: string, name: string): Promise<{ id: string }> {
   const [row] = await db.insert(projects).values({ tenantId, name }).returning({ id: projects.id });
   return { id: must(row).id };
 }
@@ -23,7 +21,7 @@ export type CreatedKey = { id: string; key: string; projectId: string; scopes: S
 
 /** The secret is returned here once and never stored: only its hash is. */
 export async function createKey(
-  db: AnyPg,
+  db: Db,
   projectId: string,
   preset: KeyPreset,
   name: string | null = null,
@@ -40,7 +38,7 @@ export async function createKey(
   return { id: must(row).id, key, projectId, scopes };
 }
 
-export async function revokeKey(db: AnyPg, id: string): Promise<{ id: string; revokedAt: string }> {
+export async function revokeKey(db: Db, id: string): Promise<{ id: string; revokedAt: string }> {
   const [row] = await db
     .update(apiKeys)
     .set({ revokedAt: new Date() })
@@ -55,7 +53,7 @@ export async function revokeKey(db: AnyPg, id: string): Promise<{ id: string; re
 export type CreatedToken = { token: string; tenantId: string; scopes: Scope[]; expiresAt: string };
 
 export async function createToken(
-  db: AnyPg,
+  db: Db,
   tenantId: string,
   scopes: string[],
   ttlSeconds: number,

@@ -1,17 +1,25 @@
-import { drizzle as drizzleHttp, type NeonHttpDatabase } from "drizzle-orm/neon-http";
-import { drizzle, type NeonDatabase } from "drizzle-orm/neon-serverless";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { ExtractTablesWithRelations } from "drizzle-orm";
+import { drizzle as drizzleHttp } from "drizzle-orm/neon-http";
+import { drizzle } from "drizzle-orm/neon-serverless";
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
 import type { Config } from "./config.js";
 import { httpSql, openPool } from "./pg.js";
 
 // Without the relational schema: nothing here uses drizzle's relational API (db.query.*), and
 // extracting it from the schema on every request was the largest cost of a cached request's CPU profile.
-export type Db = NeonDatabase;
-/** Either transport: for code that only reads or writes with one-shot statements. */
-export type AnyDb = PgDatabase<PgQueryResultHKT, Record<string, never>>;
-/** Any drizzle Postgres handle: the Worker's (Neon), the admin CLI's and dev seed's (node-postgres). */
-// biome-ignore lint/suspicious/noExplicitAny: any drizzle Postgres driver will do
-export type AnyPg = PgDatabase<PgQueryResultHKT, any>;
+
+/**
+ * A drizzle handle on Postgres, whatever the driver: the Workers' Neon Pool (openDb) or HTTP path
+ * (httpDb), node-postgres in the admin CLI and scripts. An open transaction is one too.
+ */
+export type Db = PgDatabase<PgQueryResultHKT, Record<string, never>>;
+
+/** An open transaction on a Db: for statements that must share one (row locks, writes that go together). */
+export type Tx = PgTransaction<
+  PgQueryResultHKT,
+  Record<string, never>,
+  ExtractTablesWithRelations<Record<string, never>>
+>;
 
 /** A drizzle handle over a pool per request (see shared/pg.ts); end it with `close()`. */
 export function openDb(config: Config): { db: Db; close: () => Promise<void> } {
@@ -19,17 +27,26 @@ export function openDb(config: Config): { db: Db; close: () => Promise<void> } {
   return { db: drizzle({ client: pool }), close: () => pool.end() };
 }
 
-const httpDbs = new WeakMap<Config, NeonHttpDatabase>();
+const httpDbs = new WeakMap<Config, Db>();
 
 /**
  * drizzle over Neon's HTTP query path (shared/pg.ts httpSql): one fetch per statement, no connection.
- * No interactive transactions; use openDb() for those.
+ * No interactive transactions (`transaction()` throws); use openDb() for those.
  */
-export function httpDb(config: Config): NeonHttpDatabase {
+export function httpDb(config: Config): Db {
   let db = httpDbs.get(config);
   if (!db) {
     db = drizzleHttp({ client: httpSql(config) });
     httpDbs.set(config, db);
   }
   return db;
+}
+
+/** The one row a statement returns (an INSERT or UPDATE ... RETURNING of one row); throws when none came back. */
+export function single<T>(rows: T[], what: string): T {
+  const [row] = rows;
+  if (row === undefined) {
+    throw new Error(`${what}: the statement returned no row`);
+  }
+  return row;
 }

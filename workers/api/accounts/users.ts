@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { type MembershipRole, memberships, projects, tenants, users } from "../../../schema/pg/schema.js";
-import type { AnyPg } from "./db.js";
+import type { Db } from "../../shared/db.js";
 import { burnVerification, hashPassword, passwordProblem, verifyPassword } from "./password.js";
 
 export class AccountError extends Error {}
@@ -27,7 +27,7 @@ export function emailProblem(email: string): string | null {
  * is refused (add it to another tenant with addMembership).
  */
 export async function createUser(
-  db: AnyPg,
+  db: Db,
   input: { tenantId: string; email: string; password: string; role: MembershipRole },
 ): Promise<{ id: string }> {
   const email = normalizeEmail(input.email);
@@ -57,7 +57,7 @@ export async function createUser(
 
 /** Adds an existing user to a tenant, or changes their role there. */
 export async function addMembership(
-  db: AnyPg,
+  db: Db,
   input: { tenantId: string; email: string; role: MembershipRole },
 ): Promise<{ userId: string; tenantId: string; role: MembershipRole }> {
   await mustHaveTenant(db, input.tenantId);
@@ -76,7 +76,7 @@ export async function addMembership(
   return { userId: user.id, tenantId: input.tenantId, role: input.role };
 }
 
-async function mustHaveTenant(db: AnyPg, tenantId: string): Promise<void> {
+async function mustHaveTenant(db: Db, tenantId: string): Promise<void> {
   if (!/^[0-9a-f-]{36}$/i.test(tenantId)) {
     throw new AccountError(`no tenant ${tenantId}`);
   }
@@ -89,7 +89,7 @@ async function mustHaveTenant(db: AnyPg, tenantId: string): Promise<void> {
 export type Membership = { tenantId: string; tenantName: string; role: MembershipRole };
 
 /** The tenants a user belongs to, by name. */
-export async function membershipsOf(db: AnyPg, userId: string): Promise<Membership[]> {
+export async function membershipsOf(db: Db, userId: string): Promise<Membership[]> {
   return db
     .select({ tenantId: tenants.id, tenantName: tenants.name, role: memberships.role })
     .from(memberships)
@@ -99,7 +99,7 @@ export async function membershipsOf(db: AnyPg, userId: string): Promise<Membersh
 }
 
 /** The user's role in the project's tenant, with the project, or null when they cannot reach it. */
-export async function projectForUser(db: AnyPg, userId: string, projectId: string) {
+export async function projectForUser(db: Db, userId: string, projectId: string) {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(projectId)) {
     return null;
   }
@@ -120,7 +120,7 @@ export async function projectForUser(db: AnyPg, userId: string, projectId: strin
 }
 
 /** Projects of the tenants the user belongs to, grouped by tenant in tenant-name order. */
-export async function projectsOfUser(db: AnyPg, userId: string) {
+export async function projectsOfUser(db: Db, userId: string) {
   return db
     .select({
       id: projects.id,
@@ -141,7 +141,7 @@ export async function projectsOfUser(db: AnyPg, userId: string) {
  * known one, so neither the answer nor its timing tells whether an account exists.
  */
 export async function checkPassword(
-  db: AnyPg,
+  db: Db,
   email: string,
   password: string,
 ): Promise<{ id: string; email: string } | null> {

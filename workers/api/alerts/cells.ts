@@ -63,23 +63,28 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
       FROM ${CH_EVENTS}
       WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
       GROUP BY cx, cy`;
-  const rows = await selectRows<Record<AlertMetric, unknown>>(ch, sql, {
-    projectId: q.projectId,
-    from: q.window.from,
-    to: q.window.to,
-    mapId: q.mapId,
-    cellSize: q.cellSize,
-    anyPlatform: f.platform === null,
-    platform: f.platform ?? "",
-    anyResolution: f.resolution === null,
-    resolution: f.resolution ?? "",
-    anyBuildConfig: f.buildConfig === null,
-    buildConfig: f.buildConfig ?? "",
-    anyGpu: f.gpu === null,
-    gpu: f.gpu ?? "",
-    anyStorage: f.storage === null,
-    storage: f.storage ?? "",
-  });
+  const rows = await selectRows(
+    ch,
+    sql,
+    {
+      projectId: q.projectId,
+      from: q.window.from,
+      to: q.window.to,
+      mapId: q.mapId,
+      cellSize: q.cellSize,
+      anyPlatform: f.platform === null,
+      platform: f.platform ?? "",
+      anyResolution: f.resolution === null,
+      resolution: f.resolution ?? "",
+      anyBuildConfig: f.buildConfig === null,
+      buildConfig: f.buildConfig ?? "",
+      anyGpu: f.gpu === null,
+      gpu: f.gpu ?? "",
+      anyStorage: f.storage === null,
+      storage: f.storage ?? "",
+    },
+    { fps: "unknown", frame_time: "unknown", memory: "unknown", gpu_time: "unknown" },
+  );
   return rows.map((r) => ({
     fps: finite(r.fps),
     frame_time: finite(r.frame_time),

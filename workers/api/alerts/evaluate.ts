@@ -1,11 +1,13 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { asc, eq, inArray } from "drizzle-orm";
 import {
+  type AlertRuleRow,
   alertEvaluationEvents,
   alertRuleChannels,
   alertRuleProfiles,
   alertRules,
   maps,
+  type ThresholdProfileRow,
   thresholdProfiles,
 } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
@@ -14,14 +16,14 @@ import { type Db, openDb } from "../../shared/db.js";
 import { windowOf } from "../../shared/window.js";
 import { type CellMeans, type CellScope, cellMeans, failingCells } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
-import { type AlertMetric, type ThresholdLevel, thresholdOf } from "./metrics.js";
+import { thresholdOf } from "./metrics.js";
 import type { AlertNotification, NotificationMessage } from "./notification.js";
 
 /** Rules evaluated at once: bounds the load on ClickHouse and Postgres of one cron run. */
 const CONCURRENCY = 4;
 
-type Profile = typeof thresholdProfiles.$inferSelect;
-type Rule = typeof alertRules.$inferSelect & {
+type Profile = ThresholdProfileRow;
+type Rule = AlertRuleRow & {
   map: { id: string; mapId: string; name: string };
   profiles: Profile[];
   channelIds: string[];
@@ -123,8 +125,8 @@ async function activeRules(db: Db): Promise<Rule[]> {
 }
 
 async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<void> {
-  const metric = rule.metric as AlertMetric;
-  const level = rule.thresholdLevel as ThresholdLevel;
+  const metric = rule.metric;
+  const level = rule.thresholdLevel;
   const threshold = thresholdOf(profile, metric, level);
   if (threshold === null) {
     // Validation forbids it, but a profile edited afterwards may have dropped the threshold.

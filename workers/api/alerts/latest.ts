@@ -1,8 +1,9 @@
 import { desc, inArray } from "drizzle-orm";
 import { alertEvaluationEvents } from "../../../schema/pg/schema.js";
+import type { AlertStatus } from "../../shared/columns.js";
 import type { Db } from "../../shared/db.js";
 
-export type AlertStatus = "triggered" | "resolved";
+export type { AlertStatus } from "../../shared/columns.js";
 export type LatestStatus = { status: AlertStatus; at: Date };
 
 /** The newest recorded status of each (rule, evaluated profile) pair, keyed `${ruleId}:${profileId}`. */
@@ -21,7 +22,5 @@ export async function latestStatuses(db: Db, ruleIds: string[]): Promise<Map<str
     .from(e)
     .where(inArray(e.alertRuleId, ruleIds))
     .orderBy(e.alertRuleId, e.evaluatedProfileId, desc(e.createdAt), desc(e.id));
-  return new Map(
-    rows.map((r) => [`${r.ruleId}:${r.profileId}`, { status: r.status as AlertStatus, at: r.at }]),
-  );
+  return new Map(rows.map((r) => [`${r.ruleId}:${r.profileId}`, { status: r.status, at: r.at }]));
 }

@@ -1,14 +1,16 @@
-import type { thresholdProfiles } from "../../../schema/pg/schema.js";
+import type { ThresholdProfileRow as ProfileRow } from "../../../schema/pg/schema.js";
+import type { AlertMetric, ThresholdLevel } from "../../shared/columns.js";
 
-export const ALERT_METRICS = ["fps", "frame_time", "memory", "gpu_time"] as const;
-export type AlertMetric = (typeof ALERT_METRICS)[number];
-
-export const THRESHOLD_LEVELS = ["warn", "good"] as const;
-export type ThresholdLevel = (typeof THRESHOLD_LEVELS)[number];
+// The lists live below the schema, which types the alert columns with them.
+export {
+  ALERT_METRICS,
+  type AlertMetric,
+  THRESHOLD_LEVELS,
+  type ThresholdLevel,
+} from "../../shared/columns.js";
 
 export const CELL_SIZES = [5, 10, 25, 50] as const;
 
-type ProfileRow = typeof thresholdProfiles.$inferSelect;
 type ThresholdField = {
   [K in keyof ProfileRow]: K extends `${string}${"Good" | "Warn"}` ? K : never;
 }[keyof ProfileRow];

@@ -6,13 +6,10 @@ import {
   maps,
   thresholdProfiles,
 } from "../../../schema/pg/schema.js";
-import type { Db } from "../../shared/db.js";
+import type { Db, Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
 import { type AlertStatus, latestStatuses } from "./latest.js";
 import type { AlertMetric, ThresholdLevel } from "./metrics.js";
-
-/** A database handle or an open transaction on it. */
-export type Tx = Db | Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 export type RuleDetail = {
   id: string;
@@ -41,7 +38,7 @@ export type RuleListItem = RuleDetail & {
 };
 
 /** Rules of a project (one, when `ruleId` is given), newest first, with bundle, channels and joins. */
-export async function loadRules(db: Tx, projectId: string, ruleId?: string): Promise<RuleListItem[]> {
+export async function loadRules(db: Db, projectId: string, ruleId?: string): Promise<RuleListItem[]> {
   const rows = await db
     .select({ rule: alertRules, mapName: maps.name })
     .from(alertRules)
@@ -70,7 +67,7 @@ export async function loadRules(db: Tx, projectId: string, ruleId?: string): Pro
       .from(alertRuleChannels)
       .where(inArray(alertRuleChannels.alertRuleId, ids))
       .orderBy(asc(alertRuleChannels.channelId)),
-    latestStatuses(db as Db, ids),
+    latestStatuses(db, ids),
   ]);
   return rows.reverse().map(({ rule, mapName }) => {
     const bundle = bundles.filter((b) => b.ruleId === rule.id);
@@ -83,8 +80,8 @@ export async function loadRules(db: Tx, projectId: string, ruleId?: string): Pro
       thresholdProfileId: bundle[0]?.profileId ?? null,
       thresholdProfileIds: bundle.map((b) => b.profileId),
       name: rule.name,
-      metric: rule.metric as AlertMetric,
-      thresholdLevel: rule.thresholdLevel as ThresholdLevel,
+      metric: rule.metric,
+      thresholdLevel: rule.thresholdLevel,
       failPercentage: rule.failPercentage,
       evaluationDays: rule.evaluationDays,
       cellSize: rule.cellSize,
@@ -106,7 +103,7 @@ export async function loadRules(db: Tx, projectId: string, ruleId?: string): Pro
   });
 }
 
-export async function loadRule(db: Tx, projectId: string, ruleId: string): Promise<RuleListItem> {
+export async function loadRule(db: Db, projectId: string, ruleId: string): Promise<RuleListItem> {
   const [rule] = await loadRules(db, projectId, ruleId);
   if (!rule) {
     throw new ApiError("NOT_FOUND", "Alert rule not found.");

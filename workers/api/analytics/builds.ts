@@ -26,9 +26,7 @@ export async function buildList(
   w: Window,
   buildId?: string,
 ): Promise<Build[]> {
-  const rows = await selectRows<
-    Record<"build" | "first" | "last" | "event_count" | "session_count" | "player_count", string>
-  >(
+  const rows = await selectRows(
     ch,
     `
     SELECT toString(build_id) AS build,
@@ -45,6 +43,14 @@ export async function buildList(
     ORDER BY min(first_seen) DESC, build ASC
     LIMIT {limit:UInt32}`,
     { projectId, from: w.from, to: w.to, buildId, limit: BUILD_LIST_SIZE },
+    {
+      build: "string",
+      first: "string",
+      last: "string",
+      event_count: "unknown",
+      session_count: "unknown",
+      player_count: "unknown",
+    },
   );
   return rows.map((r) => ({
     build_id: r.build,

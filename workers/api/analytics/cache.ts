@@ -7,7 +7,7 @@
 import { eq, sql } from "drizzle-orm";
 import { projects } from "../../../schema/pg/schema.js";
 import { announceChange } from "../../shared/credentials/cache.js";
-import type { AnyDb } from "../../shared/db.js";
+import type { Db } from "../../shared/db.js";
 
 const TTL_SECONDS = 60;
 // A synthetic origin: cache keys must be URLs, and this one can never be fetched by a client.
@@ -40,20 +40,23 @@ const storing = new Map<string, Promise<void>>();
 /**
  * The cached value, or a freshly computed one that is then stored; `fresh` skips the lookup. The
  * store is left to `defer` (waitUntil) rather than awaited: writing the Cache API cost the fresh
- * answer several milliseconds that the client gained nothing from.
+ * answer several milliseconds that the client gained nothing from. `parse` checks a stored entry's
+ * shape (the response schema does); one that fails, written by an older version, is recomputed.
  */
 export async function cached<T>(
   key: Request,
   fresh: boolean,
   compute: () => Promise<T>,
   defer: Defer,
+  parse: (stored: unknown) => T,
 ): Promise<T> {
   const cache = caches.default;
   if (!fresh) {
     await storing.get(key.url);
     const hit = await cache.match(key);
-    if (hit) {
-      return (await hit.json()) as T;
+    const value = hit ? parseOrNull(parse, await hit.json()) : null;
+    if (value !== null) {
+      return value;
     }
   }
   const value = await compute();
@@ -75,13 +78,21 @@ export async function cached<T>(
   return value;
 }
 
+function parseOrNull<T>(parse: (stored: unknown) => T, stored: unknown): T | null {
+  try {
+    return parse(stored);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The project's stored analytics data changed (a player's events erased): bumps its data version, so
  * every cached answer computed before now (keyed by the old version, in every data center) is never
  * served again, and announces the change so every isolate reads the project's new version on its next
  * request instead of the one it holds.
  */
-export async function dataChanged(db: AnyDb, env: Env, project: { id: string; tenantId: string }) {
+export async function dataChanged(db: Db, env: Env, project: { id: string; tenantId: string }) {
   await db
     .update(projects)
     .set({ dataVersion: sql`${projects.dataVersion} + 1` })

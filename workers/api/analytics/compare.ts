@@ -69,6 +69,22 @@ type Stats = { summary: BuildSummary; p50: (number | null)[]; tail: (number | nu
  * exact session and player counts. A build with no
  * sample of a metric has nulls there; an unknown build id is an all-empty build.
  */
+/** Each metric's sample count and its two percentiles: n0..n7, p50_0..p50_7, tail_0..tail_7. */
+const SAMPLE_COLUMNS: Record<`${"n" | "p50_" | "tail_"}${number}`, "unknown"> = Object.fromEntries(
+  COMPARE_METRICS.flatMap((_, i) => [`n${i}`, `p50_${i}`, `tail_${i}`].map((c) => [c, "unknown"])),
+);
+const COMPARE_COLUMNS = Object.assign(
+  {
+    build: "string",
+    first: "string",
+    last: "string",
+    event_count: "unknown",
+    session_count: "unknown",
+    player_count: "unknown",
+  } as const,
+  SAMPLE_COLUMNS,
+);
+
 export async function compareBuilds(
   ch: ClickHouseClient,
   projectId: string,
@@ -82,7 +98,7 @@ export async function compareBuilds(
       quantilesExactWeightedMerge(0.5, ${TAIL_LEVEL})(q${i}) AS p${i},
       p${i}[1] AS p50_${i}, p${i}[2] AS tail_${i}`,
   ).join(",\n      ");
-  const rows = await selectRows<Record<string, number | string | null>>(
+  const rows = await selectRows(
     ch,
     `
     SELECT toString(build_id) AS build,
@@ -108,19 +124,21 @@ export async function compareBuilds(
       mapId: q.mapId,
       platform: q.platform,
     },
+    COMPARE_COLUMNS,
   );
   const statsOf = (buildId: string): Stats => {
     const r = rows.find((row) => row.build === buildId);
     const n = COMPARE_METRICS.map((_, i) => num(r?.[`n${i}`]));
-    const sample = (key: string, i: number) => ((n[i] ?? 0) > 0 ? finiteOrNull(r?.[`${key}${i}`]) : null);
+    const sample = (key: "p50_" | "tail_", i: number) =>
+      (n[i] ?? 0) > 0 ? finiteOrNull(r?.[`${key}${i}`]) : null;
     return {
       summary: {
         build_id: buildId,
         event_count: num(r?.event_count),
         session_count: num(r?.session_count),
         player_count: num(r?.player_count),
-        first_seen: r ? String(r.first) : null,
-        last_seen: r ? String(r.last) : null,
+        first_seen: r?.first ?? null,
+        last_seen: r?.last ?? null,
       },
       p50: COMPARE_METRICS.map((_, i) => sample("p50_", i)),
       tail: COMPARE_METRICS.map((_, i) => sample("tail_", i)),

@@ -1,10 +1,11 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DAILY_ACTORS, CH_DAILY_EVENTS, CH_EVENTS, CH_HOURLY_PLAYERS } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS, type Window } from "../../shared/window.js";
-import { byText, distinct, num, selectRows } from "./select.js";
+import { byText, distinct, num, type RowOf, selectRows } from "./select.js";
 
 // `metric`, not `kind`: an alias would shadow daily_actors.kind in WHERE.
-type Row = { metric: string; key: string; value: string };
+const COLUMNS = { metric: "string", key: "string", value: "unknown" } as const;
+type Row = RowOf<typeof COLUMNS>;
 
 const metricValue = (rows: Row[], kind: string) => num(rows.find((r) => r.metric === kind)?.value);
 
@@ -63,7 +64,7 @@ export async function dashboardDistincts(
   nowMs: number,
 ): Promise<DashboardDistincts> {
   const month = playersBetween("m", nowMs - 30 * DAY_MS, nowMs);
-  const rows = await selectRows<Row>(
+  const rows = await selectRows(
     ch,
     `
     SELECT 'day' AS metric, toString(day) AS key, ${distinct("id")} AS value
@@ -80,6 +81,7 @@ export async function dashboardDistincts(
     SELECT 'mau' AS metric, '' AS key, ${distinct("id")} AS value
     FROM (${month.sql})`,
     { projectId, from: w.from, to: w.to, ...month.params },
+    COLUMNS,
   );
   const perDay = new Map(rows.filter((r) => r.metric === "day").map((r) => [r.key, num(r.value)]));
   return {
@@ -109,7 +111,7 @@ export async function dashboardTotals(
   const day = playersBetween("d", nowMs - DAY_MS, nowMs);
   const scope = `project_id = {projectId:UUID}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})`;
-  const rows = await selectRows<Row>(
+  const rows = await selectRows(
     ch,
     `
     SELECT 'dau' AS metric, '' AS key, ${distinct("id")} AS value
@@ -124,6 +126,7 @@ export async function dashboardTotals(
     ORDER BY value DESC, key ASC
     LIMIT 10)`,
     { projectId, from: w.from, to: w.to, ...day.params },
+    COLUMNS,
   );
   return {
     dau: metricValue(rows, "dau"),

@@ -67,7 +67,7 @@ export async function funnelSteps(
 ): Promise<FunnelStep[]> {
   const perPlayer =
     new Set(steps).size === steps.length ? windowFunnelSql(steps.length) : expandedFunnelSql(steps.length);
-  const rows = await selectRows<{ level: string; players: string }>(
+  const rows = await selectRows(
     ch,
     `SELECT level, count() AS players FROM (${perPlayer}) GROUP BY level`,
     {
@@ -78,6 +78,7 @@ export async function funnelSteps(
       windowUs: windowSeconds * 1_000_000,
       windowScaled: windowSeconds * 8_000_000,
     },
+    { level: "unknown", players: "unknown" },
   );
   const atLevel = new Map(rows.map((r) => [num(r.level), num(r.players)]));
   const reached = steps.map((_, i) => {

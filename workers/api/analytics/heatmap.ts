@@ -66,7 +66,22 @@ export const ROLLUP_CELL = 25;
  */
 export const fromRollup = (cellSize: number) => cellSize % ROLLUP_CELL === 0;
 
-type Row = Record<string, number | string | null>;
+/** What both forms of the cell query give (and cz, with includeZ): numbers, read through num / orNull. */
+const CELL_COLUMNS = {
+  cx: "unknown",
+  cy: "unknown",
+  event_count: "unknown",
+  avg_fps: "unknown",
+  avg_frame_time: "unknown",
+  avg_memory: "unknown",
+  avg_gpu_time: "unknown",
+  avg_mem_vram: "unknown",
+  p05_fps: "unknown",
+  p95_frame_time: "unknown",
+  max_memory: "unknown",
+  p95_gpu_time: "unknown",
+  p95_mem_vram: "unknown",
+} as const;
 
 /**
  * Cells of a map, in both modes. Averages are over the events carrying that metric (the wire's "not
@@ -96,7 +111,10 @@ export async function heatmapCells(
     q.eventName === undefined &&
     q.buildId === undefined &&
     q.platform === undefined;
-  const rows = await selectRows<Row>(ch, rollup ? rollupSql(q) : rawSql(q), params);
+  const rows = await selectRows(ch, rollup ? rollupSql(q) : rawSql(q), params, {
+    ...CELL_COLUMNS,
+    ...(q.includeZ ? { cz: "unknown" } : {}),
+  });
   return rows.map((r) => {
     const count = num(r.event_count);
     return {
@@ -172,7 +190,7 @@ function rollupSql(q: HeatmapQuery): string {
 }
 
 /** NULL (no sample) and a NaN that an engine may give for an empty average both mean "none". */
-function orNull(v: number | string | null | undefined): number | null {
+function orNull(v: unknown): number | null {
   if (v === null || v === undefined) {
     return null;
   }
@@ -180,6 +198,6 @@ function orNull(v: number | string | null | undefined): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-function orZero(v: number | string | null | undefined): number {
+function orZero(v: unknown): number {
   return orNull(v) ?? 0;
 }

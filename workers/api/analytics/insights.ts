@@ -46,7 +46,11 @@ const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
   build_id: "toString(build_id)",
 };
 
-const isTimeGrouping = (g: InsightGroupBy) => g === "day" || g === "week" || g === "month";
+const isTimeGrouping = (g: InsightGroupBy): g is "day" | "week" | "month" =>
+  g === "day" || g === "week" || g === "month";
+
+/** A grouping's rows: its key (text, every KEY_SQL is a toString) and the metric's value. */
+const KEY_VALUE = { key: "string", value: "unknown" } as const;
 
 /** Start dates of the periods that overlap the window, oldest first; weeks start on Monday. */
 export function periodsOf(groupBy: "day" | "week" | "month", w: Window): string[] {
@@ -102,19 +106,20 @@ export async function insightGroups(
   const params = { projectId, to: w.to, eventName: q.eventName, limit: q.limit };
   const src = source(q, q.groupBy);
   if (isTimeGrouping(q.groupBy)) {
-    const periods = periodsOf(q.groupBy as "day" | "week" | "month", w).slice(-q.limit);
+    const periods = periodsOf(q.groupBy, w).slice(-q.limit);
     const oldest = Math.max(w.fromMs, Date.parse(`${periods[0] ?? w.today}T00:00:00Z`));
-    const rows = await selectRows<{ key: string; value: string }>(
+    const rows = await selectRows(
       ch,
       `SELECT ${src.key} AS key, ${src.value} AS value
       FROM ${src.from}
       GROUP BY key`,
       { ...params, from: chTime(oldest) },
+      KEY_VALUE,
     );
     const byKey = new Map(rows.map((r) => [r.key, num(r.value)]));
     return periods.map((key) => ({ key, value: byKey.get(key) ?? 0 }));
   }
-  const rows = await selectRows<{ key: string; value: string }>(
+  const rows = await selectRows(
     ch,
     `SELECT ${src.key} AS key, ${src.value} AS value
     FROM ${src.from}
@@ -122,6 +127,7 @@ export async function insightGroups(
     ORDER BY value DESC, key ASC
     LIMIT {limit:UInt8}`,
     { ...params, from: w.from },
+    KEY_VALUE,
   );
   // Already in order: ClickHouse sorted by value, then key by bytes.
   return rows.map((r) => ({ key: r.key, value: num(r.value) }));
@@ -135,11 +141,11 @@ export async function insightTotal(
   q: InsightQuery,
 ): Promise<number> {
   const src = source(q, null);
-  const [row] = await selectRows<{ value: string }>(ch, `SELECT ${src.value} AS value FROM ${src.from}`, {
-    projectId,
-    from: w.from,
-    to: w.to,
-    eventName: q.eventName,
-  });
+  const [row] = await selectRows(
+    ch,
+    `SELECT ${src.value} AS value FROM ${src.from}`,
+    { projectId, from: w.from, to: w.to, eventName: q.eventName },
+    { value: "unknown" },
+  );
   return num(row?.value);
 }

@@ -1,26 +1,23 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import { z } from "@hono/zod-openapi";
 import { CH_EVENTS } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS } from "../../shared/window.js";
 import { type CachedProject, cached, cacheKey, type Defer } from "./cache.js";
 import { num, selectRows } from "./select.js";
 
-export type EventKpis = {
-  events24h: number;
-  players24h: number;
-  totalEvents: number;
-  lastEventAt: string | null;
-  /** Unix ms when the query ran: the 24-hour figures end here, and a cached answer says how old it is. */
-  fetchedAt: number;
-};
+const EventKpisSchema = z.object({
+  events24h: z.number(),
+  players24h: z.number(),
+  totalEvents: z.number(),
+  lastEventAt: z.string().nullable(),
+  // Unix ms when the query ran: the 24-hour figures end here, and a cached answer says how old it is.
+  fetchedAt: z.number(),
+});
+export type EventKpis = z.infer<typeof EventKpisSchema>;
 
 /** One pass over the project's granules; the 24-hour figures are conditional aggregates of the same scan. */
 export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: number): Promise<EventKpis> {
-  const [row] = await selectRows<{
-    events24h: string;
-    players24h: string;
-    totalEvents: string;
-    lastEventAt: string | null;
-  }>(
+  const [row] = await selectRows(
     ch,
     `
       SELECT
@@ -32,6 +29,7 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: 
       FROM ${CH_EVENTS}
       WHERE project_id = {projectId:UUID}`,
     { projectId, now: chTime(nowMs), dayAgo: chTime(nowMs - DAY_MS) },
+    { events24h: "unknown", players24h: "unknown", totalEvents: "unknown", lastEventAt: "string | null" },
   );
   return {
     events24h: num(row?.events24h),
@@ -53,5 +51,11 @@ export function cachedEventKpis(
   fresh: boolean,
   defer: Defer,
 ): Promise<EventKpis> {
-  return cached(cacheKey("status", project, {}), fresh, () => eventKpis(ch, project.id, Date.now()), defer);
+  return cached(
+    cacheKey("status", project, {}),
+    fresh,
+    () => eventKpis(ch, project.id, Date.now()),
+    defer,
+    (stored) => EventKpisSchema.parse(stored),
+  );
 }

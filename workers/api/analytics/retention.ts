@@ -22,7 +22,7 @@ export async function retentionCohorts(
   projectId: string,
   w: Window,
 ): Promise<RetentionCohort[]> {
-  const rows = await selectRows<{ cohort_date: string; size: string; d1: string; d7: string; d30: string }>(
+  const rows = await selectRows(
     ch,
     `
     SELECT toString(c.cohort_date) AS cohort_date,
@@ -47,6 +47,7 @@ export async function retentionCohorts(
     ) AS a USING (player)
     GROUP BY c.cohort_date`,
     { projectId, from: w.from, to: w.to },
+    { cohort_date: "string", size: "unknown", d1: "unknown", d7: "unknown", d30: "unknown" },
   );
   const byDate = new Map(rows.map((r) => [r.cohort_date, r]));
   return w.dates.map((date) => {

@@ -3,8 +3,50 @@ import { DependencyDown } from "../../shared/errors.js";
 
 export type Params = Record<string, unknown>;
 
-/** Runs one SELECT with bound parameters and returns its rows. */
-export async function selectRows<T>(ch: ClickHouseClient, query: string, params: Params): Promise<T[]> {
+/**
+ * What a column of a SELECT holds, as the JSON format sends it: "string" for text the caller uses as
+ * is (names, formatted dates), "unknown" for numbers, which chdb and ClickHouse may send as numbers or
+ * as strings (64-bit integers) and the caller reads through num() or a finite check.
+ */
+export type ColumnKind = "string" | "string | null" | "unknown";
+
+/** The row a SELECT with these columns gives. */
+export type RowOf<C extends Record<string, ColumnKind>> = {
+  [K in keyof C]: C[K] extends "string" ? string : C[K] extends "string | null" ? string | null : unknown;
+};
+
+/** Whether a row has every column, with the kind declared: once per row, a few typeof checks. */
+function isRowOf<C extends Record<string, ColumnKind>>(
+  row: Record<string, unknown>,
+  columns: C,
+): row is Record<string, unknown> & RowOf<C> {
+  for (const name in columns) {
+    const v = row[name];
+    const kind = columns[name];
+    const ok =
+      kind === "string"
+        ? typeof v === "string"
+        : kind === "string | null"
+          ? v === null || typeof v === "string"
+          : v !== undefined;
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Runs one SELECT with bound parameters and returns its rows, typed by `columns` (the names the SELECT
+ * gives, and what each holds). A row that lacks one, or has text where text is not, throws: the SQL
+ * and its declared row have drifted apart.
+ */
+export async function selectRows<const C extends Record<string, ColumnKind>>(
+  ch: ClickHouseClient,
+  query: string,
+  params: Params,
+  columns: C,
+): Promise<RowOf<C>[]> {
   // Optional filters pass undefined: such a parameter is simply not sent.
   const bound = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== undefined));
   // One JSON document parsed at once, rather than the client's row-by-row stream of JSONEachRow,
@@ -26,15 +68,17 @@ export async function selectRows<T>(ch: ClickHouseClient, query: string, params:
   const names = meta.map((m) => m.name);
   // Plain loops: this runs for every cell of a heatmap, and Object.fromEntries over mapped pairs
   // showed up in the Worker's CPU profile.
-  const rows: T[] = new Array(data.length);
+  const rows: RowOf<C>[] = new Array(data.length);
   for (let r = 0; r < data.length; r++) {
     const values = data[r] ?? [];
     const row: Record<string, unknown> = {};
     for (let i = 0; i < names.length; i++) {
       row[names[i] ?? ""] = values[i];
     }
-    // T is the row the caller's SELECT names: the same object the JSON format would have sent.
-    rows[r] = row as T;
+    if (!isRowOf(row, columns)) {
+      throw new Error(`ClickHouse row does not match its columns (${Object.keys(columns).join(", ")})`);
+    }
+    rows[r] = row;
   }
   return rows;
 }

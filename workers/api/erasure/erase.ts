@@ -1,8 +1,9 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import type { ErasureStepOutcome } from "../../shared/columns.js";
 import { rebuildRollups } from "./rollups.js";
 import { countRows, deleteRows, ERASURE_STEPS, type ErasureStep, playerSessions } from "./steps.js";
 
-export type StepOutcome = { table: string; rowsRemoved: number };
+export type StepOutcome = ErasureStepOutcome;
 
 /** Events that arrive while a step deletes are caught by another pass, up to this many. */
 const PASSES = 3;

@@ -4,7 +4,7 @@ import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../../shared/db.js";
 import { attemptsOf, QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
-import { EXPORT_FORMATS, type ExportFormat, objectKeyOf } from "./formats.js";
+import { EXPORT_FORMATS, objectKeyOf } from "./formats.js";
 import { streamToR2 } from "./multipart.js";
 import { countExportRows, type ExportSpec, exportStream } from "./query.js";
 
@@ -55,7 +55,7 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
     .update(dataExports)
     .set({ status: "running", startedAt, error: null })
     .where(eq(dataExports.id, exportId));
-  const format = row.format as ExportFormat;
+  const format = row.format;
   const spec: ExportSpec = {
     projectId: row.projectId,
     from: row.rangeFrom,

@@ -2,7 +2,7 @@ import { asc, eq } from "drizzle-orm";
 import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import { projects } from "../../../schema/pg/schema.js";
 import type { Config } from "../config.js";
-import { type AnyPg, httpDb } from "../db.js";
+import { type Db, httpDb } from "../db.js";
 import { ApiError } from "../errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../plans.js";
 import { buckets, clientIp, consume, consumeIfCurrent } from "../rate-limit.js";
@@ -123,7 +123,7 @@ function sameOriginChange(request: Request): boolean {
  */
 export async function chargeSession(
   env: Env,
-  db: AnyPg,
+  db: Db,
   user: SessionUser,
   request: Request,
   bucket: Bucket,

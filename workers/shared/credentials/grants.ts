@@ -6,7 +6,7 @@ import {
   oauthTokens,
   tenants,
 } from "../../../schema/pg/schema.js";
-import type { AnyPg } from "../db.js";
+import type { Db } from "../db.js";
 import { TOKEN_SCOPES } from "./scopes.js";
 
 export type GrantScope = (typeof TOKEN_SCOPES)[number];
@@ -31,7 +31,7 @@ export function parseScope(
  * the grant's tenant (whose cached credentials the caller announces as changed), or null when the
  * grant was already revoked or does not exist.
  */
-export async function revokeGrant(db: AnyPg, grantId: string, now = new Date()): Promise<string | null> {
+export async function revokeGrant(db: Db, grantId: string, now = new Date()): Promise<string | null> {
   return db.transaction(async (tx) => {
     const revoked = await tx
       .update(oauthGrants)
@@ -51,7 +51,7 @@ export async function revokeGrant(db: AnyPg, grantId: string, now = new Date()):
 }
 
 /** The user's live grants (Connected apps), newest first. */
-export async function grantsOfUser(db: AnyPg, userId: string) {
+export async function grantsOfUser(db: Db, userId: string) {
   return db
     .select({
       id: oauthGrants.id,
@@ -70,7 +70,7 @@ export async function grantsOfUser(db: AnyPg, userId: string) {
 }
 
 /** Revokes the user's own grant: its tenant, or null when it is not theirs or already revoked. */
-export async function revokeGrantOfUser(db: AnyPg, userId: string, grantId: string): Promise<string | null> {
+export async function revokeGrantOfUser(db: Db, userId: string, grantId: string): Promise<string | null> {
   const [grant] = await db
     .select({ id: oauthGrants.id })
     .from(oauthGrants)

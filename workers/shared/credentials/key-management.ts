@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { apiKeys, type MembershipRole } from "../../../schema/pg/schema.js";
 import { createKey } from "../bootstrap.js";
-import type { AnyPg } from "../db.js";
+import type { Db } from "../db.js";
 import { KEY_PRESETS, type KeyPreset } from "./scopes.js";
 
 /** The presets as the API Keys page offers them, with the spec's names. */
@@ -27,7 +27,7 @@ export function mayManagePreset(role: MembershipRole, preset: string): boolean {
 }
 
 /** The project's live keys, newest first. Never the secret: only the prefix it starts with. */
-export async function keysOfProject(db: AnyPg, projectId: string) {
+export async function keysOfProject(db: Db, projectId: string) {
   return db
     .select({
       id: apiKeys.id,
@@ -43,13 +43,13 @@ export async function keysOfProject(db: AnyPg, projectId: string) {
     .orderBy(desc(apiKeys.createdAt), apiKeys.id);
 }
 
-export function createProjectKey(db: AnyPg, projectId: string, preset: KeyPreset, name: string | null) {
+export function createProjectKey(db: Db, projectId: string, preset: KeyPreset, name: string | null) {
   return createKey(db, projectId, preset, name);
 }
 
 /** Revokes a live key of the project; false when there is none by that id. */
 export async function revokeProjectKey(
-  db: AnyPg,
+  db: Db,
   projectId: string,
   keyId: string,
   role: MembershipRole,

@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import { type MembershipRole, memberships, projects, tenants } from "../../../schema/pg/schema.js";
-import type { AnyPg } from "../db.js";
+import type { Db } from "../db.js";
 import type { SessionPrincipal } from "./principal.js";
 import type { Scope } from "./scopes.js";
 import type { SessionUser } from "./sessions.js";
@@ -24,7 +24,7 @@ export const ROLE_SCOPES: Record<MembershipRole, readonly Scope[]> = {
  * belongs to no studio at all.
  */
 export async function sessionPrincipal(
-  db: AnyPg,
+  db: Db,
   user: SessionUser,
   projectId: string | null,
 ): Promise<SessionPrincipal | null> {

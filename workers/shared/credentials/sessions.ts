@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { sessions, users } from "../../../schema/pg/schema.js";
-import type { AnyPg } from "../db.js";
+import type { Db } from "../db.js";
 import { looksLikeSecret, newSecret, sha256Hex } from "./secrets.js";
 
 export const SESSION_PREFIX = "gts_";
@@ -10,7 +10,7 @@ export const SESSION_TTL_SECONDS = 14 * 24 * 3600;
 export type SessionUser = { sessionId: string; userId: string; email: string };
 
 /** A new session; the token is returned once for the cookie and only its hash is stored. */
-export async function startSession(db: AnyPg, userId: string, now = new Date()): Promise<string> {
+export async function startSession(db: Db, userId: string, now = new Date()): Promise<string> {
   const token = newSecret(SESSION_PREFIX);
   await db.insert(sessions).values({
     userId,
@@ -21,7 +21,7 @@ export async function startSession(db: AnyPg, userId: string, now = new Date()):
   return token;
 }
 
-export async function sessionUser(db: AnyPg, token: string | undefined): Promise<SessionUser | null> {
+export async function sessionUser(db: Db, token: string | undefined): Promise<SessionUser | null> {
   if (!token || !looksLikeSecret(token, SESSION_PREFIX)) {
     return null;
   }
@@ -40,7 +40,7 @@ export async function sessionUser(db: AnyPg, token: string | undefined): Promise
   return row ?? null;
 }
 
-export async function endSession(db: AnyPg, sessionId: string): Promise<void> {
+export async function endSession(db: Db, sessionId: string): Promise<void> {
   await db
     .update(sessions)
     .set({ revokedAt: new Date() })

@@ -6,7 +6,7 @@ import {
   oauthTokens,
   tenants,
 } from "../../../schema/pg/schema.js";
-import type { AnyDb, AnyPg } from "../db.js";
+import type { Db, Tx } from "../db.js";
 import { type GrantScope, parseScope, revokeGrant } from "./grants.js";
 import type { TokenPrincipal } from "./principal.js";
 import { looksLikeSecret, newSecret, sha256Hex, TOKEN_PREFIX, timingSafeEqual } from "./secrets.js";
@@ -47,7 +47,7 @@ export type TokenSet = {
 
 /** A single-use code for the consented request; only its hash is stored. */
 export async function issueCode(
-  db: AnyPg,
+  db: Db,
   input: {
     clientId: string;
     userId: string;
@@ -86,7 +86,7 @@ async function pkceMatches(verifier: string, challenge: string): Promise<boolean
 }
 
 async function mintTokens(
-  tx: AnyPg,
+  tx: Tx,
   grant: { id: string; tenantId: string },
   scopes: GrantScope[],
   now: Date,
@@ -122,7 +122,7 @@ async function mintTokens(
  */
 export type AnnounceRevocation = (tenantId: string) => Promise<void>;
 
-async function revokeAndAnnounce(db: AnyPg, grantId: string, announce: AnnounceRevocation, now = new Date()) {
+async function revokeAndAnnounce(db: Db, grantId: string, announce: AnnounceRevocation, now = new Date()) {
   const tenantId = await revokeGrant(db, grantId, now);
   if (tenantId) {
     await announce(tenantId);
@@ -131,7 +131,7 @@ async function revokeAndAnnounce(db: AnyPg, grantId: string, announce: AnnounceR
 
 /** grant_type=authorization_code: the code once, for its client, redirect URI and PKCE verifier. */
 export async function exchangeCode(
-  db: AnyPg,
+  db: Db,
   input: { clientId: string; code?: string; redirectUri?: string; codeVerifier?: string },
   announce: AnnounceRevocation,
   now = new Date(),
@@ -208,7 +208,7 @@ export async function exchangeCode(
  * presented again is reuse, and revokes the whole grant.
  */
 export async function refreshTokens(
-  db: AnyPg,
+  db: Db,
   input: { clientId: string; refreshToken?: string; scope?: string },
   announce: AnnounceRevocation,
   now = new Date(),
@@ -289,7 +289,7 @@ export async function refreshTokens(
  * unknown, already revoked, or issued to another client are left alone and still answered 200.
  */
 export async function revokeToken(
-  db: AnyPg,
+  db: Db,
   input: { clientId: string; token: string },
   announce: AnnounceRevocation,
 ): Promise<void> {
@@ -327,7 +327,7 @@ export async function revokeToken(
 }
 
 /** The principal of the live access token with this hash, or null when unknown, revoked or expired. */
-export async function findToken(db: AnyDb, tokenHash: string): Promise<TokenPrincipal | null> {
+export async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | null> {
   const [row] = await db
     .select({
       tokenId: oauthTokens.id,

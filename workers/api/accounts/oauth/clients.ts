@@ -1,11 +1,11 @@
 import { eq } from "drizzle-orm";
 import { oauthClients } from "../../../../schema/pg/schema.js";
-import type { AnyPg } from "../db.js";
+import type { Db } from "../../../shared/db.js";
 import { AccountError } from "../users.js";
 
 export type OAuthClient = { id: string; name: string; redirectUris: string[] };
 
-export async function findClient(db: AnyPg, clientId: string | undefined): Promise<OAuthClient | null> {
+export async function findClient(db: Db, clientId: string | undefined): Promise<OAuthClient | null> {
   if (!clientId || clientId.length > 128) {
     return null;
   }
@@ -75,7 +75,7 @@ export function redirectUriProblem(uri: string): string | null {
 
 /** Registers a public client (no secret: PKCE is its proof). */
 export async function registerClient(
-  db: AnyPg,
+  db: Db,
   input: { id?: string; name: string; redirectUris: string[] },
 ): Promise<OAuthClient> {
   const name = input.name.trim();

@@ -1,7 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
-import { alertEvaluationEvents } from "../../../../schema/pg/schema.js";
-import type { AlertMetric } from "../../alerts/metrics.js";
+import { type AlertEvaluationEventRow, alertEvaluationEvents } from "../../../../schema/pg/schema.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { EvaluationEventSchema, HistoryQuery } from "./schema.js";
@@ -21,17 +20,15 @@ export const route = createRoute({
   responses: { 200: envelope(z.array(EvaluationEventSchema), "Evaluation events."), ...errorResponses },
 });
 
-type EventRow = typeof alertEvaluationEvents.$inferSelect;
-
-function eventItem(e: EventRow) {
+function eventItem(e: AlertEvaluationEventRow) {
   // The FK nulls the reference even if a profile was deleted without applyProfileDeletion.
   const deleted = e.thresholdProfileDeleted || e.thresholdProfileId === null;
   return {
     id: e.id,
     alertRuleId: e.alertRuleId,
     ruleName: e.ruleName,
-    metric: e.metric as AlertMetric,
-    status: e.status as "triggered" | "resolved",
+    metric: e.metric,
+    status: e.status,
     failCount: e.failCount,
     totalCount: e.totalCount,
     failPercentage: e.failPercentage,

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ALERT_STATUSES } from "../../../shared/columns.js";
 import { ALERT_METRICS, CELL_SIZES, THRESHOLD_LEVELS } from "../../alerts/metrics.js";
 import { text } from "../../fields.js";
 
@@ -123,7 +124,7 @@ export const RuleListItemSchema = RuleSchema.extend({
   mapName: z.string().describe("Name of the rule's map"),
   thresholdProfileNames: z.array(z.string()).describe("Names of thresholdProfileIds, in the same order"),
   lastStatus: z
-    .enum(["triggered", "resolved"])
+    .enum(ALERT_STATUSES)
     .nullable()
     .describe("triggered while any profile of the bundle is; null before the first evaluation"),
   lastStatusAt: z.iso.datetime().nullable().describe("When the newest of those statuses was recorded"),
@@ -135,7 +136,7 @@ export const EvaluationEventSchema = z
     alertRuleId: z.uuid(),
     ruleName: z.string().describe("Rule name at the time of evaluation"),
     metric: z.enum(ALERT_METRICS),
-    status: z.enum(["triggered", "resolved"]),
+    status: z.enum(ALERT_STATUSES),
     failCount: z.number().int(),
     totalCount: z.number().int(),
     failPercentage: z.number(),

@@ -31,6 +31,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       q.fresh === "1",
       () => buildList(c.get("ch"), project.id, windowOf(days, Date.now()), q.buildId),
       (p) => c.executionCtx.waitUntil(p),
+      (stored) => z.array(BuildSchema).parse(stored),
     );
     return c.json({ success: true as const, data }, 200);
   });

@@ -44,6 +44,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       q.fresh === "1",
       () => compareBuilds(c.get("ch"), project.id, windowOf(days, Date.now()), query),
       (p) => c.executionCtx.waitUntil(p),
+      (stored) => BuildComparisonSchema.parse(stored),
     );
     return c.json({ success: true as const, data }, 200);
   });

@@ -1,9 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import type { notificationChannels } from "../../../../schema/pg/schema.js";
+import type { NotificationChannelRow } from "../../../../schema/pg/schema.js";
+import { CHANNEL_KINDS } from "../../../shared/columns.js";
 import { channelUrlProblem } from "../../alerts/channel-url.js";
 import { text } from "../../fields.js";
-
-export const CHANNEL_KINDS = ["webhook", "slack"] as const;
 
 const ChannelUrl = text(2048)
   .superRefine((value, ctx) => {
@@ -48,13 +47,11 @@ export const ChannelIdParams = z.object({
   channelId: z.uuid().openapi({ param: { name: "channelId", in: "path" }, description: "Channel UUID" }),
 });
 
-type ChannelRow = typeof notificationChannels.$inferSelect;
-
-export function channelItem(row: ChannelRow) {
+export function channelItem(row: NotificationChannelRow) {
   return {
     id: row.id,
     projectId: row.projectId,
-    kind: row.kind as (typeof CHANNEL_KINDS)[number],
+    kind: row.kind,
     name: row.name,
     url: row.kind === "slack" ? `${new URL(row.url).origin}/…` : row.url,
     createdAt: row.createdAt.toISOString(),

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { contentEntries } from "../../../../schema/pg/schema.js";
+import type { ContentEntryRow } from "../../../../schema/pg/schema.js";
 import { isoTimestamps, isStorable, text } from "../../fields.js";
 
 export const MAX_ENTRIES = 500;
@@ -120,9 +120,7 @@ export const DeletedContentSchema = z
   .object({ id: z.uuid(), contentType: z.string(), contentId: z.string() })
   .openapi("DeletedContentEntry");
 
-type ContentRow = typeof contentEntries.$inferSelect;
-
-export function contentItem(row: ContentRow): z.infer<typeof ContentEntrySchema> {
+export function contentItem(row: ContentEntryRow): z.infer<typeof ContentEntrySchema> {
   return {
     id: row.id,
     projectId: row.projectId,
@@ -131,7 +129,7 @@ export function contentItem(row: ContentRow): z.infer<typeof ContentEntrySchema>
     displayName: row.displayName,
     description: row.description,
     category: row.category,
-    metadata: row.metadata as Record<string, unknown> | null,
+    metadata: row.metadata,
     ...isoTimestamps(row),
   };
 }

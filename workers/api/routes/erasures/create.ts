@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { erasures } from "../../../../schema/pg/schema.js";
 import { CH_EVENTS } from "../../../shared/clickhouse.js";
 import { sha256Hex } from "../../../shared/credentials/secrets.js";
+import { single } from "../../../shared/db.js";
 import { ApiError } from "../../../shared/errors.js";
 import { dataChanged } from "../../analytics/cache.js";
 import type { AppEnv } from "../../context.js";
@@ -43,16 +44,18 @@ export function register(app: OpenAPIHono<AppEnv>) {
     // Set by the gate before projectFromPath could pass.
     const principal = c.get("principal");
     const db = c.get("db");
-    const [started] = await db
-      .insert(erasures)
-      .values({
-        projectId: project.id,
-        requestedBy: principal?.kind === "key" ? principal.keyId : null,
-        playerIdSha256: await sha256Hex(playerId),
-        status: "running",
-      })
-      .returning();
-    const id = (started as typeof erasures.$inferSelect).id;
+    const { id } = single(
+      await db
+        .insert(erasures)
+        .values({
+          projectId: project.id,
+          requestedBy: principal?.kind === "key" ? principal.keyId : null,
+          playerIdSha256: await sha256Hex(playerId),
+          status: "running",
+        })
+        .returning({ id: erasures.id }),
+      "erasure insert",
+    );
     const record = (steps: StepOutcome[]) => ({
       steps,
       // The events removed; the rollup rows derived from them are reported per table in `steps`.
@@ -62,12 +65,15 @@ export function register(app: OpenAPIHono<AppEnv>) {
       const steps = await erasePlayer(c.get("ch"), project.id, playerId, async (done) => {
         await db.update(erasures).set(record(done)).where(eq(erasures.id, id));
       }).finally(() => dataChanged(db, c.env, project));
-      const [row] = await db
-        .update(erasures)
-        .set({ ...record(steps), status: "completed", completedAt: new Date() })
-        .where(eq(erasures.id, id))
-        .returning();
-      return c.json({ success: true as const, data: erasureItem(row as typeof erasures.$inferSelect) }, 201);
+      const row = single(
+        await db
+          .update(erasures)
+          .set({ ...record(steps), status: "completed", completedAt: new Date() })
+          .where(eq(erasures.id, id))
+          .returning(),
+        "erasure update",
+      );
+      return c.json({ success: true as const, data: erasureItem(row) }, 201);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       await db

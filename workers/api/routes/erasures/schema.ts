@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { erasures } from "../../../../schema/pg/schema.js";
+import type { ErasureRow } from "../../../../schema/pg/schema.js";
+import { ERASURE_STATUSES } from "../../../shared/columns.js";
 
 export const ErasureBodySchema = z
   .object({
@@ -17,7 +18,7 @@ export const ErasureSchema = z
     projectId: z.uuid(),
     playerIdSha256: z.string().describe("SHA-256 (hex) of the erased playerId; the id itself is not kept"),
     requestedBy: z.object({ keyId: z.uuid().nullable() }).describe("The API key that asked"),
-    status: z.enum(["running", "completed", "failed"]),
+    status: z.enum(ERASURE_STATUSES),
     rowsRemoved: z
       .number()
       .int()
@@ -36,17 +37,15 @@ export const ErasureIdParams = z.object({
   erasureId: z.uuid().openapi({ param: { name: "erasureId", in: "path" } }),
 });
 
-type ErasureRow = typeof erasures.$inferSelect;
-
 export function erasureItem(row: ErasureRow): z.infer<typeof ErasureSchema> {
   return {
     id: row.id,
     projectId: row.projectId,
     playerIdSha256: row.playerIdSha256,
     requestedBy: { keyId: row.requestedBy },
-    status: row.status as "running" | "completed" | "failed",
+    status: row.status,
     rowsRemoved: row.rowsRemoved,
-    steps: row.steps as Array<{ table: string; rowsRemoved: number }>,
+    steps: row.steps,
     error: row.error,
     createdAt: row.createdAt.toISOString(),
     completedAt: row.completedAt?.toISOString() ?? null,

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { dataExports } from "../../../../schema/pg/schema.js";
+import { single } from "../../../shared/db.js";
 import type { AppEnv } from "../../context.js";
 import type { ExportMessage } from "../../exports/consumer.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
@@ -33,19 +34,21 @@ export function register(app: OpenAPIHono<AppEnv>) {
     // Set by the gate before projectFromPath could pass.
     const principal = c.get("principal");
     const db = c.get("db");
-    const [row] = await db
-      .insert(dataExports)
-      .values({
-        projectId: project.id,
-        requestedBy: principal?.kind === "key" ? principal.keyId : null,
-        format: body.format,
-        rangeFrom: from,
-        rangeTo: to,
-        eventName: body.eventName ?? null,
-        status: "queued",
-      })
-      .returning();
-    const created = row as typeof dataExports.$inferSelect;
+    const created = single(
+      await db
+        .insert(dataExports)
+        .values({
+          projectId: project.id,
+          requestedBy: principal?.kind === "key" ? principal.keyId : null,
+          format: body.format,
+          rangeFrom: from,
+          rangeTo: to,
+          eventName: body.eventName ?? null,
+          status: "queued",
+        })
+        .returning(),
+      "export insert",
+    );
     try {
       await c.env.EXPORTS_QUEUE.send({ exportId: created.id } satisfies ExportMessage);
     } catch (err) {

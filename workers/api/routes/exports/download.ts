@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { EXPORT_FORMATS, type ExportFormat } from "../../exports/formats.js";
+import { EXPORT_FORMATS } from "../../exports/formats.js";
 import { errorResponses, ProblemSchema, policy, rateLimitHeaderDocs } from "../../openapi.js";
 import { exportFor } from "./get.js";
 import { ExportIdParams } from "./schema.js";
@@ -41,7 +41,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     if (!object) {
       throw new ApiError("NOT_FOUND", "The export's file is gone.");
     }
-    const format = EXPORT_FORMATS[row.format as ExportFormat];
+    const format = EXPORT_FORMATS[row.format];
     return new Response(object.body, {
       status: 200,
       headers: {

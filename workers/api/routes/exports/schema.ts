@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import type { dataExports } from "../../../../schema/pg/schema.js";
-import { EXPORT_FORMAT_NAMES, type ExportFormat } from "../../exports/formats.js";
+import type { DataExportRow } from "../../../../schema/pg/schema.js";
+import { EXPORT_STATUSES } from "../../../shared/columns.js";
+import { EXPORT_FORMAT_NAMES } from "../../exports/formats.js";
 
 /** Longest range one export may cover. */
 export const MAX_EXPORT_DAYS = 400;
@@ -25,7 +26,7 @@ export const ExportSchema = z
   .object({
     id: z.uuid(),
     projectId: z.uuid(),
-    status: z.enum(["queued", "running", "completed", "failed"]),
+    status: z.enum(EXPORT_STATUSES),
     format: z.enum(EXPORT_FORMAT_NAMES),
     from: z.iso.datetime(),
     to: z.iso.datetime(),
@@ -45,15 +46,13 @@ export const ExportIdParams = z.object({
   exportId: z.uuid().openapi({ param: { name: "exportId", in: "path" } }),
 });
 
-type ExportRow = typeof dataExports.$inferSelect;
-
-export function exportItem(row: ExportRow): z.infer<typeof ExportSchema> {
+export function exportItem(row: DataExportRow): z.infer<typeof ExportSchema> {
   const completed = row.status === "completed";
   return {
     id: row.id,
     projectId: row.projectId,
-    status: row.status as z.infer<typeof ExportSchema>["status"],
-    format: row.format as ExportFormat,
+    status: row.status,
+    format: row.format,
     from: row.rangeFrom.toISOString(),
     to: row.rangeTo.toISOString(),
     eventName: row.eventName,

@@ -1,5 +1,5 @@
 import { type GrantScope, parseScope } from "../../../../shared/credentials/grants.js";
-import type { AnyPg } from "../../../accounts/db.js";
+import type { Db } from "../../../../shared/db.js";
 import { findClient, type OAuthClient, redirectUriAllowed } from "../../../accounts/oauth/clients.js";
 
 // The authorization request (RFC 6749 section 4.1.1 with PKCE, RFC 7636), checked the same way when
@@ -48,7 +48,7 @@ export function clientRedirect(redirectUri: string, params: Record<string, strin
 }
 
 export async function checkAuthorize(
-  db: AnyPg,
+  db: Db,
   params: AuthorizeParams,
   issuer: string,
   duplicated: string[] = [],

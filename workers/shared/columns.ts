@@ -1,0 +1,33 @@
+// What the typed text and jsonb columns of schema/pg/schema.ts hold, one list each: the schema types
+// its columns with these lists and the request validators (z.enum) take the same ones, so a value
+// read back has the type of the values written. The columns stay plain text in SQL (drizzle's `enum`
+// on text is TypeScript only), so adding a value is a code change and needs no migration.
+
+export const ALERT_METRICS = ["fps", "frame_time", "memory", "gpu_time"] as const;
+export type AlertMetric = (typeof ALERT_METRICS)[number];
+
+export const THRESHOLD_LEVELS = ["warn", "good"] as const;
+export type ThresholdLevel = (typeof THRESHOLD_LEVELS)[number];
+
+/** A (rule, profile) pair's status, as recorded in alert_evaluation_events. */
+export const ALERT_STATUSES = ["triggered", "resolved"] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+
+export const CHANNEL_KINDS = ["webhook", "slack"] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+/** Data export file formats (workers/api/exports/formats.ts says how ClickHouse writes each). */
+export const EXPORT_FORMAT_NAMES = ["ndjson", "parquet", "csv"] as const;
+export type ExportFormat = (typeof EXPORT_FORMAT_NAMES)[number];
+
+export const EXPORT_STATUSES = ["queued", "running", "completed", "failed"] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+
+export const ERASURE_STATUSES = ["running", "completed", "failed"] as const;
+export type ErasureStatus = (typeof ERASURE_STATUSES)[number];
+
+/** One table's part of a player erasure: erasures.steps holds these, in the order they ran. */
+export type ErasureStepOutcome = { table: string; rowsRemoved: number };
+
+/** content_entries.metadata: the free JSON object a content entry carries (the API takes only objects). */
+export type ContentMetadata = Record<string, unknown>;
