@@ -12,13 +12,15 @@ type Operation = {
 /**
  * Routes served on purpose outside the document: the document itself and its reference page, and the
  * OAuth protocol endpoints (form bodies, RFC 6749 answers), which
- * /.well-known/oauth-authorization-server describes instead.
+ * /.well-known/oauth-authorization-server describes instead; and the operator's announcement endpoint
+ * for the admin CLI (the operator secret, not a client credential; test/workers/security.test.ts).
  */
 const UNDOCUMENTED = new Set([
   "GET /v1/openapi.json",
   "GET /docs",
   "POST /oauth/token",
   "POST /oauth/revoke",
+  "POST /operator/credential-changes",
 ]);
 
 describe("OpenAPI document", () => {
