@@ -59,8 +59,33 @@ const DOCUMENT_TAGS = [
   { name: "Ingest", description: "Telemetry batches from the engine SDKs (served by the ingest Worker)." },
 ];
 
+/** The document's top-level fields; the operations and components come from the routes. */
+const DOCUMENT = {
+  openapi: "3.1.0",
+  info: { title: "Game Telemetry Analytics API", version: "1.0" },
+  servers: [{ url: "/api" }],
+  tags: DOCUMENT_TAGS,
+};
+
+/**
+ * The OpenAPI document the API serves at /api/v1/openapi.json, built outside a request so Node can
+ * produce it too (`npm run generate:api`, for the dashboard's client types).
+ */
+export function openApiDocument() {
+  return newApi().getOpenAPI31Document(DOCUMENT);
+}
+
 /** The Web API under /api; the one factory used by the Worker and the tests. */
 export function newApp() {
+  const app = new Hono<AppEnv>();
+  app.route("/api", newApi());
+  // Pages: sign-in, OAuth authorization, settings; any other path outside /api 307s to sign-in.
+  app.route("/", webApp());
+  app.onError(onError);
+  return app;
+}
+
+function newApi() {
   const api = new OpenAPIHono<AppEnv>({ defaultHook });
   api.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
     type: "apiKey",
@@ -85,12 +110,7 @@ export function newApp() {
 
   // Public routes come first: they answer before the authentication gate below runs.
   api.use(DOCUMENT_PATH, publicLimit);
-  api.doc31(DOCUMENT_PATH, {
-    openapi: "3.1.0",
-    info: { title: "Game Telemetry Analytics API", version: "1.0" },
-    servers: [{ url: "/api" }],
-    tags: DOCUMENT_TAGS,
-  });
+  api.doc31(DOCUMENT_PATH, DOCUMENT);
   api.use(DOCS_PATH, publicLimit);
   api.route(DOCS_PATH, docsApp);
   // OAuth token and revocation endpoints: public clients, no API credentials, their own rate bucket.
@@ -118,11 +138,5 @@ export function newApp() {
   // clients refuse because following it would resend their credentials.
   api.all("*", () => problemResponse(new ApiError("NOT_FOUND", "No such endpoint.")));
   api.onError(onError);
-
-  const app = new Hono<AppEnv>();
-  app.route("/api", api);
-  // Pages: sign-in, OAuth authorization, settings; any other path outside /api 307s to sign-in.
-  app.route("/", webApp());
-  app.onError(onError);
-  return app;
+  return api;
 }

@@ -1,3 +1,4 @@
+import type { Schemas } from "./api.js";
 import { h } from "./dom.js";
 
 // Grid cells drawn over a map's image at its world bounds, with a tooltip per cell. Shared by the
@@ -5,18 +6,7 @@ import { h } from "./dom.js";
 // world y upwards (north at the top of the image, as top-down game maps are drawn): the image spans
 // [worldMinX, worldMaxX] × [worldMinY, worldMaxY].
 
-export type MapRecord = {
-  id: string;
-  name: string;
-  mapId: string;
-  imageUrl: string;
-  worldMinX: number;
-  worldMinY: number;
-  worldMaxX: number;
-  worldMaxY: number;
-  imageWidth: number;
-  imageHeight: number;
-};
+export type MapRecord = Schemas["Map"];
 
 /** A cell as drawn: its origin, fill colour, the class a test or a legend reads, and tooltip lines. */
 export type DrawnCell = {

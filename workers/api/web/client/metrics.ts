@@ -3,36 +3,13 @@
 // fails a threshold when it is worse than it: fps below it, frame time, memory and GPU time above it;
 // equal passes. Memory thresholds are megabytes, as avg_memory is.
 
+import type { Schemas } from "./api.js";
+
 export type MetricKey = "fps" | "frame_time" | "memory" | "gpu_time";
 
-export type Cell = {
-  x: number;
-  y: number;
-  weight: number;
-  event_count: number;
-  avg_fps: number;
-  avg_frame_time: number;
-  avg_memory: number;
-  avg_gpu_time: number | null;
-  p05_fps: number | null;
-  p95_frame_time: number | null;
-  max_memory: number | null;
-  p95_gpu_time: number | null;
-};
+export type Cell = Schemas["HeatmapCell"];
 
-export type Profile = {
-  id: string;
-  name: string;
-  platform: string | null;
-  fpsGood: number | null;
-  fpsWarn: number | null;
-  frameTimeGood: number | null;
-  frameTimeWarn: number | null;
-  memoryGood: number | null;
-  memoryWarn: number | null;
-  gpuTimeGood: number | null;
-  gpuTimeWarn: number | null;
-};
+export type Profile = Schemas["ThresholdProfile"];
 
 export type Metric = {
   key: MetricKey;

@@ -1,4 +1,4 @@
-import { api } from "../api.js";
+import { api, type Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import { actionAlert, type FieldEl, field, onSubmit, rowAction } from "../edit-form.js";
 import { METRICS, type MetricKey } from "../metrics.js";
@@ -6,43 +6,8 @@ import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, pct, when } from "../table.js";
 
-type Rule = {
-  id: string;
-  name: string;
-  mapId: string;
-  mapName: string;
-  thresholdProfileIds: string[];
-  thresholdProfileNames: string[];
-  metric: MetricKey;
-  thresholdLevel: "good" | "warn";
-  failPercentage: number;
-  evaluationDays: number;
-  cellSize: number;
-  cooldownMinutes: number;
-  isActive: boolean;
-  channelIds: string[];
-  lastStatus: "triggered" | "resolved" | null;
-  lastStatusAt: string | null;
-};
-
-type Evaluation = {
-  id: string;
-  ruleName: string;
-  metric: MetricKey;
-  status: "triggered" | "resolved";
-  failCount: number;
-  totalCount: number;
-  failPercentage: number;
-  notified: boolean;
-  createdAt: string;
-  thresholdProfileName: string | null;
-  thresholdProfileDeleted: boolean;
-};
-
-type Channel = { id: string; kind: "webhook" | "slack"; name: string; url: string; createdAt: string };
-type CreatedChannel = Channel & { signingSecret: string | null };
-type MapRef = { id: string; name: string; mapId: string };
-type ProfileRef = { id: string; name: string };
+type Rule = Schemas["AlertRuleListItem"];
+type Channel = Schemas["NotificationChannel"];
 
 const HISTORY_PAGE = 50;
 const metricLabel = (k: MetricKey) => METRICS.find((m) => m.key === k)?.label ?? k;
@@ -112,8 +77,8 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
   );
 
   // What the rule form chooses from: the project's maps, profiles and channels.
-  let maps: MapRef[] = [];
-  let profiles: ProfileRef[] = [];
+  let maps: Schemas["Map"][] = [];
+  let profiles: Schemas["ThresholdProfile"][] = [];
   let channels: Channel[] = [];
   let editing: Rule | null = null;
 
@@ -297,9 +262,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     };
     const was = editing;
     if (was) {
-      await api(`${base}/alerts/${was.id}`, { method: "PATCH", body });
+      await api<"updateAlertRule">(`${base}/alerts/${was.id}`, { method: "PATCH", body });
     } else {
-      await api(`${base}/alerts`, { method: "POST", body });
+      await api<"createAlertRule">(`${base}/alerts`, { method: "POST", body });
     }
     resetRule();
     await loadRules();
@@ -312,7 +277,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     rulesAlert.hide();
     return withStates(
       rulesList,
-      () => api<Rule[]>(`${base}/alerts`),
+      () => api<"listAlertRules">(`${base}/alerts`),
       (rules) => {
         rulesList.append(
           dataTable(
@@ -356,7 +321,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                           "Deactivate",
                           `Deactivate ${r.name}`,
                           async () => {
-                            await api(`${base}/alerts/${r.id}`, { method: "DELETE" });
+                            await api<"deactivateAlertRule">(`${base}/alerts/${r.id}`, { method: "DELETE" });
                             await loadRules();
                           },
                           rulesAlert.show,
@@ -366,7 +331,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                           "Reactivate",
                           `Reactivate ${r.name}`,
                           async () => {
-                            await api(`${base}/alerts/${r.id}`, {
+                            await api<"updateAlertRule">(`${base}/alerts/${r.id}`, {
                               method: "PATCH",
                               body: { isActive: true },
                             });
@@ -389,7 +354,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     const offset = historyOffset();
     return withStates(
       historyList,
-      () => api<Evaluation[]>(`${base}/alerts/history`, { query: { limit: HISTORY_PAGE, offset } }),
+      () => api<"listAlertHistory">(`${base}/alerts/history`, { query: { limit: HISTORY_PAGE, offset } }),
       (events) => {
         const pager = h(
           "p",
@@ -496,7 +461,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     h("p", {}, h("button", { type: "submit" }, "Create channel")),
   );
   onSubmit(channelForm, async () => {
-    const created = await api<CreatedChannel>(`${base}/channels`, {
+    const created = await api<"createChannel">(`${base}/channels`, {
       method: "POST",
       body: { kind: cf.kind.input.value, name: cf.name.input.value.trim(), url: cf.url.input.value.trim() },
     });
@@ -529,7 +494,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     channelsAlert.hide();
     return withStates(
       channelsList,
-      () => api<Channel[]>(`${base}/channels`),
+      () => api<"listChannels">(`${base}/channels`),
       (rows) => {
         channelsList.append(
           dataTable(
@@ -546,7 +511,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                     "Delete",
                     `Delete ${c.name}`,
                     async () => {
-                      await api(`${base}/channels/${c.id}`, { method: "DELETE" });
+                      await api<"deleteChannel">(`${base}/channels/${c.id}`, { method: "DELETE" });
                       await loadChoices();
                       await Promise.all([loadChannels(), loadRules()]);
                     },
@@ -568,9 +533,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
 
   async function loadChoices(): Promise<void> {
     const [m, p, c] = await Promise.all([
-      api<MapRef[]>(`${base}/maps`),
-      api<ProfileRef[]>(`${base}/threshold-profiles`),
-      api<Channel[]>(`${base}/channels`),
+      api<"listMaps">(`${base}/maps`),
+      api<"listThresholdProfiles">(`${base}/threshold-profiles`),
+      api<"listChannels">(`${base}/channels`),
     ]);
     maps = m;
     profiles = p;

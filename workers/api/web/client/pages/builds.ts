@@ -5,15 +5,6 @@ import { withStates } from "../states.js";
 import { dataTable, when } from "../table.js";
 import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
 
-type Build = {
-  build_id: string;
-  first_seen: string;
-  last_seen: string;
-  event_count: number;
-  session_count: number;
-  player_count: number;
-};
-
 const CONTROLS: Control[] = [
   { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
 ];
@@ -27,7 +18,7 @@ export async function builds({ root, projectId }: PageContext): Promise<void> {
   function load(days: string) {
     return withStates(
       body,
-      () => api<Build[]>(`/projects/${projectId}/builds`, { query: { days } }),
+      () => api<"listBuilds">(`/projects/${projectId}/builds`, { query: { days } }),
       (list) => {
         body.append(
           dataTable(

@@ -1,31 +1,10 @@
-import { api } from "../api.js";
+import { type Answer, api } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord } from "../map-canvas.js";
 import { type Cell, METRICS, metricOf, NO_SAMPLE_FILL } from "../metrics.js";
 import type { PageContext } from "../page.js";
 import { empty, withStates } from "../states.js";
 import { type Control, controlsForm, DAYS_OPTIONS, type State } from "../url-state.js";
-
-type BuildSummary = {
-  build_id: string;
-  event_count: number;
-  session_count: number;
-  player_count: number;
-  first_seen: string;
-  last_seen: string;
-};
-type Diff = {
-  metric: string;
-  baselineP50: number | null;
-  candidateP50: number | null;
-  diffPct: number | null;
-  isRegression: boolean;
-  baselineTail: number | null;
-  candidateTail: number | null;
-  baselineSamples: number;
-  candidateSamples: number;
-};
-type Comparison = { baseline: BuildSummary; candidate: BuildSummary; diffs: Diff[] };
 
 /** Units of builds/compare's metrics (docs/analytics.md: build comparison). All are lower-is-better. */
 const UNITS: Record<string, string> = {
@@ -52,8 +31,8 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
     body,
     async () => {
       const [builds, maps] = await Promise.all([
-        api<BuildSummary[]>(`/projects/${projectId}/builds`, { query: { days: 90 } }),
-        api<MapRecord[]>(`/projects/${projectId}/maps`),
+        api<"listBuilds">(`/projects/${projectId}/builds`, { query: { days: 90 } }),
+        api<"listMaps">(`/projects/${projectId}/maps`),
       ]);
       return { builds: builds.map((b) => b.build_id), maps };
     },
@@ -120,7 +99,7 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
       withStates(
         table,
         () =>
-          api<Comparison>(`/projects/${projectId}/builds/compare`, {
+          api<"compareBuilds">(`/projects/${projectId}/builds/compare`, {
             query: {
               baseline: s.baseline,
               candidate: s.candidate,
@@ -149,7 +128,7 @@ function num(v: number | null, digits = true): HTMLElement {
   );
 }
 
-function renderTable(el: HTMLElement, cmp: Comparison): void {
+function renderTable(el: HTMLElement, cmp: Answer<"compareBuilds">): void {
   const regressions = cmp.diffs.filter((d) => d.isRegression).length;
   const builds = h(
     "table",
@@ -257,7 +236,7 @@ async function renderDiffMap(el: HTMLElement, projectId: string, map: MapRecord,
   const cellSize = Number(s.cell);
   const days = heatmapDays(s.days);
   const cellsOf = (buildId: string | undefined) =>
-    api<Cell[]>(`/projects/${projectId}/heatmap`, {
+    api<"getHeatmap">(`/projects/${projectId}/heatmap`, {
       query: { mapId: map.mapId, cellSize, days, buildId, platform: s.platform },
     });
   await withStates(

@@ -1,4 +1,4 @@
-import { api } from "../api.js";
+import { api, type Schemas } from "../api.js";
 import { h } from "../dom.js";
 import { actionAlert, field, onSubmit, rowAction, textOrNull } from "../edit-form.js";
 import type { PageContext } from "../page.js";
@@ -6,16 +6,7 @@ import { withStates } from "../states.js";
 import { dataTable, when } from "../table.js";
 import { type Control, controlsForm } from "../url-state.js";
 
-type Entry = {
-  id: string;
-  contentType: string;
-  contentId: string;
-  displayName: string;
-  description: string | null;
-  category: string | null;
-  metadata: Record<string, unknown> | null;
-  updatedAt: string;
-};
+type Entry = Schemas["ContentEntry"];
 
 const CONTROLS: Control[] = [
   { name: "type", label: "Content type", kind: "text", def: "", placeholder: "all types" },
@@ -101,7 +92,7 @@ export async function content({ root, projectId }: PageContext): Promise<void> {
       description: textOrNull(f.description.input),
       metadata,
     };
-    await api("/content", {
+    await api<"importContent">("/content", {
       method: "POST",
       headers: { "X-Project-Id": projectId },
       body: { entries: [entry] },
@@ -126,7 +117,7 @@ export async function content({ root, projectId }: PageContext): Promise<void> {
     alert.hide();
     return withStates(
       list,
-      () => api<Entry[]>(`/projects/${projectId}/content`, { query: { type } }),
+      () => api<"listProjectContent">(`/projects/${projectId}/content`, { query: { type } }),
       (entries) => {
         list.append(
           dataTable(
@@ -161,7 +152,7 @@ export async function content({ root, projectId }: PageContext): Promise<void> {
                       "Delete",
                       `Delete ${e.contentType} ${e.contentId}`,
                       async () => {
-                        await api("/content", {
+                        await api<"deleteContent">("/content", {
                           method: "DELETE",
                           headers: { "X-Project-Id": projectId },
                           query: { id: e.id },

@@ -6,8 +6,6 @@ import { empty, withStates } from "../states.js";
 import { dataTable, pct } from "../table.js";
 import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
 
-type Step = { step: number; event_name: string; count: number; pct: number; drop_off_pct: number };
-
 const WINDOWS = [
   { value: "3600", label: "1 hour" },
   { value: "21600", label: "6 hours" },
@@ -55,7 +53,7 @@ export async function funnels({ root, projectId }: PageContext): Promise<void> {
   root.append(h("h1", {}, "Funnels"), controls.form, editor, suggestions, body);
 
   // Event names the project has seen recently, offered while typing a step.
-  void api<{ topEvents: { event_name: string }[] }>(`/projects/${projectId}/dashboard`, {
+  void api<"getDashboard">(`/projects/${projectId}/dashboard`, {
     query: { days: "30" },
   })
     .then((d) => {
@@ -165,7 +163,9 @@ export async function funnels({ root, projectId }: PageContext): Promise<void> {
       body,
       // The API checks the steps (2 to 8 names of 1 to 128 characters) and says what is wrong.
       () =>
-        api<Step[]>(`/projects/${projectId}/funnels`, { query: { steps: named.join(","), window, days } }),
+        api<"getFunnels">(`/projects/${projectId}/funnels`, {
+          query: { steps: named.join(","), window, days },
+        }),
       (result) => {
         barChart(body, {
           title: "Players per step",

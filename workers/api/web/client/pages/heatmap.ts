@@ -15,8 +15,6 @@ import type { PageContext } from "../page.js";
 import { empty, withStates } from "../states.js";
 import { type Control, controlsForm, type State } from "../url-state.js";
 
-type Build = { build_id: string };
-
 /**
  * The performance heatmap over the map image: cells of the chosen metric coloured good / warn / bad
  * by a threshold profile (or on a continuous scale without one), and an events mode counting one
@@ -124,7 +122,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     };
     return withStates(
       view,
-      () => api<Cell[]>(`/projects/${projectId}/heatmap`, { query }),
+      () => api<"getHeatmap">(`/projects/${projectId}/heatmap`, { query }),
       async (cells) => {
         const metric = metricOf(s.metric ?? "fps");
         const profile = events ? undefined : profiles.find((p) => p.id === s.profile);
@@ -170,9 +168,9 @@ async function loadLists(body: HTMLElement, projectId: string) {
     body,
     async () => {
       const [maps, profiles, builds] = await Promise.all([
-        api<MapRecord[]>(`/projects/${projectId}/maps`),
-        api<Profile[]>(`/projects/${projectId}/threshold-profiles`),
-        api<Build[]>(`/projects/${projectId}/builds`, { query: { days: 90 } }),
+        api<"listMaps">(`/projects/${projectId}/maps`),
+        api<"listThresholdProfiles">(`/projects/${projectId}/threshold-profiles`),
+        api<"listBuilds">(`/projects/${projectId}/builds`, { query: { days: 90 } }),
       ]);
       return { maps, profiles, builds: builds.map((b) => b.build_id) };
     },

@@ -7,14 +7,6 @@ import { dataTable } from "../table.js";
 import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
 import { kpi } from "./projects.js";
 
-type Insights = {
-  metric: string;
-  groupBy: string;
-  days: number;
-  groups: { key: string; value: number }[];
-  total: number;
-};
-
 const METRICS = [
   { value: "count", label: "Events" },
   { value: "unique_players", label: "Unique players" },
@@ -56,7 +48,7 @@ export async function insights({ root, projectId }: PageContext): Promise<void> 
     const groupLabel = GROUPS.find((g) => g.value === s.groupBy)?.label ?? "Group";
     return withStates(
       body,
-      () => api<Insights>(`/projects/${projectId}/insights`, { query: s }),
+      () => api<"getInsights">(`/projects/${projectId}/insights`, { query: s }),
       (d) => {
         body.append(h("dl", { class: "kpis" }, kpi(`${metricLabel} (${d.days} d)`, fmt(d.total))));
         const title = `${metricLabel} by ${groupLabel.toLowerCase()}`;

@@ -1,13 +1,9 @@
 import { api } from "../api.js";
 import { fmt, h } from "../dom.js";
 import { actionAlert, field, onSubmit, rowAction } from "../edit-form.js";
-import type { MapRecord } from "../map-canvas.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, when } from "../table.js";
-
-/** What the list shows beyond what the heatmap draws with. */
-type MapRow = MapRecord & { worldMinZ: number | null; worldMaxZ: number | null; updatedAt: string };
 
 /**
  * Maps: the level images the heatmap draws on, each with the world rectangle it shows. Upload (a new
@@ -88,7 +84,7 @@ export async function maps({ root, projectId }: PageContext): Promise<void> {
       }
     }
     // The upload answers flat ({success, mapId, id, action}), so there is no `data` to read here.
-    await api("/maps/upload", { method: "POST", headers: { "X-Project-Id": projectId }, body });
+    await api<"uploadMap">("/maps/upload", { method: "POST", headers: { "X-Project-Id": projectId }, body });
     const mapId = String(body.get("mapId"));
     form.reset();
     await load();
@@ -99,7 +95,7 @@ export async function maps({ root, projectId }: PageContext): Promise<void> {
     alert.hide();
     return withStates(
       list,
-      () => api<MapRow[]>(`/projects/${projectId}/maps`),
+      () => api<"listMaps">(`/projects/${projectId}/maps`),
       (rows) => {
         list.append(
           dataTable(
@@ -144,7 +140,7 @@ export async function maps({ root, projectId }: PageContext): Promise<void> {
                     "Delete",
                     `Delete ${m.name}`,
                     async () => {
-                      await api(`/projects/${projectId}/maps/${m.id}`, { method: "DELETE" });
+                      await api<"deleteMap">(`/projects/${projectId}/maps/${m.id}`, { method: "DELETE" });
                       await load();
                     },
                     alert.show,

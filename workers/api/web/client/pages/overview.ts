@@ -6,16 +6,6 @@ import { withStates } from "../states.js";
 import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
 import { kpi } from "./projects.js";
 
-type Dashboard = {
-  kpis: { dau: number; mau: number; sessions: number; events: number; fetchedAt: number };
-  dailyActiveUsers: { date: string; count: number }[];
-  topEvents: { event_name: string; count: number }[];
-};
-
-type Status = {
-  kpis: { events24h: number; totalEvents: number; lastEventAt: string | null; activeAlertRules: number };
-};
-
 const CONTROLS: Control[] = [
   { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
 ];
@@ -29,7 +19,7 @@ export async function overview({ root, projectId }: PageContext): Promise<void> 
 
   void withStates(
     status,
-    () => api<Status>(`/projects/${projectId}/status`),
+    () => api<"getProjectStatus">(`/projects/${projectId}/status`),
     (s) => {
       status.append(
         h("h2", { id: "status-h" }, "Status"),
@@ -51,7 +41,7 @@ export async function overview({ root, projectId }: PageContext): Promise<void> 
   function load(days: string) {
     return withStates(
       body,
-      () => api<Dashboard>(`/projects/${projectId}/dashboard`, { query: { days } }),
+      () => api<"getDashboard">(`/projects/${projectId}/dashboard`, { query: { days } }),
       (d) => {
         const kpis = h(
           "dl",

@@ -1,4 +1,4 @@
-import { api } from "../api.js";
+import { api, type Schemas } from "../api.js";
 import { fmt, h } from "../dom.js";
 import {
   actionAlert,
@@ -31,8 +31,7 @@ const THRESHOLDS = [
 type FilterKey = (typeof FILTERS)[number]["key"];
 type ThresholdKey = `${(typeof THRESHOLDS)[number]["key"]}${"Good" | "Warn"}`;
 
-type Profile = { id: string; name: string; updatedAt: string } & Record<FilterKey, string | null> &
-  Record<ThresholdKey, number | null>;
+type Profile = Schemas["ThresholdProfile"];
 
 /**
  * Threshold profiles: per-hardware pass marks (good and warn per metric) that the heatmap colours by
@@ -129,9 +128,15 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
     }
     const was = editing;
     if (was) {
-      await api(`/projects/${projectId}/threshold-profiles/${was.id}`, { method: "PATCH", body });
+      await api<"updateThresholdProfile">(`/projects/${projectId}/threshold-profiles/${was.id}`, {
+        method: "PATCH",
+        body,
+      });
     } else {
-      await api(`/projects/${projectId}/threshold-profiles`, { method: "POST", body });
+      await api<"createThresholdProfile">(`/projects/${projectId}/threshold-profiles`, {
+        method: "POST",
+        body,
+      });
     }
     reset();
     await load();
@@ -147,7 +152,7 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
     alert.hide();
     return withStates(
       list,
-      () => api<Profile[]>(`/projects/${projectId}/threshold-profiles`),
+      () => api<"listThresholdProfiles">(`/projects/${projectId}/threshold-profiles`),
       (rows) => {
         list.append(
           dataTable(
@@ -176,7 +181,10 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
                       "Delete",
                       `Delete ${p.name}`,
                       async () => {
-                        await api(`/projects/${projectId}/threshold-profiles/${p.id}`, { method: "DELETE" });
+                        await api<"deleteThresholdProfile">(
+                          `/projects/${projectId}/threshold-profiles/${p.id}`,
+                          { method: "DELETE" },
+                        );
                         if (editing?.id === p.id) {
                           reset();
                         }

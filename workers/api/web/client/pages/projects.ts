@@ -3,16 +3,6 @@ import { fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { failed, withStates } from "../states.js";
 
-type Status = {
-  kpis: {
-    events24h: number;
-    players24h: number;
-    totalEvents: number;
-    lastEventAt: string | null;
-    activeAlertRules: number;
-  };
-};
-
 /**
  * The project list (server-rendered from the user's studios) gets each project's status KPIs from
  * GET /v1/projects/{id}/status: the session reaches every project of the user's studios.
@@ -23,7 +13,7 @@ export async function projects({ root }: PageContext): Promise<void> {
     slots.map((slot) =>
       withStates(
         slot,
-        () => api<Status>(`/projects/${slot.dataset.statusFor}/status`),
+        () => api<"getProjectStatus">(`/projects/${slot.dataset.statusFor}/status`),
         (s) =>
           slot.append(
             h(

@@ -5,14 +5,6 @@ import { withStates } from "../states.js";
 import { dataTable, pct } from "../table.js";
 import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
 
-type Cohort = {
-  cohort_date: string;
-  cohort_size: number;
-  day1: number | null;
-  day7: number | null;
-  day30: number | null;
-};
-
 const CONTROLS: Control[] = [
   { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
 ];
@@ -46,7 +38,7 @@ export async function retention({ root, projectId }: PageContext): Promise<void>
   function load(days: string) {
     return withStates(
       body,
-      () => api<Cohort[]>(`/projects/${projectId}/retention`, { query: { days } }),
+      () => api<"getRetention">(`/projects/${projectId}/retention`, { query: { days } }),
       (cohorts) => {
         body.append(
           dataTable(
