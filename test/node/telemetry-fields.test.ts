@@ -171,13 +171,13 @@ describe("column lists built from the table", () => {
 
   it("the wire's columns come in the table's order", () => {
     expect(TSV_COLUMNS.slice(1, 1 + EVENT_COLUMNS.length)).toEqual([...EVENT_COLUMNS]);
-    expect(EVENT_COLUMNS.slice(0, 6)).toEqual([
-      "event_name",
-      "timestamp",
-      "session_id",
-      "player_id",
-      "position_x",
-      "position_y",
+    expect(TSV_COLUMNS[0]).toBe("event_index");
+    expect(TSV_COLUMNS.slice(1 + EVENT_COLUMNS.length)).toEqual([
+      "project_id",
+      "sdk_name",
+      "sdk_version",
+      "batch_id",
+      "received_at",
     ]);
   });
 
