@@ -130,8 +130,12 @@ const MESSAGE_KIND = {
   device: Kind.Device,
 };
 
-/** Kind of each GameTelemetryEvent field by number; numbers past the end are Kind.Unknown. */
-const EVENT_KIND = new Uint8Array(EVENT_FIELD_NAME.length);
+/**
+ * Kind of each GameTelemetryEvent field by number, for every number a 1- or 2-byte tag holds (a
+ * fixed size, so the bounds check is against a constant); larger numbers are Kind.Unknown.
+ */
+const KIND_NUMBERS = 2048;
+const EVENT_KIND = new Uint8Array(KIND_NUMBERS);
 EVENT_KIND[0] = Kind.FieldZero;
 for (const f of MESSAGES.event.fields) {
   EVENT_KIND[f.no] =
@@ -957,7 +961,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
-    const kind = fieldNo < EVENT_KIND.length ? (EVENT_KIND[fieldNo] as Kind) : Kind.Unknown;
+    const kind = fieldNo < KIND_NUMBERS ? (EVENT_KIND[fieldNo] as Kind) : Kind.Unknown;
     switch (kind) {
       case Kind.String: {
         const name = EVENT_FIELD_NAME[fieldNo] as string;
