@@ -158,13 +158,12 @@ for (const f of MESSAGES.event.fields) {
 
 /** Bit in requiredMask of each required (non-empty) event string, by number; the mask with all of them. */
 const REQUIRED_BIT = new Int32Array(EVENT_FIELD_NAME.length);
-let REQUIRED_ALL = 0;
-for (const f of MESSAGES.event.fields) {
-  if (f.bound && "required" in f.bound) {
-    REQUIRED_BIT[f.no] = REQUIRED_ALL + 1;
-    REQUIRED_ALL = 2 * REQUIRED_ALL + 1;
-  }
-}
+const REQUIRED_ALL = MESSAGES.event.fields
+  .filter((f) => f.bound && "required" in f.bound)
+  .reduce((all, f) => {
+    REQUIRED_BIT[f.no] = all + 1;
+    return 2 * all + 1;
+  }, 0);
 
 /** Float32 bit patterns (as int32) of the bounds; see f32BitsAtMost. */
 const F32_SCRATCH = new Float32Array(1);
