@@ -131,11 +131,11 @@ const MESSAGE_KIND = {
 };
 
 /**
- * Kind of each GameTelemetryEvent field by number, for every number a 1- or 2-byte tag holds (a
- * fixed size, so the bounds check is against a constant); larger numbers are Kind.Unknown.
+ * Kind of each GameTelemetryEvent field by number, for every number a 1- or 2-byte tag holds (below
+ * 2048; larger numbers are Kind.Unknown). scanEvent checks the bound as a literal: a bundler turns a
+ * module's consts into vars, which the optimiser cannot fold.
  */
-const KIND_NUMBERS = 2048;
-const EVENT_KIND = new Uint8Array(KIND_NUMBERS);
+const EVENT_KIND = new Uint8Array(2048);
 EVENT_KIND[0] = Kind.FieldZero;
 for (const f of MESSAGES.event.fields) {
   EVENT_KIND[f.no] =
@@ -960,7 +960,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
-    const kind = fieldNo < KIND_NUMBERS ? (EVENT_KIND[fieldNo] as Kind) : Kind.Unknown;
+    const kind = fieldNo < 2048 ? (EVENT_KIND[fieldNo] as Kind) : Kind.Unknown;
     switch (kind) {
       case Kind.String: {
         const name = EVENT_FIELD_NAME[fieldNo] as string;
