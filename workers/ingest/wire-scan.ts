@@ -30,6 +30,7 @@
  * input bytes.
  */
 
+import { byNumber, F, type FieldSpec, MESSAGES, tag as wireTag } from "../shared/telemetry/fields.js";
 import { DAY_US, HOUR_US, LIMITS } from "../shared/telemetry/limits.js";
 
 export { LIMITS };
@@ -73,64 +74,96 @@ const WT_I32 = 5;
 
 const WT_NAMES = ["VARINT", "I64", "LEN", "SGROUP", "EGROUP", "I32", "6", "7"];
 
-const DEVICE_STR_NAME = [
-  "",
-  "device.resolution",
-  "device.build_config",
-  "device.gpu",
-  "device.storage",
-  "device.cpu",
-  "device.os_version",
-  "device.device_model",
-];
-const DEVICE_STR_MAX = [
-  0,
-  LIMITS.device.resolution,
-  LIMITS.device.build_config,
-  LIMITS.device.gpu,
-  LIMITS.device.storage,
-  LIMITS.device.cpu,
-  LIMITS.device.os_version,
-  LIMITS.device.device_model,
-];
+/** A message's field names by number, prefixed with `prefix` ("" for numbers it does not use). */
+function namesByNumber(fields: readonly FieldSpec[], prefix: string): string[] {
+  return byNumber(fields).map((f) => (f ? prefix + f.name : ""));
+}
 
-/** GameTelemetryEvent field names by number (7 is reserved: skipped like an unknown field). */
-const EVENT_FIELD_NAME = [
-  "event",
-  "event_name",
-  "timestamp_us",
-  "session_id",
-  "player_id",
-  "position",
-  "map_id",
-  "",
-  "fps",
-  "frame_time_ms",
-  "memory_used_bytes",
-  "gpu_time_ms",
-  "attributes",
-  "metrics",
-  "source",
-  "build_id",
-  "platform",
-  "engine_version",
-  "camera_yaw",
-  "camera_pitch",
-  "game_thread_ms",
-  "render_thread_ms",
-  "device",
-];
+/** UTF-16 bound of each string field by number (0 for other fields and unused numbers). */
+function unitsByNumber(fields: readonly FieldSpec[]): Int32Array {
+  const byNo = byNumber(fields);
+  const out = new Int32Array(byNo.length);
+  for (const f of fields) {
+    if (f.bound && "units" in f.bound) {
+      out[f.no] = f.bound.units;
+    }
+  }
+  return out;
+}
+
+const DEVICE_STR_NAME = namesByNumber(MESSAGES.device.fields, "device.");
+const DEVICE_STR_MAX = unitsByNumber(MESSAGES.device.fields);
+
+/** GameTelemetryEvent field names by number (reserved 7 is "": skipped like an unknown field). */
+const EVENT_FIELD_NAME = namesByNumber(MESSAGES.event.fields, "");
 /** UTF-16 bound of each event string field by number (0 for non-strings). */
-const EVENT_STR_MAX = new Int32Array(23);
-EVENT_STR_MAX[1] = LIMITS.event.event_name;
-EVENT_STR_MAX[3] = LIMITS.event.session_id;
-EVENT_STR_MAX[4] = LIMITS.event.player_id;
-EVENT_STR_MAX[6] = LIMITS.event.map_id;
-EVENT_STR_MAX[15] = LIMITS.event.build_id;
-EVENT_STR_MAX[16] = LIMITS.event.platform;
-EVENT_STR_MAX[17] = LIMITS.event.engine_version;
+const EVENT_STR_MAX = unitsByNumber(MESSAGES.event.fields);
 
-const POSITION_NAME = ["position", "position.x", "position.y", "position.z"];
+const POSITION_NAME = namesByNumber(MESSAGES.vector3.fields, "position.");
+
+/**
+ * How scanEvent handles each event field. It switches on the kind, not on the field number: the
+ * numbers come from the field table, and only a switch over literal cases compiles to a jump table
+ * (TypeScript inlines these members as literals).
+ */
+enum Kind {
+  Unknown = 0,
+  FieldZero,
+  String,
+  Timestamp,
+  Memory,
+  Source,
+  PerfFloat,
+  Yaw,
+  Pitch,
+  Position,
+  Attributes,
+  Metrics,
+  Device,
+}
+
+/** Kind of each message-typed event field, by the message it holds. */
+const MESSAGE_KIND = {
+  vector3: Kind.Position,
+  attributesEntry: Kind.Attributes,
+  metricsEntry: Kind.Metrics,
+  device: Kind.Device,
+};
+
+/**
+ * Kind of each GameTelemetryEvent field by number, for every number a 1- or 2-byte tag holds (below
+ * 2048; larger numbers are Kind.Unknown). scanEvent checks the bound as a literal: a bundler turns a
+ * module's consts into vars, which the optimiser cannot fold.
+ */
+const EVENT_KIND = new Uint8Array(2048);
+EVENT_KIND[0] = Kind.FieldZero;
+for (const f of MESSAGES.event.fields) {
+  EVENT_KIND[f.no] =
+    f.type === "string"
+      ? Kind.String
+      : f.type === "int64"
+        ? f.no === F.event.timestamp_us
+          ? Kind.Timestamp
+          : Kind.Memory
+        : f.type === "enum"
+          ? Kind.Source
+          : f.type === "float"
+            ? f.no === F.event.camera_yaw
+              ? Kind.Yaw
+              : f.no === F.event.camera_pitch
+                ? Kind.Pitch
+                : Kind.PerfFloat
+            : MESSAGE_KIND[f.message as keyof typeof MESSAGE_KIND];
+}
+
+/** Bit in requiredMask of each required (non-empty) event string, by number; the mask with all of them. */
+const REQUIRED_BIT = new Int32Array(EVENT_FIELD_NAME.length);
+const REQUIRED_ALL = MESSAGES.event.fields
+  .filter((f) => f.bound && "required" in f.bound)
+  .reduce((all, f) => {
+    REQUIRED_BIT[f.no] = all + 1;
+    return 2 * all + 1;
+  }, 0);
 
 /** Float32 bit patterns (as int32) of the bounds; see f32BitsAtMost. */
 const F32_SCRATCH = new Float32Array(1);
@@ -143,25 +176,24 @@ function f32BitsAtMost(x: number, strict = false): number {
   return f > x || (strict && f === x) ? bits - 1 : bits;
 }
 const POS_MAX_BITS = f32BitsAtMost(LIMITS.positionAbsMax);
-const FPS_MAX_BITS = f32BitsAtMost(LIMITS.fpsMax);
-const TIME_MAX_BITS = f32BitsAtMost(LIMITS.timeMsMax);
 const YAW_MAX_BITS = f32BitsAtMost(LIMITS.cameraYawMaxExclusive, true);
 const PITCH_MAX_BITS = f32BitsAtMost(LIMITS.cameraPitchAbsMax);
 /** -0.0f as an int32 bit pattern. */
 const NEG_ZERO_BITS = -2147483648;
-/** Perf float bound bits by event field number (fps 8, frame/gpu/game/render times 9, 11, 20, 21). */
-const PERF_MAX_BITS = new Int32Array(23);
-PERF_MAX_BITS[8] = FPS_MAX_BITS;
-PERF_MAX_BITS[9] = TIME_MAX_BITS;
-PERF_MAX_BITS[11] = TIME_MAX_BITS;
-PERF_MAX_BITS[20] = TIME_MAX_BITS;
-PERF_MAX_BITS[21] = TIME_MAX_BITS;
-/** Bit in evPerfMask of each performance-bearing field (fps, frame_time_ms, gpu_time_ms; memory is bit 3). */
-const PERF_BIT = new Int32Array(23);
-PERF_BIT[8] = 1;
-PERF_BIT[9] = 2;
-PERF_BIT[11] = 4;
-const PERF_BIT_MEMORY = 8;
+/** Bound bits of each float event field that must be 0 ≤ v ≤ max, by number (fps, the timings). */
+const PERF_MAX_BITS = new Int32Array(EVENT_FIELD_NAME.length);
+/** Bit in perfMask of each performance-bearing field, by number (fps, frame_time_ms, gpu_time_ms, memory). */
+const PERF_BIT = new Int32Array(EVENT_FIELD_NAME.length);
+let perfBits = 0;
+for (const f of MESSAGES.event.fields) {
+  if (f.type === "float" && f.bound && "max" in f.bound && f.bound.min === 0) {
+    PERF_MAX_BITS[f.no] = f32BitsAtMost(f.bound.max);
+  }
+  if ("perf" in f) {
+    PERF_BIT[f.no] = 1 << perfBits++;
+  }
+}
+const PERF_BIT_MEMORY = PERF_BIT[F.event.memory_used_bytes] as number;
 
 const RULE_REQUIRED = "required, non-empty";
 const RULE_UTF8 = "must be valid UTF-8";
@@ -183,6 +215,13 @@ const RULE_ENTRIES = `at most ${LIMITS.maxDecodedEntries} decoded entries per ba
 const ruleMaxUnits = (n: number): string => `must be at most ${n} UTF-16 code units`;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** Tags the fast paths look for: a canonical Vector3 and canonical map entries. */
+const TAG_X = wireTag(F.vector3.x, WT_I32);
+const TAG_Y = wireTag(F.vector3.y, WT_I32);
+const TAG_Z = wireTag(F.vector3.z, WT_I32);
+const TAG_KEY = wireTag(F.attributesEntry.key, WT_LEN);
+const TAG_STRING_VALUE = wireTag(F.attributesEntry.value, WT_LEN);
+const TAG_DOUBLE_VALUE = wireTag(F.metricsEntry.value, WT_I64);
 /** Key bound usable by the map-entry fast path (both maps share it today). */
 const KEY_MAX_FAST = Math.min(LIMITS.attributes.keyMaxUnits, LIMITS.metrics.keyMaxUnits);
 const MAX_ATTRIBUTES = LIMITS.attributes.maxEntries;
@@ -673,7 +712,7 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
     if (fieldNo === 0) {
       return fail("device", "malformed protobuf: field number 0");
     }
-    if (fieldNo <= 7) {
+    if (fieldNo < DEVICE_STR_MAX.length && DEVICE_STR_MAX[fieldNo] !== 0) {
       const name = DEVICE_STR_NAME[fieldNo] as string;
       if (wt !== WT_LEN) {
         return wrongWireType(name, wt, WT_LEN);
@@ -687,7 +726,7 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
         return -1;
       }
       p += len;
-    } else if (fieldNo === 8) {
+    } else if (fieldNo === F.device.memory_total_mb) {
       if (wt !== WT_VARINT) {
         return wrongWireType("device.memory_total_mb", wt, WT_VARINT);
       }
@@ -714,9 +753,9 @@ function scanPosition(b: Uint8Array, p: number, end: number): number {
   // Fast path: canonical x, y, z all present and in range.
   if (
     end - p === 15 &&
-    b[p] === 0x0d &&
-    b[p + 5] === 0x15 &&
-    b[p + 10] === 0x1d &&
+    b[p] === TAG_X &&
+    b[p + 5] === TAG_Y &&
+    b[p + 10] === TAG_Z &&
     (f32Bits(b, p + 1) & 0x7fffffff) <= POS_MAX_BITS &&
     (f32Bits(b, p + 6) & 0x7fffffff) <= POS_MAX_BITS &&
     (f32Bits(b, p + 11) & 0x7fffffff) <= POS_MAX_BITS
@@ -736,7 +775,7 @@ function scanPosition(b: Uint8Array, p: number, end: number): number {
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
-    if (fieldNo >= 1 && fieldNo <= 3) {
+    if (fieldNo === F.vector3.x || fieldNo === F.vector3.y || fieldNo === F.vector3.z) {
       const name = POSITION_NAME[fieldNo] as string;
       if (wt !== WT_I32) {
         return wrongWireType(name, wt, WT_I32);
@@ -783,7 +822,7 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
   // that is valid. Anything else, including every invalid entry, takes the
   // general path.
   const kl = b[p + 1] as number;
-  if (end - p >= 3 && b[p] === 0x0a && kl > 0 && kl <= KEY_MAX_FAST) {
+  if (end - p >= 3 && b[p] === TAG_KEY && kl > 0 && kl <= KEY_MAX_FAST) {
     const ks = p + 2;
     const ke = ks + kl;
     if (ke === end) {
@@ -792,14 +831,14 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
       }
     } else if (ke <= end - 2) {
       if (isMetrics) {
-        if (ke + 9 === end && b[ke] === 0x11 && f64Finite(b, ke + 1) && isUtf8(b, ks, ke)) {
+        if (ke + 9 === end && b[ke] === TAG_DOUBLE_VALUE && f64Finite(b, ke + 1) && isUtf8(b, ks, ke)) {
           return 0;
         }
       } else {
         // vl < 0x80 ≤ valueMaxUnits, so the value's bound holds without counting.
         const vl = b[ke + 1] as number;
         if (
-          b[ke] === 0x12 &&
+          b[ke] === TAG_STRING_VALUE &&
           ke + 2 + vl === end &&
           vl < 0x80 &&
           isUtf8(b, ks, ke) &&
@@ -828,7 +867,7 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
-    if (fieldNo === 1) {
+    if (fieldNo === F.attributesEntry.key) {
       if (wt !== WT_LEN) {
         return wrongWireType(`${map}.key`, wt, WT_LEN);
       }
@@ -839,7 +878,7 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
       keyStart = gPos;
       keyEnd = keyStart + len;
       p = keyEnd;
-    } else if (fieldNo === 2) {
+    } else if (fieldNo === F.attributesEntry.value) {
       if (isMetrics) {
         if (wt !== WT_I64) {
           return wrongWireType(`${map}.value`, wt, WT_I64);
@@ -895,8 +934,8 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
 /** One GameTelemetryEvent; sets NUM[EV_TS] / evPerf. curEvent is set by the caller. */
 function scanEvent(b: Uint8Array, p: number, end: number): number {
   let hasTs = false;
-  let nameLen = 0;
-  let sessionLen = 0;
+  /** Which required strings are non-empty (last occurrence wins, as on decode). */
+  let requiredMask = 0;
   let hasYaw = false;
   let hasPitch = false;
   /** Which performance-bearing fields are above zero (last occurrence wins, as on decode). */
@@ -909,7 +948,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
     if (tag < 0x80) {
       p++;
     } else if (end - p >= 2 && (b[p + 1] as number) < 0x80) {
-      // Fields 16-22 have 2-byte tags.
+      // Fields 16 and up have 2-byte tags.
       tag = (tag & 0x7f) | ((b[p + 1] as number) << 7);
       p += 2;
     } else {
@@ -921,14 +960,9 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
-    switch (fieldNo) {
-      case 1:
-      case 3:
-      case 4:
-      case 6:
-      case 15:
-      case 16:
-      case 17: {
+    const kind = fieldNo < 2048 ? (EVENT_KIND[fieldNo] as Kind) : Kind.Unknown;
+    switch (kind) {
+      case Kind.String: {
         const name = EVENT_FIELD_NAME[fieldNo] as string;
         if (wt !== WT_LEN) {
           return wrongWireType(name, wt, WT_LEN);
@@ -950,15 +984,12 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (checkString(b, p, p + len, EVENT_STR_MAX[fieldNo] as number, name) < 0) {
           return -1;
         }
-        if (fieldNo === 1) {
-          nameLen = len;
-        } else if (fieldNo === 3) {
-          sessionLen = len;
-        }
+        const bit = REQUIRED_BIT[fieldNo] as number;
+        requiredMask = len > 0 ? requiredMask | bit : requiredMask & ~bit;
         p += len;
         break;
       }
-      case 2: {
+      case Kind.Timestamp: {
         if (wt !== WT_VARINT) {
           return wrongWireType("timestamp_us", wt, WT_VARINT);
         }
@@ -974,11 +1005,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         hasTs = true;
         break;
       }
-      case 8:
-      case 9:
-      case 11:
-      case 20:
-      case 21: {
+      case Kind.PerfFloat: {
         if (wt !== WT_I32) {
           return wrongWireType(EVENT_FIELD_NAME[fieldNo] as string, wt, WT_I32);
         }
@@ -987,16 +1014,16 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         }
         const bits = f32Bits(b, p);
         if (!f32InZeroTo(bits, PERF_MAX_BITS[fieldNo] as number)) {
-          return fail(EVENT_FIELD_NAME[fieldNo] as string, fieldNo === 8 ? RULE_FPS : RULE_TIME_MS);
+          return fail(EVENT_FIELD_NAME[fieldNo] as string, fieldNo === F.event.fps ? RULE_FPS : RULE_TIME_MS);
         }
         const bit = PERF_BIT[fieldNo] as number;
         perfMask = bits > 0 ? perfMask | bit : perfMask & ~bit;
         p += 4;
         break;
       }
-      case 18:
-      case 19: {
-        const name = fieldNo === 18 ? "camera_yaw" : "camera_pitch";
+      case Kind.Yaw:
+      case Kind.Pitch: {
+        const name = EVENT_FIELD_NAME[fieldNo] as string;
         if (wt !== WT_I32) {
           return wrongWireType(name, wt, WT_I32);
         }
@@ -1004,7 +1031,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
           return malformedCode(name, E_TRUNCATED);
         }
         const bits = f32Bits(b, p);
-        if (fieldNo === 18) {
+        if (kind === Kind.Yaw) {
           if (!f32InZeroTo(bits, YAW_MAX_BITS)) {
             return fail(name, RULE_YAW);
           }
@@ -1018,10 +1045,10 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         p += 4;
         break;
       }
-      case 5:
-      case 12:
-      case 13:
-      case 22: {
+      case Kind.Position:
+      case Kind.Attributes:
+      case Kind.Metrics:
+      case Kind.Device: {
         const name = EVENT_FIELD_NAME[fieldNo] as string;
         if (wt !== WT_LEN) {
           return wrongWireType(name, wt, WT_LEN);
@@ -1041,7 +1068,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
           return malformedCode(name, E_TRUNCATED);
         }
         const q = p + len;
-        if (fieldNo === 12) {
+        if (kind === Kind.Attributes) {
           if (++nAttributes > MAX_ATTRIBUTES) {
             return fail("attributes", `at most ${MAX_ATTRIBUTES} entries`);
           }
@@ -1052,7 +1079,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
           if (scanMapEntry(b, p, q, false) < 0) {
             return -1;
           }
-        } else if (fieldNo === 13) {
+        } else if (kind === Kind.Metrics) {
           if (++nMetrics > MAX_METRICS) {
             return fail("metrics", `at most ${MAX_METRICS} entries`);
           }
@@ -1063,7 +1090,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
           if (scanMapEntry(b, p, q, true) < 0) {
             return -1;
           }
-        } else if (fieldNo === 5) {
+        } else if (kind === Kind.Position) {
           if (scanPosition(b, p, q) < 0) {
             return -1;
           }
@@ -1073,7 +1100,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         p = q;
         break;
       }
-      case 10: {
+      case Kind.Memory: {
         if (wt !== WT_VARINT) {
           return wrongWireType("memory_used_bytes", wt, WT_VARINT);
         }
@@ -1090,7 +1117,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         perfMask = v > 0 ? perfMask | PERF_BIT_MEMORY : perfMask & ~PERF_BIT_MEMORY;
         break;
       }
-      case 14: {
+      case Kind.Source: {
         if (wt !== WT_VARINT) {
           return wrongWireType("source", wt, WT_VARINT);
         }
@@ -1104,7 +1131,7 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         p = gPos;
         break;
       }
-      case 0:
+      case Kind.FieldZero:
         return fail("event", "malformed protobuf: field number 0");
       default:
         // Reserved 7 and unknown fields (ours or a newer SDK's) are skipped.
@@ -1117,11 +1144,14 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
   if (!hasTs) {
     return fail("timestamp_us", RULE_TIMESTAMP);
   }
-  if (nameLen === 0) {
-    return fail("event_name", RULE_REQUIRED);
-  }
-  if (sessionLen === 0) {
-    return fail("session_id", RULE_REQUIRED);
+  if (requiredMask !== REQUIRED_ALL) {
+    // The first required string (in field order) that is missing or empty.
+    for (let no = 0; no < REQUIRED_BIT.length; no++) {
+      const bit = REQUIRED_BIT[no] as number;
+      if (bit !== 0 && (requiredMask & bit) === 0) {
+        return fail(EVENT_FIELD_NAME[no] as string, RULE_REQUIRED);
+      }
+    }
   }
   if (hasYaw !== hasPitch) {
     return hasYaw ? fail("camera_pitch", RULE_NO_PITCH) : fail("camera_yaw", RULE_NO_YAW);
@@ -1185,8 +1215,7 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
 
-    if (fieldNo === 1) {
-      // events
+    if (fieldNo === F.batch.events) {
       if (wt !== WT_LEN) {
         wrongWireType("events", wt, WT_LEN);
         return error();
@@ -1236,7 +1265,7 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
       continue;
     }
 
-    if (fieldNo === 2) {
+    if (fieldNo === F.batch.device) {
       if (wt !== WT_LEN) {
         wrongWireType("device", wt, WT_LEN);
         return error();

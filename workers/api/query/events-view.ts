@@ -1,4 +1,5 @@
 import { CH_EVENTS } from "../../shared/clickhouse.js";
+import { EVENT_COLUMNS } from "../../shared/telemetry/fields.js";
 
 /**
  * The one table users see, `events`: one column per scalar of the wire contract under its own name
@@ -7,42 +8,13 @@ import { CH_EVENTS } from "../../shared/clickhouse.js";
  * bookkeeping (batch key, event index, receive time, materialized helpers) is left out. The query
  * endpoint and exports both read through it, so a download has exactly the columns a query sees.
  */
-export const EVENTS_COLUMNS = [
+export const EVENTS_COLUMNS: readonly string[] = [
   "project_id",
-  "event_name",
-  "timestamp",
-  "session_id",
-  "player_id",
-  "position_x",
-  "position_y",
-  "position_z",
-  "map_id",
-  "fps",
-  "frame_time_ms",
-  "memory_used_bytes",
-  "memory_mb",
-  "gpu_time_ms",
-  "game_thread_ms",
-  "render_thread_ms",
-  "attributes",
-  "metrics",
-  "source",
-  "build_id",
-  "platform",
-  "engine_version",
-  "camera_yaw",
-  "camera_pitch",
-  "resolution",
-  "build_config",
-  "gpu",
-  "storage",
-  "cpu",
-  "os_version",
-  "device_model",
-  "memory_total_mb",
+  // The wire's columns (workers/shared/telemetry/fields.ts), with memory_mb beside memory_used_bytes.
+  ...EVENT_COLUMNS.flatMap((c) => (c === "memory_used_bytes" ? [c, "memory_mb"] : [c])),
   "sdk_name",
   "sdk_version",
-] as const;
+];
 
 /**
  * SELECT of one project's rows of telemetry.events with the wire-contract columns. The project is a

@@ -1,4 +1,5 @@
 import type { EnvelopeHeader } from "../../shared/envelope.js";
+import { EVENT_COLUMNS, F, MESSAGES, WIRE, tag as wireTag } from "../../shared/telemetry/fields.js";
 import { LIMITS } from "../wire-scan.js";
 import { parseSdkVersion } from "./rows.js";
 
@@ -16,45 +17,19 @@ import { parseSdkVersion } from "./rows.js";
  * half a camera pair NULL, the event's device context overrides the batch's field by field.
  */
 
-/** The INSERT's column list, in the order each row is written. Per-message constants come last. */
-export const TSV_COLUMNS = [
+/**
+ * The INSERT's column list, in the order each row is written: the event's index in its batch, the
+ * columns the wire fills (in the field table's order), then the per-message constants.
+ */
+export const TSV_COLUMNS: readonly string[] = [
   "event_index",
-  "event_name",
-  "timestamp",
-  "session_id",
-  "player_id",
-  "position_x",
-  "position_y",
-  "position_z",
-  "map_id",
-  "fps",
-  "frame_time_ms",
-  "memory_used_bytes",
-  "gpu_time_ms",
-  "game_thread_ms",
-  "render_thread_ms",
-  "attributes",
-  "metrics",
-  "source",
-  "build_id",
-  "platform",
-  "engine_version",
-  "camera_yaw",
-  "camera_pitch",
-  "resolution",
-  "build_config",
-  "gpu",
-  "storage",
-  "cpu",
-  "os_version",
-  "device_model",
-  "memory_total_mb",
+  ...EVENT_COLUMNS,
   "project_id",
   "sdk_name",
   "sdk_version",
   "batch_id",
   "received_at",
-] as const;
+];
 
 const TAB = 0x09;
 const NL = 0x0a;
@@ -246,18 +221,29 @@ export class MalformedBatch extends Error {}
 // Walker state: positions and values of the event being built, reused across events (the consumer is
 // synchronous per message, so module state is safe and allocates nothing per event).
 let pos = 0;
+const EVENT_SLOTS = Math.max(...MESSAGES.event.fields.map((f) => f.no)) + 1;
 /** String fields of an event by number: start and end in the batch bytes (end < 0: absent). */
-const STR_START = new Int32Array(23);
-const STR_END = new Int32Array(23);
-const EVENT_STRINGS = [1, 3, 4, 6, 15, 16, 17];
-/** Float fields of an event by number (fps 8, frame 9, gpu 11, yaw 18, pitch 19, game 20, render 21). */
-const FLOAT = new Float64Array(23);
-const HAS = new Uint8Array(23);
-/** Device strings 1-7 and memory_total_mb (8): the batch's and the event's. */
-const DEV_START = new Int32Array(9);
-const DEV_END = new Int32Array(9);
-const EV_DEV_START = new Int32Array(9);
-const EV_DEV_END = new Int32Array(9);
+const STR_START = new Int32Array(EVENT_SLOTS);
+const STR_END = new Int32Array(EVENT_SLOTS);
+const EVENT_STRINGS = MESSAGES.event.fields.filter((f) => f.type === "string").map((f) => f.no);
+/** Float fields of an event by number (the timings, fps, the camera pair). */
+const FLOAT = new Float64Array(EVENT_SLOTS);
+const HAS = new Uint8Array(EVENT_SLOTS);
+/** Device strings by number, in column order; memory_total_mb is kept apart. */
+const DEVICE_STRINGS = MESSAGES.device.fields.filter((f) => f.type === "string").map((f) => f.no);
+const DEVICE_SLOTS = Math.max(...DEVICE_STRINGS) + 1;
+const IS_DEVICE_STRING = new Uint8Array(DEVICE_SLOTS);
+for (const no of DEVICE_STRINGS) {
+  IS_DEVICE_STRING[no] = 1;
+}
+/** Device string spans by number: the batch's and the event's. */
+const DEV_START = new Int32Array(DEVICE_SLOTS);
+const DEV_END = new Int32Array(DEVICE_SLOTS);
+const EV_DEV_START = new Int32Array(DEVICE_SLOTS);
+const EV_DEV_END = new Int32Array(DEVICE_SLOTS);
+/** Tags of the batch's fields. */
+const TAG_EVENTS = wireTag(F.batch.events, WIRE.LEN);
+const TAG_BATCH_DEVICE = wireTag(F.batch.device, WIRE.LEN);
 let batchDevMemory = 0;
 let evDevMemory = 0;
 let evHasDevice = false;
@@ -295,13 +281,13 @@ function lenEnd(b: Uint8Array, end: number): number {
 }
 
 function skip(b: Uint8Array, end: number, wt: number): void {
-  if (wt === 0) {
+  if (wt === WIRE.VARINT) {
     varint(b, end);
-  } else if (wt === 1) {
+  } else if (wt === WIRE.I64) {
     pos += 8;
-  } else if (wt === 2) {
+  } else if (wt === WIRE.LEN) {
     pos = lenEnd(b, end);
-  } else if (wt === 5) {
+  } else if (wt === WIRE.I32) {
     pos += 4;
   } else {
     throw new MalformedBatch(`wire type ${wt}`);
@@ -329,12 +315,12 @@ function readDevice(b: Uint8Array, end: number, starts: Int32Array, ends: Int32A
     const tag = varint(b, end);
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field >= 1 && field <= 7 && wt === 2) {
+    if (field < DEVICE_SLOTS && IS_DEVICE_STRING[field] === 1 && wt === WIRE.LEN) {
       const e = lenEnd(b, end);
       starts[field] = pos;
       ends[field] = e;
       pos = e;
-    } else if (field === 8 && wt === 0) {
+    } else if (field === F.device.memory_total_mb && wt === WIRE.VARINT) {
       memory = varint(b, end) % 4294967296;
     } else {
       skip(b, end, wt);
@@ -347,18 +333,20 @@ function readPosition(b: Uint8Array, end: number): void {
   while (pos < end) {
     const tag = varint(b, end);
     const field = tag >>> 3;
-    if (field >= 1 && field <= 3 && (tag & 7) === 5) {
+    if ((field === F.vector3.x || field === F.vector3.y || field === F.vector3.z) && (tag & 7) === WIRE.I32) {
       if (pos + 4 > end) {
         throw new MalformedBatch("truncated float");
       }
-      POSITION[field - 1] = f32(b, pos);
+      POSITION[field] = f32(b, pos);
       pos += 4;
     } else {
       skip(b, end, tag & 7);
     }
   }
 }
-const POSITION = new Float64Array(3);
+/** x, y and z of the event's position, by number (AXES: in column order). */
+const AXES = [F.vector3.x, F.vector3.y, F.vector3.z];
+const POSITION = new Float64Array(Math.max(...AXES) + 1);
 let hasPosition = false;
 
 /** A map entry: key and value spans into `into` at slot n (value -1 when absent). */
@@ -371,14 +359,15 @@ function readEntry(b: Uint8Array, end: number, into: Int32Array, n: number, metr
     const tag = varint(b, end);
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1 && wt === 2) {
+    // Map entries number their key 1 and their value 2, whatever the map.
+    if (field === F.attributesEntry.key && wt === WIRE.LEN) {
       ke = lenEnd(b, end);
       ks = pos;
       pos = ke;
-    } else if (field === 2 && metrics && wt === 1) {
+    } else if (field === F.metricsEntry.value && metrics && wt === WIRE.I64) {
       vs = pos;
       pos += 8;
-    } else if (field === 2 && !metrics && wt === 2) {
+    } else if (field === F.attributesEntry.value && !metrics && wt === WIRE.LEN) {
       ve = lenEnd(b, end);
       vs = pos;
       pos = ve;
@@ -485,7 +474,7 @@ export function appendRows(
   pos = 0;
   while (pos < end) {
     const tag = varint(b, end);
-    if (tag === 0x12) {
+    if (tag === TAG_BATCH_DEVICE) {
       const e = lenEnd(b, end);
       const m = readDevice(b, e, DEV_START, DEV_END);
       if (m >= 0) {
@@ -506,7 +495,7 @@ export function appendRows(
   pos = 0;
   while (pos < end) {
     const tag = varint(b, end);
-    if (tag !== 0x0a) {
+    if (tag !== TAG_EVENTS) {
       skip(b, end, tag & 7);
       continue;
     }
@@ -547,29 +536,29 @@ function readEvent(b: Uint8Array, end: number): number {
     const field = tag >>> 3;
     const wt = tag & 7;
     switch (field) {
-      case 1:
-      case 3:
-      case 4:
-      case 6:
-      case 15:
-      case 16:
-      case 17: {
+      case F.event.event_name:
+      case F.event.session_id:
+      case F.event.player_id:
+      case F.event.map_id:
+      case F.event.build_id:
+      case F.event.platform:
+      case F.event.engine_version: {
         const e = lenEnd(b, end);
         STR_START[field] = pos;
         STR_END[field] = e;
         pos = e;
         break;
       }
-      case 2:
+      case F.event.timestamp_us:
         ts = int64(b, end);
         break;
-      case 8:
-      case 9:
-      case 11:
-      case 18:
-      case 19:
-      case 20:
-      case 21:
+      case F.event.fps:
+      case F.event.frame_time_ms:
+      case F.event.gpu_time_ms:
+      case F.event.camera_yaw:
+      case F.event.camera_pitch:
+      case F.event.game_thread_ms:
+      case F.event.render_thread_ms:
         if (pos + 4 > end) {
           throw new MalformedBatch("truncated float");
         }
@@ -577,23 +566,23 @@ function readEvent(b: Uint8Array, end: number): number {
         HAS[field] = 1;
         pos += 4;
         break;
-      case 10:
+      case F.event.memory_used_bytes:
         memory = int64(b, end);
         break;
-      case 14:
+      case F.event.source:
         source = varint(b, end);
         break;
-      case 5: {
+      case F.event.position: {
         const e = lenEnd(b, end);
         hasPosition = true;
         readPosition(b, e);
         pos = e;
         break;
       }
-      case 12:
-      case 13: {
+      case F.event.attributes:
+      case F.event.metrics: {
         const e = lenEnd(b, end);
-        if (field === 12) {
+        if (field === F.event.attributes) {
           readEntry(b, e, ATTR, nAttr++, false);
         } else {
           readEntry(b, e, METR, nMetr++, true);
@@ -601,7 +590,7 @@ function readEvent(b: Uint8Array, end: number): number {
         pos = e;
         break;
       }
-      case 22: {
+      case F.event.device: {
         const e = lenEnd(b, end);
         if (!evHasDevice) {
           EV_DEV_END.fill(-1);
@@ -639,7 +628,7 @@ function writeDevice(
   ownEnd: Int32Array | null,
   memory: number,
 ): void {
-  for (let f = 1; f <= 7; f++) {
+  for (const f of DEVICE_STRINGS) {
     const own = ownEnd && ownStart && (ownEnd[f] as number) > (ownStart[f] as number);
     if (own) {
       out.escaped(b, ownStart[f] as number, ownEnd[f] as number);
@@ -661,30 +650,30 @@ function writeEvent(
 ): void {
   out.uint(index);
   tab(out);
-  str(out, b, 1);
+  str(out, b, F.event.event_name);
   tab(out);
   const sec = Math.floor(ts / 1_000_000);
   out.uint(sec);
   out.byte(0x2e); // .
   out.uint(ts - sec * 1_000_000, 6);
   tab(out);
-  str(out, b, 3);
+  str(out, b, F.event.session_id);
   tab(out);
-  str(out, b, 4);
+  str(out, b, F.event.player_id);
   tab(out);
-  for (let i = 0; i < 3; i++) {
+  for (const axis of AXES) {
     if (hasPosition) {
-      out.f32(POSITION[i] as number);
+      out.f32(POSITION[axis] as number);
     } else {
       out.bytes(NULL_BYTES);
     }
     tab(out);
   }
-  str(out, b, 6);
+  str(out, b, F.event.map_id);
   tab(out);
-  nullableFloat(out, 8);
+  nullableFloat(out, F.event.fps);
   tab(out);
-  nullableFloat(out, 9);
+  nullableFloat(out, F.event.frame_time_ms);
   tab(out);
   if (MEMORY > 0) {
     out.uint(MEMORY);
@@ -692,11 +681,11 @@ function writeEvent(
     out.bytes(NULL_BYTES);
   }
   tab(out);
-  nullableFloat(out, 11);
+  nullableFloat(out, F.event.gpu_time_ms);
   tab(out);
-  nullableFloat(out, 20);
+  nullableFloat(out, F.event.game_thread_ms);
   tab(out);
-  nullableFloat(out, 21);
+  nullableFloat(out, F.event.render_thread_ms);
   tab(out);
   writeMap(out, b, ATTR, nAttr, false);
   tab(out);
@@ -704,17 +693,17 @@ function writeEvent(
   tab(out);
   out.bytes(SOURCE_TEXT[SOURCE] ?? (SOURCE_TEXT[0] as Uint8Array));
   tab(out);
-  str(out, b, 15);
+  str(out, b, F.event.build_id);
   tab(out);
-  str(out, b, 16);
+  str(out, b, F.event.platform);
   tab(out);
-  str(out, b, 17);
+  str(out, b, F.event.engine_version);
   tab(out);
   // A pair on the wire (ingest refuses a half pair); a lone value is never stored half.
-  if (HAS[18] && HAS[19]) {
-    out.f32(FLOAT[18] as number);
+  if (HAS[F.event.camera_yaw] && HAS[F.event.camera_pitch]) {
+    out.f32(FLOAT[F.event.camera_yaw] as number);
     tab(out);
-    out.f32(FLOAT[19] as number);
+    out.f32(FLOAT[F.event.camera_pitch] as number);
     tab(out);
   } else {
     out.bytes(NULL_BYTES);
