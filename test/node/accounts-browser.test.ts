@@ -176,6 +176,13 @@ it("signs in, approves a loopback authorization, creates, uses and revokes an AP
   await page.getByRole("button", { name: "Create key" }).click();
   const secret = await page.getByLabel("New API key").inputValue();
   expect(secret).toMatch(/^gta_/);
+  // The POST redirected to the page (Post/Redirect/Get): a reload shows the key's row, not its secret,
+  // and creates no second key.
+  expect(new URL(page.url()).pathname).toBe(`/settings/projects/${seed.projectId}/api-keys`);
+  await page.reload();
+  await page.getByRole("heading", { name: "API Keys" }).waitFor();
+  expect(await page.getByLabel("New API key").count()).toBe(0);
+  expect(await page.getByRole("cell", { name: "Browser test key", exact: true }).count()).toBe(1);
   const whoami = await fetch(`${origin}/api/v1/whoami`, { headers: { "X-API-Key": secret } });
   expect(whoami.status).toBe(200);
   expect(((await whoami.json()) as { data: { projectId: string; scopes: string[] } }).data).toMatchObject({
