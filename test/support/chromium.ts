@@ -32,6 +32,9 @@ export async function launchChromium(
   const { path, source } = inject("chromium");
   try {
     return await chromium.launchPersistentContext(profileDir, {
+      // The locale a person's browser reports, whatever the machine's: under LANG=C the packaged
+      // Chromium's default is "en-US@posix", which Intl refuses as a language tag.
+      locale: "en-US",
       ...options,
       executablePath: path,
       headless: true,
