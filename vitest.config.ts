@@ -71,6 +71,8 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
+          // Which Chromium the browser tests launch, settled (and the packaged one extracted) once.
+          globalSetup: ["./test/support/chromium-setup.ts"],
           include: ["test/node/**/*.test.ts"],
           testTimeout: 120_000,
         },

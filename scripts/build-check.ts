@@ -97,6 +97,9 @@ for (const b of built) {
 console.log(
   `dashboard client (inside the api bundle): ${kib(client.jsBytes)} script, ${kib(client.cssBytes)} style; packages: ${client.packages.join(", ")}`,
 );
+console.log(
+  `API reference page (inside the api bundle): ${kib(client.docs.jsBytes)} Swagger UI script, ${kib(client.docs.cssBytes)} style, ${kib(client.docs.initBytes)} initializer`,
+);
 const failures = built.filter((b) => b.forbiddenFound.length);
 for (const f of failures) {
   console.error(`the ${f.name} Worker's bundle must not carry: ${f.forbiddenFound.join(", ")}`);
@@ -105,6 +108,7 @@ console.log(
   JSON.stringify({
     ok: failures.length === 0,
     client: { jsBytes: client.jsBytes, cssBytes: client.cssBytes, packages: client.packages },
+    docs: client.docs,
     workers: Object.fromEntries(
       built.map((b) => [b.name, { bytes: b.bytes, gzipBytes: b.gzipBytes, packages: b.packages }]),
     ),

@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { launchChromium } from "../support/chromium.js";
 import { type Service, startService } from "../support/service.js";
 
 // A person in headless Chromium against the service as `npm run dev` serves it: signs in, approves a
@@ -15,7 +16,6 @@ import { type Service, startService } from "../support/service.js";
 // CLI, as an operator would.
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const run = promisify(execFile);
 
 let service: Service;
@@ -88,20 +88,7 @@ beforeAll(async () => {
   });
   callback = await startCallbackServer();
   profileDir = await mkdtemp(join(tmpdir(), "chromium-profile-"));
-  context = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  context = await launchChromium(profileDir);
 }, 180_000);
 
 afterAll(async () => {
@@ -189,6 +176,13 @@ it("signs in, approves a loopback authorization, creates, uses and revokes an AP
   await page.getByRole("button", { name: "Create key" }).click();
   const secret = await page.getByLabel("New API key").inputValue();
   expect(secret).toMatch(/^gta_/);
+  // The POST redirected to the page (Post/Redirect/Get): a reload shows the key's row, not its secret,
+  // and creates no second key.
+  expect(new URL(page.url()).pathname).toBe(`/settings/projects/${seed.projectId}/api-keys`);
+  await page.reload();
+  await page.getByRole("heading", { name: "API Keys" }).waitFor();
+  expect(await page.getByLabel("New API key").count()).toBe(0);
+  expect(await page.getByRole("cell", { name: "Browser test key", exact: true }).count()).toBe(1);
   const whoami = await fetch(`${origin}/api/v1/whoami`, { headers: { "X-API-Key": secret } });
   expect(whoami.status).toBe(200);
   expect(((await whoami.json()) as { data: { projectId: string; scopes: string[] } }).data).toMatchObject({

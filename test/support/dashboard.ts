@@ -10,16 +10,16 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deflateSync, gzipSync } from "node:zlib";
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import {
   type GameTelemetryEventSchema,
   TelemetryBatchSchema,
   TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
+import { launchChromium } from "./chromium.js";
 import { type Service, startService } from "./service.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Screenshots of the test run (git-ignored). */
 export const SCREENSHOTS = join(ROOT, "test-results");
 const run = promisify(execFile);
@@ -142,21 +142,7 @@ export async function startDashboard(opts: { plan?: string } = {}): Promise<Dash
     };
 
     profileDir = await mkdtemp(join(tmpdir(), "chromium-dashboard-"));
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });
     const ctx = context;
     const signInPage = await ctx.newPage();
     await signInPage.goto(`${origin}/sign-in`);

@@ -25,6 +25,10 @@ beforeAll(async () => {
 
 const keysPath = (projectId: string) => `/settings/projects/${projectId}/api-keys`;
 
+/** The secret of the key just created, as the page shows it ("" when it shows none). */
+const newKeyOf = (html: string) =>
+  unescapeHtml(/id="new-key" class="secret" readonly value="([^"]+)"/.exec(html)?.[1] ?? "");
+
 /** Polls the key's row until `check` holds: the write happens after the response, in waitUntil. */
 async function keyRowWhen(keyId: string, check: (lastUsedAt: Date | null) => boolean) {
   const deadline = Date.now() + 15_000;
@@ -60,11 +64,14 @@ describe("API Keys page", () => {
   });
 
   it("creates a key from a preset, shows its secret once; it works, records its use, and revoked it is refused", async () => {
-    const res = await owner.submit(keysPath(t.projectId), { name: "Build server", preset: "readwrite" });
+    const posted = await owner.submit(keysPath(t.projectId), { name: "Build server", preset: "readwrite" });
+    expect(posted.status).toBe(303);
+    expect(posted.headers.get("location")).toBe(keysPath(t.projectId));
+    const res = await owner.get(keysPath(t.projectId));
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const html = await res.text();
-    const secret = unescapeHtml(/id="new-key" class="secret" readonly value="([^"]+)"/.exec(html)?.[1] ?? "");
+    const secret = newKeyOf(html);
     expect(secret).toMatch(/^gta_[A-Za-z0-9_-]{40}$/);
     expect(html).toContain("shown this once");
     // The key as stored: named, read & write, never used; the secret itself is nowhere in the row.
@@ -84,6 +91,7 @@ describe("API Keys page", () => {
     expect(JSON.stringify(row)).not.toContain(secret);
     // Shown once: the page never shows it again.
     const again = await (await owner.get(keysPath(t.projectId))).text();
+    expect(again).not.toContain('id="new-key"');
     expect(again).not.toContain(secret);
     expect(again).toContain("<td>Build server</td>");
 
@@ -105,6 +113,58 @@ describe("API Keys page", () => {
     expect(revoke.headers.get("location")).toBe(`${keysPath(t.projectId)}?revoked=1`);
     expect((await api("/v1/whoami", { key: secret })).status).toBe(401);
     expect(await (await owner.get(keysPath(t.projectId))).text()).not.toContain("<td>Build server</td>");
+  });
+
+  it("creation is Post/Redirect/Get: a refresh creates no second key, and the secret is shown exactly once", async () => {
+    const b = new Browser();
+    const u = await seedUser(t.tenantId, "owner");
+    expect((await b.signIn(u.email, u.password)).status).toBe(303);
+    const countOf = async () =>
+      (await withDb((db) => db.select().from(apiKeys).where(eq(apiKeys.projectId, t.projectId)))).length;
+    const before = await countOf();
+
+    const posted = await b.submit(keysPath(t.projectId), { name: "Refresh test", preset: "read" });
+    expect(posted.status).toBe(303);
+    expect(posted.headers.get("location")).toBe(keysPath(t.projectId));
+    expect(await posted.text()).not.toContain("gta_");
+    // The secret rides sealed in a cookie of this page only: HttpOnly, SameSite=Strict, short-lived.
+    const cookie = posted.headers.getSetCookie().find((line) => line.startsWith("gt_new_key="));
+    expect(cookie).toMatch(/; Max-Age=120(;|$)/);
+    expect(cookie).toContain(`; Path=${keysPath(t.projectId)}`);
+    expect(cookie).toContain("; HttpOnly");
+    expect(cookie).toContain("; SameSite=Strict");
+    const sealed = b.cookies.get("gt_new_key") ?? "";
+    expect(sealed.length).toBeGreaterThan(40);
+    expect(await countOf()).toBe(before + 1);
+
+    // The redirect's GET shows it, and clears the cookie.
+    const shown = await b.get(keysPath(t.projectId));
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get("cache-control")).toBe("no-store");
+    expect(shown.headers.getSetCookie().some((l) => /^gt_new_key=;.*Max-Age=0/.test(l))).toBe(true);
+    const html = await shown.text();
+    const secret = newKeyOf(html);
+    expect(secret).toMatch(/^gta_[A-Za-z0-9_-]{40}$/);
+    expect(html.split(secret).length - 1).toBe(1);
+    expect(sealed).not.toContain(secret.slice(4));
+    expect((await api("/v1/whoami", { key: secret })).status).toBe(200);
+
+    // Refreshing: no secret, no second key.
+    const refreshed = await (await b.get(keysPath(t.projectId))).text();
+    expect(refreshed).not.toContain(secret);
+    expect(refreshed).not.toContain('id="new-key"');
+    expect(refreshed).toContain("<td>Refresh test</td>");
+    expect(await countOf()).toBe(before + 1);
+
+    // The sealed cookie is this session's: replayed by another signed-in owner, it opens nothing.
+    const thief = new Browser();
+    const v = await seedUser(t.tenantId, "owner");
+    expect((await thief.signIn(v.email, v.password)).status).toBe(303);
+    thief.cookies.set("gt_new_key", sealed);
+    const stolen = await (await thief.get(keysPath(t.projectId))).text();
+    expect(stolen).not.toContain(secret);
+    expect(stolen).not.toContain('id="new-key"');
+    expect(thief.cookies.has("gt_new_key")).toBe(false);
   });
 
   it("lastUsedAt: a stale value is brought up to date by the next use, in the background", async () => {
@@ -158,8 +218,8 @@ describe("API Keys page", () => {
     expect(revokeFull.status).toBe(403);
     expect((await api("/v1/whoami", { key: t.keys.full.key })).status).toBe(200);
     const ingest = await member.submit(keysPath(t.projectId), { name: "SDK", preset: "ingest" });
-    expect(ingest.status).toBe(200);
-    expect(await ingest.text()).toMatch(/value="gta_/);
+    expect(ingest.status).toBe(303);
+    expect(newKeyOf(await (await member.get(keysPath(t.projectId))).text())).toMatch(/^gta_/);
   });
 
   it("another studio's project, or a key of another project, is not found", async () => {

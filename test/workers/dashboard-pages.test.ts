@@ -47,11 +47,12 @@ describe("a project page's shell", () => {
     expect((await b.get(`/projects/${t.projectId}/nothing`)).status).toBe(404);
   });
 
-  it("other pages still allow no scripts", async () => {
+  it("other pages still allow no scripts; images from this origin only (the favicon)", async () => {
     const res = await b.get("/settings/connected-apps");
     expect(res.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
+    expect(await res.text()).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml" />');
   });
 });
 
@@ -68,5 +69,26 @@ describe("the bundle", () => {
     expect(await css.text()).toBe(DASHBOARD_CSS);
     // Another hash is no asset: the signed-out 307 like any unknown page.
     expect((await new Browser().get("/assets/dashboard-0000000000000000.js")).status).toBe(307);
+  });
+});
+
+describe("the favicon", () => {
+  it("is served to anyone, cached, as SVG (linked by every page) and as /favicon.ico", async () => {
+    const svg = await new Browser().get("/favicon.svg");
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get("content-type")).toBe("image/svg+xml");
+    expect(svg.headers.get("cache-control")).toBe("public, max-age=86400");
+    expect(svg.headers.getSetCookie()).toEqual([]);
+    expect(await svg.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 32 32">/);
+    const ico = await new Browser().get("/favicon.ico");
+    expect(ico.status).toBe(200);
+    expect(ico.headers.get("content-type")).toBe("image/x-icon");
+    expect(ico.headers.get("cache-control")).toBe("public, max-age=86400");
+    const bytes = new Uint8Array(await ico.arrayBuffer());
+    // ICO header (reserved 0, type 1 = icon, one image of 32x32), then the PNG it points at.
+    expect([...bytes.slice(0, 8)]).toEqual([0, 0, 1, 0, 1, 0, 32, 32]);
+    const offset = new DataView(bytes.buffer).getUint32(18, true);
+    expect([...bytes.slice(offset, offset + 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    expect(new DataView(bytes.buffer).getUint32(14, true)).toBe(bytes.length - offset);
   });
 });

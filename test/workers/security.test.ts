@@ -1,7 +1,9 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, contentEntries, maps, oauthGrants, thresholdProfiles } from "../../schema/pg/schema.js";
-import { DASHBOARD_PAGES } from "../../workers/api/web/dashboard.js";
+import { newApp } from "../../workers/api/app.js";
+import { DOCS_ASSETS } from "../../workers/api/routes/docs/index.js";
+import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
 import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { endSession, sessionUser, startSession } from "../../workers/shared/credentials/sessions.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
@@ -537,6 +539,75 @@ describe.each(PAGES.filter((r) => r.crossTenant))("page $method $path: cross-ten
       const keys = await db.select().from(apiKeys).where(eq(apiKeys.projectId, other.projectId));
       expect(keys.filter((k) => k.revokedAt === null).length).toBe(4);
     });
+  });
+});
+
+/**
+ * Public routes: code, icons and descriptions, no data. Anyone may read them, signed in or not, with or
+ * without a key; they set no cookie and are never sniffed as another type.
+ */
+const PUBLIC = [
+  "/favicon.svg",
+  "/favicon.ico",
+  SCRIPT_PATH,
+  STYLE_PATH,
+  "/.well-known/oauth-authorization-server",
+  "/api/docs",
+  ...Object.values(DOCS_ASSETS).map((path) => `/api${path}`),
+];
+
+/**
+ * Routes outside the Web API's document with their own tests: the document itself
+ * (openapi-coverage.test.ts), sign-in, consent, the OAuth endpoints.
+ */
+const OWN_TESTS = [
+  "GET /api/v1/openapi.json",
+  "GET /sign-in",
+  "POST /sign-in",
+  "POST /sign-out",
+  "GET /oauth/authorize",
+  "POST /oauth/authorize",
+  "POST /api/oauth/token",
+  "POST /api/oauth/revoke",
+];
+
+describe.each(PUBLIC)("public GET %s", (path) => {
+  it("answers 200 to anyone, sets no cookie, is not sniffed", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { Cookie: sessionCookie },
+      { "X-API-Key": t.keys.read.key },
+    ];
+    for (const headers of variants) {
+      const res = await new Browser().fetch(path, { headers });
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+      expect(res.headers.getSetCookie(), JSON.stringify(headers)).toEqual([]);
+      expect(res.headers.get("x-content-type-options"), JSON.stringify(headers)).toBe("nosniff");
+    }
+  });
+});
+
+describe("the tables of pages and public routes", () => {
+  it("name every route the app serves outside the Web API's document", () => {
+    const listed = [
+      ...PAGES.map((r) => `${r.method} ${r.path(t.projectId)}`),
+      ...PUBLIC.map((path) => `GET ${path}`),
+      ...OWN_TESTS,
+    ];
+    const documented = new Set(
+      Object.keys(DOCUMENT.paths).map((p) => `/api${p.replace(/\{(\w+)\}/g, ":$1")}`),
+    );
+    const routes = new Set(
+      newApp()
+        .routes.filter((r) => r.method !== "ALL" && !documented.has(r.path))
+        .map((r) => `${r.method} ${r.path}`),
+    );
+    const unlisted = [...routes].filter((route) => {
+      const pattern = new RegExp(`^${route.replace(/:\w+/g, "[^/]+")}$`);
+      return !listed.some((l) => pattern.test(l));
+    });
+    expect(unlisted).toEqual([]);
+    expect(routes.size).toBeGreaterThan(20);
   });
 });
 

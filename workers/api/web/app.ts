@@ -10,6 +10,7 @@ import * as assetsGet from "./pages/assets/get.js";
 import * as connectedAppsGet from "./pages/connected-apps/get.js";
 import * as connectedAppsRevoke from "./pages/connected-apps/revoke.js";
 import * as dashboardGet from "./pages/dashboard/get.js";
+import * as faviconGet from "./pages/favicon/get.js";
 import * as homeGet from "./pages/home/get.js";
 import * as authorizeGet from "./pages/oauth/authorize-get.js";
 import * as authorizePost from "./pages/oauth/authorize-post.js";
@@ -22,7 +23,8 @@ import { currentUser, signInRedirect } from "./session.js";
 
 /**
  * Pages carry CSRF tokens, secrets shown once and a consent form: never cached, never framed (no
- * clickjacking of Allow), no scripts (but the dashboard's own bundle on dashboard pages). No form-action directive: the consent answer redirects to the
+ * clickjacking of Allow), no scripts (but the dashboard's own bundle on dashboard pages), images only from
+ * this origin (the favicon). No form-action directive: the consent answer redirects to the
  * client's own URI, which form-action would block.
  */
 const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
@@ -35,7 +37,7 @@ const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
   if (!h.has("content-security-policy")) {
     h.set(
       "Content-Security-Policy",
-      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
   }
   h.set("X-Frame-Options", "DENY");
@@ -63,6 +65,7 @@ export function webApp() {
     connectedAppsGet,
     connectedAppsRevoke,
     assetsGet,
+    faviconGet,
     dashboardGet,
   ]) {
     page.register(web);

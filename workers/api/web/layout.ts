@@ -81,6 +81,7 @@ export function layout(opts: {
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>${opts.title} · Game Telemetry Analytics</title>
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
     <style>${raw(STYLE)}</style>
     ${opts.head ?? ""}
   </head>

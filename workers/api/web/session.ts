@@ -14,7 +14,7 @@ const PRE_SESSION_COOKIE = "gt_csrf";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /** Secure everywhere but on a loopback host, where local development runs over plain http. */
-function cookieBase<E extends AppEnv>(c: Context<E>) {
+export function cookieBase<E extends AppEnv>(c: Context<E>) {
   return {
     path: "/",
     httpOnly: true,

@@ -12,7 +12,7 @@ export type ApiKeysView = {
   csrf: string;
   project: { id: string; name: string; tenantName: string; role: MembershipRole };
   keys: Key[];
-  /** A key just created: its secret is on this one page and nowhere else, ever. */
+  /** A key just created: its secret is on this one page, once, and nowhere else, ever. */
   created?: { name: string | null; secret: string };
   notice?: string;
   error?: string;
@@ -22,8 +22,13 @@ function keyLabel(k: { name: string | null; prefix: string }): string {
   return k.name ? `${k.name} (${k.prefix}…)` : `${k.prefix}…`;
 }
 
+/** The project's API Keys page (and, POSTed to, its create form). */
+export function apiKeysPath(projectId: string): string {
+  return `/settings/projects/${projectId}/api-keys`;
+}
+
 export function apiKeysPage(v: ApiKeysView): Html {
-  const base = `/settings/projects/${v.project.id}/api-keys`;
+  const base = apiKeysPath(v.project.id);
   const presets = (Object.keys(KEY_PRESETS) as KeyPreset[]).filter((p) => mayManagePreset(v.project.role, p));
   const rows = v.keys.map(
     (k) => html`<tr>
