@@ -558,7 +558,8 @@ const PUBLIC = [
 
 /**
  * Routes outside the Web API's document with their own tests: the document itself
- * (openapi-coverage.test.ts), sign-in, consent, the OAuth endpoints.
+ * (openapi-coverage.test.ts), sign-in, consent, the OAuth endpoints, the operator's announcements
+ * (below and operator-announce.test.ts).
  */
 const OWN_TESTS = [
   "GET /api/v1/openapi.json",
@@ -569,6 +570,7 @@ const OWN_TESTS = [
   "POST /oauth/authorize",
   "POST /api/oauth/token",
   "POST /api/oauth/revoke",
+  "POST /api/operator/credential-changes",
 ];
 
 describe.each(PUBLIC)("public GET %s", (path) => {
