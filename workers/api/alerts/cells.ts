@@ -67,7 +67,7 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
     ? `
       SELECT ${cell("x", "cx")}, ${cell("y", "cy")},
         ${mean("fps")} AS fps, ${mean("frame")} AS frame_time, ${mean("mem")} AS memory, ${mean("gpu")} AS gpu_time,
-        sum(fps_n) AS fps_n, sum(frame_n) AS frame_time_n, sum(mem_n) AS memory_n, sum(gpu_n) AS gpu_time_n
+        sum(fps_n) AS n_fps, sum(frame_n) AS n_frame, sum(mem_n) AS n_mem, sum(gpu_n) AS n_gpu
       FROM ${CH_ALERT_CELLS}
       WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
         AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
@@ -76,8 +76,8 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
     : `
       SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")},
         avg(fps) AS fps, avg(frame_time_ms) AS frame_time, avg(memory_mb) AS memory, avg(gpu_time_ms) AS gpu_time,
-        count(fps) AS fps_n, count(frame_time_ms) AS frame_time_n, count(memory_mb) AS memory_n,
-        count(gpu_time_ms) AS gpu_time_n
+        count(events.fps) AS n_fps, count(frame_time_ms) AS n_frame, count(memory_mb) AS n_mem,
+        count(gpu_time_ms) AS n_gpu
       FROM ${CH_EVENTS}
       WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
       GROUP BY cx, cy`;
@@ -108,10 +108,10 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
       frame_time: "unknown",
       memory: "unknown",
       gpu_time: "unknown",
-      fps_n: "unknown",
-      frame_time_n: "unknown",
-      memory_n: "unknown",
-      gpu_time_n: "unknown",
+      n_fps: "unknown",
+      n_frame: "unknown",
+      n_mem: "unknown",
+      n_gpu: "unknown",
     },
   );
   return rows.map((r) => ({
@@ -124,10 +124,10 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
       gpu_time: finite(r.gpu_time),
     },
     samples: {
-      fps: Number(r.fps_n),
-      frame_time: Number(r.frame_time_n),
-      memory: Number(r.memory_n),
-      gpu_time: Number(r.gpu_time_n),
+      fps: Number(r.n_fps),
+      frame_time: Number(r.n_frame),
+      memory: Number(r.n_mem),
+      gpu_time: Number(r.n_gpu),
     },
   }));
 }
