@@ -285,6 +285,7 @@ describe("alerts page", () => {
     await row.locator(".worst-cells a", { hasText: "(10, 0)" }).click();
     await page.waitForURL((u) => u.pathname === `${base}/heatmap`);
     expect(new URL(page.url()).searchParams.get("at")).toBe("10,0");
+    await page.locator("#ctl-days").waitFor();
     const controls = await page.evaluate(() =>
       ["map", "metric", "profile", "cell", "days"].map(
         (n) => (document.getElementById(`ctl-${n}`) as HTMLSelectElement | null)?.value,
