@@ -286,10 +286,8 @@ describe("alerts page", () => {
     await page.waitForURL((u) => u.pathname === `${base}/heatmap`);
     expect(new URL(page.url()).searchParams.get("at")).toBe("10,0");
     await page.locator("#ctl-days").waitFor();
-    const controls = await page.evaluate(() =>
-      ["map", "metric", "profile", "cell", "days"].map(
-        (n) => (document.getElementById(`ctl-${n}`) as HTMLSelectElement | null)?.value,
-      ),
+    const controls = await Promise.all(
+      ["map", "metric", "profile", "cell", "days"].map((n) => page.locator(`#ctl-${n}`).inputValue()),
     );
     expect(controls).toEqual(["harbor", "fps", profileId, "10", "1"]);
     await page.close();
