@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { TEST_APP_URL } from "./test/support/app-url.js";
 import { INGEST_BUNDLE_DIR, ingestWorker } from "./test/support/ingest-worker.js";
 import { TEST_OPERATOR_SECRET } from "./test/support/operator.js";
 
@@ -32,7 +33,7 @@ export default defineConfig({
               main: "./test/support/app-host.ts",
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
-                bindings: { ...engines, OPERATOR_SECRET: TEST_OPERATOR_SECRET },
+                bindings: { ...engines, OPERATOR_SECRET: TEST_OPERATOR_SECRET, APP_URL: TEST_APP_URL },
                 serviceBindings: { INGEST: ingest.name },
                 // The ingest Worker's producers too, so a test can run its queue consumers in-process
                 // with every binding they use (the shared Env type has them all).

@@ -23,6 +23,7 @@ import {
   EXPORT_FORMAT_NAMES,
   EXPORT_STATUSES,
   THRESHOLD_LEVELS,
+  type WorstCellsRecord,
 } from "../../workers/shared/columns.js";
 import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { PLAN_IDS } from "../../workers/shared/plans.js";
@@ -401,6 +402,8 @@ export const alertEvaluationEvents = pgTable(
     totalCount: integer("total_count").notNull(),
     failPercentage: doublePrecision("fail_percentage").notNull(),
     notified: boolean("notified").notNull(),
+    // Null on events recorded before evaluations kept their worst cells.
+    worstCells: jsonb("worst_cells").$type<WorstCellsRecord>(),
     createdAt: timestamps.createdAt,
   },
   (t) => [

@@ -228,6 +228,8 @@ describe("alerts page", () => {
       notified: boolean;
       thresholdProfileName: string | null;
       createdAt: string;
+      worstCells: unknown[];
+      links: { heatmap: string } | null;
     };
     const mine = async () =>
       (await d.api<Evaluation[]>(`${base}/alerts/history`)).filter((e) => e.ruleName === "Harbor PS5 FPS");
@@ -256,11 +258,38 @@ describe("alerts page", () => {
         "3 of 3",
         "100.00 %",
         "No",
+        // Worst first: equal means, then more samples (10, 10, 5), then lower x.
+        "(0, 0) 45 fps, 10 samples(10, 0) 45 fps, 10 samples(20, 0) 45 fps, 5 samplesOpen heatmap",
       ],
     ]);
+    // The links open the heatmap set to the evaluation (this service has no APP_URL: root-relative),
+    // each cell's with its `at`.
+    const heatmap = `${base}/heatmap?map=harbor&metric=fps&profile=${profileId}&build=&cell=10&days=1`;
+    const row = page.locator('table[data-table="history"] tbody tr', { hasText: "Harbor PS5 FPS" });
+    const hrefs = await row
+      .locator(".worst-cells a")
+      .evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+    expect(hrefs).toEqual([`${heatmap}&at=0,0`, `${heatmap}&at=10,0`, `${heatmap}&at=20,0`, heatmap]);
+    expect(event).toMatchObject({
+      links: { heatmap },
+      worstCells: [
+        { x: 0, y: 0, cellSize: 10, value: 45, samples: 10, link: `${heatmap}&at=0,0` },
+        { x: 10, y: 0, cellSize: 10, value: 45, samples: 10, link: `${heatmap}&at=10,0` },
+        { x: 20, y: 0, cellSize: 10, value: 45, samples: 5, link: `${heatmap}&at=20,0` },
+      ],
+    });
     // The rule's row carries the same latest status.
     const rule = await rowsNamed(page, "rules", "Harbor PS5 FPS");
     expect(rule[0]?.[11]).toMatch(/^Triggered/);
+    // A cell's link opens the heatmap page with the rule's map, metric, profile, cell size and days set.
+    await row.locator(".worst-cells a", { hasText: "(10, 0)" }).click();
+    await page.waitForURL((u) => u.pathname === `${base}/heatmap`);
+    expect(new URL(page.url()).searchParams.get("at")).toBe("10,0");
+    await page.locator("#ctl-days").waitFor();
+    const controls = await Promise.all(
+      ["map", "metric", "profile", "cell", "days"].map((n) => page.locator(`#ctl-${n}`).inputValue()),
+    );
+    expect(controls).toEqual(["harbor", "fps", profileId, "10", "1"]);
     await page.close();
   });
 });

@@ -1,12 +1,13 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
-import { countFailingCells } from "../../workers/api/alerts/cells.js";
+import { countFailingCells, judgeScope } from "../../workers/api/alerts/cells.js";
 import { deliveryRetryDelaySeconds } from "../../workers/api/alerts/deliver.js";
 import type { NotificationMessage } from "../../workers/api/alerts/notification.js";
 import worker from "../../workers/api/index.js";
 import { windowOf } from "../../workers/shared/window.js";
 import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
+import { TEST_APP_URL } from "../support/app-url.js";
 import { batch, event, MiB, perf } from "../support/batches.js";
 import { insertsSettled, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
@@ -27,7 +28,11 @@ type EvalEvent = {
   thresholdProfileId: string | null;
   thresholdProfileName: string | null;
   thresholdProfileDeleted: boolean;
+  worstCells: WorstCell[];
+  links: { heatmap: string } | null;
 };
+
+type WorstCell = { x: number; y: number; cellSize: number; value: number; samples: number; link: string };
 
 /** What the test ingested, as plain numbers, for the independent computation of cells. */
 type Sample = { mapId: string; platform: string; x?: number; y?: number; fps?: number; tsUs: bigint };
@@ -85,8 +90,41 @@ function expected(platform: string | null, now = new Date(), cellSize = CELL) {
     }
   }
   const totalCount = cells.size;
-  return { failCount, totalCount, failPercentage: totalCount ? (failCount / totalCount) * 100 : 0, failing };
+  // The worst failing cells as the docs define them: lowest mean fps first, then more samples, then
+  // lower x, then lower y; ten at most.
+  const worst = failing
+    .map((key) => {
+      const [x, y] = key.split(",").map(Number) as [number, number];
+      const values = cells.get(key) as number[];
+      return {
+        x,
+        y,
+        cellSize,
+        value: values.reduce((a, b) => a + b, 0) / values.length,
+        samples: values.length,
+      };
+    })
+    .sort((a, b) => a.value - b.value || b.samples - a.samples || a.x - b.x || a.y - b.y)
+    .slice(0, 10);
+  return {
+    failCount,
+    totalCount,
+    failPercentage: totalCount ? (failCount / totalCount) * 100 : 0,
+    failing,
+    worst,
+  };
 }
+
+/** The heatmap page link of this file's rule and a profile, as the docs spell it. */
+function heatmapLink(profileId: string, cellSize = CELL, days = DAYS): string {
+  return (
+    `${TEST_APP_URL}/projects/${t.projectId}/heatmap?map=${MAP}&metric=fps&profile=${profileId}` +
+    `&build=&cell=${cellSize}&days=${days}`
+  );
+}
+
+const withLinks = (heatmap: string, cells: ReturnType<typeof expected>["worst"]) =>
+  cells.map((c) => ({ ...c, link: `${heatmap}&at=${c.x},${c.y}` }));
 
 /** Platform is each event's own (field 16); the rest of the device context rides the batch (ours). */
 async function send_(events: ReturnType<typeof event>[], { platform, ...device }: Record<string, string>) {
@@ -262,6 +300,27 @@ describe("alert evaluation, end to end", () => {
     },
   );
 
+  it.each([5, 10, 25, 50])(
+    "cells of %i: the worst failing cells, their means and samples equal the independent computation",
+    async (size) => {
+      await insertsSettled();
+      for (const platform of [null, "android"]) {
+        const want = expected(platform, new Date(), size);
+        const got = await judgeScope(testClickHouse(), {
+          projectId: t.projectId,
+          mapId: MAP,
+          window: windowOf(DAYS, Date.now()),
+          cellSize: size,
+          metric: "fps",
+          threshold: FPS_WARN,
+          filters: { platform, resolution: null, buildConfig: null, gpu: null, storage: null },
+        });
+        expect(want.worst.length).toBe(Math.min(10, want.failCount));
+        expect([platform, got.worst]).toEqual([platform, want.worst]);
+      }
+    },
+  );
+
   it("first run: each profile of the bundle evaluated on its own; triggered notifies every channel, signed", async () => {
     const rule = await json<{ id: string }>(
       await send(`/v1/projects/${t.projectId}/alerts`, { key: t.keys.readwrite.key }, "POST", {
@@ -321,6 +380,13 @@ describe("alert evaluation, end to end", () => {
       thresholdProfileDeleted: false,
     });
     expect(byProfile.get(everyone)?.failPercentage).toBeCloseTo(all.failPercentage, 9);
+    // The triggered event keeps its worst cells, linked to the heatmap set to the rule's scope.
+    expect(all.worst.length).toBe(10);
+    expect(byProfile.get(everyone)?.links).toEqual({ heatmap: heatmapLink(everyone) });
+    expect(byProfile.get(everyone)?.worstCells).toEqual(withLinks(heatmapLink(everyone), all.worst));
+    // A resolved event lists none but still links to its heatmap.
+    expect(byProfile.get(android)?.worstCells).toEqual([]);
+    expect(byProfile.get(android)?.links).toEqual({ heatmap: heatmapLink(android) });
     expect(byProfile.get(android)).toMatchObject({
       status: "resolved",
       failCount: phones.failCount,
@@ -361,12 +427,33 @@ describe("alert evaluation, end to end", () => {
       result: { status: "triggered", failCount: all.failCount, totalCount: all.totalCount },
     });
     expect(d.headers["x-telemetry-delivery"]).toBe(payload.eventId);
+    // The new fields ride beside the old ones, which keep their shape.
+    expect(payload.links).toEqual({ heatmap: heatmapLink(everyone) });
+    expect(payload.worstCells).toEqual(withLinks(heatmapLink(everyone), all.worst));
+    expect(Object.keys(payload)).toEqual([
+      "type",
+      "eventId",
+      "createdAt",
+      "projectId",
+      "rule",
+      "thresholdProfile",
+      "map",
+      "result",
+      "links",
+      "worstCells",
+    ]);
 
-    // Slack: `{text}` naming the rule and the numbers, unsigned.
+    // Slack: `{text, blocks}`: the text names the rule and the numbers; the blocks link every worst
+    // cell's panel and the heatmap. Unsigned.
     const [post] = await waitForDeliveries(slackPath, 1);
-    const text = (JSON.parse(post?.body ?? "{}") as { text: string }).text;
-    expect(text).toContain("Arena frame rate");
-    expect(text).toContain(`${all.failCount} of ${all.totalCount} cells`);
+    const slack = JSON.parse(post?.body ?? "{}") as { text: string; blocks: unknown[] };
+    expect(slack.text).toContain("Arena frame rate");
+    expect(slack.text).toContain(`${all.failCount} of ${all.totalCount} cells`);
+    const blocks = JSON.stringify(slack.blocks);
+    for (const c of withLinks(heatmapLink(everyone), all.worst)) {
+      expect(blocks).toContain(`<${c.link}|(${c.x}, ${c.y})>`);
+    }
+    expect(blocks).toContain(`"url":${JSON.stringify(heatmapLink(everyone))}`);
     expect(post?.headers["x-telemetry-signature"]).toBeUndefined();
   });
 

@@ -31,3 +31,13 @@ export type ErasureStepOutcome = { table: string; rowsRemoved: number };
 
 /** content_entries.metadata: the free JSON object a content entry carries (the API takes only objects). */
 export type ContentMetadata = Record<string, unknown>;
+
+/** One failing cell of a triggered evaluation: its origin and size, the judged mean and its samples. */
+export type WorstCell = { x: number; y: number; cellSize: number; value: number; samples: number };
+
+/**
+ * alert_evaluation_events.worst_cells: the scope an evaluation judged (what its links need: the map as
+ * events name it, the window in days, the cell size) and its worst failing cells, worst first (none
+ * for a resolved one).
+ */
+export type WorstCellsRecord = { mapId: string; days: number; cellSize: number; cells: WorstCell[] };

@@ -15,6 +15,11 @@ export type Config = {
   CLICKHOUSE_QUERY_PASSWORD: string;
   /** Where browsers land for any path outside /api (API Worker only; empty on the ingest Worker). */
   SIGN_IN_URL: string;
+  /**
+   * The app's public origin (e.g. https://app.example.com), API Worker only: alert notifications and
+   * the evaluation history link to its dashboard pages with it. Empty: those links are root-relative.
+   */
+  APP_URL: string;
   /** Local stack only: host:port of the WebSocket-to-TCP proxy standing in for Neon's. */
   NEON_LOCAL_PROXY: string;
   /** How long an isolate trusts a resolved credential without reading Postgres (ms); empty: 15 s. */
@@ -40,6 +45,11 @@ const RULES: Record<keyof Config, Rule> = {
   CLICKHOUSE_QUERY_USER: { required: false },
   CLICKHOUSE_QUERY_PASSWORD: { required: false },
   SIGN_IN_URL: { required: false },
+  APP_URL: {
+    required: false,
+    check: (v) => v === "" || (isHttpUrl(v) && new URL(v).pathname === "/" && !v.includes("?")),
+    rule: "must be an http(s) origin (no path or query), or empty",
+  },
   NEON_LOCAL_PROXY: {
     required: false,
     check: (v) => /^(|[\w.-]+:\d+)$/.test(v),

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_ALERT_CELLS, CH_EVENTS } from "../../shared/clickhouse.js";
+import type { WorstCell } from "../../shared/columns.js";
 import type { Window } from "../../shared/window.js";
 import { fromRollup, MAP_SCOPE } from "../analytics/heatmap.js";
 import { selectRows } from "../analytics/select.js";
@@ -28,8 +29,22 @@ export type CellQuery = CellScope & { metric: AlertMetric; threshold: number };
 
 export type CellCounts = { failCount: number; totalCount: number };
 
-/** One map cell's mean of each alert metric over its performance-bearing events; null without a sample. */
-export type CellMeans = Record<AlertMetric, number | null>;
+/** A judgement's counts and its worst failing cells, worst first (at most WORST_CELLS). */
+export type CellJudgement = CellCounts & { worst: WorstCell[] };
+
+/** How many failing cells a triggered evaluation keeps, and its notifications carry. */
+export const WORST_CELLS = 10;
+
+/**
+ * One map cell (origin x, y) of the scope: the mean of each alert metric over its performance-bearing
+ * events (null without a sample) and the number of samples of each.
+ */
+export type CellMeans = {
+  x: number;
+  y: number;
+  mean: Record<AlertMetric, number | null>;
+  samples: Record<AlertMetric, number>;
+};
 
 const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
         AND ({anyResolution:Bool} OR resolution = {resolution:String})
@@ -40,7 +55,7 @@ const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
 /**
  * The mean of every alert metric per cell of the map grid (the heatmap's cells) over the
  * performance-bearing events matching the profile's filters, in one statement: every rule and profile
- * of the same scope is then judged from it (failingCells), whatever its metric and threshold. Cell sizes
+ * of the same scope is then judged from it (judgeCells), whatever its metric and threshold. Cell sizes
  * that are multiples of 25 read telemetry.alert_cells (sums and counts per day, device and base cell);
  * 5 and 10 read the events. Every value is bound.
  */
@@ -51,7 +66,8 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
   const sql = fromRollup(q.cellSize)
     ? `
       SELECT ${cell("x", "cx")}, ${cell("y", "cy")},
-        ${mean("fps")} AS fps, ${mean("frame")} AS frame_time, ${mean("mem")} AS memory, ${mean("gpu")} AS gpu_time
+        ${mean("fps")} AS fps, ${mean("frame")} AS frame_time, ${mean("mem")} AS memory, ${mean("gpu")} AS gpu_time,
+        sum(fps_n) AS n_fps, sum(frame_n) AS n_frame, sum(mem_n) AS n_mem, sum(gpu_n) AS n_gpu
       FROM ${CH_ALERT_CELLS}
       WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
         AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
@@ -59,7 +75,9 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
       GROUP BY cx, cy`
     : `
       SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")},
-        avg(fps) AS fps, avg(frame_time_ms) AS frame_time, avg(memory_mb) AS memory, avg(gpu_time_ms) AS gpu_time
+        avg(fps) AS fps, avg(frame_time_ms) AS frame_time, avg(memory_mb) AS memory, avg(gpu_time_ms) AS gpu_time,
+        count(events.fps) AS n_fps, count(frame_time_ms) AS n_frame, count(memory_mb) AS n_mem,
+        count(gpu_time_ms) AS n_gpu
       FROM ${CH_EVENTS}
       WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
       GROUP BY cx, cy`;
@@ -83,40 +101,80 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
       anyStorage: f.storage === null,
       storage: f.storage ?? "",
     },
-    { fps: "unknown", frame_time: "unknown", memory: "unknown", gpu_time: "unknown" },
+    {
+      cx: "unknown",
+      cy: "unknown",
+      fps: "unknown",
+      frame_time: "unknown",
+      memory: "unknown",
+      gpu_time: "unknown",
+      n_fps: "unknown",
+      n_frame: "unknown",
+      n_mem: "unknown",
+      n_gpu: "unknown",
+    },
   );
   return rows.map((r) => ({
-    fps: finite(r.fps),
-    frame_time: finite(r.frame_time),
-    memory: finite(r.memory),
-    gpu_time: finite(r.gpu_time),
+    x: Number(r.cx),
+    y: Number(r.cy),
+    mean: {
+      fps: finite(r.fps),
+      frame_time: finite(r.frame_time),
+      memory: finite(r.memory),
+      gpu_time: finite(r.gpu_time),
+    },
+    samples: {
+      fps: Number(r.n_fps),
+      frame_time: Number(r.n_frame),
+      memory: Number(r.n_mem),
+      gpu_time: Number(r.n_gpu),
+    },
   }));
 }
 
 /**
  * Cells whose mean metric is worse than the threshold, out of the cells holding at least one sample of
- * that metric.
+ * that metric, and the worst of the failing ones in the same pass: the worst mean first (lowest fps,
+ * highest time or memory, i.e. farthest beyond the threshold), then more samples, then the lower x,
+ * then the lower y, so the order is total and the same on every run.
  */
-export function failingCells(cells: CellMeans[], metric: AlertMetric, threshold: number): CellCounts {
+export function judgeCells(
+  cells: CellMeans[],
+  metric: AlertMetric,
+  threshold: number,
+  cellSize: number,
+): CellJudgement {
   const lower = lowerIsWorse(metric);
   let failCount = 0;
   let totalCount = 0;
+  const failing: WorstCell[] = [];
   for (const c of cells) {
-    const v = c[metric];
+    const v = c.mean[metric];
     if (v === null) {
       continue;
     }
     totalCount++;
     if (lower ? v < threshold : v > threshold) {
       failCount++;
+      failing.push({ x: c.x, y: c.y, cellSize, value: v, samples: c.samples[metric] });
     }
   }
-  return { failCount, totalCount };
+  failing.sort(
+    (a, b) =>
+      (lower ? a.value - b.value : b.value - a.value) || b.samples - a.samples || a.x - b.x || a.y - b.y,
+  );
+  return { failCount, totalCount, worst: failing.slice(0, WORST_CELLS) };
 }
 
 /** One pair's counts: its scope's cells judged by its metric and threshold. */
 export async function countFailingCells(ch: ClickHouseClient, q: CellQuery): Promise<CellCounts> {
-  return failingCells(await cellMeans(ch, q), q.metric, q.threshold);
+  const { failCount, totalCount } = await judgeScope(ch, q);
+  return { failCount, totalCount };
+}
+
+/** One pair's judgement, counts and worst cells, from one read of its scope's cells. */
+export async function judgeScope(ch: ClickHouseClient, q: CellQuery): Promise<CellJudgement> {
+  return judgeCells(await cellMeans(ch, q), q.metric, q.threshold, q.cellSize);
 }
 
 function finite(v: unknown): number | null {

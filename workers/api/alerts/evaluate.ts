@@ -11,11 +11,13 @@ import {
   thresholdProfiles,
 } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
+import type { WorstCellsRecord } from "../../shared/columns.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../../shared/db.js";
 import { windowOf } from "../../shared/window.js";
-import { type CellMeans, type CellScope, cellMeans, failingCells } from "./cells.js";
+import { type CellMeans, type CellScope, cellMeans, judgeCells } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
+import { linked } from "./links.js";
 import { thresholdOf } from "./metrics.js";
 import type { AlertNotification, NotificationMessage } from "./notification.js";
 
@@ -41,6 +43,8 @@ export type RunSummary = {
 
 type Run = {
   env: Env;
+  /** The app's public origin for the notifications' links (APP_URL; empty: root-relative). */
+  origin: string;
   db: Db;
   ch: ClickHouseClient;
   now: Date;
@@ -71,7 +75,16 @@ export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSum
       db,
       rules.map((r) => r.id),
     );
-    const run: Run = { env, db, ch: openClickHouse(config), now, latest, summary, cells: new Map() };
+    const run: Run = {
+      env,
+      origin: config.APP_URL,
+      db,
+      ch: openClickHouse(config),
+      now,
+      latest,
+      summary,
+      cells: new Map(),
+    };
     await forEachLimited(rules, CONCURRENCY, async (rule) => {
       for (const profile of rule.profiles) {
         // Each pair on its own: a failing profile (or ClickHouse hiccup) skips only that pair.
@@ -132,7 +145,7 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
     throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
   }
-  const counts = failingCells(
+  const { worst, ...counts } = judgeCells(
     await scopeCells(run, {
       projectId: rule.projectId,
       mapId: rule.map.mapId,
@@ -142,6 +155,7 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     }),
     metric,
     threshold,
+    rule.cellSize,
   );
   run.summary.evaluated++;
   // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
@@ -151,6 +165,14 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     return;
   }
   const eventId = crypto.randomUUID();
+  // The scope as judged, so the event's links hold even after the rule changes; a resolved pair has
+  // no failing cell worth listing.
+  const record: WorstCellsRecord = {
+    mapId: rule.map.mapId,
+    days: rule.evaluationDays,
+    cellSize: rule.cellSize,
+    cells: status === "triggered" ? worst : [],
+  };
   const notified =
     status === "triggered" &&
     (await notify(run, rule, profile, {
@@ -170,6 +192,7 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
       thresholdProfile: { id: profile.id, name: profile.name, threshold },
       map: rule.map,
       result: { status, ...counts, failPercentage },
+      ...linked({ origin: run.origin, projectId: rule.projectId, metric, profileId: profile.id, record }),
     }));
   await run.db.insert(alertEvaluationEvents).values({
     id: eventId,
@@ -184,6 +207,7 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     ...counts,
     failPercentage,
     notified,
+    worstCells: record,
   });
   run.summary.changed++;
   if (notified) {

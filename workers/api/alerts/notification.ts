@@ -1,3 +1,4 @@
+import type { EvaluationLinks, LinkedCell } from "./links.js";
 import { type AlertMetric, lowerIsWorse, type ThresholdLevel } from "./metrics.js";
 
 /** What one queue message carries: one evaluation event for one channel. No secrets travel in it. */
@@ -7,7 +8,7 @@ export type NotificationMessage = {
   alert: AlertNotification;
 };
 
-/** The webhook body, as JSON; Slack gets `{text}` rendered from the same facts. */
+/** The webhook body, as JSON; Slack gets `{text, blocks}` rendered from the same facts. */
 export type AlertNotification = {
   type: "alert.triggered";
   /** The evaluation event's id: the same id on every retry, so receivers can deduplicate. */
@@ -26,10 +27,25 @@ export type AlertNotification = {
   thresholdProfile: { id: string; name: string; threshold: number };
   map: { id: string; mapId: string; name: string };
   result: { status: "triggered"; failCount: number; totalCount: number; failPercentage: number };
+  /**
+   * The worst failing cells, worst first, each with its panel's link. Absent from messages queued
+   * before evaluations kept them, so every reader treats both as optional.
+   */
+  worstCells?: LinkedCell[];
+  links?: EvaluationLinks;
 };
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+const UNITS: Record<AlertMetric, string> = { fps: "fps", frame_time: "ms", memory: "MB", gpu_time: "ms" };
+const LABELS: Record<AlertMetric, string> = {
+  fps: "fps",
+  frame_time: "frame time",
+  memory: "memory",
+  gpu_time: "GPU time",
+};
+
+/** The plain-text line: Slack's fallback (notifications, clients without blocks), unchanged in shape. */
 export function slackText(a: AlertNotification): string {
   const worse = lowerIsWorse(a.rule.metric) ? "below" : "above";
   return (
@@ -40,8 +56,85 @@ export function slackText(a: AlertNotification): string {
   );
 }
 
+/** Slack's mrkdwn treats &, < and > as markup: names typed by users are escaped. */
+function esc(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/** Slack renders only absolute http(s) links; a root-relative one (no APP_URL) stays text. */
+const absolute = (url: string | undefined): url is string => url !== undefined && /^https?:\/\//.test(url);
+
+type Block = Record<string, unknown>;
+
+/**
+ * Block Kit for a person reading at a glance: what failed and how badly, where (the worst cells, each
+ * linked to its panel), and a button to the heatmap set to this evaluation. Slack caps a section's text
+ * at 3,000 characters; ten cell lines stay far below it.
+ */
+export function slackBlocks(a: AlertNotification): Block[] {
+  const unit = UNITS[a.rule.metric];
+  const worse = lowerIsWorse(a.rule.metric) ? "below" : "above";
+  const blocks: Block[] = [
+    {
+      type: "header",
+      text: { type: "plain_text", text: `Alert triggered: ${a.rule.name}`.slice(0, 150), emoji: false },
+    },
+    {
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text:
+          `*${a.result.failCount} of ${a.result.totalCount} cells (${round2(a.result.failPercentage)}%)* on ` +
+          `*${esc(a.map.name)}* have mean ${LABELS[a.rule.metric]} ${worse} ` +
+          `${a.thresholdProfile.threshold} ${unit}; the rule allows ${a.rule.failPercentage}%.`,
+      },
+      fields: [
+        { type: "mrkdwn", text: `*Profile*\n${esc(a.thresholdProfile.name)} (${a.rule.thresholdLevel})` },
+        {
+          type: "mrkdwn",
+          text: `*Window*\nLast ${a.rule.evaluationDays} day${a.rule.evaluationDays === 1 ? "" : "s"}, cells of ${a.rule.cellSize}`,
+        },
+      ],
+    },
+  ];
+  const cells = a.worstCells ?? [];
+  if (cells.length) {
+    const lines = cells.map((c, i) => {
+      const where = `(${c.x}, ${c.y})`;
+      const place = absolute(c.link) ? `<${c.link}|${where}>` : where;
+      return `${i + 1}. ${place}  ${round2(c.value)} ${unit} over ${c.samples} sample${c.samples === 1 ? "" : "s"}`;
+    });
+    blocks.push({
+      type: "section",
+      text: { type: "mrkdwn", text: `*Worst cells*\n${lines.join("\n")}` },
+    });
+  }
+  const heatmap = a.links?.heatmap;
+  if (absolute(heatmap)) {
+    blocks.push({
+      type: "actions",
+      elements: [
+        {
+          type: "button",
+          text: { type: "plain_text", text: "Open heatmap" },
+          url: heatmap,
+          action_id: "open_heatmap",
+        },
+      ],
+    });
+  }
+  blocks.push({
+    type: "context",
+    elements: [{ type: "mrkdwn", text: `Evaluated ${a.createdAt} · event ${a.eventId}` }],
+  });
+  return blocks;
+}
+
 /** The exact body bytes of a delivery; signatures are computed over these. */
 export function bodyFor(kind: string, alert: AlertNotification): Uint8Array {
-  const json = kind === "slack" ? JSON.stringify({ text: slackText(alert) }) : JSON.stringify(alert);
+  const json =
+    kind === "slack"
+      ? JSON.stringify({ text: slackText(alert), blocks: slackBlocks(alert) })
+      : JSON.stringify(alert);
   return new TextEncoder().encode(json);
 }

@@ -130,6 +130,17 @@ export const RuleListItemSchema = RuleSchema.extend({
   lastStatusAt: z.iso.datetime().nullable().describe("When the newest of those statuses was recorded"),
 }).openapi("AlertRuleListItem");
 
+export const WorstCellSchema = z
+  .object({
+    x: z.number().describe("The cell's origin: floor(x / cellSize) · cellSize"),
+    y: z.number().describe("The cell's origin: floor(y / cellSize) · cellSize"),
+    cellSize: z.number().int(),
+    value: z.number().describe("The cell's mean of the rule's metric, as judged"),
+    samples: z.number().int().describe("Samples of the metric the mean is over"),
+    link: z.string().describe("The cell's panel: the heatmap link with at=x,y"),
+  })
+  .openapi("AlertWorstCell");
+
 export const EvaluationEventSchema = z
   .object({
     id: z.uuid(),
@@ -145,6 +156,24 @@ export const EvaluationEventSchema = z
     thresholdProfileId: z.uuid().nullable(),
     thresholdProfileName: z.string().nullable(),
     thresholdProfileDeleted: z.boolean(),
+    worstCells: z
+      .array(WorstCellSchema)
+      .describe(
+        "A triggered event's worst failing cells, at most 10, worst first: the worst mean (lowest fps, " +
+          "highest time or memory), then more samples, then lower x, then lower y. Empty for a resolved " +
+          "event and for events recorded before evaluations kept them",
+      ),
+    links: z
+      .object({
+        heatmap: z
+          .string()
+          .describe(
+            "The heatmap page set to the evaluated map, metric, profile, cell size and days (all builds); " +
+              "absolute when the service knows its public origin (APP_URL), else root-relative",
+          ),
+      })
+      .nullable()
+      .describe("Null for events recorded before evaluations kept their scope"),
   })
   .openapi("AlertEvaluationEvent");
 

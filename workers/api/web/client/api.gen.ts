@@ -341,7 +341,7 @@ export interface paths {
         };
         /**
          * Alert evaluation events of every rule of the project, newest first
-         * @description An event is recorded whenever a (rule, profile) status changes, the first evaluation included. Events of a deleted profile are kept with thresholdProfileId and thresholdProfileName null and thresholdProfileDeleted true.
+         * @description An event is recorded whenever a (rule, profile) status changes, the first evaluation included. Events of a deleted profile are kept with thresholdProfileId and thresholdProfileName null and thresholdProfileDeleted true. A triggered event lists its worst failing cells (worstCells, up to 10, worst first) with links to the heatmap page set to the evaluated map, metric, profile, cell size and days (links.heatmap) and to each cell's panel; events recorded before evaluations kept them have worstCells [] and links null.
          */
         get: operations["listAlertHistory"];
         put?: never;
@@ -997,6 +997,26 @@ export interface components {
             thresholdProfileId: string | null;
             thresholdProfileName: string | null;
             thresholdProfileDeleted: boolean;
+            /** @description A triggered event's worst failing cells, at most 10, worst first: the worst mean (lowest fps, highest time or memory), then more samples, then lower x, then lower y. Empty for a resolved event and for events recorded before evaluations kept them */
+            worstCells: components["schemas"]["AlertWorstCell"][];
+            /** @description Null for events recorded before evaluations kept their scope */
+            links: {
+                /** @description The heatmap page set to the evaluated map, metric, profile, cell size and days (all builds); absolute when the service knows its public origin (APP_URL), else root-relative */
+                heatmap: string;
+            } | null;
+        };
+        AlertWorstCell: {
+            /** @description The cell's origin: floor(x / cellSize) · cellSize */
+            x: number;
+            /** @description The cell's origin: floor(y / cellSize) · cellSize */
+            y: number;
+            cellSize: number;
+            /** @description The cell's mean of the rule's metric, as judged */
+            value: number;
+            /** @description Samples of the metric the mean is over */
+            samples: number;
+            /** @description The cell's panel: the heatmap link with at=x,y */
+            link: string;
         };
         AlertRuleListItem: components["schemas"]["AlertRule"] & {
             /** @description Name of the rule's map */

@@ -8,9 +8,43 @@ import { dataTable, pct, when } from "../table.js";
 
 type Rule = Schemas["AlertRuleListItem"];
 type Channel = Schemas["NotificationChannel"];
+type HistoryEvent = Schemas["AlertEvaluationEvent"];
 
 const HISTORY_PAGE = 50;
 const metricLabel = (k: MetricKey) => METRICS.find((m) => m.key === k)?.label ?? k;
+
+/** The links carry the service's public origin; on the page they stay on the origin it is served from. */
+function here(link: string): string {
+  const u = new URL(link, location.origin);
+  return `${u.pathname}${u.search}`;
+}
+
+/** A triggered event's worst cells, each opening its panel on the heatmap, and the heatmap itself. */
+function worstCells(e: HistoryEvent): HTMLElement | string {
+  if (!e.links) {
+    return "—";
+  }
+  const unit = METRICS.find((m) => m.key === e.metric)?.unit ?? "";
+  return h(
+    "div",
+    { class: "worst-cells" },
+    e.worstCells.length
+      ? h(
+          "ol",
+          {},
+          e.worstCells.map((c) =>
+            h(
+              "li",
+              {},
+              h("a", { href: here(c.link) }, `(${c.x}, ${c.y})`),
+              ` ${fmt(c.value, unit)}, ${fmt(c.samples)} sample${c.samples === 1 ? "" : "s"}`,
+            ),
+          ),
+        )
+      : "",
+    h("a", { href: here(e.links.heatmap) }, "Open heatmap"),
+  );
+}
 
 /** `history` (the evaluation history's offset) is the page's URL state. */
 function historyOffset(): number {
@@ -413,6 +447,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
               },
               { label: "Failing", num: true, cell: (e) => pct(e.failPercentage) },
               { label: "Notified", cell: (e) => (e.notified ? "Yes" : "No") },
+              { label: "Worst cells", cell: worstCells },
             ],
             events,
           ),

@@ -1,0 +1,1 @@
+ALTER TABLE "alert_evaluation_events" ADD COLUMN "worst_cells" jsonb;
