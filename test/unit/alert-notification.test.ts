@@ -34,8 +34,8 @@ function alert(origin: string, cells = 2): AlertNotification {
         days: 7,
         cellSize: 25,
         cells: [
-          { x: -50, y: 125, cellSize: 25, value: 12.5, samples: 48 },
-          { x: 0, y: 25, cellSize: 25, value: 21.25, samples: 1 },
+          { x: -50, y: 125, cellSize: 25, value: 12.5, samples: 48, failingShare: 0.75 },
+          { x: 0, y: 25, cellSize: 25, value: 21.25, samples: 1, failingShare: 1 },
         ].slice(0, cells),
       },
     }),
@@ -79,8 +79,8 @@ describe("alert notification bodies", () => {
           {
             "text": {
               "text": "*Worst cells*
-      1. <https://app.example.com/projects/6f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f/heatmap?map=harbor&metric=fps&profile=0b9e6a44-5c1d-4e2f-8a3b-7c6d5e4f3a2b&build=&cell=25&days=7&at=-50,125|(-50, 125)>  12.5 fps over 48 samples
-      2. <https://app.example.com/projects/6f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f/heatmap?map=harbor&metric=fps&profile=0b9e6a44-5c1d-4e2f-8a3b-7c6d5e4f3a2b&build=&cell=25&days=7&at=0,25|(0, 25)>  21.25 fps over 1 sample",
+      1. <https://app.example.com/projects/6f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f/heatmap?map=harbor&metric=fps&profile=0b9e6a44-5c1d-4e2f-8a3b-7c6d5e4f3a2b&build=&cell=25&days=7&at=-50,125|(-50, 125)>  12.5 fps over 48 samples, 75 % failing
+      2. <https://app.example.com/projects/6f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f/heatmap?map=harbor&metric=fps&profile=0b9e6a44-5c1d-4e2f-8a3b-7c6d5e4f3a2b&build=&cell=25&days=7&at=0,25|(0, 25)>  21.25 fps over 1 sample, 100 % failing",
               "type": "mrkdwn",
             },
             "type": "section",

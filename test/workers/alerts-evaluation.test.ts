@@ -32,7 +32,15 @@ type EvalEvent = {
   links: { heatmap: string } | null;
 };
 
-type WorstCell = { x: number; y: number; cellSize: number; value: number; samples: number; link: string };
+type WorstCell = {
+  x: number;
+  y: number;
+  cellSize: number;
+  value: number;
+  samples: number;
+  failingShare: number;
+  link: string;
+};
 
 /** What the test ingested, as plain numbers, for the independent computation of cells. */
 type Sample = { mapId: string; platform: string; x?: number; y?: number; fps?: number; tsUs: bigint };
@@ -102,6 +110,7 @@ function expected(platform: string | null, now = new Date(), cellSize = CELL) {
         cellSize,
         value: values.reduce((a, b) => a + b, 0) / values.length,
         samples: values.length,
+        failingShare: values.filter((v) => v < FPS_WARN).length / values.length,
       };
     })
     .sort((a, b) => a.value - b.value || b.samples - a.samples || a.x - b.x || a.y - b.y)
@@ -301,7 +310,7 @@ describe("alert evaluation, end to end", () => {
   );
 
   it.each([5, 10, 25, 50])(
-    "cells of %i: the worst failing cells, their means and samples equal the independent computation",
+    "cells of %i: the worst failing cells, their means, samples and failing shares equal the independent computation",
     async (size) => {
       await insertsSettled();
       for (const platform of [null, "android"]) {

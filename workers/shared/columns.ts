@@ -33,7 +33,16 @@ export type ErasureStepOutcome = { table: string; rowsRemoved: number };
 export type ContentMetadata = Record<string, unknown>;
 
 /** One failing cell of a triggered evaluation: its origin and size, the judged mean and its samples. */
-export type WorstCell = { x: number; y: number; cellSize: number; value: number; samples: number };
+export type WorstCell = {
+  x: number;
+  y: number;
+  cellSize: number;
+  /** The judged metric's mean over the cell's samples. */
+  value: number;
+  samples: number;
+  /** The share (0 to 1) of the cell's samples that are themselves worse than the threshold. */
+  failingShare: number;
+};
 
 /**
  * alert_evaluation_events.worst_cells: the scope an evaluation judged (what its links need: the map as

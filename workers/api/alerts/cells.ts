@@ -156,7 +156,9 @@ export function judgeCells(
     totalCount++;
     if (lower ? v < threshold : v > threshold) {
       failCount++;
-      failing.push({ x: c.x, y: c.y, cellSize, value: v, samples: c.samples[metric] });
+      // The share of failing samples needs the samples themselves: failingShares fills it in for the
+      // few worst cells kept.
+      failing.push({ x: c.x, y: c.y, cellSize, value: v, samples: c.samples[metric], failingShare: 0 });
     }
   }
   failing.sort(
@@ -172,9 +174,73 @@ export async function countFailingCells(ch: ClickHouseClient, q: CellQuery): Pro
   return { failCount, totalCount };
 }
 
-/** One pair's judgement, counts and worst cells, from one read of its scope's cells. */
+/** One pair's judgement, counts and worst cells (with their failing shares), as the cron makes it. */
 export async function judgeScope(ch: ClickHouseClient, q: CellQuery): Promise<CellJudgement> {
-  return judgeCells(await cellMeans(ch, q), q.metric, q.threshold, q.cellSize);
+  const judged = judgeCells(await cellMeans(ch, q), q.metric, q.threshold, q.cellSize);
+  return { ...judged, worst: await failingShares(ch, q, judged.worst) };
+}
+
+/** The events' column each alert metric is judged on (the same values cellMeans averages). */
+const SAMPLE_COLUMN: Record<AlertMetric, string> = {
+  fps: "fps",
+  frame_time: "frame_time_ms",
+  memory: "memory_mb",
+  gpu_time: "gpu_time_ms",
+};
+
+/**
+ * The worst cells with the share of their samples that are each worse than the threshold. The rollups
+ * keep sums and counts only, so this reads the events, but only the given cells' (at most WORST_CELLS)
+ * performance-bearing events of the scope, and only when an evaluation triggers: a few reads per cron
+ * run, not one per pair.
+ */
+export async function failingShares(
+  ch: ClickHouseClient,
+  q: CellQuery,
+  cells: WorstCell[],
+): Promise<WorstCell[]> {
+  if (cells.length === 0) {
+    return cells;
+  }
+  const f = q.filters;
+  const column = SAMPLE_COLUMN[q.metric];
+  const worse = lowerIsWorse(q.metric) ? "<" : ">";
+  const cell = (v: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8}`;
+  const rows = await selectRows(
+    ch,
+    `
+    SELECT ${cell("position_x")} AS cx, ${cell("position_y")} AS cy,
+      countIf(${column} ${worse} {threshold:Float64}) AS failing, count(${column}) AS samples
+    FROM ${CH_EVENTS}
+    WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
+      AND has(arrayZip({xs:Array(Float64)}, {ys:Array(Float64)}), (cx, cy))
+    GROUP BY cx, cy`,
+    {
+      projectId: q.projectId,
+      from: q.window.from,
+      to: q.window.to,
+      mapId: q.mapId,
+      cellSize: q.cellSize,
+      threshold: q.threshold,
+      xs: cells.map((c) => c.x),
+      ys: cells.map((c) => c.y),
+      anyPlatform: f.platform === null,
+      platform: f.platform ?? "",
+      anyResolution: f.resolution === null,
+      resolution: f.resolution ?? "",
+      anyBuildConfig: f.buildConfig === null,
+      buildConfig: f.buildConfig ?? "",
+      anyGpu: f.gpu === null,
+      gpu: f.gpu ?? "",
+      anyStorage: f.storage === null,
+      storage: f.storage ?? "",
+    },
+    { cx: "unknown", cy: "unknown", failing: "unknown", samples: "unknown" },
+  );
+  const shares = new Map(
+    rows.map((r) => [`${Number(r.cx)},${Number(r.cy)}`, Number(r.failing) / Math.max(1, Number(r.samples))]),
+  );
+  return cells.map((c) => ({ ...c, failingShare: shares.get(`${c.x},${c.y}`) ?? 0 }));
 }
 
 function finite(v: unknown): number | null {

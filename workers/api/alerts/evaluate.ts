@@ -15,7 +15,7 @@ import type { WorstCellsRecord } from "../../shared/columns.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../../shared/db.js";
 import { windowOf } from "../../shared/window.js";
-import { type CellMeans, type CellScope, cellMeans, judgeCells } from "./cells.js";
+import { type CellMeans, type CellScope, cellMeans, failingShares, judgeCells } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
 import { linked } from "./links.js";
 import { thresholdOf } from "./metrics.js";
@@ -145,18 +145,14 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
     throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
   }
-  const { worst, ...counts } = judgeCells(
-    await scopeCells(run, {
-      projectId: rule.projectId,
-      mapId: rule.map.mapId,
-      window: windowOf(rule.evaluationDays, run.now.getTime()),
-      cellSize: rule.cellSize,
-      filters: profile,
-    }),
-    metric,
-    threshold,
-    rule.cellSize,
-  );
+  const scope: CellScope = {
+    projectId: rule.projectId,
+    mapId: rule.map.mapId,
+    window: windowOf(rule.evaluationDays, run.now.getTime()),
+    cellSize: rule.cellSize,
+    filters: profile,
+  };
+  const { worst, ...counts } = judgeCells(await scopeCells(run, scope), metric, threshold, rule.cellSize);
   run.summary.evaluated++;
   // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
   const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
@@ -171,7 +167,7 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     mapId: rule.map.mapId,
     days: rule.evaluationDays,
     cellSize: rule.cellSize,
-    cells: status === "triggered" ? worst : [],
+    cells: status === "triggered" ? await failingShares(run.ch, { ...scope, metric, threshold }, worst) : [],
   };
   const notified =
     status === "triggered" &&

@@ -102,7 +102,8 @@ export function slackBlocks(a: AlertNotification): Block[] {
     const lines = cells.map((c, i) => {
       const where = `(${c.x}, ${c.y})`;
       const place = absolute(c.link) ? `<${c.link}|${where}>` : where;
-      return `${i + 1}. ${place}  ${round2(c.value)} ${unit} over ${c.samples} sample${c.samples === 1 ? "" : "s"}`;
+      const failing = c.failingShare === undefined ? "" : `, ${Math.round(c.failingShare * 100)} % failing`;
+      return `${i + 1}. ${place}  ${round2(c.value)} ${unit} over ${c.samples} sample${c.samples === 1 ? "" : "s"}${failing}`;
     });
     blocks.push({
       type: "section",

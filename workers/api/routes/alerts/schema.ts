@@ -137,6 +137,12 @@ export const WorstCellSchema = z
     cellSize: z.number().int(),
     value: z.number().describe("The cell's mean of the rule's metric, as judged"),
     samples: z.number().int().describe("Samples of the metric the mean is over"),
+    failingShare: z
+      .number()
+      .optional()
+      .describe(
+        "Share (0 to 1) of those samples that are each worse than the threshold; absent on events recorded before it was kept",
+      ),
     link: z.string().describe("The cell's panel: the heatmap link with at=x,y"),
   })
   .openapi("AlertWorstCell");

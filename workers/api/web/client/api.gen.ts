@@ -1015,6 +1015,8 @@ export interface components {
             value: number;
             /** @description Samples of the metric the mean is over */
             samples: number;
+            /** @description Share (0 to 1) of those samples that are each worse than the threshold; absent on events recorded before it was kept */
+            failingShare?: number;
             /** @description The cell's panel: the heatmap link with at=x,y */
             link: string;
         };

@@ -37,7 +37,8 @@ function worstCells(e: HistoryEvent): HTMLElement | string {
               "li",
               {},
               h("a", { href: here(c.link) }, `(${c.x}, ${c.y})`),
-              ` ${fmt(c.value, unit)}, ${fmt(c.samples)} sample${c.samples === 1 ? "" : "s"}`,
+              ` ${fmt(c.value, unit)}, ${fmt(c.samples)} sample${c.samples === 1 ? "" : "s"}` +
+                (c.failingShare === undefined ? "" : `, ${Math.round(c.failingShare * 100)} % failing`),
             ),
           ),
         )
