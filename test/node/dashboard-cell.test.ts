@@ -92,7 +92,7 @@ it("a click opens the cell's panel with the API's numbers, in a shareable URL, a
 
   await page.locator('[data-action="copy-repro"]').click();
   await expect.poll(() => page.locator("[data-copy-status]").textContent()).toContain("copied");
-  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText())) as Record<
+  const copied = JSON.parse(await page.evaluate<string>("navigator.clipboard.readText()")) as Record<
     string,
     unknown
   >;
