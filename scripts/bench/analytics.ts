@@ -4,6 +4,7 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { alertRuleProfiles, alertRules, maps, thresholdProfiles } from "../../schema/pg/schema.js";
 import { buildList } from "../../workers/api/analytics/builds.js";
+import { cellDrilldown } from "../../workers/api/analytics/cell.js";
 import { compareBuilds } from "../../workers/api/analytics/compare.js";
 import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics/dashboard.js";
 import { funnelSteps } from "../../workers/api/analytics/funnels.js";
@@ -26,7 +27,15 @@ const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
 
-type Endpoint = "dashboard" | "heatmap" | "retention" | "funnels" | "insights" | "builds" | "compare";
+type Endpoint =
+  | "dashboard"
+  | "heatmap"
+  | "heatmap_cell"
+  | "retention"
+  | "funnels"
+  | "insights"
+  | "builds"
+  | "compare";
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<
@@ -48,6 +57,18 @@ const ENDPOINTS: Record<
         mapId: "maps/desert_outpost",
         cellSize: 25,
         includeZ: false,
+      }),
+  },
+  // One cell of the busy map: its base cell of 50 is what the primary key of cell_samples reads.
+  heatmap_cell: {
+    query: "heatmap/cell?mapId=maps/desert_outpost&x=0&y=0&cellSize=25&days=7&metric=frame_time",
+    sql: (ch, p) =>
+      cellDrilldown(ch, p, windowOf(7, Date.now()), {
+        mapId: "maps/desert_outpost",
+        cellSize: 25,
+        x: 0,
+        y: 0,
+        metric: "frame_time",
       }),
   },
   retention: {

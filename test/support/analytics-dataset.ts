@@ -33,7 +33,61 @@ export type GenEvent = {
   perf?: Perf;
   /** The SDK's metrics map, e.g. mem.vram (bytes), io.read_bytes, load_time_ms. */
   metrics?: Record<string, number>;
+  engineVersion?: string;
+  /** Degrees, float32 values; absent when the SDK sent no camera. */
+  camera?: { yaw: number; pitch: number };
+  /** Our SDKs' device context (event field 22); absent for the engine SDKs, which send none. */
+  device?: DeviceInit;
 };
+
+export type DeviceInit = { gpu?: string; deviceModel?: string; resolution?: string; osVersion?: string };
+
+const GPUS = ["RTX 3060", "RTX 4070", "RX 6700", "Adreno 740"] as const;
+const MODELS = ["Desktop", "Steam Deck", "Pixel 8"] as const;
+const RESOLUTIONS = ["1920x1080", "2560x1440", "1280x800"] as const;
+const OS_VERSIONS = ["Windows 11", "SteamOS 3.5", "Android 14"] as const;
+const ENGINES = ["6000.0.23f1", "5.4.2", "4.3"] as const;
+
+/**
+ * The dataset with an engine version, a camera and (for two sessions in three) a device context on every
+ * event, derived from the session and the event's own fields: no draw from the generator, so the events
+ * and every other expectation stay as they were. One device field in five is left unsent.
+ */
+export function withDeviceContext(events: GenEvent[]): GenEvent[] {
+  const hash = (s: string) => {
+    let h = 2166136261;
+    for (let i = 0; i < s.length; i++) {
+      h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+    }
+    return h;
+  };
+  return events.map((e, i) => {
+    const h = hash(e.sessionId);
+    const pick = <T>(xs: readonly T[], salt: number) => xs[(h >>> salt) % xs.length] as T;
+    const device: DeviceInit | undefined =
+      h % 3 === 0
+        ? undefined
+        : {
+            gpu: pick(GPUS, 3),
+            deviceModel: pick(MODELS, 7),
+            ...((h >>> 11) % 5 === 0 ? {} : { resolution: pick(RESOLUTIONS, 13) }),
+            osVersion: pick(OS_VERSIONS, 17),
+          };
+    return {
+      ...e,
+      engineVersion: pick(ENGINES, 5),
+      ...(e.pos && i % 4 !== 3
+        ? {
+            camera: {
+              yaw: Math.fround((e.tsUs % 3600) / 10),
+              pitch: Math.fround((Math.floor(e.tsUs / 16) % 1800) / 10 - 90),
+            },
+          }
+        : {}),
+      ...(device ? { device } : {}),
+    };
+  });
+}
 
 export const FUNNEL_NAMES = ["match_start", "level_up", "match_end"] as const;
 const OTHER_NAMES = ["session_start", "purchase", "ui_click", "frame_sample", "frame_sample"] as const;

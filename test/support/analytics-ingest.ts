@@ -26,6 +26,9 @@ export function toWire(e: GenEvent): EventInit {
     gpuTimeMs: p.gpuTimeMs ?? 0,
     gameThreadMs: p.gameThreadMs ?? 0,
     renderThreadMs: p.renderThreadMs ?? 0,
+    ...(e.engineVersion ? { engineVersion: e.engineVersion } : {}),
+    ...(e.camera ? { cameraYaw: e.camera.yaw, cameraPitch: e.camera.pitch } : {}),
+    ...(e.device ? { device: e.device } : {}),
   };
 }
 

@@ -421,3 +421,303 @@ export function refCompare(events: GenEvent[], q: CompareParams, nowMs: number) 
     }),
   };
 }
+
+export type CellParams = {
+  mapId: string;
+  cellSize: number;
+  days: number;
+  x: number;
+  y: number;
+  z?: number;
+  buildId?: string;
+  platform?: string;
+  metric: "fps" | "frame_time" | "memory" | "gpu_time";
+  profile?: {
+    id: string;
+    name: string;
+    marks: Record<CellParams["metric"], { good: number | null; warn: number | null }>;
+  };
+};
+
+const CELL_METRIC_KEYS = ["fps", "frame_time", "memory", "gpu_time"] as const;
+/** 4 buckets per octave: 1…1,024 for fps and milliseconds, 16 MB…64 GiB for memory. */
+const edgesFrom = (k0: number, k1: number) =>
+  Array.from({ length: k1 - k0 + 1 }, (_, i) => 2 ** ((k0 + i) / 4));
+const CELL_EDGES = {
+  fps: edgesFrom(0, 40),
+  frame_time: edgesFrom(0, 40),
+  memory: edgesFrom(16, 64),
+  gpu_time: edgesFrom(0, 40),
+};
+
+/** A sample of the metric as stored: float32 fields, memory in megabytes; undefined when not collected. */
+function cellSampleOf(e: GenEvent, m: CellParams["metric"]): number | undefined {
+  const p = e.perf ?? {};
+  const v =
+    m === "fps" ? p.fps : m === "frame_time" ? p.frameTimeMs : m === "gpu_time" ? p.gpuTimeMs : undefined;
+  if (m === "memory") {
+    return p.memoryUsedBytes ? p.memoryUsedBytes / 1_048_576 : undefined;
+  }
+  return v ? Math.fround(v) : undefined;
+}
+
+const isoUs = (us: number) =>
+  `${new Date(Math.floor(us / 1000)).toISOString().slice(0, 19)}.${String(us % 1_000_000).padStart(6, "0")}Z`;
+const worseThan = (m: CellParams["metric"], v: number, mark: number) => (m === "fps" ? v < mark : v > mark);
+/** Nearest-rank over raw values (no bucketing): positions and camera angles. */
+const rawMedian = (vs: number[]) => {
+  if (!vs.length) {
+    return null;
+  }
+  const s = [...vs].sort((a, b) => a - b);
+  return s[Math.max(1, Math.ceil(0.5 * s.length)) - 1] as number;
+};
+
+function deviceRef(e: GenEvent) {
+  const d = e.device ?? {};
+  const v = {
+    gpu: d.gpu ?? "",
+    deviceModel: d.deviceModel ?? "",
+    resolution: d.resolution ?? "",
+    osVersion: d.osVersion ?? "",
+  };
+  return v.gpu || v.deviceModel || v.resolution || v.osVersion
+    ? {
+        gpu: v.gpu || null,
+        deviceModel: v.deviceModel || null,
+        resolution: v.resolution || null,
+        osVersion: v.osVersion || null,
+      }
+    : null;
+}
+
+/** The cell drill-down (docs/analytics.md, "Heatmap cell") over the generated events. */
+export function refCell(events: GenEvent[], q: CellParams, nowMs: number) {
+  const w = refWindow(q.days, nowMs);
+  const origin = (v: number) => Math.floor(Math.fround(v) / q.cellSize) * q.cellSize;
+  const xs = events.filter(
+    (e) =>
+      inWindow(w)(e) &&
+      e.mapId === q.mapId &&
+      e.pos !== undefined &&
+      hasPerf(e) &&
+      origin(e.pos.x) === q.x &&
+      origin(e.pos.y) === q.y &&
+      (q.z === undefined || origin(e.pos.z ?? 1) === q.z) &&
+      (q.buildId === undefined || e.buildId === q.buildId) &&
+      (q.platform === undefined || e.platform === q.platform),
+  );
+  const values = (es: GenEvent[], m: CellParams["metric"]) =>
+    es.flatMap((e) => {
+      const v = cellSampleOf(e, m);
+      return v === undefined ? [] : [v];
+    });
+  const distributions = Object.fromEntries(
+    CELL_METRIC_KEYS.map((m) => {
+      const vs = values(xs, m);
+      const edges = CELL_EDGES[m];
+      const counts = new Array<number>(edges.length + 1).fill(0);
+      for (const v of vs) {
+        const k = edges.filter((e) => v >= e).length;
+        counts[k] = (counts[k] ?? 0) + 1;
+      }
+      return [
+        m,
+        {
+          samples: vs.length,
+          mean: mean(vs),
+          p50: nearestRank(vs, 0.5),
+          p95: nearestRank(vs, 0.95),
+          p99: nearestRank(vs, 0.99),
+          edges,
+          counts,
+        },
+      ];
+    }),
+  ) as Record<
+    CellParams["metric"],
+    {
+      samples: number;
+      mean: number | null;
+      p50: number | null;
+      p95: number | null;
+      p99: number | null;
+      edges: number[];
+      counts: number[];
+    }
+  >;
+  const marks = q.profile?.marks[q.metric];
+  const failMark = marks ? (marks.warn ?? marks.good) : null;
+  const dims = {
+    build_id: (e: GenEvent) => e.buildId,
+    platform: (e: GenEvent) => e.platform,
+    engine_version: (e: GenEvent) => e.engineVersion ?? "",
+    gpu: (e: GenEvent) => e.device?.gpu ?? "",
+    device_model: (e: GenEvent) => e.device?.deviceModel ?? "",
+    resolution: (e: GenEvent) => e.device?.resolution ?? "",
+    os_version: (e: GenEvent) => e.device?.osVersion ?? "",
+  };
+  const breakdowns = Object.fromEntries(
+    Object.entries(dims).map(([dim, key]) => {
+      const byKey = new Map<string, GenEvent[]>();
+      for (const e of xs) {
+        byKey.set(key(e), [...(byKey.get(key(e)) ?? []), e]);
+      }
+      const rows = [...byKey].map(([k, es]) => {
+        const judged = values(es, q.metric);
+        return {
+          key: k === "" ? null : k,
+          samples: es.length,
+          meanFps: mean(values(es, "fps")),
+          p95FrameTime: nearestRank(values(es, "frame_time"), 0.95),
+          failingPct:
+            failMark === null || judged.length === 0
+              ? null
+              : share(judged.filter((v) => worseThan(q.metric, v, failMark)).length, judged.length),
+        };
+      });
+      rows.sort(
+        (a, b) =>
+          (b.failingPct ?? -1) - (a.failingPct ?? -1) ||
+          (b.p95FrameTime ?? -1) - (a.p95FrameTime ?? -1) ||
+          b.samples - a.samples ||
+          textOrder(a.key ?? "", b.key ?? ""),
+      );
+      return [dim, rows.slice(0, 20)];
+    }),
+  );
+  const sessions = new Map<string, GenEvent[]>();
+  for (const e of xs) {
+    sessions.set(e.sessionId, [...(sessions.get(e.sessionId) ?? []), e]);
+  }
+  const worstSessions = [...sessions]
+    .map(([sessionId, es]) => {
+      const last = es.reduce((a, b) => (b.tsUs > a.tsUs ? b : a));
+      return {
+        sessionId,
+        player: playerOf(last),
+        buildId: last.buildId,
+        platform: last.platform,
+        device: deviceRef(last),
+        samples: es.length,
+        p95FrameTime: nearestRank(values(es, "frame_time"), 0.95),
+        p05Fps: nearestRank(values(es, "fps"), 0.05),
+        firstSeen: isoUs(Math.min(...es.map((e) => e.tsUs))),
+        lastSeen: isoUs(Math.max(...es.map((e) => e.tsUs))),
+      };
+    })
+    .sort(
+      (a, b) =>
+        (b.p95FrameTime ?? -Infinity) - (a.p95FrameTime ?? -Infinity) ||
+        (a.p05Fps ?? Infinity) - (b.p05Fps ?? Infinity) ||
+        textOrder(a.sessionId, b.sessionId),
+    )
+    .slice(0, 10);
+  // Worst samples: the metric's tail, bucketed at or beyond its p05 (fps) or p95.
+  const fps = q.metric === "fps";
+  const tail = nearestRank(values(xs, q.metric), fps ? 0.05 : 0.95);
+  const worst =
+    tail === null
+      ? []
+      : xs.filter((e) => {
+          const v = cellSampleOf(e, q.metric);
+          return v !== undefined && (fps ? bucketFloor(v) <= tail : bucketFloor(v) >= tail);
+        });
+  const mode = (key: (e: GenEvent) => string) => {
+    const counts = countBy(worst, key);
+    return [...counts].sort((a, b) => b[1] - a[1] || textOrder(a[0], b[0]))[0]?.[0] ?? null;
+  };
+  const deviceKey = mode((e) =>
+    JSON.stringify([
+      e.device?.gpu ?? "",
+      e.device?.deviceModel ?? "",
+      e.device?.resolution ?? "",
+      e.device?.osVersion ?? "",
+    ]),
+  );
+  const withCamera = worst.filter((e) => e.camera);
+  const zs = worst.map((e) => Math.fround(e.pos?.z ?? 1));
+  return {
+    mapId: q.mapId,
+    cellSize: q.cellSize,
+    x: q.x,
+    y: q.y,
+    ...(q.z === undefined ? {} : { z: q.z }),
+    metric: q.metric,
+    samples: xs.length,
+    sessions: sessions.size,
+    players: new Set(xs.map(playerOf)).size,
+    firstSeen: xs.length ? isoUs(Math.min(...xs.map((e) => e.tsUs))) : null,
+    lastSeen: xs.length ? isoUs(Math.max(...xs.map((e) => e.tsUs))) : null,
+    distributions,
+    profile: q.profile
+      ? {
+          id: q.profile.id,
+          name: q.profile.name,
+          marks: CELL_METRIC_KEYS.filter(
+            (m) => q.profile?.marks[m].good !== null || q.profile?.marks[m].warn !== null,
+          ).map((m) => {
+            const mk = q.profile?.marks[m] ?? { good: null, warn: null };
+            const vs = values(xs, m);
+            const failing = (mark: number | null) =>
+              mark === null || vs.length === 0
+                ? null
+                : share(vs.filter((v) => worseThan(m, v, mark)).length, vs.length);
+            return {
+              metric: m,
+              good: mk.good,
+              warn: mk.warn,
+              samples: vs.length,
+              failingGoodPct: failing(mk.good),
+              failingWarnPct: failing(mk.warn),
+            };
+          }),
+        }
+      : null,
+    breakdowns,
+    worstSessions,
+    repro: {
+      mapId: q.mapId,
+      bounds: {
+        minX: q.x,
+        maxX: q.x + q.cellSize,
+        minY: q.y,
+        maxY: q.y + q.cellSize,
+        ...(q.z === undefined ? {} : { minZ: q.z, maxZ: q.z + q.cellSize }),
+      },
+      metric: q.metric,
+      worstSamples: worst.length,
+      threshold: worst.length ? tail : null,
+      position: worst.length
+        ? {
+            x: rawMedian(worst.map((e) => Math.fround(e.pos?.x ?? 0))),
+            y: rawMedian(worst.map((e) => Math.fround(e.pos?.y ?? 0))),
+            z: rawMedian(zs),
+          }
+        : null,
+      camera: withCamera.length
+        ? {
+            yaw: rawMedian(withCamera.map((e) => e.camera?.yaw ?? 0)),
+            pitch: rawMedian(withCamera.map((e) => e.camera?.pitch ?? 0)),
+          }
+        : null,
+      buildId: worst.length ? mode((e) => e.buildId) || null : null,
+      platform: worst.length ? mode((e) => e.platform) || null : null,
+      device:
+        deviceKey === null
+          ? null
+          : (() => {
+              const [gpu, deviceModel, resolution, osVersion] = JSON.parse(deviceKey) as string[];
+              return gpu || deviceModel || resolution || osVersion
+                ? {
+                    gpu: gpu || null,
+                    deviceModel: deviceModel || null,
+                    resolution: resolution || null,
+                    osVersion: osVersion || null,
+                  }
+                : null;
+            })(),
+      filters: { buildId: q.buildId ?? null, platform: q.platform ?? null },
+    },
+  };
+}

@@ -86,6 +86,7 @@ beforeAll(async () => {
     "telemetry.player_first_seen",
     "telemetry.daily_actors",
     "telemetry.hourly_players",
+    "telemetry.cell_samples",
     // Rebuilt for the player's days from the events left (workers/api/erasure/rollups.ts).
     "telemetry.heatmap_cells",
     "telemetry.alert_cells",

@@ -114,6 +114,7 @@ describe("player erasure", () => {
       "telemetry.player_first_seen",
       "telemetry.daily_actors",
       "telemetry.hourly_players",
+      "telemetry.cell_samples",
       "telemetry.heatmap_cells",
       "telemetry.alert_cells",
       "telemetry.daily_events",

@@ -146,6 +146,13 @@ const REQUESTS: Record<string, Variant[]> = {
     { query: () => "mapId=dust" },
     { label: "with z", query: () => "mapId=dust&includeZ=true&eventName=kill" },
   ],
+  getHeatmapCell: [
+    { query: () => "mapId=dust&x=25&y=-50" },
+    {
+      label: "3-D, filtered",
+      query: () => "mapId=dust&x=0&y=0&z=5&cellSize=5&buildId=b&platform=windows&metric=memory",
+    },
+  ],
   getFunnels: [{ query: () => "steps=a,b" }],
   getInsights: [{ query: () => "metric=count&groupBy=day" }],
   compareBuilds: [

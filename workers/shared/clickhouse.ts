@@ -18,6 +18,9 @@ export const CH_DAILY_EVENTS = `${CH_DB}.daily_events`;
 export const CH_BUILD_DAYS = `${CH_DB}.build_days`;
 export const CH_COMPARE_DAYS = `${CH_DB}.compare_days`;
 export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
+// The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
+// drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
+export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
+  CH_CELL_SAMPLES,
   CH_DAILY_ACTORS,
   CH_EVENTS,
   CH_HOURLY_PLAYERS,
@@ -27,7 +28,7 @@ const PLAYER_EVENTS = `project_id = {project:UUID} AND (
  * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql):
  * the player's first-seen rows (their own and those of the anonymous players of their identified
  * sessions), their daily player rows, and the session rows of sessions left without any event; and
- * their hourly rows (0004_rollups.sql).
+ * their hourly rows (0004_rollups.sql); and their copies in the cell samples (0005_cell_samples.sql).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS },
@@ -45,6 +46,7 @@ export const ERASURE_STEPS: ErasureStep[] = [
     table: CH_HOURLY_PLAYERS,
     where: "project_id = {project:UUID} AND (id = {player:String} OR id IN {identified:Array(String)})",
   },
+  { table: CH_CELL_SAMPLES, where: PLAYER_EVENTS },
 ];
 
 export type Bound = {

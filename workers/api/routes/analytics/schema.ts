@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { CELL_METRICS } from "../../analytics/cell.js";
 import { COMPARE_METRICS } from "../../analytics/compare.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
 
@@ -211,3 +212,175 @@ export const BuildComparisonSchema = z
     ),
   })
   .openapi("BuildComparison");
+
+// A cell origin as the heatmap returns it: a finite number within the wire's position bound.
+const cellOrigin = (axis: string) =>
+  z
+    .string()
+    .regex(/^-?\d+(\.\d+)?$/, "a number (the cell origin as the heatmap returns it)")
+    .refine((v) => Math.abs(Number(v)) <= 1e9, "at most 1e9 in magnitude")
+    .openapi({ description: `The cell's ${axis} origin, as the heatmap's cells carry it`, example: "25" });
+
+export const HeatmapCellQuery = z
+  .object({
+    mapId: mapIdParam,
+    x: cellOrigin("x"),
+    y: cellOrigin("y"),
+    z: cellOrigin("z (a 3-D cell of includeZ=true)").optional(),
+    cellSize: HeatmapQuery.shape.cellSize,
+    days: HeatmapQuery.shape.days,
+    buildId: HeatmapQuery.shape.buildId,
+    platform: HeatmapQuery.shape.platform,
+    profileId: z
+      .uuid()
+      .optional()
+      .openapi({ description: "A threshold profile of the project: its marks judge the samples" }),
+    metric: z.enum(CELL_METRICS).default("fps").openapi({
+      description:
+        "The metric whose tail makes the worst samples (repro) and whose profile marks make a sample failing (breakdowns)",
+    }),
+  })
+  .superRefine((q, ctx) => {
+    // Every cell origin is a multiple of the cell size; anything else names no cell.
+    for (const axis of ["x", "y", "z"] as const) {
+      const v = q[axis];
+      if (v !== undefined && Number(v) % Number(q.cellSize) !== 0) {
+        ctx.addIssue({
+          code: "custom",
+          path: [axis],
+          message: `must be a multiple of cellSize (${q.cellSize}): the origin of a cell`,
+        });
+      }
+    }
+  });
+
+const nullable = (d: string) => z.number().nullable().describe(d);
+const groups = z.array(
+  z
+    .object({
+      key: z.string().nullable().describe("The value; null where the events did not send it"),
+      samples: count,
+      meanFps: nullable("Mean FPS of the group's samples carrying it"),
+      p95FrameTime: nullable("95th percentile of frame time, ms (quantized nearest-rank)"),
+      failingPct: nullable(
+        "Percentage (2 decimals) of the group's samples of `metric` worse than the profile's warn mark (good where warn is unset); null without a profile defining it",
+      ),
+    })
+    .openapi("CellBreakdownGroup"),
+);
+const device = z
+  .object({
+    gpu: z.string().nullable(),
+    deviceModel: z.string().nullable(),
+    resolution: z.string().nullable(),
+    osVersion: z.string().nullable(),
+  })
+  .nullable()
+  .openapi("CellDevice", { description: "Device context; null where the events carried none" });
+const distribution = z
+  .object({
+    samples: count.describe("Samples carrying the metric"),
+    mean: nullable("Mean"),
+    p50: nullable("Median (quantized nearest-rank, as the heatmap's tails)"),
+    p95: nullable("95th percentile"),
+    p99: nullable("99th percentile"),
+    edges: z.array(z.number()).describe("Ascending bucket edges"),
+    counts: z
+      .array(count)
+      .describe(
+        "edges.length + 1 counts: below edges[0], [edges[i−1], edges[i]) for i = 1…edges.length − 1, at or above the last edge",
+      ),
+  })
+  .openapi("CellDistribution");
+
+export const CellDrilldownSchema = z
+  .object({
+    mapId: z.string(),
+    cellSize: count,
+    x: z.number(),
+    y: z.number(),
+    z: z.number().optional(),
+    metric: z.enum(CELL_METRICS),
+    samples: count.describe("Performance-bearing events in the cell"),
+    sessions: count.describe("Distinct sessions (exact)"),
+    players: count.describe("Distinct players (exact)"),
+    firstSeen: z.string().nullable().describe("ISO timestamp (µs) of the first sample; null without samples"),
+    lastSeen: z.string().nullable(),
+    distributions: z.object({
+      fps: distribution,
+      frame_time: distribution,
+      memory: distribution.describe("Megabytes"),
+      gpu_time: distribution,
+    }),
+    profile: z
+      .object({
+        id: z.string(),
+        name: z.string(),
+        marks: z.array(
+          z.object({
+            metric: z.enum(CELL_METRICS),
+            good: z.number().nullable(),
+            warn: z.number().nullable(),
+            samples: count,
+            failingGoodPct: nullable("Percentage of the samples worse than the good mark; null without it"),
+            failingWarnPct: nullable("Percentage of the samples worse than the warn mark; null without it"),
+          }),
+        ),
+      })
+      .nullable()
+      .describe("With profileId: each metric the profile defines a mark for"),
+    breakdowns: z.object({
+      build_id: groups,
+      platform: groups,
+      engine_version: groups,
+      gpu: groups,
+      device_model: groups,
+      resolution: groups,
+      os_version: groups,
+    }),
+    worstSessions: z.array(
+      z
+        .object({
+          sessionId: z.string(),
+          player: z.string().describe("player_id, or the session id when it was empty"),
+          buildId: z.string(),
+          platform: z.string(),
+          device,
+          samples: count,
+          p95FrameTime: nullable("95th percentile of the session's frame time in the cell"),
+          p05Fps: nullable("5th percentile of the session's FPS in the cell"),
+          firstSeen: z.string().describe("ISO timestamp of the session's first sample in the cell"),
+          lastSeen: z.string(),
+        })
+        .openapi("CellWorstSession"),
+    ),
+    repro: z
+      .object({
+        mapId: z.string(),
+        bounds: z.object({
+          minX: z.number(),
+          maxX: z.number(),
+          minY: z.number(),
+          maxY: z.number(),
+          minZ: z.number().optional(),
+          maxZ: z.number().optional(),
+        }),
+        metric: z.enum(CELL_METRICS),
+        worstSamples: count.describe("Samples in the metric's tail: at or below p05 (fps), at or above p95"),
+        threshold: nullable("That tail figure"),
+        position: z
+          .object({ x: z.number(), y: z.number(), z: z.number().nullable() })
+          .nullable()
+          .describe("Median position of the worst samples (nearest-rank)"),
+        camera: z
+          .object({ yaw: z.number(), pitch: z.number() })
+          .nullable()
+          .describe("Median camera yaw and pitch (degrees) of the worst samples carrying a camera"),
+        buildId: z.string().nullable().describe("The build the worst samples most often came from"),
+        platform: z.string().nullable(),
+        device,
+        filters: z.object({ buildId: z.string().nullable(), platform: z.string().nullable() }),
+      })
+      .openapi("CellRepro"),
+  })
+  .openapi("HeatmapCellDrilldown");

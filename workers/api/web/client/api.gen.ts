@@ -526,6 +526,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{id}/heatmap/cell": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One heatmap cell in depth: distributions, who suffers, worst sessions, repro
+         * @description The performance-bearing events of one cell (x, y and optionally z as the heatmap returns them, same cellSize, days, buildId and platform). Distributions of fps, frame time, memory (MB) and GPU time: samples, mean, p50/p95/p99 (quantized nearest-rank, as the heatmap's tails) and a histogram over log-spaced edges, 4 per octave: fps, frame time and GPU time 2^(k/4) for k = 0…40 (1 to 1,024; a 1 s hitch has its own bucket), memory 2^(k/4) MB for k = 16…64 (16 MB to 64 GiB); counts has one more entry than edges (below the first, each [edge, next), at or above the last). With profileId, the share of each metric's samples worse than the profile's good and warn marks (fps below, the others above; equal passes; the profile's device filters are not applied, as on the heatmap). Breakdowns by build_id, platform, engine_version and the device context (gpu, device_model, resolution, os_version; null key: not sent), worst first (failing share, then p95 frame time), 20 per dimension. The 10 sessions with the highest p95 frame time in the cell. repro: the cell's world bounds, and over the worst samples of `metric` (its p05 for fps, p95 otherwise, and beyond) the median position and camera, and the build, platform and device they most often came from. A cell without samples answers zeros and nulls.
+         */
+        get: operations["getHeatmapCell"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{id}/heatmap": {
         parameters: {
             query?: never;
@@ -1253,6 +1273,143 @@ export interface components {
                 event_name: string;
                 count: number;
             }[];
+        };
+        HeatmapCellDrilldown: {
+            mapId: string;
+            cellSize: number;
+            x: number;
+            y: number;
+            z?: number;
+            /** @enum {string} */
+            metric: "fps" | "frame_time" | "memory" | "gpu_time";
+            /** @description Performance-bearing events in the cell */
+            samples: number;
+            /** @description Distinct sessions (exact) */
+            sessions: number;
+            /** @description Distinct players (exact) */
+            players: number;
+            /** @description ISO timestamp (µs) of the first sample; null without samples */
+            firstSeen: string | null;
+            lastSeen: string | null;
+            distributions: {
+                fps: components["schemas"]["CellDistribution"];
+                frame_time: components["schemas"]["CellDistribution"];
+                memory: components["schemas"]["CellDistribution"] & unknown;
+                gpu_time: components["schemas"]["CellDistribution"];
+            };
+            /** @description With profileId: each metric the profile defines a mark for */
+            profile: {
+                id: string;
+                name: string;
+                marks: {
+                    /** @enum {string} */
+                    metric: "fps" | "frame_time" | "memory" | "gpu_time";
+                    good: number | null;
+                    warn: number | null;
+                    samples: number;
+                    /** @description Percentage of the samples worse than the good mark; null without it */
+                    failingGoodPct: number | null;
+                    /** @description Percentage of the samples worse than the warn mark; null without it */
+                    failingWarnPct: number | null;
+                }[];
+            } | null;
+            breakdowns: {
+                build_id: components["schemas"]["CellBreakdownGroup"][];
+                platform: components["schemas"]["CellBreakdownGroup"][];
+                engine_version: components["schemas"]["CellBreakdownGroup"][];
+                gpu: components["schemas"]["CellBreakdownGroup"][];
+                device_model: components["schemas"]["CellBreakdownGroup"][];
+                resolution: components["schemas"]["CellBreakdownGroup"][];
+                os_version: components["schemas"]["CellBreakdownGroup"][];
+            };
+            worstSessions: components["schemas"]["CellWorstSession"][];
+            repro: components["schemas"]["CellRepro"];
+        };
+        CellDistribution: {
+            /** @description Samples carrying the metric */
+            samples: number;
+            /** @description Mean */
+            mean: number | null;
+            /** @description Median (quantized nearest-rank, as the heatmap's tails) */
+            p50: number | null;
+            /** @description 95th percentile */
+            p95: number | null;
+            /** @description 99th percentile */
+            p99: number | null;
+            /** @description Ascending bucket edges */
+            edges: number[];
+            /** @description edges.length + 1 counts: below edges[0], [edges[i−1], edges[i]) for i = 1…edges.length − 1, at or above the last edge */
+            counts: number[];
+        };
+        CellBreakdownGroup: {
+            /** @description The value; null where the events did not send it */
+            key: string | null;
+            samples: number;
+            /** @description Mean FPS of the group's samples carrying it */
+            meanFps: number | null;
+            /** @description 95th percentile of frame time, ms (quantized nearest-rank) */
+            p95FrameTime: number | null;
+            /** @description Percentage (2 decimals) of the group's samples of `metric` worse than the profile's warn mark (good where warn is unset); null without a profile defining it */
+            failingPct: number | null;
+        };
+        CellWorstSession: {
+            sessionId: string;
+            /** @description player_id, or the session id when it was empty */
+            player: string;
+            buildId: string;
+            platform: string;
+            device: components["schemas"]["CellDevice"];
+            samples: number;
+            /** @description 95th percentile of the session's frame time in the cell */
+            p95FrameTime: number | null;
+            /** @description 5th percentile of the session's FPS in the cell */
+            p05Fps: number | null;
+            /** @description ISO timestamp of the session's first sample in the cell */
+            firstSeen: string;
+            lastSeen: string;
+        };
+        /** @description Device context; null where the events carried none */
+        CellDevice: {
+            gpu: string | null;
+            deviceModel: string | null;
+            resolution: string | null;
+            osVersion: string | null;
+        } | null;
+        CellRepro: {
+            mapId: string;
+            bounds: {
+                minX: number;
+                maxX: number;
+                minY: number;
+                maxY: number;
+                minZ?: number;
+                maxZ?: number;
+            };
+            /** @enum {string} */
+            metric: "fps" | "frame_time" | "memory" | "gpu_time";
+            /** @description Samples in the metric's tail: at or below p05 (fps), at or above p95 */
+            worstSamples: number;
+            /** @description That tail figure */
+            threshold: number | null;
+            /** @description Median position of the worst samples (nearest-rank) */
+            position: {
+                x: number;
+                y: number;
+                z: number | null;
+            } | null;
+            /** @description Median camera yaw and pitch (degrees) of the worst samples carrying a camera */
+            camera: {
+                yaw: number;
+                pitch: number;
+            } | null;
+            /** @description The build the worst samples most often came from */
+            buildId: string | null;
+            platform: string | null;
+            device: components["schemas"]["CellDevice"];
+            filters: {
+                buildId: string | null;
+                platform: string | null;
+            };
         };
         /** @description The shape the Unity, UE5 and Godot editor overlays parse, the same in both modes. Percentiles are ClickHouse quantileExact: the value at index floor(level · n) of the n ascending samples. */
         HeatmapCell: {
@@ -4192,6 +4349,105 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Dashboard"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHeatmapCell: {
+        parameters: {
+            query: {
+                /** @description The user map identifier (as the SDK sends it) or the internal UUID of one of the project's maps */
+                mapId: string;
+                /** @description The cell's x origin, as the heatmap's cells carry it */
+                x: string;
+                /** @description The cell's y origin, as the heatmap's cells carry it */
+                y: string;
+                /** @description The cell's z (a 3-D cell of includeZ=true) origin, as the heatmap's cells carry it */
+                z?: string;
+                /** @description Grid cell size in world units */
+                cellSize?: "5" | "10" | "25" | "50";
+                /** @description UTC calendar days ending today, today included */
+                days?: "1" | "7" | "14" | "30";
+                /** @description Only events of this build_id (the dashboard's per-build and difference maps) */
+                buildId?: string;
+                /** @description Only events of this platform */
+                platform?: string;
+                /** @description A threshold profile of the project: its marks judge the samples */
+                profileId?: string;
+                /** @description The metric whose tail makes the worst samples (repro) and whose profile marks make a sample failing (breakdowns) */
+                metric?: "fps" | "frame_time" | "memory" | "gpu_time";
+            };
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cell's distributions, breakdowns, worst sessions and repro. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["HeatmapCellDrilldown"];
                     };
                 };
             };

@@ -33,7 +33,15 @@ declare global {
  */
 export async function drawMap(
   container: HTMLElement,
-  opts: { id: string; map: MapRecord; cellSize: number; cells: DrawnCell[]; label: string },
+  opts: {
+    id: string;
+    map: MapRecord;
+    cellSize: number;
+    cells: DrawnCell[];
+    label: string;
+    /** A cell clicked, or Enter on the keyboard's focus cell (the heatmap opens its panel). */
+    onSelect?: (cell: DrawnCell) => void;
+  },
 ): Promise<DrawReport> {
   const { map, cellSize } = opts;
   const img = new Image();
@@ -58,7 +66,7 @@ export async function drawMap(
     h(
       "p",
       { class: "muted hint" },
-      "Hover a cell for its numbers, or focus the map (Tab) and move with the arrow keys.",
+      "Hover a cell for its numbers, or focus the map (Tab) and move with the arrow keys; click a cell (or press Enter) to open it.",
     ),
     wrap,
   );
@@ -110,6 +118,15 @@ export async function drawMap(
     const key = `${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`;
     place(byKey.get(key), ev.clientX - r.left, ev.clientY - r.top);
   });
+  canvas.addEventListener("click", (ev) => {
+    const r = canvas.getBoundingClientRect();
+    const wx = map.worldMinX + ((ev.clientX - r.left) * (W / r.width)) / sx;
+    const wy = map.worldMaxY - ((ev.clientY - r.top) * (H / r.height)) / sy;
+    const cell = byKey.get(`${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`);
+    if (cell) {
+      opts.onSelect?.(cell);
+    }
+  });
   canvas.addEventListener("mouseleave", () => {
     tip.hidden = true;
   });
@@ -146,6 +163,11 @@ export async function drawMap(
       ArrowUp: [0, 1],
       ArrowDown: [0, -1],
     };
+    if (ev.key === "Enter" && at) {
+      ev.preventDefault();
+      opts.onSelect?.(at);
+      return;
+    }
     const d = step[ev.key];
     if (!d || !at) {
       return;

@@ -1,4 +1,5 @@
 import { api } from "../api.js";
+import { cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord, rampColour } from "../map-canvas.js";
 import {
@@ -93,8 +94,34 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     { name: "platform", label: "Platform", kind: "text", def: "", placeholder: "all platforms" },
   ];
   const view = h("div", { class: "panel heatmap-view" });
-  const form = controlsForm(controls, (s) => void draw(s));
-  clear(body, form.form, view);
+  const panel = h("section", { class: "panel cell-panel", "aria-label": "Selected cell", hidden: true });
+  const form = controlsForm(controls, (s) => {
+    // Another map, size or filter: the selected cell no longer names the same place.
+    cellToUrl(null);
+    panel.hidden = true;
+    void draw(s);
+  });
+  clear(body, form.form, view, panel);
+  const openCell = (s: State, map: MapRecord, cell: { x: number; y: number }) => {
+    cellToUrl(cell);
+    void cellPanel(panel, {
+      projectId,
+      mapId: map.mapId,
+      mapName: map.name,
+      cellSize: Number(s.cell),
+      days: s.days ?? "7",
+      buildId: s.build || undefined,
+      platform: s.platform || undefined,
+      profileId: s.profile || undefined,
+      metric: s.metric ?? "fps",
+      cell,
+      onClose: () => {
+        cellToUrl(null);
+        panel.hidden = true;
+        panel.replaceChildren();
+      },
+    });
+  };
   const modeFields = (s: State) => {
     const events = s.mode === "events";
     form.form.querySelector<HTMLElement>('label[for="ctl-event"]')?.toggleAttribute("hidden", !events);
@@ -149,7 +176,12 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
           label: events
             ? `Where ${s.event} happens on ${map.name}`
             : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
+          onSelect: events ? undefined : (cell) => openCell(s, map, cell),
         });
+        const selected = cellFromUrl();
+        if (!events && selected) {
+          openCell(s, map, selected);
+        }
       },
       {
         isEmpty: (cells) => cells.length === 0,

@@ -1,0 +1,559 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
+import type { Window } from "../../shared/window.js";
+import { quantized, rawPercentile } from "./percentiles.js";
+import { byText, distinct, num, pct, selectRows } from "./select.js";
+
+// One heatmap cell in depth: what its frame rate looks like, for whom it is bad, the sessions that
+// suffered most there, and where and how to stand to reproduce it. Reads telemetry.cell_samples
+// (0005_cell_samples.sql), ordered by map and base cell of 50, so every statement reads the cell's base
+// cell of the window only (a few granules), whatever the size of the project. No SELECT alias repeats a
+// column name: ClickHouse would put the alias in place of the column in WHERE too.
+
+export const CELL_METRICS = ["fps", "frame_time", "memory", "gpu_time"] as const;
+export type CellMetric = (typeof CELL_METRICS)[number];
+
+/** The base cell of telemetry.cell_samples: every heatmap cell size divides it. */
+export const BASE_CELL = 50;
+
+/** Log-spaced histogram edges, 4 per octave: lo · 2^(k/4). */
+const logEdges = (fromK: number, toK: number) =>
+  Array.from({ length: toK - fromK + 1 }, (_, i) => 2 ** ((fromK + i) / 4));
+
+/**
+ * Histogram edges per metric: fps, frame time and GPU time from 1 to 1,024 (1 ms·2^(k/4), k = 0…40:
+ * a 1 s hitch has its own bucket), memory from 16 MB to 64 GiB (k = 16…64 of 1 MB·2^(k/4)). counts[0]
+ * holds the samples below the first edge, counts[i] those in [edges[i−1], edges[i]), the last those at
+ * or above the last edge.
+ */
+export const HISTOGRAM_EDGES: Record<CellMetric, number[]> = {
+  fps: logEdges(0, 40),
+  frame_time: logEdges(0, 40),
+  memory: logEdges(16, 64),
+  gpu_time: logEdges(0, 40),
+};
+
+const COLUMN: Record<CellMetric, string> = {
+  fps: "fps",
+  frame_time: "frame_time_ms",
+  memory: "memory_mb",
+  gpu_time: "gpu_time_ms",
+};
+
+export const BREAKDOWN_DIMENSIONS = [
+  "build_id",
+  "platform",
+  "engine_version",
+  "gpu",
+  "device_model",
+  "resolution",
+  "os_version",
+] as const;
+export type BreakdownDimension = (typeof BREAKDOWN_DIMENSIONS)[number];
+
+/** Groups kept per breakdown dimension (worst first). */
+export const BREAKDOWN_LIMIT = 20;
+export const WORST_SESSIONS = 10;
+
+/** A threshold profile's marks, as the heatmap and alert evaluation read them. */
+export type ProfileMarks = { id: string; name: string } & Record<
+  CellMetric,
+  { good: number | null; warn: number | null }
+>;
+
+export type CellQuery = {
+  /** The user's map identifier, as events carry it. */
+  mapId: string;
+  cellSize: number;
+  x: number;
+  y: number;
+  /** A 3-D cell (the heatmap with includeZ): only the samples with a height in [z, z + cellSize). */
+  z?: number;
+  buildId?: string;
+  platform?: string;
+  /** The metric whose tail makes the worst samples (repro) and whose profile marks make "failing". */
+  metric: CellMetric;
+  profile?: ProfileMarks;
+};
+
+export type Distribution = {
+  samples: number;
+  mean: number | null;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  edges: number[];
+  counts: number[];
+};
+
+export type BreakdownGroup = {
+  key: string | null;
+  samples: number;
+  meanFps: number | null;
+  p95FrameTime: number | null;
+  failingPct: number | null;
+};
+
+export type Device = {
+  gpu: string | null;
+  deviceModel: string | null;
+  resolution: string | null;
+  osVersion: string | null;
+};
+
+export type WorstSession = {
+  sessionId: string;
+  player: string;
+  buildId: string;
+  platform: string;
+  device: Device | null;
+  samples: number;
+  p95FrameTime: number | null;
+  p05Fps: number | null;
+  firstSeen: string;
+  lastSeen: string;
+};
+
+export type CellDrilldown = {
+  mapId: string;
+  cellSize: number;
+  x: number;
+  y: number;
+  z?: number;
+  metric: CellMetric;
+  samples: number;
+  sessions: number;
+  players: number;
+  firstSeen: string | null;
+  lastSeen: string | null;
+  distributions: Record<CellMetric, Distribution>;
+  profile: {
+    id: string;
+    name: string;
+    marks: Array<{
+      metric: CellMetric;
+      good: number | null;
+      warn: number | null;
+      samples: number;
+      failingGoodPct: number | null;
+      failingWarnPct: number | null;
+    }>;
+  } | null;
+  breakdowns: Record<BreakdownDimension, BreakdownGroup[]>;
+  worstSessions: WorstSession[];
+  repro: {
+    mapId: string;
+    bounds: { minX: number; maxX: number; minY: number; maxY: number; minZ?: number; maxZ?: number };
+    metric: CellMetric;
+    worstSamples: number;
+    threshold: number | null;
+    position: { x: number; y: number; z: number | null } | null;
+    camera: { yaw: number; pitch: number } | null;
+    buildId: string | null;
+    platform: string | null;
+    device: Device | null;
+    filters: { buildId: string | null; platform: string | null };
+  };
+};
+
+/** The cell's rows: the primary key prunes to the base cell (bx, by) of the window; the rest is exact. */
+function scope(q: CellQuery): string {
+  const at = (v: string, p: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} = {${p}:Float64}`;
+  return `project_id = {projectId:UUID} AND map_id = {mapId:String}
+      AND bx = {bx:Int32} AND by = {by:Int32}
+      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
+      AND ${at("position_x", "x")} AND ${at("position_y", "y")}
+      ${q.z === undefined ? "" : `AND isNotNull(position_z) AND ${at("position_z", "z")}`}
+      ${q.buildId === undefined ? "" : "AND build_id = {buildId:String}"}
+      ${q.platform === undefined ? "" : "AND platform = {platform:String}"}`;
+}
+
+/** Whether a sample of `m` is worse than `mark` (fps below it, the others above it; equal passes). */
+const worse = (m: CellMetric, mark: string) =>
+  m === "fps" ? `${COLUMN[m]} < ${mark}` : `${COLUMN[m]} > ${mark}`;
+
+/** The profile mark a sample must pass not to count as failing: warn, or good where warn is unset (the heatmap's red). */
+function failMark(q: CellQuery): number | null {
+  const marks = q.profile?.[q.metric];
+  return marks ? (marks.warn ?? marks.good) : null;
+}
+
+const FORMAT_TS = (expr: string) => `formatDateTime(${expr}, '%Y-%m-%dT%H:%i:%S.%fZ')`;
+
+export async function cellDrilldown(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: CellQuery,
+): Promise<CellDrilldown> {
+  const mark = failMark(q);
+  const params = {
+    projectId,
+    from: w.from,
+    to: w.to,
+    mapId: q.mapId,
+    cellSize: q.cellSize,
+    x: q.x,
+    y: q.y,
+    z: q.z,
+    bx: Math.floor(q.x / BASE_CELL),
+    by: Math.floor(q.y / BASE_CELL),
+    buildId: q.buildId,
+    platform: q.platform,
+    mark: mark ?? 0,
+    ...Object.fromEntries(CELL_METRICS.map((m) => [`${m}Edges`, HISTOGRAM_EDGES[m]])),
+    ...Object.fromEntries(
+      CELL_METRICS.flatMap((m) => [
+        [`${m}Good`, q.profile?.[m].good ?? 0],
+        [`${m}Warn`, q.profile?.[m].warn ?? 0],
+      ]),
+    ),
+  };
+  const where = scope(q);
+  // Four statements over the same few granules, in parallel: each groups differently.
+  const [summary, groups, sessions, repro] = await Promise.all([
+    summaryOf(ch, where, params),
+    breakdownsOf(ch, where, params, q, mark),
+    worstSessionsOf(ch, where, params),
+    reproOf(ch, where, params, q),
+  ]);
+  const total = num(summary.samples);
+  const distributions = Object.fromEntries(
+    CELL_METRICS.map((m) => {
+      const [keys, sums] = (summary[`${m}_hist`] as [unknown[], unknown[]] | undefined) ?? [[], []];
+      const counts = new Array<number>(HISTOGRAM_EDGES[m].length + 1).fill(0);
+      keys.forEach((k, i) => {
+        counts[num(k)] = num(sums[i]);
+      });
+      const n = num(summary[`${m}_n`]);
+      return [
+        m,
+        {
+          samples: n,
+          mean: n ? orNull(summary[`${m}_mean`]) : null,
+          p50: orNull(summary[`${m}_p50`]),
+          p95: orNull(summary[`${m}_p95`]),
+          p99: orNull(summary[`${m}_p99`]),
+          edges: HISTOGRAM_EDGES[m],
+          counts,
+        },
+      ];
+    }),
+  ) as Record<CellMetric, Distribution>;
+  const bounds = {
+    minX: q.x,
+    maxX: q.x + q.cellSize,
+    minY: q.y,
+    maxY: q.y + q.cellSize,
+    ...(q.z === undefined ? {} : { minZ: q.z, maxZ: q.z + q.cellSize }),
+  };
+  return {
+    mapId: q.mapId,
+    cellSize: q.cellSize,
+    x: q.x,
+    y: q.y,
+    ...(q.z === undefined ? {} : { z: q.z }),
+    metric: q.metric,
+    samples: total,
+    sessions: num(summary.sessions),
+    players: num(summary.players),
+    firstSeen: total ? String(summary.first_seen) : null,
+    lastSeen: total ? String(summary.last_seen) : null,
+    distributions,
+    profile: q.profile
+      ? {
+          id: q.profile.id,
+          name: q.profile.name,
+          marks: CELL_METRICS.filter((m) => q.profile?.[m].good !== null || q.profile?.[m].warn !== null).map(
+            (m) => {
+              const marks = q.profile?.[m] ?? { good: null, warn: null };
+              const n = num(summary[`${m}_n`]);
+              const share = (failing: unknown, set: number | null) =>
+                set === null || n === 0 ? null : pct(num(failing), n);
+              return {
+                metric: m,
+                good: marks.good,
+                warn: marks.warn,
+                samples: n,
+                failingGoodPct: share(summary[`${m}_fail_good`], marks.good),
+                failingWarnPct: share(summary[`${m}_fail_warn`], marks.warn),
+              };
+            },
+          ),
+        }
+      : null,
+    breakdowns: groups,
+    worstSessions: sessions,
+    repro: {
+      mapId: q.mapId,
+      bounds,
+      metric: q.metric,
+      worstSamples: repro.worstSamples,
+      threshold: repro.threshold,
+      position: repro.position,
+      camera: repro.camera,
+      buildId: repro.buildId,
+      platform: repro.platform,
+      device: repro.device,
+      filters: { buildId: q.buildId ?? null, platform: q.platform ?? null },
+    },
+  };
+}
+
+/** Counts, each metric's mean, percentiles and histogram, and the profile's failing counts: one row. */
+async function summaryOf(ch: ClickHouseClient, where: string, params: Record<string, unknown>) {
+  const perMetric = CELL_METRICS.map((m) => {
+    const c = COLUMN[m];
+    // The bucket of a sample is the number of edges at or below it (0: below the first edge).
+    const bucket = `toUInt8(arraySum(arrayMap(e -> toFloat64(assumeNotNull(${c})) >= e, {${m}Edges:Array(Float64)})))`;
+    return `count(${c}) AS ${m}_n, avg(${c}) AS ${m}_mean,
+      ${rawPercentile(0.5, c)} AS ${m}_p50, ${rawPercentile(0.95, c)} AS ${m}_p95, ${rawPercentile(0.99, c)} AS ${m}_p99,
+      sumMapIf([${bucket}], [toUInt64(1)], isNotNull(${c})) AS ${m}_hist,
+      countIf(${worse(m, `{${m}Good:Float64}`)}) AS ${m}_fail_good,
+      countIf(${worse(m, `{${m}Warn:Float64}`)}) AS ${m}_fail_warn`;
+  });
+  const [row] = await selectRows(
+    ch,
+    `SELECT count() AS samples, ${distinct("session_id")} AS sessions, ${distinct("player")} AS players,
+      ${FORMAT_TS("min(timestamp)")} AS first_seen, ${FORMAT_TS("max(timestamp)")} AS last_seen,
+      ${perMetric.join(",\n      ")}
+    FROM ${CH_CELL_SAMPLES}
+    WHERE ${where}`,
+    params,
+    {
+      samples: "unknown",
+      sessions: "unknown",
+      players: "unknown",
+      first_seen: "string",
+      last_seen: "string",
+      ...Object.fromEntries(
+        CELL_METRICS.flatMap((m) =>
+          ["n", "mean", "p50", "p95", "p99", "hist", "fail_good", "fail_warn"].map((s) => [
+            `${m}_${s}`,
+            "unknown" as const,
+          ]),
+        ),
+      ),
+    },
+  );
+  return (row ?? {}) as Record<string, unknown>;
+}
+
+/**
+ * Per dimension and value: samples, mean fps, p95 frame time, and the share of the samples carrying the
+ * chosen metric that fail the profile's mark. One pass: each row is counted once per dimension (ARRAY JOIN).
+ */
+async function breakdownsOf(
+  ch: ClickHouseClient,
+  where: string,
+  params: Record<string, unknown>,
+  q: CellQuery,
+  mark: number | null,
+): Promise<Record<BreakdownDimension, BreakdownGroup[]>> {
+  const c = COLUMN[q.metric];
+  const rows = await selectRows(
+    ch,
+    `SELECT d.1 AS dim, d.2 AS key, count() AS samples, avg(fps) AS mean_fps,
+      ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time,
+      count(${c}) AS judged, countIf(${worse(q.metric, "{mark:Float64}")}) AS failing
+    FROM ${CH_CELL_SAMPLES}
+    ARRAY JOIN [${BREAKDOWN_DIMENSIONS.map((d) => `('${d}', toString(${d}))`).join(", ")}] AS d
+    WHERE ${where}
+    GROUP BY dim, key`,
+    params,
+    {
+      dim: "string",
+      key: "string",
+      samples: "unknown",
+      mean_fps: "unknown",
+      p95_frame_time: "unknown",
+      judged: "unknown",
+      failing: "unknown",
+    },
+  );
+  const out = Object.fromEntries(BREAKDOWN_DIMENSIONS.map((d) => [d, [] as BreakdownGroup[]])) as Record<
+    BreakdownDimension,
+    BreakdownGroup[]
+  >;
+  for (const r of rows) {
+    const judged = num(r.judged);
+    out[r.dim as BreakdownDimension]?.push({
+      // '' is "not sent": the SDKs that send no device context, an event without a build id.
+      key: r.key === "" ? null : r.key,
+      samples: num(r.samples),
+      meanFps: orNull(r.mean_fps),
+      p95FrameTime: orNull(r.p95_frame_time),
+      failingPct: mark === null || judged === 0 ? null : pct(num(r.failing), judged),
+    });
+  }
+  for (const d of BREAKDOWN_DIMENSIONS) {
+    out[d] = out[d].sort(worstFirst).slice(0, BREAKDOWN_LIMIT);
+  }
+  return out;
+}
+
+/** Highest failing share, then highest p95 frame time (none last), then most samples, then by key. */
+export function worstFirst(a: BreakdownGroup, b: BreakdownGroup): number {
+  return (
+    (b.failingPct ?? -1) - (a.failingPct ?? -1) ||
+    (b.p95FrameTime ?? -1) - (a.p95FrameTime ?? -1) ||
+    b.samples - a.samples ||
+    byText(a.key ?? "", b.key ?? "")
+  );
+}
+
+const deviceOf = (gpu: string, deviceModel: string, resolution: string, osVersion: string): Device | null =>
+  gpu || deviceModel || resolution || osVersion
+    ? {
+        gpu: gpu || null,
+        deviceModel: deviceModel || null,
+        resolution: resolution || null,
+        osVersion: osVersion || null,
+      }
+    : null;
+
+/** The 10 sessions with the highest p95 frame time in the cell; their build and device as last seen there. */
+async function worstSessionsOf(
+  ch: ClickHouseClient,
+  where: string,
+  params: Record<string, unknown>,
+): Promise<WorstSession[]> {
+  const rows = await selectRows(
+    ch,
+    `SELECT session_id, argMax(player, timestamp) AS last_player, toString(argMax(build_id, timestamp)) AS last_build_id,
+      toString(argMax(platform, timestamp)) AS last_platform, toString(argMax(gpu, timestamp)) AS last_gpu,
+      toString(argMax(device_model, timestamp)) AS last_device_model, toString(argMax(resolution, timestamp)) AS last_resolution,
+      toString(argMax(os_version, timestamp)) AS last_os_version, count() AS samples,
+      ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time, ${rawPercentile(0.05, "fps")} AS p05_fps,
+      ${FORMAT_TS("min(timestamp)")} AS first_seen, ${FORMAT_TS("max(timestamp)")} AS last_seen
+    FROM ${CH_CELL_SAMPLES}
+    WHERE ${where}
+    GROUP BY session_id
+    ORDER BY p95_frame_time DESC NULLS LAST, p05_fps ASC NULLS LAST, session_id
+    LIMIT ${WORST_SESSIONS}`,
+    params,
+    {
+      session_id: "string",
+      last_player: "string",
+      last_build_id: "string",
+      last_platform: "string",
+      last_gpu: "string",
+      last_device_model: "string",
+      last_resolution: "string",
+      last_os_version: "string",
+      samples: "unknown",
+      p95_frame_time: "unknown",
+      p05_fps: "unknown",
+      first_seen: "string",
+      last_seen: "string",
+    },
+  );
+  return rows.map((r) => ({
+    sessionId: r.session_id,
+    player: r.last_player,
+    buildId: r.last_build_id,
+    platform: r.last_platform,
+    device: deviceOf(r.last_gpu, r.last_device_model, r.last_resolution, r.last_os_version),
+    samples: num(r.samples),
+    p95FrameTime: orNull(r.p95_frame_time),
+    p05Fps: orNull(r.p05_fps),
+    firstSeen: r.first_seen,
+    lastSeen: r.last_seen,
+  }));
+}
+
+/**
+ * The worst samples are the chosen metric's tail: quantized at or below its p05 (fps) or at or above its
+ * p95 (the others), the samples the heatmap's tail figures describe. The repro is their median position
+ * and camera (nearest-rank, raw values) and the build, platform and device they most often came from.
+ */
+async function reproOf(ch: ClickHouseClient, where: string, params: Record<string, unknown>, q: CellQuery) {
+  const c = COLUMN[q.metric];
+  const level = q.metric === "fps" ? 0.05 : 0.95;
+  const q64 = quantized(`toFloat64(assumeNotNull(${c}))`);
+  const tailWhere = `${where} AND isNotNull(${c}) AND ${q64} ${q.metric === "fps" ? "<=" : ">="} tail`;
+  const tail = `WITH (SELECT ${rawPercentile(level, c)} FROM ${CH_CELL_SAMPLES} WHERE ${where}) AS tail`;
+  const median = (v: string, cond = "1") =>
+    `quantileExactWeightedIf(0.5)(toFloat64(assumeNotNull(${v})), toUInt8(1), ${cond})`;
+  const [[m], groups] = await Promise.all([
+    selectRows(
+      ch,
+      `${tail}
+      SELECT any(tail) AS threshold, count() AS worst,
+        ${median("position_x")} AS x, ${median("position_y")} AS y,
+        ${median("position_z", "isNotNull(position_z)")} AS z, count(position_z) AS z_n,
+        ${median("camera_yaw", "isNotNull(camera_yaw)")} AS yaw, ${median("camera_pitch", "isNotNull(camera_pitch)")} AS pitch,
+        count(camera_yaw) AS camera_n
+      FROM ${CH_CELL_SAMPLES}
+      WHERE ${tailWhere}`,
+      params,
+      {
+        threshold: "unknown",
+        worst: "unknown",
+        x: "unknown",
+        y: "unknown",
+        z: "unknown",
+        z_n: "unknown",
+        yaw: "unknown",
+        pitch: "unknown",
+        camera_n: "unknown",
+      },
+    ),
+    selectRows(
+      ch,
+      `${tail}
+      SELECT toString(build_id) AS g_build_id, toString(platform) AS g_platform, toString(gpu) AS g_gpu,
+        toString(device_model) AS g_device_model, toString(resolution) AS g_resolution,
+        toString(os_version) AS g_os_version, count() AS n
+      FROM ${CH_CELL_SAMPLES}
+      WHERE ${tailWhere}
+      GROUP BY g_build_id, g_platform, g_gpu, g_device_model, g_resolution, g_os_version`,
+      params,
+      {
+        g_build_id: "string",
+        g_platform: "string",
+        g_gpu: "string",
+        g_device_model: "string",
+        g_resolution: "string",
+        g_os_version: "string",
+        n: "unknown",
+      },
+    ),
+  ]);
+  const worst = num(m?.worst);
+  const mode = (key: (g: (typeof groups)[number]) => string) => {
+    const counts = new Map<string, number>();
+    for (const g of groups) {
+      counts.set(key(g), (counts.get(key(g)) ?? 0) + num(g.n));
+    }
+    let best: string | null = null;
+    let bestN = 0;
+    for (const [k, n] of counts) {
+      if (n > bestN || (n === bestN && best !== null && k < best)) {
+        best = k;
+        bestN = n;
+      }
+    }
+    return best;
+  };
+  const device = mode((g) => JSON.stringify([g.g_gpu, g.g_device_model, g.g_resolution, g.g_os_version]));
+  const [gpu = "", model = "", resolution = "", os = ""] = device ? (JSON.parse(device) as string[]) : [];
+  return {
+    worstSamples: worst,
+    threshold: worst ? orNull(m?.threshold) : null,
+    position: worst ? { x: num(m?.x), y: num(m?.y), z: num(m?.z_n) ? orNull(m?.z) : null } : null,
+    camera: worst && num(m?.camera_n) ? { yaw: num(m?.yaw), pitch: num(m?.pitch) } : null,
+    buildId: worst ? mode((g) => g.g_build_id) || null : null,
+    platform: worst ? mode((g) => g.g_platform) || null : null,
+    device: worst ? deviceOf(gpu, model, resolution, os) : null,
+  };
+}
+
+/** NULL (no sample) and a NaN that an engine may give for an empty average both mean "none". */
+function orNull(v: unknown): number | null {
+  if (v === null || v === undefined) {
+    return null;
+  }
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
