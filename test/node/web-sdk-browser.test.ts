@@ -110,9 +110,10 @@ it("the demo played by a script: every event arrives once, with position, camera
   const server = await demo({ heartbeatMs: 500, flushIntervalMs: 1000 });
   try {
     const page = await play(server);
-    await walkTo(page, 100, 100);
+    // Standing in the middle of 25-unit cells: the meadow's (100, 100) and the bog's (350, 350).
+    await walkTo(page, 112, 112);
     await stay(page, 4);
-    await walkTo(page, 350, 350);
+    await walkTo(page, 362, 362);
     await stay(page, 6);
     await walkTo(page, 120, 60);
     await stay(page, 4);
@@ -152,6 +153,10 @@ it("the demo played by a script: every event arrives once, with position, camera
       expect(Number(r.memory_total_mb)).toBeGreaterThan(0);
       expect(r.os_version).toBe("Linux");
       expect(r.cpu).toMatch(/^\d+ threads$/);
+    }
+    // session_start is tracked by init(), before the game has placed anyone: no position, no camera.
+    expect(rows[0]).toMatchObject({ position_x: null, camera_yaw: null, camera_pitch: null });
+    for (const r of rows.slice(1)) {
       expect(Number(r.position_x)).toBeGreaterThan(0);
       expect(Number(r.position_y)).toBeGreaterThan(0);
       expect(r.camera_pitch).toBe(-60);

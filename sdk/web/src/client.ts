@@ -174,8 +174,7 @@ export class Telemetry {
     );
     this.track("session_start");
     if (auto) {
-      // The timer extension exists on WebGL2 contexts only; a WebGL1 context simply has none.
-      this.sampler.start(gpuTimer(opts.webgl as WebGL2RenderingContext | undefined));
+      this.sampler.start(gpuTimer(opts.webgl));
       const heartbeat = opts.heartbeatMs ?? 10_000;
       if (heartbeat > 0) {
         this.timers.push(setInterval(() => this.heartbeat(), heartbeat));

@@ -59,45 +59,90 @@ export function heapBytes(): number | undefined {
 
 export type GpuTimer = { frame(): void; take(): number | undefined };
 
+/** The timer-query calls of WebGL2 (EXT_disjoint_timer_query_webgl2) and WebGL1 (EXT_disjoint_timer_query). */
+type Queries = {
+  create(): unknown;
+  begin(q: unknown): void;
+  end(): void;
+  available(q: unknown): boolean;
+  /** Nanoseconds. */
+  result(q: unknown): number;
+  remove(q: unknown): void;
+  disjoint(): boolean;
+};
+
+type Ext = Record<string, number> & Record<string, (...args: unknown[]) => unknown>;
+
+function queriesOf(gl: WebGLRenderingContext | WebGL2RenderingContext): Queries | undefined {
+  const gl2 = gl as WebGL2RenderingContext;
+  const ext2 =
+    typeof gl2.createQuery === "function"
+      ? (gl.getExtension("EXT_disjoint_timer_query_webgl2") as Ext | null)
+      : null;
+  if (ext2) {
+    return {
+      create: () => gl2.createQuery(),
+      begin: (q) => gl2.beginQuery(ext2.TIME_ELAPSED_EXT as number, q as WebGLQuery),
+      end: () => gl2.endQuery(ext2.TIME_ELAPSED_EXT as number),
+      available: (q) => Boolean(gl2.getQueryParameter(q as WebGLQuery, gl2.QUERY_RESULT_AVAILABLE)),
+      result: (q) => Number(gl2.getQueryParameter(q as WebGLQuery, gl2.QUERY_RESULT)),
+      remove: (q) => gl2.deleteQuery(q as WebGLQuery),
+      disjoint: () => Boolean(gl.getParameter(ext2.GPU_DISJOINT_EXT as number)),
+    };
+  }
+  const ext = gl.getExtension("EXT_disjoint_timer_query") as Ext | null;
+  if (!ext) {
+    return undefined;
+  }
+  return {
+    create: () => ext.createQueryEXT?.(),
+    begin: (q) => ext.beginQueryEXT?.(ext.TIME_ELAPSED_EXT, q),
+    end: () => ext.endQueryEXT?.(ext.TIME_ELAPSED_EXT),
+    available: (q) => Boolean(ext.getQueryObjectEXT?.(q, ext.QUERY_RESULT_AVAILABLE_EXT)),
+    result: (q) => Number(ext.getQueryObjectEXT?.(q, ext.QUERY_RESULT_EXT)),
+    remove: (q) => ext.deleteQueryEXT?.(q),
+    disjoint: () => Boolean(gl.getParameter(ext.GPU_DISJOINT_EXT as number)),
+  };
+}
+
 /**
- * GPU time per frame on the game's WebGL2 context: a TIME_ELAPSED query from one animation frame to the
+ * GPU time per frame on the game's WebGL context: a TIME_ELAPSED query from one animation frame to the
  * next brackets all the frame's GL work. Results arrive a few frames later and are discarded when the
  * GPU reports a disjoint (the timer was unreliable). None where the extension is missing, which is
  * most browsers outside development flags.
  */
-export function gpuTimer(gl: WebGL2RenderingContext | undefined): GpuTimer | undefined {
-  const ext = gl?.getExtension("EXT_disjoint_timer_query_webgl2") as
-    | { TIME_ELAPSED_EXT: number; GPU_DISJOINT_EXT: number }
-    | null
-    | undefined;
-  if (!gl || !ext) {
+export function gpuTimer(
+  gl: WebGLRenderingContext | WebGL2RenderingContext | undefined,
+): GpuTimer | undefined {
+  const q = gl && queriesOf(gl);
+  if (!q) {
     return undefined;
   }
-  let active: WebGLQuery | null = null;
-  const pending: WebGLQuery[] = [];
+  let active: unknown;
+  const pending: unknown[] = [];
   let total = 0;
   let count = 0;
   return {
     frame() {
       if (active) {
-        gl.endQuery(ext.TIME_ELAPSED_EXT);
+        q.end();
         pending.push(active);
       }
-      while (pending.length && gl.getQueryParameter(pending[0] as WebGLQuery, gl.QUERY_RESULT_AVAILABLE)) {
-        const q = pending.shift() as WebGLQuery;
-        if (!gl.getParameter(ext.GPU_DISJOINT_EXT)) {
-          total += gl.getQueryParameter(q, gl.QUERY_RESULT) / 1e6;
+      while (pending.length && q.available(pending[0])) {
+        const done = pending.shift();
+        if (!q.disjoint()) {
+          total += q.result(done) / 1e6;
           count++;
         }
-        gl.deleteQuery(q);
+        q.remove(done);
       }
       // A context that never answers (lost, or a driver that stalls) must not grow this without bound.
       if (pending.length > 8) {
-        gl.deleteQuery(pending.shift() as WebGLQuery);
+        q.remove(pending.shift());
       }
-      active = gl.createQuery();
+      active = q.create();
       if (active) {
-        gl.beginQuery(ext.TIME_ELAPSED_EXT, active);
+        q.begin(active);
       }
     },
     take() {
