@@ -172,9 +172,10 @@ it("the demo played by a script: every event arrives once, with position, camera
       expect(Number(b.memory_used_bytes)).toBeGreaterThan(0);
       expect((b.metrics as Record<string, number>)["mem.heap"]).toBe(Number(b.memory_used_bytes));
     }
-    const inBog = (r: Row) =>
-      Number(r.position_x) >= SLOW_ZONE.minX + 25 && Number(r.position_y) >= SLOW_ZONE.minY + 25;
-    const bogFps = beats.filter(inBog).map((b) => Number(b.fps));
+    // A heartbeat averages the last 500 ms, in which the character walks at most 60 units (42 on each
+    // axis of a diagonal): heartbeats this far into the bog measured nothing but bog frames.
+    const deepInBog = (r: Row) => Number(r.position_x) >= 345 && Number(r.position_y) >= 345;
+    const bogFps = beats.filter(deepInBog).map((b) => Number(b.fps));
     expect(bogFps.length).toBeGreaterThanOrEqual(4);
     // The bog burns 45 ms a frame: the SDK's frame sampling measures it.
     expect(Math.max(...bogFps)).toBeLessThan(DEMO_PROFILE.fpsWarn);
@@ -191,12 +192,14 @@ it("the demo played by a script: every event arrives once, with position, camera
     expect(bogCell).toMatchObject({ cls: "bad", fill: "#d7263d" });
     const meadowCell = cells.find((c) => c.x === 100 && c.y === 100);
     expect(meadowCell?.cls).not.toBe("bad");
+    const fromBog = (c: { x: number; y: number }) =>
+      Math.hypot(
+        Math.max(0, SLOW_ZONE.minX - (c.x + 25), c.x - SLOW_ZONE.maxX),
+        Math.max(0, SLOW_ZONE.minY - (c.y + 25), c.y - SLOW_ZONE.maxY),
+      );
     for (const c of cells.filter((c) => c.cls === "bad")) {
-      // Red only where the bog is (a heartbeat just after entering it sits on its edge).
-      expect(
-        c.x >= SLOW_ZONE.minX - 25 && c.x < SLOW_ZONE.maxX && c.y >= SLOW_ZONE.minY - 25,
-        `${c.x},${c.y}`,
-      ).toBe(true);
+      // Red only in the bog, or within one heartbeat's walk (60 units) of it after leaving.
+      expect(fromBog(c), `bad cell ${c.x},${c.y}`).toBeLessThanOrEqual(60);
     }
     await heatmap.screenshot({ path: join(SCREENSHOTS, "web-sdk-demo-heatmap.png"), fullPage: true });
     await heatmap.close();
