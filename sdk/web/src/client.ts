@@ -159,7 +159,9 @@ export class Telemetry {
     this.playerId = truncate(opts.playerId, LIMITS.event.player_id);
     this.enabled = Math.random() < (opts.sampleRate ?? 1);
     const name = `game-telemetry:${this.url}:${opts.apiKey.slice(0, 10)}`;
-    this.queue = new BatchQueue(name, opts.persist !== false, opts.maxQueuedEvents ?? 10_000, (n, why) =>
+    // A sampled-out session leaves IndexedDB alone: an earlier sampled-in page's batches wait for the next one.
+    const persist = this.enabled && opts.persist !== false;
+    this.queue = new BatchQueue(name, persist, opts.maxQueuedEvents ?? 10_000, (n, why) =>
       this.dropped(n, why),
     );
     if (!this.enabled) {
