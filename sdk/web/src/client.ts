@@ -128,6 +128,7 @@ export class Telemetry {
   private readonly maxEvents: number;
   private readonly maxBytes: number;
   private device: Uint8Array | undefined;
+  private deviceFields: WireDevice = {};
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
   private pendingEntries = 0;
@@ -240,9 +241,11 @@ export class Telemetry {
     this.pos = position({ x, y, z });
   }
 
-  /** Replaces device context fields (e.g. a resolution the game renders at). */
-  setDevice(device: WireDevice): void {
+  /** Replaces the given device context fields (e.g. the resolution the game renders at); the rest stay. */
+  setDevice(fields: WireDevice): void {
     const d = LIMITS.device;
+    const device: WireDevice = { ...this.deviceFields, ...fields };
+    this.deviceFields = device;
     this.device = encodeDevice({
       resolution: truncate(device.resolution, d.resolution),
       buildConfig: truncate(device.buildConfig, d.build_config),

@@ -241,3 +241,26 @@ describe("batching and delivery", () => {
     expect(t.stats()).toMatchObject({ queued: 10, dropped: 10 });
   });
 });
+
+describe("device context", () => {
+  it("goes once per batch (field 2); setDevice replaces only the fields it is given", async () => {
+    const bodies: Uint8Array[] = [];
+    const t = client({
+      compress: false,
+      fetch: (async (_u: unknown, init?: RequestInit) => {
+        bodies.push(new Uint8Array(init?.body as Uint8Array));
+        return new Response(null, { status: 202 });
+      }) as typeof fetch,
+    });
+    t.setDevice({ gpu: "Test GPU", resolution: "1920x1080", memoryTotalMb: 8192 });
+    t.setDevice({ resolution: "1280x720" });
+    t.track("a");
+    await t.flush();
+    const batch = Batch.toObject(Batch.decode(bodies[0] as Uint8Array)) as {
+      events: Record<string, unknown>[];
+      device: Record<string, unknown>;
+    };
+    expect(batch.device).toEqual({ gpu: "Test GPU", resolution: "1280x720", memory_total_mb: 8192 });
+    expect(batch.events.every((e) => !("device" in e))).toBe(true);
+  });
+});
