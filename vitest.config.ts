@@ -74,7 +74,8 @@ export default defineConfig({
           environment: "node",
           // Which Chromium the browser tests launch, settled (and the packaged one extracted) once.
           globalSetup: ["./test/support/chromium-setup.ts"],
-          include: ["test/node/**/*.test.ts"],
+          // The web SDK's own tests (sdk/web/test) run here too: they need Node, not workerd.
+          include: ["test/node/**/*.test.ts", "sdk/web/test/**/*.test.ts"],
           testTimeout: 120_000,
         },
       },

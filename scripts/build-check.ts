@@ -1,6 +1,7 @@
 // `npm run build:check`: bundles both Workers exactly as `wrangler deploy` would (--dry-run --outdir),
 // prints each bundle's size (raw and gzip) and the packages inside it, and fails when the ingest
 // Worker's bundle carries a package it must not (it is the hot path: no framework, ORM or schema library).
+// It also measures the web SDK (sdk/web) as a game ships it, minified and gzip'd, against its budget.
 // The last line is JSON, for scripts.
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -8,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { buildSync } from "esbuild";
 import { buildClient } from "./build-client.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -19,6 +21,27 @@ const WORKERS = [
   { name: "api", config: "wrangler.toml", forbidden: null },
   { name: "ingest", config: "workers/ingest/wrangler.toml", forbidden: FRAMEWORKS },
 ];
+
+/** What a game pays for the web SDK, minified and gzip'd: its README promises this budget. */
+const SDK_BUDGET_BYTES = 12_000;
+
+function sdkSize(): { bytes: number; gzipBytes: number; packages: string[] } {
+  const out = buildSync({
+    entryPoints: [join(ROOT, "sdk/web/src/index.ts")],
+    bundle: true,
+    format: "esm",
+    target: "es2020",
+    minify: true,
+    write: false,
+    metafile: true,
+  });
+  const code = out.outputFiles[0]?.contents ?? new Uint8Array();
+  return {
+    bytes: code.byteLength,
+    gzipBytes: gzipSync(code).byteLength,
+    packages: packagesOf(Object.keys(out.metafile.inputs)),
+  };
+}
 
 type Built = { name: string; bytes: number; gzipBytes: number; packages: string[]; forbiddenFound: string[] };
 
@@ -100,13 +123,24 @@ console.log(
 console.log(
   `API reference page (inside the api bundle): ${kib(client.docs.jsBytes)} Swagger UI script, ${kib(client.docs.cssBytes)} style, ${kib(client.docs.initBytes)} initializer`,
 );
+const sdk = sdkSize();
+console.log(
+  `web SDK (sdk/web, minified): ${kib(sdk.bytes)}, ${(sdk.gzipBytes / 1000).toFixed(2)} KB gzip'd (budget ${SDK_BUDGET_BYTES / 1000} KB)`,
+);
+const sdkOverBudget = sdk.gzipBytes > SDK_BUDGET_BYTES || sdk.packages.length > 0;
+if (sdkOverBudget) {
+  console.error(
+    `the web SDK is ${sdk.gzipBytes} bytes gzip'd (budget ${SDK_BUDGET_BYTES}) with packages [${sdk.packages.join(", ")}]`,
+  );
+}
 const failures = built.filter((b) => b.forbiddenFound.length);
 for (const f of failures) {
   console.error(`the ${f.name} Worker's bundle must not carry: ${f.forbiddenFound.join(", ")}`);
 }
 console.log(
   JSON.stringify({
-    ok: failures.length === 0,
+    ok: failures.length === 0 && !sdkOverBudget,
+    sdk,
     client: { jsBytes: client.jsBytes, cssBytes: client.cssBytes, packages: client.packages },
     docs: client.docs,
     workers: Object.fromEntries(
@@ -114,4 +148,4 @@ console.log(
     ),
   }),
 );
-process.exitCode = failures.length ? 1 : 0;
+process.exitCode = failures.length || sdkOverBudget ? 1 : 0;

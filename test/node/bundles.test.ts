@@ -9,6 +9,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 type Report = {
   ok: boolean;
   workers: Record<"api" | "ingest", { bytes: number; gzipBytes: number; packages: string[] }>;
+  sdk: { bytes: number; gzipBytes: number; packages: string[] };
 };
 
 describe("the Workers' deploy bundles", () => {
@@ -30,5 +31,10 @@ describe("the Workers' deploy bundles", () => {
     // The hot path's bundle is a fraction of the API's.
     expect(report.workers.ingest.bytes).toBeLessThan(report.workers.api.bytes / 2);
     expect(report.workers.ingest.gzipBytes).toBeGreaterThan(0);
+    // The web SDK carries no package and fits its budget, minified and gzip'd.
+    expect(report.sdk.packages).toEqual([]);
+    expect(report.sdk.gzipBytes).toBeGreaterThan(1000);
+    expect(report.sdk.gzipBytes).toBeLessThanOrEqual(12_000);
+    expect(run.stdout).toContain("web SDK (sdk/web, minified)");
   });
 });

@@ -272,3 +272,39 @@ describe("POST /v1/events — per-event validation", () => {
     await expectProblem(await ingest(deviceOnly, t.keys.ingest.key), 400, /events/);
   });
 });
+
+describe("CORS: browser games post from their own origin", () => {
+  it("answers the preflight of the web SDK's POST on both paths, without credentials", async () => {
+    for (const path of ["/v1/events", "/api/v1/events"]) {
+      const res = await SELF.fetch(`http://127.0.0.1:8787${path}`, {
+        method: "OPTIONS",
+        headers: {
+          Origin: "https://game.example",
+          "Access-Control-Request-Method": "POST",
+          "Access-Control-Request-Headers": "content-encoding,content-type,x-api-key,x-sdk-version",
+        },
+      });
+      expect(res.status, path).toBe(204);
+      expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+      expect(res.headers.get("Access-Control-Allow-Methods")).toBe("POST");
+      const allowed = (res.headers.get("Access-Control-Allow-Headers") ?? "").toLowerCase().split(/,\s*/);
+      expect(allowed).toEqual(
+        expect.arrayContaining(["content-type", "content-encoding", "x-api-key", "x-sdk-version"]),
+      );
+      expect(res.headers.get("Access-Control-Allow-Credentials")).toBeNull();
+    }
+  });
+
+  it("lets any origin read accepted and refused answers, Retry-After included", async () => {
+    const accepted = await ingest(batchOf(2), t.keys.ingest.key, {
+      path: "/v1/events",
+      headers: { Origin: "https://game.example" },
+    });
+    expect(accepted.status).toBe(202);
+    expect(accepted.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    const refused = await ingest(batchOf(1), null, { headers: { Origin: "https://game.example" } });
+    await expectProblem(refused, 401);
+    expect(refused.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(refused.headers.get("Access-Control-Expose-Headers")).toMatch(/Retry-After/);
+  });
+});

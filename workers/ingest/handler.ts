@@ -15,6 +15,7 @@ import {
   consumeIfCurrent,
   rateLimitHeaders,
 } from "../shared/rate-limit.js";
+import { CORS_HEADERS, preflightResponse } from "./cors.js";
 import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
@@ -28,7 +29,10 @@ const QUEUE_RETRY_AFTER_SECONDS = 5;
  * the batch enqueued. 202 only once the queue has the message.
  */
 export async function handleIngest(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-  const headers = new Headers();
+  if (request.method === "OPTIONS") {
+    return preflightResponse();
+  }
+  const headers = new Headers(CORS_HEADERS);
   try {
     const accepted = await ingest(request, env, ctx, headers);
     headers.set("content-type", "application/json");
