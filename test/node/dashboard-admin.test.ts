@@ -258,8 +258,10 @@ describe("alerts page", () => {
         "3 of 3",
         "100.00 %",
         "No",
-        // Worst first: equal means, then more samples (10, 10, 5), then lower x.
-        "(0, 0) 45 fps, 10 samples(10, 0) 45 fps, 10 samples(20, 0) 45 fps, 5 samplesOpen heatmap",
+        // Worst first: equal means, then more samples (10, 10, 5), then lower x; every sample is below
+        // the mark, so each cell fails whole.
+        "(0, 0) 45 fps, 10 samples, 100 % failing(10, 0) 45 fps, 10 samples, 100 % failing" +
+          "(20, 0) 45 fps, 5 samples, 100 % failingOpen heatmap",
       ],
     ]);
     // The links open the heatmap set to the evaluation (this service has no APP_URL: root-relative),
