@@ -13,6 +13,7 @@ import { createKey, createProject, createTenant } from "../workers/shared/bootst
 import { newSecret } from "../workers/shared/credentials/secrets.js";
 import type { Db } from "../workers/shared/db.js";
 import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";
+import { startMailCatcher } from "./local/mail.js";
 import { startLocalStack } from "./local/stack.js";
 import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";
 
@@ -81,6 +82,11 @@ function warnAboutDevVars(): void {
 async function main() {
   warnAboutDevVars();
   const stack = await startLocalStack({ dataDir: DATA_DIR, pgPort: LOCAL_PG_PORT });
+  const mail = await startMailCatcher({
+    dir: `${DATA_DIR}/mail`,
+    smtpPort: Number(process.env.MAILDEV_SMTP_PORT ?? 1025),
+    webPort: Number(process.env.MAILDEV_WEB_PORT ?? 1080),
+  });
   let child: ChildProcess | undefined;
   let stopping = false;
   const stop = async (code: number) => {
@@ -91,6 +97,7 @@ async function main() {
     if (child) {
       await stopWrangler(child);
     }
+    await mail.close();
     await stack.close();
     process.exit(code);
   };
@@ -98,7 +105,7 @@ async function main() {
   process.on("SIGTERM", () => void stop(0));
   try {
     await seedDemo(stack.databaseUrl);
-    child = startWrangler(stack, { port: PORT, persistTo: `${DATA_DIR}/wrangler` });
+    child = startWrangler(stack, { port: PORT, persistTo: `${DATA_DIR}/wrangler`, mail });
     child.once("exit", (code) => {
       if (!stopping) {
         console.error(`wrangler dev exited (${code}); stopping`);
@@ -106,7 +113,9 @@ async function main() {
       }
     });
     await waitUntilServing(child, BASE_URL);
-    console.log(`ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events)`);
+    console.log(
+      `ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events, mail inbox: ${mail.inboxUrl})`,
+    );
   } catch (err) {
     console.error(err instanceof Error ? err.message : err);
     await stop(1);
