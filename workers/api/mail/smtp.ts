@@ -37,6 +37,16 @@ export function smtpConfig(env: Env): SmtpConfig | { missing: string } {
   return { host, port, user: binding(env, "SMTP_USER"), password: binding(env, "SMTP_PASSWORD"), from };
 }
 
+/** MAIL_FROM as `Name <address>` or a bare address; the SMTP envelope takes only the address. */
+export function sender(from: string): { name?: string; email: string } {
+  const m = /^\s*(.*?)\s*<([^<>\s]+@[^<>\s]+)>\s*$/.exec(from);
+  if (!m) {
+    return { email: from.trim() };
+  }
+  const name = (m[1] ?? "").replace(/^"(.*)"$/, "$1");
+  return name ? { name, email: m[2] ?? "" } : { email: m[2] ?? "" };
+}
+
 export type MailOutcome = { sent: true } | { sent: false; reason: string };
 
 /**
@@ -63,7 +73,7 @@ export async function sendMail(env: Env, mail: Mail): Promise<MailOutcome> {
         socketTimeoutMs: TIMEOUT_MS,
         responseTimeoutMs: TIMEOUT_MS,
       },
-      { from: config.from, to: mail.to, subject: mail.subject, text: mail.text },
+      { from: sender(config.from), to: mail.to, subject: mail.subject, text: mail.text },
     );
     return { sent: true };
   } catch (err) {

@@ -110,10 +110,13 @@ export function register(app: Hono<AppEnv>) {
 
   app.post(VERIFY_PATH, async (c) => {
     const form = await readForm(c);
+    const db = c.get("db");
+    if (!(await liveLink(db, "signup", form?.token ?? ""))) {
+      return c.html(cardPage({ title: "Link not valid", error: LINK_DEAD }), 410);
+    }
     if (!form || !(await csrfValid(c, form.csrf))) {
       return errorPage(c, 403, "Not confirmed", "This form has expired. Open the link from the mail again.");
     }
-    const db = c.get("db");
     const created = await verifySignup(db, form.token ?? "");
     if (!created) {
       return c.html(cardPage({ title: "Link not valid", error: LINK_DEAD }), 410);
