@@ -202,11 +202,11 @@ it("invites someone new who joins and sees the project; a role change; removal c
   const members = await context.newPage();
   await members.goto(`${service.origin}/settings/studios/${s.tenantId}/members`);
   const label = `Dana Designer (${invitee})`;
-  await members.getByLabel(`Role of ${label}`).selectOption("owner");
+  await members.getByLabel(`Role of ${label}`, { exact: true }).selectOption("owner");
   await members.getByRole("button", { name: `Change role of ${label}` }).click();
   await members.getByText("Role changed.").waitFor();
-  expect(await members.getByLabel(`Role of ${label}`).inputValue()).toBe("owner");
-  await members.getByLabel(`Role of ${label}`).selectOption("member");
+  expect(await members.getByLabel(`Role of ${label}`, { exact: true }).inputValue()).toBe("owner");
+  await members.getByLabel(`Role of ${label}`, { exact: true }).selectOption("member");
   await members.getByRole("button", { name: `Change role of ${label}` }).click();
   await members.getByText("Role changed.").waitFor();
   await members.getByRole("button", { name: `Remove ${label}` }).click();
