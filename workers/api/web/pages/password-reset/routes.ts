@@ -78,7 +78,7 @@ export function register(app: Hono<AppEnv>) {
       const link = await createLink(db, { purpose: "reset", email, userId: user.id });
       sent = await mailLink(c.env, db, link.id, resetMail(email, linkUrl(origin, CONFIRM_PATH, link.token)));
     } else {
-      const signUp = Reflect.get(c.env, "SIGNUP") === "open" ? `${origin}/sign-up` : null;
+      const signUp = c.env.SIGNUP === "open" ? `${origin}/sign-up` : null;
       sent = (await sendMail(c.env, noAccountMail(email, signUp))).sent;
     }
     if (!sent) {

@@ -10,7 +10,7 @@ export function register(app: Hono<AppEnv>) {
       return c.redirect(returnTo, 303);
     }
     const notice = SIGN_IN_NOTICES[c.req.query("done") ?? ""];
-    const signUp = Reflect.get(c.env, "SIGNUP") === "open";
+    const signUp = c.env.SIGNUP === "open";
     return c.html(signInPage({ csrf: await csrfToken(c), returnTo, notice, signUp }));
   });
 }

@@ -21,7 +21,7 @@ const VERIFY_PATH = "/sign-up/verify";
 
 /** SIGNUP=open lets anyone create a studio; anything else (the default) keeps the pages closed. */
 function signupOpen(c: Context<AppEnv>): boolean {
-  return Reflect.get(c.env, "SIGNUP") === "open";
+  return c.env.SIGNUP === "open";
 }
 
 function closed(c: Context<AppEnv>) {
