@@ -18,7 +18,10 @@ export type SmtpConfig = {
 /** Each wait on the server is bounded: a page that sends mail must answer even when the relay hangs. */
 const TIMEOUT_MS = 10_000;
 
-function binding(env: Env, name: "SMTP_HOST" | "SMTP_PORT" | "SMTP_USER" | "SMTP_PASSWORD" | "MAIL_FROM"): string {
+function binding(
+  env: Env,
+  name: "SMTP_HOST" | "SMTP_PORT" | "SMTP_USER" | "SMTP_PASSWORD" | "MAIL_FROM",
+): string {
   // Secrets a deploy may lack: absent is the same as empty.
   const value: unknown = env[name];
   return typeof value === "string" ? value.trim() : "";
