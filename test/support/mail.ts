@@ -1,5 +1,5 @@
 // Reads mail from the catcher (maildev's REST API) as a person would read their inbox: the newest mail
-// to an address, polled until it arrives.
+// to an address (maildev lists mail in arrival order), polled until it arrives.
 
 type Caught = { id: string; subject: string; text?: string; time: string; to: Array<{ address: string }> };
 
@@ -20,7 +20,7 @@ export async function mailTo(
       .filter(
         (m) => m.to.some((t) => t.address.toLowerCase() === to.toLowerCase()) && subject.test(m.subject),
       )
-      .sort((a, b) => b.time.localeCompare(a.time));
+      .reverse();
     const newest = mine[0];
     if (newest) {
       return { subject: newest.subject, text: newest.text ?? "" };
@@ -37,8 +37,23 @@ export async function mailsTo(inboxUrl: string, to: string): Promise<ReceivedMai
   const all = (await (await fetch(`${inboxUrl}/api/email`)).json()) as Caught[];
   return all
     .filter((m) => m.to.some((t) => t.address.toLowerCase() === to.toLowerCase()))
-    .sort((a, b) => b.time.localeCompare(a.time))
+    .reverse()
     .map((m) => ({ subject: m.subject, text: m.text ?? "" }));
+}
+
+/** Every mail to `to`, newest first, once there are at least `count` of them (polled, bounded). */
+export async function atLeast(inboxUrl: string, to: string, count: number, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const mails = await mailsTo(inboxUrl, to);
+    if (mails.length >= count) {
+      return mails;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${mails.length} mails to ${to}, not ${count}, within ${timeoutMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** The link in a mail's text to the page at `path` (the first one). */
