@@ -12,7 +12,9 @@ import {
 } from "../../schema/pg/schema.js";
 import { createLink, LINK_TTL_SECONDS } from "../../workers/api/accounts/links.js";
 import api from "../../workers/api/index.js";
+import { INVITATIONS_PER_STUDIO_PER_HOUR } from "../../workers/api/web/mail-throttle.js";
 import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
+import { buckets } from "../../workers/shared/rate-limit.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, withDb } from "../support/harness.js";
 import { api as apiRequest } from "../support/http.js";
@@ -165,6 +167,20 @@ describe("invitations over SMTP", () => {
     expect(refused.status).toBe(403);
     expect(await mailsTo(INBOX, email)).toEqual([]);
     expect((await invite(mb, t.tenantId, uniqueEmail("peer"))).status).toBe(303);
+  });
+
+  it("a studio sends a bounded number of invitation mails per hour", async () => {
+    const { t, b } = await studio();
+    const bucket = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(buckets.mailStudio(t.tenantId)));
+    expect((await bucket.hit(1000, 3600, INVITATIONS_PER_STUDIO_PER_HOUR)).allowed).toBe(true);
+    const email = uniqueEmail("flood");
+    const res = await invite(b, t.tenantId, email);
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await mailsTo(INBOX, email)).toEqual([]);
+    expect(await withDb((db) => db.select().from(accountLinks).where(eq(accountLinks.email, email)))).toEqual(
+      [],
+    );
   });
 
   it("a mail that cannot be sent keeps the invitation, says so, and can be resent", async () => {

@@ -6,6 +6,7 @@ import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { invitationMail } from "../../../mail/messages.js";
 import { csrfForm, userStudio, visitor } from "../../access.js";
+import { chargeStudioInvitation } from "../../mail-throttle.js";
 import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 import { membersPath } from "./view.js";
@@ -32,6 +33,15 @@ export function register(app: Hono<AppEnv>) {
       }
       if (!mayInvite(studio.role, role)) {
         return renderMembers(c, { status: 403, error: "Role: only an owner can invite owners.", draft });
+      }
+      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      if (!throttle.allowed) {
+        c.header("Retry-After", String(throttle.retryAfter));
+        return renderMembers(c, {
+          status: 429,
+          error: "Too many invitations this hour. Try again later.",
+          draft,
+        });
       }
       let created: Awaited<ReturnType<typeof invite>>;
       try {
@@ -75,6 +85,11 @@ export function register(app: Hono<AppEnv>) {
       }
       if (!mayInvite(studio.role, invitation.role)) {
         return errorPage(c, 403, "Invitation not sent", "Only an owner can invite owners.");
+      }
+      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      if (!throttle.allowed) {
+        c.header("Retry-After", String(throttle.retryAfter));
+        return renderMembers(c, { status: 429, error: "Too many invitations this hour. Try again later." });
       }
       const renewed = await renewLink(db, invitation.id);
       if (!renewed) {
