@@ -4,7 +4,7 @@ import { createProject, createTenant } from "../../shared/bootstrap.js";
 import { revokeGrantsOfUser } from "../../shared/credentials/grants.js";
 import { endSessionsOfUser } from "../../shared/credentials/sessions.js";
 import type { Db } from "../../shared/db.js";
-import { liveLink, spendLink } from "./links.js";
+import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem, verifyPassword } from "./password.js";
 import { NAME_MAX } from "./team.js";
 import { AccountError } from "./users.js";
@@ -14,6 +14,28 @@ import { AccountError } from "./users.js";
 export const STUDIO_NAME_MAX = 100;
 /** The project a new studio starts with, so the sign-up ends on a dashboard with a key to make. */
 export const FIRST_PROJECT_NAME = "My first game";
+
+/**
+ * Records a sign-up waiting for its email to be verified (the password already hashed) and returns its
+ * link's token for the mail. One live link per email: the newest; earlier ones are revoked.
+ */
+export async function recordSignup(
+  db: Db,
+  input: { email: string; passwordHash: string; studioName: string },
+): Promise<{ id: string; token: string }> {
+  await db
+    .update(accountLinks)
+    .set({ revokedAt: new Date() })
+    .where(
+      and(
+        eq(accountLinks.email, input.email),
+        eq(accountLinks.purpose, "signup"),
+        isNull(accountLinks.usedAt),
+        isNull(accountLinks.revokedAt),
+      ),
+    );
+  return createLink(db, { purpose: "signup", ...input });
+}
 
 /**
  * Completes a sign-up from its verification link, once: the user (with the password chosen at sign-up),

@@ -1,8 +1,6 @@
-import { and, eq, isNull } from "drizzle-orm";
 import type { Context, Hono } from "hono";
-import { accountLinks } from "../../../../../schema/pg/schema.js";
-import { verifySignup } from "../../../accounts/account.js";
-import { createLink, linkUrl, liveLink, mailLink } from "../../../accounts/links.js";
+import { recordSignup, STUDIO_NAME_MAX, verifySignup } from "../../../accounts/account.js";
+import { linkUrl, liveLink, mailLink } from "../../../accounts/links.js";
 import { hashPassword, passwordProblem } from "../../../accounts/password.js";
 import { userByEmail } from "../../../accounts/team.js";
 import { emailProblem, normalizeEmail } from "../../../accounts/users.js";
@@ -54,7 +52,7 @@ export function register(app: Hono<AppEnv>) {
     const problem =
       (emailProblem(email) && `Email ${emailProblem(email)}.`) ||
       (passwordProblem(password) && `Password ${passwordProblem(password)}.`) ||
-      (studio.length > 100 ? "Studio name: at most 100 characters." : null);
+      (studio.length > STUDIO_NAME_MAX ? `Studio name: at most ${STUDIO_NAME_MAX} characters.` : null);
     if (problem) {
       return again(400, problem);
     }
@@ -72,19 +70,7 @@ export function register(app: Hono<AppEnv>) {
         await sendMail(c.env, alreadyRegisteredMail(email, `${origin}/sign-in`, `${origin}/password-reset`))
       ).sent;
     } else {
-      // One live verification link per email: the newest.
-      await db
-        .update(accountLinks)
-        .set({ revokedAt: new Date() })
-        .where(
-          and(
-            eq(accountLinks.email, email),
-            eq(accountLinks.purpose, "signup"),
-            isNull(accountLinks.usedAt),
-            isNull(accountLinks.revokedAt),
-          ),
-        );
-      const link = await createLink(db, { purpose: "signup", email, passwordHash, studioName: studio });
+      const link = await recordSignup(db, { email, passwordHash, studioName: studio });
       sent = await mailLink(
         c.env,
         db,
