@@ -33,7 +33,16 @@ export default defineConfig({
               main: "./test/support/app-host.ts",
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
-                bindings: { ...engines, OPERATOR_SECRET: TEST_OPERATOR_SECRET, APP_URL: TEST_APP_URL },
+                bindings: {
+                  ...engines,
+                  OPERATOR_SECRET: TEST_OPERATOR_SECRET,
+                  APP_URL: TEST_APP_URL,
+                  // The global setup's mail catcher, over plain SMTP on loopback; sign-up open.
+                  SMTP_HOST: "127.0.0.1",
+                  SMTP_PORT: String(inject("smtpPort")),
+                  MAIL_FROM: "Game Telemetry Analytics <no-reply@telemetry.test>",
+                  SIGNUP: "open",
+                },
                 serviceBindings: { INGEST: ingest.name },
                 // The ingest Worker's producers too, so a test can run its queue consumers in-process
                 // with every binding they use (the shared Env type has them all).

@@ -14,6 +14,7 @@ import { newSecret } from "../workers/shared/credentials/secrets.js";
 import type { Db } from "../workers/shared/db.js";
 import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";
 import { DEMO_MAP, DEMO_PROFILE, registerDemoMap, startDemoServer } from "./local/demo.js";
+import { startMailCatcher } from "./local/mail.js";
 import { startLocalStack } from "./local/stack.js";
 import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";
 
@@ -121,6 +122,11 @@ function warnAboutDevVars(): void {
 async function main() {
   warnAboutDevVars();
   const stack = await startLocalStack({ dataDir: DATA_DIR, pgPort: LOCAL_PG_PORT });
+  const mail = await startMailCatcher({
+    dir: `${DATA_DIR}/mail`,
+    smtpPort: Number(process.env.MAILDEV_SMTP_PORT ?? 1025),
+    webPort: Number(process.env.MAILDEV_WEB_PORT ?? 1080),
+  });
   let child: ChildProcess | undefined;
   let demo: Awaited<ReturnType<typeof startDemoServer>> | undefined;
   let stopping = false;
@@ -133,6 +139,7 @@ async function main() {
     if (child) {
       await stopWrangler(child);
     }
+    await mail.close();
     await stack.close();
     process.exit(code);
   };
@@ -140,7 +147,7 @@ async function main() {
   process.on("SIGTERM", () => void stop(0));
   try {
     const keys = await seedDemo(stack.databaseUrl);
-    child = startWrangler(stack, { port: PORT, persistTo: `${DATA_DIR}/wrangler` });
+    child = startWrangler(stack, { port: PORT, persistTo: `${DATA_DIR}/wrangler`, mail });
     child.once("exit", (code) => {
       if (!stopping) {
         console.error(`wrangler dev exited (${code}); stopping`);
@@ -151,7 +158,9 @@ async function main() {
     await registerDemoMap(BASE_URL, keys.seed.key, keys.projectId);
     await dropSeedKey(stack.databaseUrl, keys.seed.id);
     demo = await startDemoServer({ endpoint: `${BASE_URL}/v1/events`, apiKey: keys.game }, DEMO_GAME_PORT);
-    console.log(`ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events)`);
+    console.log(
+      `ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events, mail inbox: ${mail.inboxUrl})`,
+    );
     console.log(
       `demo game ${demo.url}: play a minute, then open ${BASE_URL}/projects/${keys.projectId}/heatmap?map=${DEMO_MAP.mapId} with the profile "${DEMO_PROFILE.name}"`,
     );

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { buildClient } from "../scripts/build-client.js";
+import { startMailCatcher } from "../scripts/local/mail.js";
 import { startLocalStack } from "../scripts/local/stack.js";
 import { startHookReceiver } from "./support/hook-receiver.js";
 import { buildIngestWorker } from "./support/ingest-worker.js";
@@ -17,6 +18,9 @@ declare module "vitest" {
     neonProxy: string;
     /** Loopback webhook receiver: POST records, GET /received?path= reads back. */
     hookUrl: string;
+    /** The mail catcher the Worker sends to (SMTP) and tests read (its REST API under inboxUrl). */
+    smtpPort: number;
+    inboxUrl: string;
     /** SDK-layout batches encoded in Node by protobufjs (workerd refuses its generated codecs). */
     sdkFixtures: SdkFixtures;
   }
@@ -37,11 +41,15 @@ export default async function setup(project: TestProject) {
   project.provide("clickhouseUser", stack.clickhouse.user);
   project.provide("clickhousePassword", stack.clickhouse.password);
   project.provide("neonProxy", stack.neonProxy);
+  const mail = await startMailCatcher({ dir: join(dataDir, "mail") });
+  project.provide("smtpPort", mail.smtpPort);
+  project.provide("inboxUrl", mail.inboxUrl);
   const hooks = await startHookReceiver();
   project.provide("hookUrl", hooks.url);
   project.provide("sdkFixtures", sdkFixtures());
   return async () => {
     await hooks.close();
+    await mail.close();
     await stack.close();
     await rm(dataDir, { recursive: true, force: true });
   };

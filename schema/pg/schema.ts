@@ -101,6 +101,9 @@ export const oauthTokens = pgTable(
 
 export const MEMBERSHIP_ROLES = ["owner", "member"] as const;
 export type MembershipRole = (typeof MEMBERSHIP_ROLES)[number];
+export function isMembershipRole(value: unknown): value is MembershipRole {
+  return MEMBERSHIP_ROLES.some((r) => r === value);
+}
 
 // People. `email` is stored normalized (trimmed, lower case), so the unique index is the identity.
 // `passwordHash` is a PHC-style scrypt string (workers/api/accounts/password.ts); never the password.
@@ -108,6 +111,9 @@ export const users = pgTable("users", {
   id: uuid("id").primaryKey().defaultRandom(),
   email: text("email").notNull().unique(),
   passwordHash: text("password_hash").notNull(),
+  // Shown to the studio on the members page; empty until the person sets it.
+  name: text("name").notNull().default(""),
+  lastSignInAt: timestamp("last_sign_in_at", { withTimezone: true, mode: "date" }),
   ...timestamps,
 });
 
@@ -144,6 +150,43 @@ export const sessions = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("sessions_user_idx").on(t.userId)],
+);
+
+export const ACCOUNT_LINK_PURPOSES = ["signup", "invitation", "reset"] as const;
+export type AccountLinkPurpose = (typeof ACCOUNT_LINK_PURPOSES)[number];
+export const MAIL_STATUSES = ["pending", "sent", "failed"] as const;
+export type MailStatus = (typeof MAIL_STATUSES)[number];
+
+// Single-use links sent by mail: a sign-up's verification, an invitation to a studio, a password reset.
+// Only the token's SHA-256 is stored. The row is written before the mail is sent and keeps the mail's
+// outcome, so a mail that fails loses nothing: the link exists and can be sent again (a new token).
+// signup: `passwordHash` and `studioName` wait here until the email is verified; invitation: `tenantId`,
+// `role`, `invitedBy`; reset: `userId`.
+export const accountLinks = pgTable(
+  "account_links",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    purpose: text("purpose", { enum: ACCOUNT_LINK_PURPOSES }).notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    email: text("email").notNull(),
+    userId: uuid("user_id").references(() => users.id, { onDelete: "cascade" }),
+    tenantId: uuid("tenant_id").references(() => tenants.id, { onDelete: "cascade" }),
+    role: text("role", { enum: MEMBERSHIP_ROLES }),
+    invitedBy: uuid("invited_by").references(() => users.id, { onDelete: "set null" }),
+    passwordHash: text("password_hash"),
+    studioName: text("studio_name"),
+    createdAt: timestamps.createdAt,
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+    mailStatus: text("mail_status", { enum: MAIL_STATUSES }).notNull().default("pending"),
+    mailedAt: timestamp("mailed_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [
+    index("account_links_tenant_idx").on(t.tenantId, t.purpose),
+    index("account_links_email_idx").on(t.email, t.purpose),
+    check("account_links_purpose_check", sql`${t.purpose} in ('signup', 'invitation', 'reset')`),
+  ],
 );
 
 // Registered OAuth clients. All are public (no secret; PKCE is the proof). A loopback redirect URI

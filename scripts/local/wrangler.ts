@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { LOCAL_OPERATOR_SECRET } from "../admin/announce.js";
 import { buildClient } from "../build-client.js";
+import { LOCAL_MAIL_FROM, type MailCatcher } from "./mail.js";
 import type { LocalStack } from "./stack.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -31,7 +32,10 @@ const PASSED_ENV = [
 ];
 
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */
-export function startWrangler(stack: LocalStack, opts: { port: number; persistTo: string }): ChildProcess {
+export function startWrangler(
+  stack: LocalStack,
+  opts: { port: number; persistTo: string; mail?: MailCatcher },
+): ChildProcess {
   // The API Worker imports the dashboard's browser bundle as a module: build it first.
   buildClient();
   const vars = {
@@ -42,6 +46,15 @@ export function startWrangler(stack: LocalStack, opts: { port: number; persistTo
     NEON_LOCAL_PROXY: stack.neonProxy,
     // What the admin CLI presents to announce its changes (scripts/admin/announce.ts).
     OPERATOR_SECRET: process.env.OPERATOR_SECRET || LOCAL_OPERATOR_SECRET,
+    // Mail goes to the local catcher over plain SMTP (workers/api/mail/smtp.ts); sign-up is open locally.
+    ...(opts.mail
+      ? {
+          SMTP_HOST: opts.mail.smtpHost,
+          SMTP_PORT: String(opts.mail.smtpPort),
+          MAIL_FROM: LOCAL_MAIL_FROM,
+          SIGNUP: "open",
+        }
+      : {}),
   };
   const args = [`${ROOT}node_modules/wrangler/bin/wrangler.js`, "dev"];
   for (const config of DEV_CONFIGS) {

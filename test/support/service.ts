@@ -1,8 +1,8 @@
 import type { ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, type MailCatcher, startMailCatcher } from "../../scripts/local/mail.js";
 import { type LocalStack, startLocalStack } from "../../scripts/local/stack.js";
 import { startWrangler, stopWrangler, waitUntilServing } from "../../scripts/local/wrangler.js";
 
@@ -10,20 +10,10 @@ export type Service = {
   /** Origin the Worker serves, e.g. http://127.0.0.1:40123 (pages at /, the Web API at /api). */
   origin: string;
   databaseUrl: string;
+  /** The mail catcher's web inbox; its REST API (GET /api/email) is what test/support/mail.ts reads. */
+  inboxUrl: string;
   close(): Promise<void>;
 };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The whole service as `npm run dev` runs it (embedded engines + `wrangler dev`), on a free port and
@@ -35,20 +25,23 @@ export async function startService(): Promise<Service> {
   await chmod(dataDir, 0o755);
   let stack: LocalStack | undefined;
   let child: ChildProcess | undefined;
+  let mail: MailCatcher | undefined;
   const close = async () => {
     if (child) {
       await stopWrangler(child);
     }
+    await mail?.close();
     await stack?.close();
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
     stack = await startLocalStack({ dataDir });
+    mail = await startMailCatcher({ dir: join(dataDir, "mail") });
     const port = await freePort();
-    child = startWrangler(stack, { port, persistTo: join(dataDir, "wrangler") });
+    child = startWrangler(stack, { port, persistTo: join(dataDir, "wrangler"), mail });
     const origin = `http://127.0.0.1:${port}`;
     await waitUntilServing(child, `${origin}/api`);
-    return { origin, databaseUrl: stack.databaseUrl, close };
+    return { origin, databaseUrl: stack.databaseUrl, inboxUrl: mail.inboxUrl, close };
   } catch (err) {
     await close();
     throw err;

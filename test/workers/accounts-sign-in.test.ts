@@ -117,24 +117,38 @@ describe("POST /sign-in", () => {
     expect((await b.post("/sign-in", { ...creds, csrf })).status).toBe(303);
   });
 
-  it("throttles failures per account across IPs, with the same generic message, even for the right password", async () => {
+  it("refuses per (account, IP) with the same generic message, even for the right password; the owner on another IP signs in", async () => {
     const bob = await seedUser(t.tenantId);
+    const attacker = "203.0.113.1";
     // The window already holds all but one of the allowed failures (filled directly in the real
     // limiter: each failure costs a full password derivation, too slow to repeat here).
-    await fill((await signInBuckets("-", bob.email)).accountBucket, SIGN_IN_LIMITS.perAccount - 1);
-    expect((await new Browser("203.0.113.1").signIn(bob.email, "wrong-password")).status).toBe(401);
-    const res = await new Browser("203.0.113.2").signIn(bob.email, bob.password);
+    await fill((await signInBuckets(attacker, bob.email)).accountIpBucket, SIGN_IN_LIMITS.perAccountIp - 1);
+    expect((await new Browser(attacker).signIn(bob.email, "wrong-password")).status).toBe(401);
+    const res = await new Browser(attacker).signIn(bob.email, bob.password);
     expect(res.status).toBe(429);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await res.text()).toContain(FAILED_HTML);
     expect(sessionCookie(res)).toBeUndefined();
+    // The lockout is the attacker's own: the owner, elsewhere, is not refused.
+    expect((await new Browser("203.0.113.2").signIn(bob.email, bob.password)).status).toBe(303);
     // An unknown email is throttled exactly the same, so the limit reveals no account either.
     const ghost = "ghost@studio.test";
-    await fill((await signInBuckets("-", ghost)).accountBucket, SIGN_IN_LIMITS.perAccount - 1);
-    expect((await new Browser("203.0.114.1").signIn(ghost, "wrong-password")).status).toBe(401);
-    const refused = await new Browser("203.0.114.2").signIn(ghost, "wrong-password");
+    await fill((await signInBuckets(attacker, ghost)).accountIpBucket, SIGN_IN_LIMITS.perAccountIp - 1);
+    expect((await new Browser(attacker).signIn(ghost, "wrong-password")).status).toBe(401);
+    const refused = await new Browser(attacker).signIn(ghost, "wrong-password");
     expect(refused.status).toBe(429);
     expect(await refused.text()).toContain(FAILED_HTML);
+  });
+
+  it("per account, failures from many IPs only slow sign-in down: the right password still signs in", async () => {
+    const dana = await seedUser(t.tenantId);
+    // Far past the slowdown threshold, as a guesser spread over many addresses would leave it.
+    await fill(
+      (await signInBuckets("-", dana.email)).accountBucket,
+      SIGN_IN_LIMITS.perAccountBeforeSlowdown * 5,
+    );
+    expect((await new Browser("203.0.115.1").signIn(dana.email, "wrong-password")).status).toBe(401);
+    expect((await new Browser("203.0.115.2").signIn(dana.email, dana.password)).status).toBe(303);
   });
 
   it("throttles failures per client IP across accounts; a success is refunded", async () => {

@@ -1,6 +1,16 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { apiKeys, contentEntries, maps, oauthGrants, thresholdProfiles } from "../../schema/pg/schema.js";
+import {
+  accountLinks,
+  apiKeys,
+  contentEntries,
+  maps,
+  memberships,
+  oauthGrants,
+  thresholdProfiles,
+  users,
+} from "../../schema/pg/schema.js";
+import { createLink } from "../../workers/api/accounts/links.js";
 import { newApp } from "../../workers/api/app.js";
 import { DOCS_ASSETS } from "../../workers/api/routes/docs/index.js";
 import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
@@ -246,7 +256,9 @@ let sessionCookie = "";
 /** The same owner's session after sign-out, and a plain member's session. */
 let endedSessionCookie = "";
 let memberSessionCookie = "";
-const neighbour = { grantId: "", keyId: "" };
+const neighbour = { grantId: "", keyId: "", userId: "", invitationId: "" };
+/** The studio a project belongs to: studio pages name the studio, the table's paths take a project. */
+const studioOf = (projectId: string) => (projectId === other.projectId ? other.tenantId : t.tenantId);
 beforeAll(async () => {
   t = await seedTenant("enterprise", "Security Studio");
   other = await seedTenant("enterprise", "Neighbour Studio");
@@ -273,6 +285,14 @@ beforeAll(async () => {
       .returning();
     neighbour.grantId = grant?.id ?? "";
     neighbour.keyId = other.keys.read.id;
+    neighbour.userId = theirUser.id;
+    const invitation = await createLink(db, {
+      purpose: "invitation",
+      email: "invited@neighbour.test",
+      tenantId: other.tenantId,
+      role: "member",
+    });
+    neighbour.invitationId = invitation.id;
   });
   await withDb(async (db) => {
     const [profile] = await db
@@ -495,6 +515,30 @@ const PAGES: PageRoute[] = [
     path: (id) => `/settings/projects/${id}/api-keys/${neighbour.keyId}/revoke`,
     crossTenant: true,
   },
+  { method: "GET", path: () => "/settings/account", crossTenant: false },
+  ...["name", "password", "delete"].map(
+    (action): PageRoute => ({
+      method: "POST",
+      path: () => `/settings/account/${action}`,
+      crossTenant: false,
+    }),
+  ),
+  { method: "GET", path: (id) => `/settings/studios/${studioOf(id)}/members`, crossTenant: true },
+  { method: "POST", path: (id) => `/settings/studios/${studioOf(id)}/invitations`, crossTenant: true },
+  ...["resend", "revoke"].map(
+    (action): PageRoute => ({
+      method: "POST",
+      path: (id) => `/settings/studios/${studioOf(id)}/invitations/${neighbour.invitationId}/${action}`,
+      crossTenant: true,
+    }),
+  ),
+  ...["role", "remove"].map(
+    (action): PageRoute => ({
+      method: "POST",
+      path: (id) => `/settings/studios/${studioOf(id)}/members/${neighbour.userId}/${action}`,
+      crossTenant: true,
+    }),
+  ),
 ];
 
 async function page(route: PageRoute, projectId: string, b: Browser, fields: Record<string, string> = {}) {
@@ -545,6 +589,10 @@ describe.each(PAGES.filter((r) => r.crossTenant))("page $method $path: cross-ten
       expect(grant?.revokedAt).toBeNull();
       const keys = await db.select().from(apiKeys).where(eq(apiKeys.projectId, other.projectId));
       expect(keys.filter((k) => k.revokedAt === null).length).toBe(4);
+      const members = await db.select().from(memberships).where(eq(memberships.tenantId, other.tenantId));
+      expect(members.map((m) => [m.userId, m.role])).toEqual([[neighbour.userId, "owner"]]);
+      const links = await db.select().from(accountLinks).where(eq(accountLinks.tenantId, other.tenantId));
+      expect(links.map((l) => [l.id, l.revokedAt])).toEqual([[neighbour.invitationId, null]]);
     });
   });
 });
@@ -563,6 +611,54 @@ const PUBLIC = [
   ...Object.values(DOCS_ASSETS).map((path) => `/api${path}`),
 ];
 
+/** Forms a visitor uses before (or instead of) signing in: sign-up, its verification, reset, invitations. */
+const PUBLIC_FORMS = [
+  "/sign-up",
+  "/sign-up/verify",
+  "/password-reset",
+  "/password-reset/confirm",
+  "/invitations/accept",
+];
+
+describe.each(PUBLIC_FORMS)("public form POST %s: CSRF", (path) => {
+  it("without the form's token (or from another origin): 403, the link (if any) still live, nothing sent", async () => {
+    const email = `csrf-${crypto.randomUUID().slice(0, 8)}@security.test`;
+    const purpose = path.startsWith("/sign-up/")
+      ? "signup"
+      : path.startsWith("/password-reset/")
+        ? "reset"
+        : "invitation";
+    const { id, token } = await withDb((db) =>
+      createLink(db, {
+        purpose,
+        email,
+        tenantId: purpose === "invitation" ? t.tenantId : undefined,
+        role: purpose === "invitation" ? "member" : undefined,
+        userId: purpose === "reset" ? neighbour.userId : undefined,
+        passwordHash: purpose === "signup" ? "$scrypt$ln=15,r=8,p=3$AAAA$AAAA" : undefined,
+      }),
+    );
+    const fields = { email, token, password: "a-long-password", studio: "" };
+    const b = new Browser();
+    const page = await b.get(`${path}?token=${token}`);
+    expect(page.status).toBe(200);
+    const csrf = csrfOf(await page.text());
+    for (const res of [
+      await b.post(path, fields),
+      await b.post(path, { ...fields, csrf }, { Origin: "https://evil.example" }),
+      await b.post(path, { ...fields, csrf }, { "Sec-Fetch-Site": "cross-site" }),
+    ]) {
+      expect(res.status).toBe(403);
+      expect(res.headers.getSetCookie().some((c) => c.startsWith("gt_session="))).toBe(false);
+    }
+    await withDb(async (db) => {
+      const [link] = await db.select().from(accountLinks).where(eq(accountLinks.id, id));
+      expect(link?.usedAt).toBeNull();
+      expect(await db.select().from(users).where(eq(users.email, email))).toEqual([]);
+    });
+  });
+});
+
 /**
  * Routes outside the Web API's document with their own tests: the document itself
  * (openapi-coverage.test.ts), sign-in, consent, the OAuth endpoints, the operator's announcements
@@ -570,6 +666,8 @@ const PUBLIC = [
  */
 const OWN_TESTS = [
   "GET /api/v1/openapi.json",
+  // Opened from a mail or before sign-in (accounts-team.test.ts; their CSRF below).
+  ...PUBLIC_FORMS.flatMap((path) => [`GET ${path}`, `POST ${path}`]),
   "GET /sign-in",
   "POST /sign-in",
   "POST /sign-out",

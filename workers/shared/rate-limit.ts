@@ -17,6 +17,12 @@ export const buckets = {
   signInIp: (ip: string) => `sign-in:ip:${ip}`,
   /** Keyed by the email's hash: object names show up in logs and dashboards, an email should not. */
   signInAccount: (emailHash: string) => `sign-in:account:${emailHash}`,
+  /** One account's failures from one client address: the refusal a stranger can cause is their own. */
+  signInAccountIp: (emailHash: string, ip: string) => `sign-in:account-ip:${emailHash}:${ip}`,
+  /** Sign-ups and password-reset requests (each sends a mail), per client address. */
+  mailIp: (ip: string) => `mail:ip:${ip}`,
+  /** Invitation mails of one studio. */
+  mailStudio: (tenantId: string) => `mail:studio:${tenantId}`,
   /** Events accepted in one UTC month (YYYY-MM). */
   monthlyEvents: (tenantId: string, month: string) => `budget:${tenantId}:${month}`,
 };

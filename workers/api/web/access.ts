@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { membershipOf, type StudioMembership } from "../accounts/team.js";
 import { projectForUser } from "../accounts/users.js";
 import type { AppEnv } from "../context.js";
 import { readForm } from "./form.js";
@@ -12,7 +13,12 @@ import { csrfValid } from "./session.js";
 type UserProject = NonNullable<Awaited<ReturnType<typeof projectForUser>>>;
 
 export type PageEnv = AppEnv & {
-  Variables: AppEnv["Variables"] & { visitor: Visitor; project: UserProject; form: Record<string, string> };
+  Variables: AppEnv["Variables"] & {
+    visitor: Visitor;
+    project: UserProject;
+    studio: StudioMembership;
+    form: Record<string, string>;
+  };
 };
 
 export const visitor = createMiddleware<PageEnv>(async (c, next) => {
@@ -35,6 +41,16 @@ export const userProject = createMiddleware<PageEnv>(async (c, next) => {
     return errorPage(c, 404, "Not found", "No such project.");
   }
   c.set("project", project);
+  await next();
+});
+
+/** The studio named by the path's `:tenantId`, when the visitor belongs to it (else 404, as for a stranger's). */
+export const userStudio = createMiddleware<PageEnv>(async (c, next) => {
+  const studio = await membershipOf(c.get("db"), c.get("visitor").user.userId, c.req.param("tenantId") ?? "");
+  if (!studio) {
+    return errorPage(c, 404, "Not found", "No such studio.");
+  }
+  c.set("studio", studio);
   await next();
 });
 

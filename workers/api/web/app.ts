@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { ApiError, problemResponse } from "../../shared/errors.js";
 import type { AppEnv } from "../context.js";
 import { init } from "../middleware/init.js";
+import * as account from "./pages/account/routes.js";
 import * as apiKeysCreate from "./pages/api-keys/create.js";
 import * as apiKeysGet from "./pages/api-keys/get.js";
 import * as apiKeysRevoke from "./pages/api-keys/revoke.js";
@@ -12,12 +13,18 @@ import * as connectedAppsRevoke from "./pages/connected-apps/revoke.js";
 import * as dashboardGet from "./pages/dashboard/get.js";
 import * as faviconGet from "./pages/favicon/get.js";
 import * as homeGet from "./pages/home/get.js";
+import * as invitations from "./pages/invitations/routes.js";
+import * as membersGet from "./pages/members/get.js";
+import * as membersInvitations from "./pages/members/invitations.js";
+import * as membersMembers from "./pages/members/members.js";
 import * as authorizeGet from "./pages/oauth/authorize-get.js";
 import * as authorizePost from "./pages/oauth/authorize-post.js";
 import * as metadata from "./pages/oauth/metadata.js";
+import * as passwordReset from "./pages/password-reset/routes.js";
 import * as signInGet from "./pages/sign-in/get.js";
 import * as signInPost from "./pages/sign-in/post.js";
 import * as signOutPost from "./pages/sign-out/post.js";
+import * as signUp from "./pages/sign-up/routes.js";
 import { errorPage } from "./respond.js";
 import { currentUser, signInRedirect } from "./session.js";
 
@@ -64,6 +71,13 @@ export function webApp() {
     apiKeysRevoke,
     connectedAppsGet,
     connectedAppsRevoke,
+    membersGet,
+    membersInvitations,
+    membersMembers,
+    account,
+    signUp,
+    passwordReset,
+    invitations,
     assetsGet,
     faviconGet,
     dashboardGet,

@@ -68,6 +68,7 @@ export function layout(opts: {
           <a href="/">Projects</a>
           ${opts.settingsHref ? html`<a href="${opts.settingsHref}">Settings</a>` : ""}
           <a href="/settings/connected-apps">Connected apps</a>
+          <a href="/settings/account">Account</a>
         </nav>
         <span>${opts.user.email}</span>
         <form method="post" action="/sign-out">

@@ -134,9 +134,13 @@ export async function chargeSession(
       "A browser session may change data only from this site's own pages (Origin must be this origin).",
     );
   }
-  const principal = await sessionPrincipal(db, user, namedProject(request));
+  const project = namedProject(request);
+  const principal = await sessionPrincipal(db, user, project);
   if (!principal) {
-    throw new ApiError("FORBIDDEN", "This account does not belong to any studio.");
+    // Someone removed from their last studio asks for one of its projects: as for any stranger, 404.
+    throw project
+      ? new ApiError("NOT_FOUND", "Project not found.")
+      : new ApiError("FORBIDDEN", "This account does not belong to any studio.");
   }
   const charge = chargeOf(principal, bucket);
   return { principal, rate: await consume(env, charge.name, charge.max), limit: charge.max };

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
 import {
   oauthClients,
   oauthGrants,
@@ -6,7 +6,7 @@ import {
   oauthTokens,
   tenants,
 } from "../../../schema/pg/schema.js";
-import type { Db } from "../db.js";
+import type { Db, Tx } from "../db.js";
 import { TOKEN_SCOPES } from "./scopes.js";
 
 export type GrantScope = (typeof TOKEN_SCOPES)[number];
@@ -77,4 +77,40 @@ export async function revokeGrantOfUser(db: Db, userId: string, grantId: string)
     .where(and(eq(oauthGrants.id, grantId), eq(oauthGrants.userId, userId), isNull(oauthGrants.revokedAt)))
     .limit(1);
   return grant ? revokeGrant(db, grant.id) : null;
+}
+
+/**
+ * Revokes, inside the caller's transaction, every live grant of the user (only those on `tenantId` when
+ * given) with all their access and refresh tokens: a removal from a studio, a password reset, a deleted
+ * account. Returns the tenants whose cached credentials the caller announces as changed.
+ */
+export async function revokeGrantsOfUser(
+  tx: Db | Tx,
+  userId: string,
+  tenantId?: string,
+  now = new Date(),
+): Promise<string[]> {
+  const revoked = await tx
+    .update(oauthGrants)
+    .set({ revokedAt: now })
+    .where(
+      and(
+        eq(oauthGrants.userId, userId),
+        isNull(oauthGrants.revokedAt),
+        tenantId ? eq(oauthGrants.tenantId, tenantId) : undefined,
+      ),
+    )
+    .returning({ id: oauthGrants.id, tenantId: oauthGrants.tenantId });
+  const ids = revoked.map((g) => g.id);
+  if (ids.length) {
+    await tx
+      .update(oauthTokens)
+      .set({ revokedAt: now })
+      .where(and(inArray(oauthTokens.grantId, ids), isNull(oauthTokens.revokedAt)));
+    await tx
+      .update(oauthRefreshTokens)
+      .set({ revokedAt: now })
+      .where(and(inArray(oauthRefreshTokens.grantId, ids), isNull(oauthRefreshTokens.revokedAt)));
+  }
+  return [...new Set(revoked.map((g) => g.tenantId))];
 }

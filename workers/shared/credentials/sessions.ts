@@ -1,6 +1,6 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, ne } from "drizzle-orm";
 import { sessions, users } from "../../../schema/pg/schema.js";
-import type { Db } from "../db.js";
+import type { Db, Tx } from "../db.js";
 import { looksLikeSecret, newSecret, sha256Hex } from "./secrets.js";
 
 export const SESSION_PREFIX = "gts_";
@@ -45,4 +45,14 @@ export async function endSession(db: Db, sessionId: string): Promise<void> {
     .update(sessions)
     .set({ revokedAt: new Date() })
     .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)));
+}
+
+/** Ends every live session of the user but `keep` (the one making the change, when it stays signed in). */
+export async function endSessionsOfUser(db: Db | Tx, userId: string, keep?: string): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ revokedAt: new Date() })
+    .where(
+      and(eq(sessions.userId, userId), isNull(sessions.revokedAt), keep ? ne(sessions.id, keep) : undefined),
+    );
 }

@@ -1,5 +1,6 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, or } from "drizzle-orm";
 import {
+  memberships,
   oauthCodes,
   oauthGrants,
   oauthRefreshTokens,
@@ -116,6 +117,15 @@ async function mintTokens(
   };
 }
 
+async function isMember(db: Db, userId: string, tenantId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(and(eq(memberships.userId, userId), eq(memberships.tenantId, tenantId)))
+    .limit(1);
+  return row !== undefined;
+}
+
 /**
  * Told the tenant whose credentials a revocation changed, after it committed, so cached principals are
  * dropped everywhere (cache.ts announceChange).
@@ -175,6 +185,9 @@ export async function exchangeCode(
   if (!(await pkceMatches(codeVerifier, row.codeChallenge))) {
     throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge.");
   }
+  if (!(await isMember(db, row.userId, row.tenantId))) {
+    throw new OAuthError("invalid_grant", "The user no longer belongs to the studio of this authorization.");
+  }
   return db.transaction(async (tx) => {
     const claimed = await tx
       .update(oauthCodes)
@@ -228,6 +241,7 @@ export async function refreshTokens(
           tenantId: oauthGrants.tenantId,
           scopes: oauthGrants.scopes,
           grantRevokedAt: oauthGrants.revokedAt,
+          userId: oauthGrants.userId,
         })
         .from(oauthRefreshTokens)
         .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
@@ -249,6 +263,10 @@ export async function refreshTokens(
   }
   if (row.expiresAt <= now) {
     throw new OAuthError("invalid_grant", "The refresh token has expired.");
+  }
+  // Removal from the studio revokes the user's grants there; this is the second lock on that door.
+  if (!(await isMember(db, row.userId, row.tenantId))) {
+    throw new OAuthError("invalid_grant", "The user no longer belongs to the studio of this grant.");
   }
   let scopes = row.scopes;
   if (input.scope !== undefined) {
@@ -342,12 +360,18 @@ export async function findToken(db: Db, tokenHash: string): Promise<TokenPrincip
     .innerJoin(tenants, eq(tenants.id, oauthTokens.tenantId))
     // Revoking a grant revokes its tokens in the same transaction; the join is a second lock.
     .leftJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
+    // A grant's token works only while its user belongs to the studio (removal revokes it as well).
+    .leftJoin(
+      memberships,
+      and(eq(memberships.userId, oauthGrants.userId), eq(memberships.tenantId, oauthTokens.tenantId)),
+    )
     .where(
       and(
         eq(oauthTokens.tokenHash, tokenHash),
         isNull(oauthTokens.revokedAt),
         gt(oauthTokens.expiresAt, new Date()),
         isNull(oauthGrants.revokedAt),
+        or(isNull(oauthTokens.grantId), eq(memberships.tenantId, oauthTokens.tenantId)),
       ),
     )
     .limit(1);

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../../context.js";
 import { csrfToken, currentUser, safeReturnTo } from "../../session.js";
-import { signInPage } from "./view.js";
+import { SIGN_IN_NOTICES, signInPage } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {
   app.get("/sign-in", async (c) => {
@@ -9,6 +9,8 @@ export function register(app: Hono<AppEnv>) {
     if (await currentUser(c)) {
       return c.redirect(returnTo, 303);
     }
-    return c.html(signInPage({ csrf: await csrfToken(c), returnTo }));
+    const notice = SIGN_IN_NOTICES[c.req.query("done") ?? ""];
+    const signUp = c.env.SIGNUP === "open";
+    return c.html(signInPage({ csrf: await csrfToken(c), returnTo, notice, signUp }));
   });
 }

@@ -1,11 +1,11 @@
 import type { Hono } from "hono";
-import { endSession, startSession } from "../../../../shared/credentials/sessions.js";
 import { clientIp } from "../../../../shared/rate-limit.js";
 import { chargeSignIn } from "../../../accounts/throttle.js";
 import { checkPassword } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";
-import { csrfToken, csrfValid, currentUser, safeReturnTo, setSessionCookie } from "../../session.js";
+import { csrfToken, csrfValid, safeReturnTo } from "../../session.js";
+import { signInAs } from "../../sign-in-as.js";
 import { SIGN_IN_FAILED, signInPage } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {
@@ -27,18 +27,16 @@ export function register(app: Hono<AppEnv>) {
       c.header("Retry-After", String(charge.retryAfter));
       return again(429, SIGN_IN_FAILED);
     }
+    if (charge.delayMs > 0) {
+      // The account is under attack from many addresses: slowed, never refused (throttle.ts).
+      await scheduler.wait(charge.delayMs);
+    }
     const user = await checkPassword(c.get("db"), email, password.slice(0, 1024));
     if (!user) {
       return again(401, SIGN_IN_FAILED);
     }
     await charge.refund();
-    // A new token at every sign-in: a session id planted before sign-in is never promoted, and a
-    // session this browser already had (perhaps another person's) ends here.
-    const previous = await currentUser(c);
-    if (previous) {
-      await endSession(c.get("db"), previous.sessionId);
-    }
-    setSessionCookie(c, await startSession(c.get("db"), user.id));
+    await signInAs(c, user.id);
     return c.redirect(returnTo, 303);
   });
 }

@@ -1,0 +1,196 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { accountLinks, memberships, users } from "../../../schema/pg/schema.js";
+import { createProject, createTenant } from "../../shared/bootstrap.js";
+import { revokeGrantsOfUser } from "../../shared/credentials/grants.js";
+import { endSessionsOfUser } from "../../shared/credentials/sessions.js";
+import type { Db } from "../../shared/db.js";
+import { createLink, liveLink, spendLink } from "./links.js";
+import { hashPassword, passwordProblem, verifyPassword } from "./password.js";
+import { NAME_MAX } from "./team.js";
+import { AccountError } from "./users.js";
+
+// A person's own account: sign-up and its verification, password change and reset, name, deletion.
+
+export const STUDIO_NAME_MAX = 100;
+/** The project a new studio starts with, so the sign-up ends on a dashboard with a key to make. */
+export const FIRST_PROJECT_NAME = "My first game";
+
+/**
+ * Records a sign-up waiting for its email to be verified (the password already hashed) and returns its
+ * link's token for the mail. One live link per email: the newest; earlier ones are revoked.
+ */
+export async function recordSignup(
+  db: Db,
+  input: { email: string; passwordHash: string; studioName: string },
+): Promise<{ id: string; token: string }> {
+  await db
+    .update(accountLinks)
+    .set({ revokedAt: new Date() })
+    .where(
+      and(
+        eq(accountLinks.email, input.email),
+        eq(accountLinks.purpose, "signup"),
+        isNull(accountLinks.usedAt),
+        isNull(accountLinks.revokedAt),
+      ),
+    );
+  return createLink(db, { purpose: "signup", ...input });
+}
+
+/**
+ * Completes a sign-up from its verification link, once: the user (with the password chosen at sign-up),
+ * their studio on the free plan with them as owner, and a first project. Null when the link is not live
+ * or the email got an account meanwhile (through an invitation, say).
+ */
+export async function verifySignup(
+  db: Db,
+  token: string,
+): Promise<{ userId: string; tenantId: string } | null> {
+  const link = await liveLink(db, "signup", token);
+  if (!link?.passwordHash) {
+    return null;
+  }
+  const { passwordHash } = link;
+  return db.transaction(async (tx) => {
+    if (!(await spendLink(tx, link.id))) {
+      return null;
+    }
+    const [user] = await tx
+      .insert(users)
+      .values({ email: link.email, passwordHash })
+      .onConflictDoNothing({ target: users.email })
+      .returning({ id: users.id });
+    if (!user) {
+      return null;
+    }
+    const tenant = await createTenant(tx, link.studioName || `${link.email.split("@")[0]}'s studio`, "free");
+    await tx.insert(memberships).values({ userId: user.id, tenantId: tenant.id, role: "owner" });
+    await createProject(tx, tenant.id, FIRST_PROJECT_NAME);
+    // The password waits in the link only until the account exists.
+    await tx.update(accountLinks).set({ passwordHash: null }).where(eq(accountLinks.id, link.id));
+    return { userId: user.id, tenantId: tenant.id };
+  });
+}
+
+/**
+ * Sets a new password from a reset link, once, and ends everything the old one opened: every session
+ * of the user and every OAuth grant (its refresh and access tokens). Returns the tenants whose cached
+ * credentials changed, or null when the link is not live.
+ */
+export async function completeReset(db: Db, token: string, password: string): Promise<string[] | null> {
+  const problem = passwordProblem(password);
+  if (problem) {
+    throw new AccountError(`Password ${problem}.`);
+  }
+  const link = await liveLink(db, "reset", token);
+  if (!link?.userId) {
+    return null;
+  }
+  const userId = link.userId;
+  const passwordHash = hashPassword(password);
+  return db.transaction(async (tx) => {
+    if (!(await spendLink(tx, link.id))) {
+      return null;
+    }
+    await tx.update(users).set({ passwordHash, updatedAt: new Date() }).where(eq(users.id, userId));
+    await endSessionsOfUser(tx, userId);
+    // Other reset links of the user die with this one: the password they would replace is gone.
+    await tx
+      .update(accountLinks)
+      .set({ revokedAt: new Date() })
+      .where(
+        and(
+          eq(accountLinks.userId, userId),
+          eq(accountLinks.purpose, "reset"),
+          isNull(accountLinks.usedAt),
+          isNull(accountLinks.revokedAt),
+        ),
+      );
+    return revokeGrantsOfUser(tx, userId);
+  });
+}
+
+/** Changes the password when `current` is right, and ends the user's other sessions. */
+export async function changePassword(
+  db: Db,
+  input: { userId: string; sessionId: string; current: string; next: string },
+): Promise<void> {
+  const [user] = await db
+    .select({ passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.id, input.userId))
+    .limit(1);
+  if (!user || !verifyPassword(input.current, user.passwordHash)) {
+    throw new AccountError("Current password: it is not your password.");
+  }
+  const problem = passwordProblem(input.next);
+  if (problem) {
+    throw new AccountError(`New password ${problem}.`);
+  }
+  const passwordHash = hashPassword(input.next);
+  await db.transaction(async (tx) => {
+    await tx.update(users).set({ passwordHash, updatedAt: new Date() }).where(eq(users.id, input.userId));
+    await endSessionsOfUser(tx, input.userId, input.sessionId);
+  });
+}
+
+export async function setName(db: Db, userId: string, name: string): Promise<void> {
+  const trimmed = name.trim();
+  if (trimmed.length > NAME_MAX) {
+    throw new AccountError(`Name: at most ${NAME_MAX} characters.`);
+  }
+  await db.update(users).set({ name: trimmed, updatedAt: new Date() }).where(eq(users.id, userId));
+}
+
+export async function accountOf(db: Db, userId: string) {
+  const [user] = await db
+    .select({ id: users.id, email: users.email, name: users.name })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1);
+  return user ?? null;
+}
+
+export async function noteSignIn(db: Db, userId: string): Promise<void> {
+  await db.update(users).set({ lastSignInAt: new Date() }).where(eq(users.id, userId));
+}
+
+/**
+ * Deletes the account when `password` is right and the user is not the last owner of a studio (the
+ * studio would be left without anyone to run it). Sessions, memberships and grants go with the user
+ * (foreign keys); the grants are revoked first so the tenants to announce are known. Returns them.
+ */
+export async function deleteAccount(db: Db, userId: string, password: string): Promise<string[]> {
+  const [user] = await db
+    .select({ passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1);
+  if (!user || !verifyPassword(password, user.passwordHash)) {
+    throw new AccountError("Password: it is not your password.");
+  }
+  return db.transaction(async (tx) => {
+    const owned = await tx
+      .select({ tenantId: memberships.tenantId })
+      .from(memberships)
+      .where(and(eq(memberships.userId, userId), eq(memberships.role, "owner")));
+    for (const { tenantId } of owned) {
+      // Every owner row locked, in one order: two owners deleting themselves at once cannot both pass.
+      const owners = await tx
+        .select({ userId: memberships.userId })
+        .from(memberships)
+        .where(and(eq(memberships.tenantId, tenantId), eq(memberships.role, "owner")))
+        .orderBy(memberships.userId)
+        .for("update");
+      if (!owners.some((o) => o.userId !== userId)) {
+        throw new AccountError(
+          "You are the last owner of a studio: make another member its owner before deleting your account.",
+        );
+      }
+    }
+    const tenantIds = await revokeGrantsOfUser(tx, userId);
+    await endSessionsOfUser(tx, userId);
+    await tx.delete(users).where(eq(users.id, userId));
+    return tenantIds;
+  });
+}

@@ -1,0 +1,29 @@
+import type { Context, Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { membersOf, pendingInvitations } from "../../../accounts/team.js";
+import type { AppEnv } from "../../../context.js";
+import { type PageEnv, userStudio, visitor } from "../../access.js";
+import { membersPage, membersPath, NOTICES } from "./view.js";
+
+/** The members page, with an error and the refused form's values when a POST was refused. */
+export async function renderMembers(
+  c: Context<PageEnv>,
+  opts: { status?: ContentfulStatusCode; error?: string; draft?: { email: string; role: string } } = {},
+) {
+  const { nav, csrf, user } = c.get("visitor");
+  const studio = c.get("studio");
+  const db = c.get("db");
+  const [members, invitations] = await Promise.all([
+    membersOf(db, studio.tenantId),
+    pendingInvitations(db, studio.tenantId),
+  ]);
+  const notice = NOTICES[c.req.query("done") ?? ""];
+  return c.html(
+    membersPage({ nav, csrf, userId: user.userId, studio, members, invitations, notice, ...opts }),
+    opts.status ?? 200,
+  );
+}
+
+export function register(app: Hono<AppEnv>) {
+  app.get(membersPath(":tenantId"), visitor, userStudio, (c) => renderMembers(c));
+}

@@ -1,0 +1,131 @@
+import type { Hono } from "hono";
+import { isMembershipRole } from "../../../../../schema/pg/schema.js";
+import { linkUrl, mailLink, renewLink } from "../../../accounts/links.js";
+import { invitationOf, invite, mayInvite, revokeInvitation } from "../../../accounts/team.js";
+import { AccountError } from "../../../accounts/users.js";
+import type { AppEnv } from "../../../context.js";
+import { invitationMail } from "../../../mail/messages.js";
+import { csrfForm, userStudio, visitor } from "../../access.js";
+import { chargeStudioInvitation } from "../../mail-throttle.js";
+import { errorPage } from "../../respond.js";
+import { renderMembers } from "./get.js";
+import { membersPath } from "./view.js";
+
+export const ACCEPT_PATH = "/invitations/accept";
+
+// Invitations: recorded first, mailed after. A mail that fails leaves the invitation pending with
+// "Mail failed" beside it and a Resend button; resending issues a new link (only hashes are stored, so
+// the old one cannot be mailed again) and the old link stops working.
+export function register(app: Hono<AppEnv>) {
+  app.post(
+    "/settings/studios/:tenantId/invitations",
+    visitor,
+    userStudio,
+    csrfForm("Invitation not sent"),
+    async (c) => {
+      const studio = c.get("studio");
+      const form = c.get("form");
+      const email = (form.email ?? "").trim().slice(0, 320);
+      const role = form.role ?? "";
+      const draft = { email, role };
+      if (!isMembershipRole(role)) {
+        return renderMembers(c, { status: 400, error: "Role: choose Owner or Member.", draft });
+      }
+      if (!mayInvite(studio.role, role)) {
+        return renderMembers(c, { status: 403, error: "Role: only an owner can invite owners.", draft });
+      }
+      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      if (!throttle.allowed) {
+        c.header("Retry-After", String(throttle.retryAfter));
+        return renderMembers(c, {
+          status: 429,
+          error: "Too many invitations this hour. Try again later.",
+          draft,
+        });
+      }
+      let created: Awaited<ReturnType<typeof invite>>;
+      try {
+        created = await invite(c.get("db"), {
+          tenantId: studio.tenantId,
+          email,
+          role,
+          invitedBy: c.get("visitor").user.userId,
+        });
+      } catch (err) {
+        if (err instanceof AccountError) {
+          return renderMembers(c, { status: 400, error: err.message, draft });
+        }
+        throw err;
+      }
+      const link = linkUrl(new URL(c.req.url).origin, ACCEPT_PATH, created.token);
+      const sent = await mailLink(
+        c.env,
+        c.get("db"),
+        created.id,
+        invitationMail(created.email, studio.tenantName, role, link),
+      );
+      return c.redirect(
+        `${membersPath(studio.tenantId)}?done=${sent ? "invited" : "invite-mail-failed"}`,
+        303,
+      );
+    },
+  );
+
+  app.post(
+    "/settings/studios/:tenantId/invitations/:invitationId/resend",
+    visitor,
+    userStudio,
+    csrfForm("Invitation not sent"),
+    async (c) => {
+      const studio = c.get("studio");
+      const db = c.get("db");
+      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
+      if (!invitation?.role) {
+        return errorPage(c, 404, "Not found", "No such pending invitation.");
+      }
+      if (!mayInvite(studio.role, invitation.role)) {
+        return errorPage(c, 403, "Invitation not sent", "Only an owner can invite owners.");
+      }
+      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      if (!throttle.allowed) {
+        c.header("Retry-After", String(throttle.retryAfter));
+        return renderMembers(c, { status: 429, error: "Too many invitations this hour. Try again later." });
+      }
+      const renewed = await renewLink(db, invitation.id);
+      if (!renewed) {
+        return errorPage(c, 404, "Not found", "No such pending invitation.");
+      }
+      const link = linkUrl(new URL(c.req.url).origin, ACCEPT_PATH, renewed.token);
+      const sent = await mailLink(
+        c.env,
+        db,
+        invitation.id,
+        invitationMail(invitation.email, studio.tenantName, invitation.role, link),
+      );
+      return c.redirect(
+        `${membersPath(studio.tenantId)}?done=${sent ? "resent" : "resend-mail-failed"}`,
+        303,
+      );
+    },
+  );
+
+  app.post(
+    "/settings/studios/:tenantId/invitations/:invitationId/revoke",
+    visitor,
+    userStudio,
+    csrfForm("Invitation not revoked"),
+    async (c) => {
+      const studio = c.get("studio");
+      const db = c.get("db");
+      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
+      if (!invitation?.role) {
+        return errorPage(c, 404, "Not found", "No such pending invitation.");
+      }
+      if (!mayInvite(studio.role, invitation.role)) {
+        return errorPage(c, 403, "Invitation not revoked", "Only an owner can revoke an owner's invitation.");
+      }
+      await revokeInvitation(db, studio.tenantId, invitation.id);
+      return c.redirect(`${membersPath(studio.tenantId)}?done=revoked`, 303);
+    },
+  );
+}

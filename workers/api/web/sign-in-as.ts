@@ -1,0 +1,19 @@
+import type { Context } from "hono";
+import { endSession, startSession } from "../../shared/credentials/sessions.js";
+import { noteSignIn } from "../accounts/account.js";
+import type { AppEnv } from "../context.js";
+import { currentUser, setSessionCookie } from "./session.js";
+
+/**
+ * Signs this browser in as the user: a new session token every time, so a session id planted before
+ * sign-in is never promoted, and a session the browser already had (perhaps another person's) ends.
+ */
+export async function signInAs<E extends AppEnv>(c: Context<E>, userId: string): Promise<void> {
+  const db = c.get("db");
+  const previous = await currentUser(c);
+  if (previous) {
+    await endSession(db, previous.sessionId);
+  }
+  setSessionCookie(c, await startSession(db, userId));
+  await noteSignIn(db, userId);
+}
