@@ -4,7 +4,7 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { alertRuleProfiles, alertRules, maps, thresholdProfiles } from "../../schema/pg/schema.js";
 import { buildList } from "../../workers/api/analytics/builds.js";
-import { cellDrilldown } from "../../workers/api/analytics/cell.js";
+import { type CellQuery, cellDrilldown, cellScope } from "../../workers/api/analytics/cell.js";
 import { compareBuilds } from "../../workers/api/analytics/compare.js";
 import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics/dashboard.js";
 import { funnelSteps } from "../../workers/api/analytics/funnels.js";
@@ -12,6 +12,7 @@ import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
 import { retentionCohorts } from "../../workers/api/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { ALERT_METRICS } from "../../workers/shared/columns.js";
 import { windowOf } from "../../workers/shared/window.js";
 import { loadBenchData } from "./analytics-data.js";
@@ -36,6 +37,14 @@ type Endpoint =
   | "insights"
   | "builds"
   | "compare";
+
+const BENCH_CELL = {
+  mapId: "maps/desert_outpost",
+  cellSize: 25,
+  x: 0,
+  y: 0,
+  metric: "frame_time",
+} as const satisfies CellQuery;
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<
@@ -62,14 +71,7 @@ const ENDPOINTS: Record<
   // One cell of the busy map: its base cell of 50 is what the primary key of cell_samples reads.
   heatmap_cell: {
     query: "heatmap/cell?mapId=maps/desert_outpost&x=0&y=0&cellSize=25&days=7&metric=frame_time",
-    sql: (ch, p) =>
-      cellDrilldown(ch, p, windowOf(7, Date.now()), {
-        mapId: "maps/desert_outpost",
-        cellSize: 25,
-        x: 0,
-        y: 0,
-        metric: "frame_time",
-      }),
+    sql: (ch, p) => cellDrilldown(ch, p, windowOf(7, Date.now()), BENCH_CELL),
   },
   retention: {
     query: "retention?days=30",
@@ -294,6 +296,27 @@ async function measure(
   return { medians, rows };
 }
 
+/**
+ * What the cell read touches: EXPLAIN indexes = 1 of the WHERE its four statements share (the granules
+ * each index keeps, of those before it), beside the size of cell_samples (every project's rows).
+ */
+async function explainCell(ch: ClickHouseClient, projectId: string): Promise<void> {
+  const { where, params } = cellScope(projectId, windowOf(7, Date.now()), BENCH_CELL);
+  const plan = await ch.query({
+    query: `EXPLAIN indexes = 1 SELECT count() FROM ${CH_CELL_SAMPLES} WHERE ${where}`,
+    query_params: params,
+    format: "TabSeparatedRaw",
+  });
+  const size = await ch.query({
+    query: `SELECT sum(rows) AS rows, sum(marks) AS granules, count() AS parts FROM system.parts
+      WHERE active AND database = splitByChar('.', {t:String})[1] AND table = splitByChar('.', {t:String})[2]`,
+    query_params: { t: CH_CELL_SAMPLES },
+    format: "JSONEachRow",
+  });
+  console.log(`\n${CH_CELL_SAMPLES}: ${JSON.stringify(await size.json())}`);
+  console.log(`EXPLAIN indexes = 1 of the heatmap_cell read:\n${await plan.text()}`);
+}
+
 function printTable(header: string[], rows: string[][]) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
@@ -361,6 +384,7 @@ async function main(): Promise<Record<string, number>> {
     }
     Object.assign(result, after.medians);
     printTable(header, after.rows);
+    await explainCell(ch, projectId);
 
     // Alert evaluation: one cron run over ALERT_RULES rules × 2 profiles, twice (see the header).
     const alertRows: string[][] = [];

@@ -2,21 +2,27 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Dashboard, perfEvents, SCREENSHOTS, startDashboard, uploadMap } from "../support/dashboard.js";
 
-// The heatmap's cell panel in headless Chromium: a click opens it, its numbers are the API's, the URL
-// names the cell (opening that URL opens the panel), and Copy repro writes the repro to the clipboard.
+// The cell panel in headless Chromium, on the heatmap and on the Compare page's difference map: a click
+// opens it, its numbers are the API's, the URL names the cell (opening that URL opens the panel), and
+// Copy repro writes the repro to the clipboard.
 
 let d: Dashboard;
 let profileId = "";
 
+type Dist = { p50: number; p95: number; p99: number; counts: number[] };
 type Drilldown = {
   samples: number;
   sessions: number;
   players: number;
-  distributions: { fps: { p50: number; p95: number; p99: number; counts: number[] } };
+  distributions: { fps: Dist; frame_time: Dist };
   breakdowns: { build_id: Array<{ key: string | null; samples: number }> };
   worstSessions: Array<{ sessionId: string }>;
   repro: Record<string, unknown>;
 };
+
+/** Numbers as the dashboard prints them (dom.ts fmt): integers with separators, else 2 decimals. */
+const fmtMs = (n: number) =>
+  `${new Intl.NumberFormat("en-US", { maximumFractionDigits: Number.isInteger(n) ? 0 : 2 }).format(n)} ms`;
 
 beforeAll(async () => {
   d = await startDashboard();
@@ -47,6 +53,17 @@ beforeAll(async () => {
       player: (i) => `p${i % 5}`,
     }),
   );
+  // The candidate build in the same two cells: slower still in the slow one.
+  await d.send(
+    perfEvents({
+      count: 80,
+      build: "1.1.0",
+      mapId: "harbor",
+      at: (i) => (i % 2 ? { x: 112.5, y: 112.5 } : { x: 312.5, y: 312.5 }),
+      fps: (i) => (i % 2 ? 12 + (i % 5) : 85),
+      player: (i) => `q${i % 4}`,
+    }),
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -70,7 +87,8 @@ it("a click opens the cell's panel with the API's numbers, in a shareable URL, a
   const api = await d.api<Drilldown>(
     `/projects/${d.projectId}/heatmap/cell?mapId=harbor&x=100&y=100&cellSize=25&days=7&profileId=${profileId}`,
   );
-  expect(api.samples).toBe(60);
+  // Both builds: the heatmap page filters by none.
+  expect(api.samples).toBe(100);
   const text = await summary.textContent();
   expect(text).toContain(`${api.samples} samples, ${api.sessions} sessions, ${api.players} players.`);
   expect(text).toContain(`p95 ${api.distributions.fps.p95} fps`);
@@ -117,5 +135,63 @@ it("Enter on the keyboard's focus cell opens it", async () => {
   expect(new URL(page.url()).searchParams.get("at")).toBe("100,100");
   await page.locator('[data-action="close-cell"]').click();
   await expect.poll(() => new URL(page.url()).searchParams.get("at")).toBeNull();
+  await page.close();
+});
+
+it("a difference-map cell opens the candidate's panel, switches to the baseline, and its URL reopens it", async () => {
+  const path = `/projects/${d.projectId}/compare?baseline=1.0.0&candidate=1.1.0&map=harbor`;
+  const page = await d.open(path);
+  await page.locator("#diff-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  // The difference map sits below the comparison table: bring it into view to click it.
+  await page.locator("#diff-canvas").scrollIntoViewIfNeeded();
+  const box = await page.locator("#diff-canvas").boundingBox();
+  if (!box) {
+    throw new Error("no canvas box");
+  }
+  await page.mouse.click(box.x + (112.5 / 500) * box.width, box.y + ((500 - 112.5) / 500) * box.height);
+  const summary = page.locator("[data-cell-summary]");
+  await summary.waitFor({ timeout: 30_000 });
+  expect(new URL(page.url()).searchParams.get("at")).toBe("100,100");
+  expect(new URL(page.url()).searchParams.get("side")).toBeNull();
+
+  // The Compare page's defaults: frame time, cells of 25, 30 days.
+  const cellOf = (build: string) =>
+    d.api<Drilldown>(
+      `/projects/${d.projectId}/heatmap/cell?mapId=harbor&x=100&y=100&cellSize=25&days=30&buildId=${build}&metric=frame_time`,
+    );
+  const summaryOf = (a: Drilldown) =>
+    `${a.samples} samples, ${a.sessions} sessions, ${a.players} players. ` +
+    `frame_time: p50 ${fmtMs(a.distributions.frame_time.p50)}, p95 ${fmtMs(a.distributions.frame_time.p95)}, ` +
+    `p99 ${fmtMs(a.distributions.frame_time.p99)}.`;
+  const [cand, base] = await Promise.all([cellOf("1.1.0"), cellOf("1.0.0")]);
+  expect(cand.samples).toBe(40);
+  expect(base.samples).toBe(60);
+  expect(await summary.textContent()).toBe(summaryOf(cand));
+  const shownBuilds = () =>
+    page.locator('[data-table="cell-build_id"] tbody tr td:first-child').allTextContents();
+  expect(await shownBuilds()).toEqual(["1.1.0"]);
+  const sessions = await page
+    .locator('[data-table="cell-sessions"] tbody tr td:first-child')
+    .allTextContents();
+  expect(sessions).toEqual(cand.worstSessions.map((s) => s.sessionId));
+  expect(await page.locator('[data-side="candidate"]').getAttribute("aria-pressed")).toBe("true");
+
+  await page.locator('[data-side="baseline"]').click();
+  await expect.poll(() => summary.textContent(), { timeout: 30_000 }).toBe(summaryOf(base));
+  expect(await shownBuilds()).toEqual(["1.0.0"]);
+  const url = new URL(page.url());
+  expect(url.searchParams.get("at")).toBe("100,100");
+  expect(url.searchParams.get("side")).toBe("baseline");
+  await page.screenshot({ path: join(SCREENSHOTS, "compare-cell.png"), fullPage: true });
+
+  // The URL as shared reopens the baseline's panel of that cell.
+  const shared = await d.open(`${url.pathname}${url.search}`);
+  await shared.locator("[data-cell-summary]").waitFor({ timeout: 30_000 });
+  expect(await shared.locator("[data-cell-summary]").textContent()).toBe(summaryOf(base));
+  expect(await shared.locator('[data-side="baseline"]').getAttribute("aria-pressed")).toBe("true");
+  await shared.locator('[data-action="close-cell"]').click();
+  await expect.poll(() => new URL(shared.url()).searchParams.get("at")).toBeNull();
+  expect(new URL(shared.url()).searchParams.get("side")).toBeNull();
+  await shared.close();
   await page.close();
 });

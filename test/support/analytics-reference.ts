@@ -473,6 +473,28 @@ const rawMedian = (vs: number[]) => {
   return s[Math.max(1, Math.ceil(0.5 * s.length)) - 1] as number;
 };
 
+/**
+ * Circular median of yaws in [0, 360), by rotation: find the widest empty arc between neighbours on the
+ * circle (ties: the one starting at the smallest yaw), turn every yaw so that arc's far end sits at 0°,
+ * take the plain nearest-rank median of the turned values and answer that sample's own yaw.
+ */
+export function circularMedianRef(yaws: number[]): number | null {
+  if (!yaws.length) {
+    return null;
+  }
+  const sorted = [...yaws].sort((a, b) => a - b);
+  const arcs = sorted.map((from, i) => {
+    const to = i + 1 < sorted.length ? (sorted[i + 1] as number) : (sorted[0] as number) + 360;
+    return { from, to, width: to - from };
+  });
+  const widest = arcs.reduce((best, a) => (a.width > best.width ? a : best));
+  const end = widest.to % 360;
+  const turned = yaws
+    .map((yaw) => ({ yaw, turned: (((yaw - end) % 360) + 360) % 360 }))
+    .sort((a, b) => a.turned - b.turned);
+  return turned[Math.max(1, Math.ceil(0.5 * turned.length)) - 1]?.yaw as number;
+}
+
 function deviceRef(e: GenEvent) {
   const d = e.device ?? {};
   const v = {
@@ -697,7 +719,7 @@ export function refCell(events: GenEvent[], q: CellParams, nowMs: number) {
         : null,
       camera: withCamera.length
         ? {
-            yaw: rawMedian(withCamera.map((e) => e.camera?.yaw ?? 0)),
+            yaw: circularMedianRef(withCamera.map((e) => e.camera?.yaw ?? 0)),
             pitch: rawMedian(withCamera.map((e) => e.camera?.pitch ?? 0)),
           }
         : null,

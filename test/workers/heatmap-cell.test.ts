@@ -7,7 +7,7 @@ import {
   MIDNIGHT_GUARD_MINUTES,
   MIDNIGHT_GUARD_MS,
 } from "../support/analytics-ingest.js";
-import { type CellParams, refCell, refHeatmap } from "../support/analytics-reference.js";
+import { type CellParams, circularMedianRef, refCell, refHeatmap } from "../support/analytics-reference.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertProfile } from "../support/records.js";
@@ -45,11 +45,37 @@ function hitches(nowMs: number): GenEvent[] {
   }));
 }
 
+/**
+ * A cell of its own on dust (x, y in [400, 425)): five slow frames looking around north (yaws 340° to
+ * 20°, straddling 0°) and three fast ones looking south. The slow five are the frame-time tail.
+ */
+const NORTH_YAWS = [10, 340, 355, 20, 350];
+function northFacing(nowMs: number): GenEvent[] {
+  const yaws = [...NORTH_YAWS, 180, 190, 200];
+  return yaws.map((yaw, i) => ({
+    tsUs: (nowMs - (i + 1) * 45_000) * 1000 + i,
+    eventName: "frame_sample",
+    sessionId: `north-${i % 2}`,
+    playerId: `looker-${i % 2}`,
+    buildId: "2.0.1",
+    mapId: "dust",
+    platform: "windows",
+    engineVersion: "5.4.2",
+    pos: { x: Math.fround(401 + i), y: Math.fround(420 - i) },
+    perf: i < NORTH_YAWS.length ? { fps: 10, frameTimeMs: 100 } : { fps: 100, frameTimeMs: 10 },
+    camera: { yaw, pitch: Math.fround(-10 + i) },
+  }));
+}
+
 beforeAll(async () => {
   await awayFromMidnight(MIDNIGHT_GUARD_MINUTES);
   t = await seedTenant("enterprise", "Cell Studio");
   anchorMs = Date.now();
-  events = [...withDeviceContext(generateDataset(20261124, anchorMs).events), ...hitches(anchorMs)];
+  events = [
+    ...withDeviceContext(generateDataset(20261124, anchorMs).events),
+    ...hitches(anchorMs),
+    ...northFacing(anchorMs),
+  ];
   await ingestAll(t, events);
   profileId = await insertProfile(t.projectId, {
     name: "Console 30",
@@ -225,6 +251,20 @@ describe("GET /heatmap/cell equals the reference", () => {
       failingGoodPct: 58.33,
       failingWarnPct: 50,
     });
+  });
+
+  it("the worst samples' yaw straddling 0° has its circular median", async () => {
+    const { got } = await check(
+      { mapId: "dust", cellSize: 25, days: 7, x: 400, y: 400, metric: "frame_time" },
+      true,
+    );
+    expect(got.repro.worstSamples).toBe(NORTH_YAWS.length);
+    // Read around from the widest gap (20° → 340°): 340, 350, 355, 10, 20; the third is 355. A plain
+    // median of the sorted 10, 20, 340, 350, 355 would be 340, the edge of the group.
+    expect(got.repro.camera?.yaw).toBe(355);
+    expect(circularMedianRef(NORTH_YAWS)).toBe(355);
+    // The pitch stays a plain median: -10 … -6 for the five slow frames.
+    expect(got.repro.camera?.pitch).toBe(-8);
   });
 
   it("a cell without samples answers zeros and nulls", async () => {

@@ -180,12 +180,8 @@ function failMark(q: CellQuery): number | null {
 
 const FORMAT_TS = (expr: string) => `formatDateTime(${expr}, '%Y-%m-%dT%H:%i:%S.%fZ')`;
 
-export async function cellDrilldown(
-  ch: ClickHouseClient,
-  projectId: string,
-  w: Window,
-  q: CellQuery,
-): Promise<CellDrilldown> {
+/** The WHERE every statement of the drill-down shares, and its parameters (the benchmark EXPLAINs it). */
+export function cellScope(projectId: string, w: Window, q: CellQuery) {
   const mark = failMark(q);
   const params = {
     projectId,
@@ -209,7 +205,16 @@ export async function cellDrilldown(
       ]),
     ),
   };
-  const where = scope(q);
+  return { where: scope(q), params, mark };
+}
+
+export async function cellDrilldown(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: CellQuery,
+): Promise<CellDrilldown> {
+  const { where, params, mark } = cellScope(projectId, w, q);
   // Four statements over the same few granules, in parallel: each groups differently.
   const [summary, groups, sessions, repro] = await Promise.all([
     summaryOf(ch, where, params),
@@ -465,7 +470,8 @@ async function worstSessionsOf(
 /**
  * The worst samples are the chosen metric's tail: quantized at or below its p05 (fps) or at or above its
  * p95 (the others), the samples the heatmap's tail figures describe. The repro is their median position
- * and camera (nearest-rank, raw values) and the build, platform and device they most often came from.
+ * and camera pitch (nearest-rank, raw values), the circular median of their camera yaw, and the build,
+ * platform and device they most often came from.
  */
 async function reproOf(ch: ClickHouseClient, where: string, params: Record<string, unknown>, q: CellQuery) {
   const c = COLUMN[q.metric];
@@ -482,7 +488,8 @@ async function reproOf(ch: ClickHouseClient, where: string, params: Record<strin
       SELECT any(tail) AS threshold, count() AS worst,
         ${median("position_x")} AS x, ${median("position_y")} AS y,
         ${median("position_z", "isNotNull(position_z)")} AS z, count(position_z) AS z_n,
-        ${median("camera_yaw", "isNotNull(camera_yaw)")} AS yaw, ${median("camera_pitch", "isNotNull(camera_pitch)")} AS pitch,
+        groupArrayIf(toFloat64(assumeNotNull(camera_yaw)), isNotNull(camera_yaw)) AS yaws,
+        ${median("camera_pitch", "isNotNull(camera_pitch)")} AS pitch,
         count(camera_yaw) AS camera_n
       FROM ${CH_CELL_SAMPLES}
       WHERE ${tailWhere}`,
@@ -494,7 +501,7 @@ async function reproOf(ch: ClickHouseClient, where: string, params: Record<strin
         y: "unknown",
         z: "unknown",
         z_n: "unknown",
-        yaw: "unknown",
+        yaws: "unknown",
         pitch: "unknown",
         camera_n: "unknown",
       },
@@ -542,11 +549,42 @@ async function reproOf(ch: ClickHouseClient, where: string, params: Record<strin
     worstSamples: worst,
     threshold: worst ? orNull(m?.threshold) : null,
     position: worst ? { x: num(m?.x), y: num(m?.y), z: num(m?.z_n) ? orNull(m?.z) : null } : null,
-    camera: worst && num(m?.camera_n) ? { yaw: num(m?.yaw), pitch: num(m?.pitch) } : null,
+    camera:
+      worst && num(m?.camera_n)
+        ? { yaw: circularMedian(((m?.yaws ?? []) as unknown[]).map(num)) ?? 0, pitch: num(m?.pitch) }
+        : null,
     buildId: worst ? mode((g) => g.g_build_id) || null : null,
     platform: worst ? mode((g) => g.g_platform) || null : null,
     device: worst ? deviceOf(gpu, model, resolution, os) : null,
   };
+}
+
+/**
+ * Circular median of yaws in [0, 360): the circle is cut in the middle of the widest empty arc between
+ * neighbouring yaws (on a tie, the arc that starts at the smallest yaw), the yaws are read around from
+ * that cut, and the nearest-rank median (the k-th, k = ceil(n / 2)) is taken. A plain median of yaws
+ * around north (350°, 355°, 10°) would pick from the far end of the sorted list; this one is one of the
+ * samples' yaws, in the middle of where the camera looked.
+ */
+export function circularMedian(yaws: number[]): number | null {
+  const s = [...yaws].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) {
+    return null;
+  }
+  // Arc i runs from s[i] to the next yaw; the last wraps through 360 to s[0].
+  let cut = 0;
+  let widest = -1;
+  for (let i = 0; i < n; i++) {
+    const arc =
+      i < n - 1 ? (s[i + 1] as number) - (s[i] as number) : (s[0] as number) + 360 - (s[i] as number);
+    if (arc > widest) {
+      widest = arc;
+      cut = i;
+    }
+  }
+  const k = Math.max(1, Math.ceil(n / 2));
+  return s[(cut + k) % n] as number;
 }
 
 /** NULL (no sample) and a NaN that an engine may give for an empty average both mean "none". */

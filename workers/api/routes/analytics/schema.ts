@@ -375,7 +375,9 @@ export const CellDrilldownSchema = z
         camera: z
           .object({ yaw: z.number(), pitch: z.number() })
           .nullable()
-          .describe("Median camera yaw and pitch (degrees) of the worst samples carrying a camera"),
+          .describe(
+            "Camera of the worst samples carrying one (degrees): yaw their circular median (the yaws read around the circle from the middle of the widest gap between them, then the nearest-rank median: one of the samples' yaws, in [0, 360), right for yaws straddling 0°), pitch their nearest-rank median",
+          ),
         buildId: z.string().nullable().describe("The build the worst samples most often came from"),
         platform: z.string().nullable(),
         device,

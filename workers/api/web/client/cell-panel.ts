@@ -35,9 +35,19 @@ export function cellFromUrl(): CellRef | null {
   return z === undefined ? { x, y } : { x, y, z };
 }
 
-/** Writes (or, with null, removes) the selected cell in the URL, keeping every other parameter. */
-export function cellToUrl(cell: CellRef | null): void {
+/**
+ * Writes (or, with null, removes) the selected cell in the URL, keeping every other parameter; `extra`
+ * sets (a string) or removes (null) parameters that belong with the cell.
+ */
+export function cellToUrl(cell: CellRef | null, extra: Record<string, string | null> = {}): void {
   const params = new URLSearchParams(location.search);
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === null) {
+      params.delete(k);
+    } else {
+      params.set(k, v);
+    }
+  }
   if (cell) {
     params.set("at", [cell.x, cell.y, ...(cell.z === undefined ? [] : [cell.z])].join(","));
   } else {

@@ -1,4 +1,5 @@
 import { type Answer, api } from "../api.js";
+import { type CellRef, cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord } from "../map-canvas.js";
 import { type Cell, METRICS, metricOf, NO_SAMPLE_FILL } from "../metrics.js";
@@ -80,8 +81,63 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
   ];
   const table = h("section", { class: "panel compare-table", "aria-label": "Per-metric comparison" });
   const diffMap = h("section", { class: "panel diff-map", "aria-label": "Difference map" });
-  const form = controlsForm(controls, (s) => void show(s));
-  clear(body, form.form, table, diffMap);
+  // The selected difference-map cell: a switch between the two builds, then the heatmap's cell panel
+  // for the build switched to (the candidate unless the URL says side=baseline).
+  const buildSwitch = h("div", {
+    class: "build-switch",
+    role: "group",
+    "aria-label": "Build shown in the cell",
+  });
+  const panel = h("div", {});
+  const cellSection = h(
+    "section",
+    { class: "panel cell-panel", "aria-label": "Selected cell", hidden: true },
+    buildSwitch,
+    panel,
+  );
+  const closeCell = () => {
+    cellToUrl(null, { side: null });
+    cellSection.hidden = true;
+    panel.replaceChildren();
+  };
+  const openCell = (s: State, map: MapRecord, cell: CellRef, side: Side) => {
+    cellToUrl(cell, { side: side === "baseline" ? "baseline" : null });
+    cellSection.hidden = false;
+    buildSwitch.replaceChildren(
+      ...(["candidate", "baseline"] as const).map((k) => {
+        const b = h(
+          "button",
+          {
+            type: "button",
+            class: k === side ? undefined : "secondary",
+            "data-side": k,
+            "aria-pressed": String(k === side),
+          },
+          `${k === "candidate" ? "Candidate" : "Baseline"} ${k === "candidate" ? s.candidate : s.baseline}`,
+        );
+        b.addEventListener("click", () => openCell(s, map, cell, k));
+        return b;
+      }),
+    );
+    void cellPanel(panel, {
+      projectId,
+      mapId: map.mapId,
+      mapName: map.name,
+      cellSize: Number(s.cell),
+      days: heatmapDays(s.days),
+      buildId: (side === "baseline" ? s.baseline : s.candidate) || undefined,
+      platform: s.platform || undefined,
+      metric: s.metric ?? "frame_time",
+      cell,
+      onClose: closeCell,
+    });
+  };
+  const form = controlsForm(controls, (s) => {
+    // Other builds, map, size or filters: the selected cell no longer shows what was chosen.
+    closeCell();
+    void show(s);
+  });
+  clear(body, form.form, table, diffMap, cellSection);
   // A first visit compares the two newest builds; the URL then names them, so the link is stable.
   if (!form.state.baseline && !form.state.candidate) {
     form.set("candidate", builds[0] ?? "");
@@ -110,11 +166,27 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
           }),
         (cmp) => renderTable(table, cmp),
       ),
-      map ? renderDiffMap(diffMap, projectId, map, s) : emptyMap(diffMap),
+      map
+        ? renderDiffMap(diffMap, projectId, map, s, (cell) => openCell(s, map, cell, sideFromUrl())).then(
+            (drawn) => {
+              const selected = cellFromUrl();
+              if (drawn && selected) {
+                openCell(s, map, selected, sideFromUrl());
+              }
+            },
+          )
+        : emptyMap(diffMap),
     ]);
   }
   await show(form.state);
 }
+
+/** The build the cell panel shows. */
+type Side = "candidate" | "baseline";
+
+/** The candidate, unless the URL says side=baseline. */
+const sideFromUrl = (): Side =>
+  new URLSearchParams(location.search).get("side") === "baseline" ? "baseline" : "candidate";
 
 function emptyMap(el: HTMLElement): void {
   empty(el, "Choose a map to see where the candidate is better or worse than the baseline, cell by cell.");
@@ -231,7 +303,15 @@ function heatmapDays(days: string | undefined): string {
   return days === "7" || days === "14" ? days : "30";
 }
 
-async function renderDiffMap(el: HTMLElement, projectId: string, map: MapRecord, s: State): Promise<void> {
+/** Draws the difference map; resolves true once drawn (false: empty, failed or superseded). */
+async function renderDiffMap(
+  el: HTMLElement,
+  projectId: string,
+  map: MapRecord,
+  s: State,
+  onSelect: (cell: CellRef) => void,
+): Promise<boolean> {
+  let drawn = false;
   const metric = metricOf(s.metric ?? "frame_time");
   const cellSize = Number(s.cell);
   const days = heatmapDays(s.days);
@@ -266,13 +346,16 @@ async function renderDiffMap(el: HTMLElement, projectId: string, map: MapRecord,
         cellSize,
         cells: diff.cells,
         label: `${metric.label} difference per cell, ${s.candidate} against ${s.baseline}`,
+        onSelect: (cell) => onSelect({ x: cell.x, y: cell.y }),
       });
+      drawn = true;
     },
     {
       isEmpty: ([base, cand]) => base.length === 0 && cand.length === 0,
       emptyMessage: "Neither build has performance samples with a position on this map in this period.",
     },
   );
+  return drawn;
 }
 
 /** Red for worse, green for better, by the size of the change relative to the largest one. */
