@@ -1,5 +1,3 @@
-import { LogLevel, WorkerMailer } from "worker-mailer";
-
 // Mail leaves over SMTP on cloudflare:sockets (worker-mailer), so any provider's relay works and no
 // provider-specific HTTP API is needed. Configured by secrets: SMTP_HOST, SMTP_PORT, SMTP_USER,
 // SMTP_PASSWORD, MAIL_FROM. Workers cannot open port 25: production uses STARTTLS on 587 or implicit
@@ -64,6 +62,9 @@ export async function sendMail(env: Env, mail: Mail): Promise<MailOutcome> {
     return { sent: false, reason: config.missing };
   }
   try {
+    // Loaded when a mail is sent: worker-mailer imports cloudflare:sockets, which only a Worker has,
+    // and the API's code is also loaded in Node (the OpenAPI document's generator, benchmarks).
+    const { LogLevel, WorkerMailer } = await import("worker-mailer");
     await WorkerMailer.send(
       {
         host: config.host,
