@@ -52,6 +52,28 @@ const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
         AND ({anyGpu:Bool} OR gpu = {gpu:String})
         AND ({anyStorage:Bool} OR storage = {storage:String})`;
 
+/** The bound values of a scope: its project, window, map, cell size and FILTERS' device filters. */
+function scopeParams(q: CellScope) {
+  const f = q.filters;
+  return {
+    projectId: q.projectId,
+    from: q.window.from,
+    to: q.window.to,
+    mapId: q.mapId,
+    cellSize: q.cellSize,
+    anyPlatform: f.platform === null,
+    platform: f.platform ?? "",
+    anyResolution: f.resolution === null,
+    resolution: f.resolution ?? "",
+    anyBuildConfig: f.buildConfig === null,
+    buildConfig: f.buildConfig ?? "",
+    anyGpu: f.gpu === null,
+    gpu: f.gpu ?? "",
+    anyStorage: f.storage === null,
+    storage: f.storage ?? "",
+  };
+}
+
 /**
  * The mean of every alert metric per cell of the map grid (the heatmap's cells) over the
  * performance-bearing events matching the profile's filters, in one statement: every rule and profile
@@ -60,7 +82,6 @@ const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
  * 5 and 10 read the events. Every value is bound.
  */
 export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<CellMeans[]> {
-  const f = q.filters;
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
   const mean = (m: string) => `if(sum(${m}_n) = 0, NULL, sum(${m}_sum) / sum(${m}_n))`;
   const sql = fromRollup(q.cellSize)
@@ -85,21 +106,7 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
     ch,
     sql,
     {
-      projectId: q.projectId,
-      from: q.window.from,
-      to: q.window.to,
-      mapId: q.mapId,
-      cellSize: q.cellSize,
-      anyPlatform: f.platform === null,
-      platform: f.platform ?? "",
-      anyResolution: f.resolution === null,
-      resolution: f.resolution ?? "",
-      anyBuildConfig: f.buildConfig === null,
-      buildConfig: f.buildConfig ?? "",
-      anyGpu: f.gpu === null,
-      gpu: f.gpu ?? "",
-      anyStorage: f.storage === null,
-      storage: f.storage ?? "",
+      ...scopeParams(q),
     },
     {
       cx: "unknown",
@@ -202,7 +209,6 @@ export async function failingShares(
   if (cells.length === 0) {
     return cells;
   }
-  const f = q.filters;
   const column = SAMPLE_COLUMN[q.metric];
   const worse = lowerIsWorse(q.metric) ? "<" : ">";
   const cell = (v: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8}`;
@@ -216,24 +222,10 @@ export async function failingShares(
       AND has(arrayZip({xs:Array(Float64)}, {ys:Array(Float64)}), (cx, cy))
     GROUP BY cx, cy`,
     {
-      projectId: q.projectId,
-      from: q.window.from,
-      to: q.window.to,
-      mapId: q.mapId,
-      cellSize: q.cellSize,
+      ...scopeParams(q),
       threshold: q.threshold,
       xs: cells.map((c) => c.x),
       ys: cells.map((c) => c.y),
-      anyPlatform: f.platform === null,
-      platform: f.platform ?? "",
-      anyResolution: f.resolution === null,
-      resolution: f.resolution ?? "",
-      anyBuildConfig: f.buildConfig === null,
-      buildConfig: f.buildConfig ?? "",
-      anyGpu: f.gpu === null,
-      gpu: f.gpu ?? "",
-      anyStorage: f.storage === null,
-      storage: f.storage ?? "",
     },
     { cx: "unknown", cy: "unknown", failing: "unknown", samples: "unknown" },
   );
