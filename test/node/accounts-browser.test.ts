@@ -1,22 +1,17 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { startCallbackServer } from "../support/callback-server.js";
 import { launchChromium } from "../support/chromium.js";
-import { type Service, startService } from "../support/service.js";
+import { adminCli, type Service, startService } from "../support/service.js";
 
 // A person in headless Chromium against the service as `npm run dev` serves it: signs in, approves a
 // CLI-style authorization whose loopback redirect this test receives, creates an API key on the API
 // Keys page and uses it, revokes it and sees it refused. Setup (users, studio) goes through the admin
 // CLI, as an operator would.
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const run = promisify(execFile);
 
 let service: Service;
 let context: BrowserContext;
@@ -29,27 +24,10 @@ const seed = {
   password: "browser-test-password-1",
 };
 
-async function admin(...args: string[]): Promise<{ id: string }> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: service.databaseUrl, OPERATOR_API_URL: service.origin },
-  });
-  return JSON.parse(stdout) as { id: string };
-}
-
-/** The CLI's loopback receiver: records each /callback it is sent to. */
-function startCallbackServer(): Promise<{ server: Server; port: number; received: URL[] }> {
-  const received: URL[] = [];
-  const server = createServer((req, res) => {
-    received.push(new URL(req.url ?? "/", "http://127.0.0.1"));
-    res.writeHead(200, { "Content-Type": "text/html" }).end("<title>Login complete</title>done");
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const addr = server.address();
-      resolve({ server, port: typeof addr === "object" && addr ? addr.port : 0, received });
-    });
-  });
+/** An admin CLI command's answer, with its `id` as text. */
+async function admin(...args: string[]): Promise<Record<string, unknown> & { id: string }> {
+  const answer = await adminCli(service, ...args);
+  return { ...answer, id: String(answer.id) };
 }
 
 function b64url(buf: Buffer): string {

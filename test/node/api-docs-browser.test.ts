@@ -1,31 +1,21 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.js";
-import { type Service, startService } from "../support/service.js";
+import { adminCli, type Service, startService } from "../support/service.js";
 
 // The API reference at /api/docs in headless Chromium against the service as `npm run dev` serves it:
 // Swagger UI and our initializer load from this origin under the page's CSP (script-src 'self'), render
 // the operations of /api/v1/openapi.json, and "Try it" sends the reader's own key.
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const run = promisify(execFile);
-
 let service: Service;
 let context: BrowserContext;
 let profileDir: string;
 
-async function admin(...args: string[]): Promise<Record<string, unknown>> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: service.databaseUrl },
-  });
-  return JSON.parse(stdout) as Record<string, unknown>;
+function admin(...args: string[]): Promise<Record<string, unknown>> {
+  return adminCli(service, ...args);
 }
 
 beforeAll(async () => {

@@ -1,15 +1,13 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import type { BrowserContext, Cookie, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { startCallbackServer } from "../support/callback-server.js";
 import { launchChromium } from "../support/chromium.js";
 import { linkIn, mailTo } from "../support/mail.js";
-import { type Service, startService } from "../support/service.js";
+import { adminCli, type Service, startService } from "../support/service.js";
 
 // A studio bringing its team, in headless Chromium against the service as `npm run dev` serves it,
 // with every mail read from the real SMTP catcher: sign-up and its verification link; an invitation
@@ -18,34 +16,15 @@ import { type Service, startService } from "../support/service.js";
 // address that leaves the owner on another free to sign in. One Chromium: people take turns in it,
 // each with their own cookies.
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const run = promisify(execFile);
-
 let service: Service;
 let context: BrowserContext;
 let profileDir: string;
 let callback: { server: Server; port: number; received: URL[] };
 
-async function admin(...args: string[]): Promise<{ id: string }> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: service.databaseUrl, OPERATOR_API_URL: service.origin },
-  });
-  return JSON.parse(stdout) as { id: string };
-}
-
-function startCallbackServer(): Promise<{ server: Server; port: number; received: URL[] }> {
-  const received: URL[] = [];
-  const server = createServer((req, res) => {
-    received.push(new URL(req.url ?? "/", "http://127.0.0.1"));
-    res.writeHead(200, { "Content-Type": "text/html" }).end("<title>Login complete</title>done");
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const addr = server.address();
-      resolve({ server, port: typeof addr === "object" && addr ? addr.port : 0, received });
-    });
-  });
+/** An admin CLI command's answer, with its `id` as text. */
+async function admin(...args: string[]): Promise<Record<string, unknown> & { id: string }> {
+  const answer = await adminCli(service, ...args);
+  return { ...answer, id: String(answer.id) };
 }
 
 beforeAll(async () => {

@@ -1,13 +1,7 @@
-// The dashboard's browser-test harness: the service as `npm run dev` runs it (one start per test file),
-// a studio seeded through the admin CLI as an operator would, telemetry sent through the ingest
-// endpoint as the SDKs send it, and headless Chromium signed in as the studio's owner. Tests compare
-// what a person sees with what the Web API answers to a key of the same project (`api`).
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { deflateSync, gzipSync } from "node:zlib";
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import type { BrowserContext, Page } from "playwright-core";
@@ -17,12 +11,11 @@ import {
   TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { launchChromium } from "./chromium.js";
-import { type Service, startService } from "./service.js";
+import { adminCli, type Service, startService } from "./service.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Screenshots of the test run (git-ignored). */
 export const SCREENSHOTS = join(ROOT, "test-results");
-const run = promisify(execFile);
 
 export type SdkEvent = MessageInitShape<typeof GameTelemetryEventSchema>;
 
@@ -49,13 +42,7 @@ export type Dashboard = {
 export async function startDashboard(opts: { plan?: string } = {}): Promise<Dashboard> {
   const service = await startService();
   const { origin } = service;
-  const admin = async (...args: string[]) => {
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: service.databaseUrl, OPERATOR_API_URL: service.origin },
-    });
-    return JSON.parse(stdout) as Record<string, unknown>;
-  };
+  const admin = (...args: string[]) => adminCli(service, ...args);
   let context: BrowserContext | undefined;
   let profileDir: string | undefined;
   try {

@@ -1,7 +1,9 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { freePort, type MailCatcher, startMailCatcher } from "../../scripts/local/mail.js";
 import { type LocalStack, startLocalStack } from "../../scripts/local/stack.js";
 import { startWrangler, stopWrangler, waitUntilServing } from "../../scripts/local/wrangler.js";
@@ -46,4 +48,19 @@ export async function startService(): Promise<Service> {
     await close();
     throw err;
   }
+}
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const run = promisify(execFile);
+
+/**
+ * One admin CLI command (scripts/admin.ts) against the service's database, announcing its changes to
+ * the service as an operator would; its JSON answer.
+ */
+export async function adminCli(service: Service, ...args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, ["--import", "tsx", "scripts/admin.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: service.databaseUrl, OPERATOR_API_URL: service.origin },
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
 }
