@@ -1,0 +1,198 @@
+// npm run soak: steady load on the local stack for SOAK_S seconds (default 600), watching memory
+// (docs/operations.md, "Soak"). SOAK_CONCURRENCY ingest requests stay in flight (500-event batches, the
+// SDK's retry policy) while one reader cycles the dashboard, a heatmap, the project status and the
+// builds. Every SOAK_SAMPLE_S seconds (default 30) it prints the resident memory of each process of the
+// stack; the last line is one JSON object with the totals and each process group's growth after the
+// warm-up (SOAK_WARMUP_S, default 120).
+import { readdir, readFile } from "node:fs/promises";
+import { drizzle } from "drizzle-orm/node-postgres";
+import pg from "pg";
+import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { withBenchStack } from "../bench/stack.js";
+import { clickhouseQuery } from "../local/clickhouse-http.js";
+import { newTotals, sendWhile } from "./sender.js";
+
+const SOAK_S = Number(process.env.SOAK_S ?? 600);
+const SAMPLE_S = Number(process.env.SOAK_SAMPLE_S ?? 30);
+const WARMUP_S = Number(process.env.SOAK_WARMUP_S ?? 120);
+const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 4);
+const EVENTS = Number(process.env.SOAK_EVENTS ?? 500);
+const PORT = Number(process.env.SOAK_PORT ?? 8796);
+const ORIGIN = `http://127.0.0.1:${PORT}`;
+
+const log = (message: string) => process.stderr.write(`[soak] ${message}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function seed(databaseUrl: string) {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const db = drizzle({ client: pool });
+    const tenant = await createTenant(db, "Soak Studio", "enterprise");
+    const project = await createProject(db, tenant.id, "Soak Game");
+    const ingest = await createKey(db, project.id, "ingest");
+    const read = await createKey(db, project.id, "read");
+    return { projectId: project.id, ingestKey: ingest.key, readKey: read.key };
+  } finally {
+    await pool.end();
+  }
+}
+
+type Proc = { pid: number; ppid: number; comm: string; cmdline: string; rssKb: number };
+
+async function processes(): Promise<Proc[]> {
+  const out: Proc[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) {
+      continue;
+    }
+    try {
+      const status = await readFile(`/proc/${name}/status`, "utf8");
+      const cmdline = (await readFile(`/proc/${name}/cmdline`, "utf8")).replaceAll("\0", " ");
+      const field = (k: string) => new RegExp(`^${k}:\\s+(\\S+)`, "m").exec(status)?.[1] ?? "";
+      out.push({
+        pid: Number(name),
+        ppid: Number(field("PPid")),
+        comm: field("Name"),
+        cmdline,
+        rssKb: Number(field("VmRSS") || 0),
+      });
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/**
+ * Resident memory (MB) of this process and everything under it, by group: workerd (the Workers, their
+ * DOs and Miniflare's queues), wrangler (its node process), postgres (every backend), and this node
+ * process, which also hosts chdb and the Neon proxy.
+ */
+async function memoryByGroup(): Promise<Record<string, number>> {
+  const all = await processes();
+  const children = new Map<number, Proc[]>();
+  for (const p of all) {
+    children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  }
+  const groups: Record<string, number> = {};
+  const visit = (pid: number) => {
+    for (const child of children.get(pid) ?? []) {
+      const group =
+        child.comm === "workerd"
+          ? "workerd"
+          : child.comm.startsWith("postgres")
+            ? "postgres"
+            : child.cmdline.includes("wrangler")
+              ? "wrangler"
+              : child.comm;
+      groups[group] = (groups[group] ?? 0) + child.rssKb / 1024;
+      visit(child.pid);
+    }
+  };
+  visit(process.pid);
+  groups["node (soak, chdb, proxy)"] = process.memoryUsage().rss / 1024 / 1024;
+  return Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, Math.round(v)]));
+}
+
+async function main() {
+  return withBenchStack("soak", async ({ stack, serve }) => {
+    const ch = stack.clickhouse;
+    const { projectId, ingestKey, readKey } = await seed(stack.databaseUrl);
+    await serve(PORT, ORIGIN);
+
+    const totals = newTotals();
+    const readerAnswers: Record<string, number> = {};
+    let running = true;
+    const started = Date.now();
+    const sending = sendWhile(
+      ORIGIN,
+      ingestKey,
+      { concurrency: CONCURRENCY, events: EVENTS, pauseMs: 0, running: () => running },
+      totals,
+    );
+    const reads = [
+      `/api/v1/projects/${projectId}/dashboard?days=7`,
+      `/api/v1/projects/${projectId}/heatmap?mapId=de_dust2&cellSize=25&days=7`,
+      `/api/v1/projects/${projectId}/status`,
+      `/api/v1/projects/${projectId}/builds?days=7`,
+    ];
+    const reading = (async () => {
+      for (let i = 0; running; i++) {
+        const path = reads[i % reads.length] as string;
+        let status: string;
+        try {
+          const res = await fetch(`${ORIGIN}${path}`, { headers: { "X-API-Key": readKey } });
+          await res.arrayBuffer();
+          status = String(res.status);
+        } catch {
+          status = "network";
+        }
+        readerAnswers[status] = (readerAnswers[status] ?? 0) + 1;
+      }
+    })();
+
+    const samples: Array<{ t: number; mb: Record<string, number> }> = [];
+    for (;;) {
+      const t = Math.round((Date.now() - started) / 1000);
+      const mb = await memoryByGroup();
+      samples.push({ t, mb });
+      const rate = Math.round(totals.acceptedEvents / Math.max(1, t));
+      log(
+        `t=${String(t).padStart(4)} s  ${Object.entries(mb)
+          .map(([k, v]) => `${k} ${v} MB`)
+          .join("  ")}  accepted ${totals.acceptedEvents} events (${rate}/s)`,
+      );
+      if (t >= SOAK_S) {
+        break;
+      }
+      await sleep(Math.min(SAMPLE_S, SOAK_S - t) * 1000);
+    }
+    running = false;
+    await Promise.all([sending, reading]);
+    const seconds = (Date.now() - started) / 1000;
+
+    // Nothing accepted may be missing: wait for the queue to drain into ClickHouse.
+    const visible = async () =>
+      Number(
+        (
+          await clickhouseQuery(
+            ch.url,
+            { user: ch.user, password: ch.password },
+            "SELECT uniqExact(batch_id, event_index) FROM telemetry.events WHERE project_id = {p:UUID} FORMAT TSV",
+            { p: projectId },
+          )
+        ).trim() || 0,
+      );
+    let seen = await visible();
+    const deadline = Date.now() + 300_000;
+    while (seen < totals.acceptedEvents && Date.now() < deadline) {
+      await sleep(1000);
+      seen = await visible();
+    }
+
+    const base = samples.find((s) => s.t >= WARMUP_S) ?? samples[0];
+    const last = samples[samples.length - 1];
+    const growth: Record<string, { after_warmup_mb: number; last_mb: number; growth_pct: number }> = {};
+    for (const [group, lastMb] of Object.entries(last?.mb ?? {})) {
+      const from = base?.mb[group] ?? lastMb;
+      growth[group] = {
+        after_warmup_mb: from,
+        last_mb: lastMb,
+        growth_pct: Math.round(((lastMb - from) / Math.max(1, from)) * 1000) / 10,
+      };
+    }
+    return {
+      soak_s: Math.round(seconds),
+      accepted_events: totals.acceptedEvents,
+      accepted_events_per_s: Math.round(totals.acceptedEvents / seconds),
+      dropped_by_sdk_events: totals.droppedEvents,
+      visible_events: seen,
+      answers: totals.answers,
+      reader_answers: readerAnswers,
+      memory_mb: growth,
+    };
+  });
+}
+
+// Printed after everything has shut down, so it stays the last line.
+console.log(JSON.stringify(await main()));
