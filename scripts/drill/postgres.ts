@@ -3,7 +3,7 @@
 // do while Postgres is SIGKILLed for DRILL_OUTAGE_S seconds (default 120) and then restarted on the
 // same data directory and port. The last line is one JSON object: what the game got accepted, what its
 // SDK dropped, what ClickHouse shows, and every answer by status.
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/node-postgres";
@@ -72,6 +72,8 @@ async function restart(dataDir: string, port: number): Promise<LocalPostgres> {
 
 async function main() {
   const pgDir = await mkdtemp(join(tmpdir(), "drill-postgres-"));
+  // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
+  await chmod(pgDir, 0o755);
   let postgres = await startPostgres({ dataDir: join(pgDir, "pg") });
   const pgData = join(pgDir, "pg");
   // The stack uses this Postgres instead of starting its own, so the drill owns the process.
