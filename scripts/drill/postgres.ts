@@ -1,8 +1,11 @@
 // npm run drill:postgres: the ingest edge through a Postgres outage (docs/operations.md, "Postgres
 // outage drill"). Postgres runs as a process of its own; a game sends batches the way the engine SDKs
 // do while Postgres is SIGKILLed for DRILL_OUTAGE_S seconds (default 120) and then restarted on the
-// same data directory and port. The last line is one JSON object: what the game got accepted, what its
-// SDK dropped, what ClickHouse shows, and every answer by status.
+// same data directory and port. Halfway through the outage the Workers are restarted (wrangler dev
+// again, its Durable Object state kept; DRILL_COLD_RESTART=0 skips it), with sending held meanwhile,
+// so the second half is served by isolates that never saw the key: from the key replica. The last line
+// is one JSON object: what the game got accepted, what its SDK dropped, what ClickHouse shows, and
+// every answer by status.
 import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +17,7 @@ import { LOCAL_OPERATOR_SECRET } from "../admin/announce.js";
 import { withBenchStack } from "../bench/stack.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { type LocalPostgres, startPostgres } from "../local/postgres.js";
+import { stopWrangler } from "../local/wrangler.js";
 import { newTotals, sendWhile } from "./sender.js";
 
 const OUTAGE_S = Number(process.env.DRILL_OUTAGE_S ?? 120);
@@ -24,6 +28,7 @@ const EVENTS = Number(process.env.DRILL_EVENTS ?? 500);
 const PORT = Number(process.env.DRILL_PORT ?? 8797);
 const DRAIN_TIMEOUT_MS = Number(process.env.DRILL_DRAIN_TIMEOUT_S ?? 120) * 1000;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
+const COLD_RESTART = process.env.DRILL_COLD_RESTART !== "0";
 
 const log = (message: string) => process.stderr.write(`[drill] ${message}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -84,7 +89,7 @@ async function main() {
       const sql = (q: string, params?: Record<string, string>) =>
         clickhouseQuery(ch.url, { user: ch.user, password: ch.password }, q, params);
       const { tenantId, projectId, key } = await seed(stack.databaseUrl);
-      await serve(PORT, ORIGIN);
+      let worker = await serve(PORT, ORIGIN);
       // What `npm run admin -- key create` does after committing: announce, which writes the key replica.
       const announced = await fetch(`${ORIGIN}${OPERATOR_CHANGES_PATH}`, {
         method: "POST",
@@ -97,17 +102,37 @@ async function main() {
 
       const totals = newTotals();
       let running = true;
+      let held = false;
       const sending = sendWhile(
         ORIGIN,
         key,
-        { concurrency: CONCURRENCY, events: EVENTS, pauseMs: 1000, running: () => running },
+        {
+          concurrency: CONCURRENCY,
+          events: EVENTS,
+          pauseMs: 1000,
+          running: () => running,
+          held: () => held,
+        },
         totals,
       );
       await sleep(BEFORE_S * 1000);
       const pid = await postmasterPid(pgData);
       log(`SIGKILL Postgres (pid ${pid}) for ${OUTAGE_S} s`);
+      const outageEnds = Date.now() + OUTAGE_S * 1000;
       process.kill(pid, "SIGKILL");
-      await sleep(OUTAGE_S * 1000);
+      if (COLD_RESTART) {
+        await sleep((OUTAGE_S * 1000) / 2);
+        // A deploy's gap is not what this drill measures: no batch is in flight while the Workers restart.
+        held = true;
+        while (totals.inFlight > 0) {
+          await sleep(50);
+        }
+        log("restarting the Workers: cold isolates, Postgres still down");
+        await stopWrangler(worker);
+        worker = await serve(PORT, ORIGIN);
+        held = false;
+      }
+      await sleep(Math.max(0, outageEnds - Date.now()));
       log("restarting Postgres");
       postgres = await restart(pgData, postgres.port);
       log(`Postgres back; sending ${AFTER_S} s more`);

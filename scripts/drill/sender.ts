@@ -13,10 +13,19 @@ export type SenderTotals = {
   droppedBatches: number;
   /** Every attempt's answer by status ("network" for a request that got none). */
   answers: Record<string, number>;
+  /** Batches being sent right now (retries included). */
+  inFlight: number;
 };
 
 export function newTotals(): SenderTotals {
-  return { acceptedEvents: 0, droppedEvents: 0, acceptedBatches: 0, droppedBatches: 0, answers: {} };
+  return {
+    acceptedEvents: 0,
+    droppedEvents: 0,
+    acceptedBatches: 0,
+    droppedBatches: 0,
+    answers: {},
+    inFlight: 0,
+  };
 }
 
 /** Sends one batch with the SDK policy; true when accepted. */
@@ -69,14 +78,30 @@ export async function sendLikeSdk(
 export async function sendWhile(
   origin: string,
   key: string,
-  opts: { concurrency: number; events: number; pauseMs: number; running: () => boolean },
+  opts: {
+    concurrency: number;
+    events: number;
+    pauseMs: number;
+    running: () => boolean;
+    /** While true, no new batch is started (a batch under way finishes). */
+    held?: () => boolean;
+  },
   totals: SenderTotals,
 ): Promise<void> {
   let seed = 1;
   const sender = async () => {
     while (opts.running()) {
+      if (opts.held?.()) {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
       const batch = makeSdkBatch(seed++, Date.now() * 1000, opts.events);
-      await sendLikeSdk(origin, key, batch.gzipped, batch.eventCount, totals);
+      totals.inFlight++;
+      try {
+        await sendLikeSdk(origin, key, batch.gzipped, batch.eventCount, totals);
+      } finally {
+        totals.inFlight--;
+      }
       if (opts.pauseMs > 0) {
         await new Promise((r) => setTimeout(r, opts.pauseMs));
       }

@@ -5,6 +5,7 @@ import type { ReplicaEntry } from "../../durable-objects/key-replica.js";
 import { tenants } from "../../schema/pg/schema.js";
 import api from "../../workers/api/index.js";
 import ingestWorker from "../../workers/ingest/index.js";
+import { createToken } from "../../workers/shared/bootstrap.js";
 import { KEY_PREFIX, newSecret, sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { batchOf } from "../support/batches.js";
 import { Browser, seedUser, unescapeHtml } from "../support/browser.js";
@@ -255,6 +256,18 @@ describe("reads during an outage", () => {
     expect((await call(api, ttl, dashboard())).status).toBe(200);
     const res = await call(api, { ...ttl, DATABASE_URL: CLOSED_DB }, dashboard());
     expect(res.status).toBe(200);
+  });
+
+  it("an access token past its expiry is never served from the cache, Postgres or not", async () => {
+    const fresh = await seedTenant("pro", "Outage Token");
+    const { token, expiresAt } = await withDb((db) => createToken(db, fresh.tenantId, ["analytics:read"], 1));
+    const projects = () =>
+      new Request(`${BASE}/api/v1/projects`, { headers: { Authorization: `Bearer ${token}` } });
+    expect((await call(api, {}, projects())).status).toBe(200);
+    while (Date.now() <= new Date(expiresAt).getTime()) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await expectRetryable503(await call(api, { DATABASE_URL: CLOSED_DB }, projects()));
   });
 
   it("a read that needs Postgres is a retryable 503, not a 500", async () => {
