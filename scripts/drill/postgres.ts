@@ -26,7 +26,9 @@ const AFTER_S = Number(process.env.DRILL_AFTER_S ?? 20);
 const CONCURRENCY = Number(process.env.DRILL_CONCURRENCY ?? 2);
 const EVENTS = Number(process.env.DRILL_EVENTS ?? 500);
 const PORT = Number(process.env.DRILL_PORT ?? 8797);
-const DRAIN_TIMEOUT_MS = Number(process.env.DRILL_DRAIN_TIMEOUT_S ?? 120) * 1000;
+// A delivery that timed out keeps its batch claims until their lease lapses and is retried with backoff
+// (workers/shared/queues.ts), so rows may take minutes to show under load: wait for progress that long.
+const DRAIN_TIMEOUT_MS = Number(process.env.DRILL_DRAIN_TIMEOUT_S ?? 900) * 1000;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
 const COLD_RESTART = process.env.DRILL_COLD_RESTART !== "0";
 

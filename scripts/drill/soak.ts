@@ -131,16 +131,33 @@ async function main() {
       }
     })();
 
-    const samples: Array<{ t: number; mb: Record<string, number> }> = [];
+    const count = async (expr: string) =>
+      Number(
+        (
+          await clickhouseQuery(
+            ch.url,
+            { user: ch.user, password: ch.password },
+            `SELECT ${expr} FROM telemetry.events WHERE project_id = {p:UUID} FORMAT TSV`,
+            { p: projectId },
+          )
+        ).trim() || 0,
+      );
+    // Every accepted event once, by (batch, index); count() is the cheap figure the samples use.
+    const visible = () => count("uniqExact(batch_id, event_index)");
+    const samples: Array<{ t: number; mb: Record<string, number>; backlog: number }> = [];
     for (;;) {
       const t = Math.round((Date.now() - started) / 1000);
       const mb = await memoryByGroup();
-      samples.push({ t, mb });
+      // Accepted but not yet in ClickHouse: what the local queue holds (memory the simulator keeps).
+      const backlog = totals.acceptedEvents - (await count("count()"));
+      samples.push({ t, mb, backlog });
       const rate = Math.round(totals.acceptedEvents / Math.max(1, t));
       log(
         `t=${String(t).padStart(4)} s  ${Object.entries(mb)
           .map(([k, v]) => `${k} ${v} MB`)
-          .join("  ")}  accepted ${totals.acceptedEvents} events (${rate}/s)`,
+          .join(
+            "  ",
+          )}  accepted ${totals.acceptedEvents} events (${rate}/s), queue backlog ${backlog} events`,
       );
       if (t >= SOAK_S) {
         break;
@@ -152,17 +169,6 @@ async function main() {
     const seconds = (Date.now() - started) / 1000;
 
     // Nothing accepted may be missing: wait for the queue to drain into ClickHouse.
-    const visible = async () =>
-      Number(
-        (
-          await clickhouseQuery(
-            ch.url,
-            { user: ch.user, password: ch.password },
-            "SELECT uniqExact(batch_id, event_index) FROM telemetry.events WHERE project_id = {p:UUID} FORMAT TSV",
-            { p: projectId },
-          )
-        ).trim() || 0,
-      );
     let seen = await visible();
     const deadline = Date.now() + 300_000;
     while (seen < totals.acceptedEvents && Date.now() < deadline) {
@@ -190,6 +196,7 @@ async function main() {
       answers: totals.answers,
       reader_answers: readerAnswers,
       memory_mb: growth,
+      backlog_events: { after_warmup: base?.backlog ?? 0, last: last?.backlog ?? 0 },
     };
   });
 }

@@ -139,7 +139,9 @@ export type Charged<P> = {
  * The principal behind a credential with one request charged to its bucket, or null when the
  * credential is invalid (nothing charged then). On a warm cache this is one RateLimiter call, which
  * also confirms the cached principal is current; a stale or missing entry is read from Postgres,
- * admitted, charged, and cached unless its bucket changed around the read. Both Workers' hot paths.
+ * admitted, charged, and cached unless its bucket changed around the read. With Postgres down, an
+ * expired entry still current by generation, else the path's fallback (chargeWithoutSource). Both
+ * Workers' hot paths.
  */
 export async function chargeCredential<P>(path: CredentialPath<P>): Promise<Charged<P> | null> {
   const { cache, key, bucketOf } = path;
