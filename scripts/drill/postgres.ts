@@ -102,6 +102,16 @@ async function main() {
         throw new Error(`announcement answered ${announced.status}: ${await announced.text()}`);
       }
 
+      // Every accepted event must reach ClickHouse; counted once per (batch, index).
+      const visible = async () =>
+        Number(
+          (
+            await sql(
+              "SELECT uniqExact(batch_id, event_index) FROM telemetry.events WHERE project_id = {p:UUID} FORMAT TSV",
+              { p: projectId },
+            )
+          ).trim() || 0,
+        );
       const totals = newTotals();
       let running = true;
       let held = false;
@@ -120,14 +130,17 @@ async function main() {
       await sleep(BEFORE_S * 1000);
       const pid = await postmasterPid(pgData);
       log(`SIGKILL Postgres (pid ${pid}) for ${OUTAGE_S} s`);
-      const outageEnds = Date.now() + OUTAGE_S * 1000;
+      const killedAt = Date.now();
+      const outageEnds = killedAt + OUTAGE_S * 1000;
       process.kill(pid, "SIGKILL");
       if (COLD_RESTART) {
         await sleep((OUTAGE_S * 1000) / 2);
         // A deploy's gap is not what this drill measures: no batch is in flight while the Workers restart.
         held = true;
-        while (totals.inFlight > 0) {
-          await sleep(50);
+        // Miniflare keeps a queue's messages in memory, where Cloudflare Queues keep them durably: let
+        // the accepted batches reach ClickHouse first, or the restart would lose them.
+        while (totals.inFlight > 0 || (await visible()) < totals.acceptedEvents) {
+          await sleep(200);
         }
         log("restarting the Workers: cold isolates, Postgres still down");
         await stopWrangler(worker);
@@ -137,21 +150,13 @@ async function main() {
       await sleep(Math.max(0, outageEnds - Date.now()));
       log("restarting Postgres");
       postgres = await restart(pgData, postgres.port);
+      // Longer than asked when the queue took long to drain before the Workers' restart.
+      const outageS = Math.round((Date.now() - killedAt) / 1000);
       log(`Postgres back; sending ${AFTER_S} s more`);
       await sleep(AFTER_S * 1000);
       running = false;
       await sending;
 
-      // Every accepted event must reach ClickHouse; counted once per (batch, index).
-      const visible = async () =>
-        Number(
-          (
-            await sql(
-              "SELECT uniqExact(batch_id, event_index) FROM telemetry.events WHERE project_id = {p:UUID} FORMAT TSV",
-              { p: projectId },
-            )
-          ).trim() || 0,
-        );
       let seen = await visible();
       let lastChange = Date.now();
       while (seen < totals.acceptedEvents && Date.now() - lastChange < DRAIN_TIMEOUT_MS) {
@@ -166,7 +171,7 @@ async function main() {
         `${totals.acceptedBatches} batches accepted, ${totals.droppedBatches} dropped by the SDK; ${seen} events visible`,
       );
       return {
-        outage_s: OUTAGE_S,
+        outage_s: outageS,
         accepted_events: totals.acceptedEvents,
         dropped_by_sdk_events: totals.droppedEvents,
         visible_events: seen,
