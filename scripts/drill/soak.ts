@@ -4,9 +4,10 @@
 // builds. Every SOAK_SAMPLE_S seconds (default 30) it prints the resident memory of each process of the
 // stack; the last line is one JSON object with the totals and each process group's growth after the
 // warm-up (SOAK_WARMUP_S, default 120).
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, readlink } from "node:fs/promises";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import WebSocket from "ws";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
 import { withBenchStack } from "../bench/stack.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
@@ -94,6 +95,119 @@ async function memoryByGroup(): Promise<Record<string, number>> {
   return Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, Math.round(v)]));
 }
 
+/** The loopback ports a process listens on (from /proc: its socket inodes, matched in /proc/net/tcp). */
+async function listeningPorts(pid: number): Promise<number[]> {
+  const inodes = new Set<string>();
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "");
+    const m = /^socket:\[(\d+)\]$/.exec(target);
+    if (m?.[1]) {
+      inodes.add(m[1]);
+    }
+  }
+  const ports: number[] = [];
+  for (const line of (await readFile("/proc/net/tcp", "utf8")).split("\n").slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, the inode is the tenth column.
+    if (cols[3] === "0A" && inodes.has(cols[9] ?? "")) {
+      ports.push(Number.parseInt(cols[1]?.split(":")[1] ?? "0", 16));
+    }
+  }
+  return ports;
+}
+
+type Target = { id: string; webSocketDebuggerUrl: string };
+
+/** The inspector targets (one per isolate) of the workerd that runs the Workers under this process. */
+async function inspectorTargets(): Promise<Target[]> {
+  const all = await processes();
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (mine.has(p.ppid) && !mine.has(p.pid)) {
+        mine.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  for (const p of all) {
+    if (!mine.has(p.pid) || p.comm !== "workerd" || !p.cmdline.includes("--inspector-addr")) {
+      continue;
+    }
+    for (const port of await listeningPorts(p.pid)) {
+      const list = await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(2000) })
+        .then((r) => (r.ok ? (r.json() as Promise<Target[]>) : null))
+        .catch(() => null);
+      if (Array.isArray(list) && list.length > 0) {
+        return list;
+      }
+    }
+  }
+  return [];
+}
+
+type Reply = { id?: number; result?: { usedSize: number } };
+
+/** One isolate's JS heap in use (MB) right after a forced full GC; undefined when it does not answer. */
+function heapAfterGc(target: Target): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(target.webSocketDebuggerUrl);
+    const timer = setTimeout(() => {
+      ws.terminate();
+      resolve(undefined);
+    }, 20_000);
+    let id = 0;
+    const waiting = new Map<number, (reply: Reply) => void>();
+    const send = (method: string) =>
+      new Promise<Reply>((r) => {
+        id++;
+        waiting.set(id, r);
+        ws.send(JSON.stringify({ id, method }));
+      });
+    ws.on("message", (data) => {
+      const reply = JSON.parse(String(data)) as Reply;
+      if (reply.id !== undefined) {
+        waiting.get(reply.id)?.(reply);
+        waiting.delete(reply.id);
+      }
+    });
+    ws.on("error", () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+    ws.on("open", async () => {
+      await send("HeapProfiler.collectGarbage");
+      const usage = await send("Runtime.getHeapUsage");
+      clearTimeout(timer);
+      ws.close();
+      resolve(usage.result ? Math.round(usage.result.usedSize / 1048576) : undefined);
+    });
+  });
+}
+
+/**
+ * Our isolates' JS heaps in use (MB) right after a forced full GC, through workerd's inspector: what
+ * our code keeps alive (caches, maps, Durable Object state) apart from garbage not yet collected and
+ * from memory outside the JS heaps (SQLite, sockets, the runtime itself). The queue broker's isolates
+ * are Miniflare's.
+ */
+async function heapsAfterGc(): Promise<Record<string, number>> {
+  const targets = (await inspectorTargets()).filter(
+    (t) => t.id.startsWith("core:user:") || t.id.startsWith("queues:"),
+  );
+  const heaps: Record<string, number> = {};
+  await Promise.all(
+    targets.map(async (t) => {
+      const mb = await heapAfterGc(t);
+      if (mb !== undefined) {
+        heaps[t.id.replace(/^core:user:/, "")] = mb;
+      }
+    }),
+  );
+  return heaps;
+}
+
 async function main() {
   return withBenchStack("soak", async ({ stack, serve }) => {
     const ch = stack.clickhouse;
@@ -144,13 +258,19 @@ async function main() {
       );
     // Every accepted event once, by (batch, index); count() is the cheap figure the samples use.
     const visible = () => count("uniqExact(batch_id, event_index)");
-    const samples: Array<{ t: number; mb: Record<string, number>; backlog: number }> = [];
+    const samples: Array<{
+      t: number;
+      mb: Record<string, number>;
+      backlog: number;
+      heaps: Record<string, number>;
+    }> = [];
     for (;;) {
       const t = Math.round((Date.now() - started) / 1000);
       const mb = await memoryByGroup();
       // Accepted but not yet in ClickHouse: what the local queue holds (memory the simulator keeps).
       const backlog = totals.acceptedEvents - (await count("count()"));
-      samples.push({ t, mb, backlog });
+      const heaps = await heapsAfterGc();
+      samples.push({ t, mb, backlog, heaps });
       const rate = Math.round(totals.acceptedEvents / Math.max(1, t));
       log(
         `t=${String(t).padStart(4)} s  ${Object.entries(mb)
@@ -158,6 +278,11 @@ async function main() {
           .join(
             "  ",
           )}  accepted ${totals.acceptedEvents} events (${rate}/s), queue backlog ${backlog} events`,
+      );
+      log(
+        `         JS heap after GC: ${Object.entries(heaps)
+          .map(([k, v]) => `${k} ${v} MB`)
+          .join("  ")}`,
       );
       if (t >= SOAK_S) {
         break;
@@ -169,12 +294,12 @@ async function main() {
     const seconds = (Date.now() - started) / 1000;
 
     // Nothing accepted may be missing: wait for the queue to drain into ClickHouse.
-    let seen = await visible();
+    // count() (cheap) until every row could be there, then the exact figure once.
     const deadline = Date.now() + 300_000;
-    while (seen < totals.acceptedEvents && Date.now() < deadline) {
-      await sleep(1000);
-      seen = await visible();
+    while ((await count("count()")) < totals.acceptedEvents && Date.now() < deadline) {
+      await sleep(2000);
     }
+    const seen = await visible();
 
     const base = samples.find((s) => s.t >= WARMUP_S) ?? samples[0];
     const last = samples[samples.length - 1];
@@ -197,6 +322,7 @@ async function main() {
       reader_answers: readerAnswers,
       memory_mb: growth,
       backlog_events: { after_warmup: base?.backlog ?? 0, last: last?.backlog ?? 0 },
+      js_heap_after_gc_mb: { after_warmup: base?.heaps ?? {}, last: last?.heaps ?? {} },
     };
   });
 }
