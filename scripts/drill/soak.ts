@@ -32,7 +32,8 @@ async function seed(databaseUrl: string) {
     const project = await createProject(db, tenant.id, "Soak Game");
     const ingest = await createKey(db, project.id, "ingest");
     const read = await createKey(db, project.id, "read");
-    return { projectId: project.id, ingestKey: ingest.key, readKey: read.key };
+    const admin = await createKey(db, project.id, "full");
+    return { projectId: project.id, ingestKey: ingest.key, readKey: read.key, adminKey: admin.key };
   } finally {
     await pool.end();
   }
@@ -211,7 +212,7 @@ async function heapsAfterGc(): Promise<Record<string, number>> {
 async function main() {
   return withBenchStack("soak", async ({ stack, serve }) => {
     const ch = stack.clickhouse;
-    const { projectId, ingestKey, readKey } = await seed(stack.databaseUrl);
+    const { projectId, ingestKey, readKey, adminKey } = await seed(stack.databaseUrl);
     await serve(PORT, ORIGIN);
 
     const totals = newTotals();
@@ -300,6 +301,13 @@ async function main() {
       await sleep(2000);
     }
     const seen = await visible();
+    // Accepted but not visible is either still being retried or parked as a dead letter (replayable).
+    const parked = await fetch(`${ORIGIN}/api/v1/projects/${projectId}/dead-letters`, {
+      headers: { "X-API-Key": adminKey },
+    })
+      .then((r) => r.json() as Promise<{ data?: unknown[] }>)
+      .then((b) => b.data?.length ?? null)
+      .catch(() => null);
 
     const base = samples.find((s) => s.t >= WARMUP_S) ?? samples[0];
     const last = samples[samples.length - 1];
@@ -318,6 +326,7 @@ async function main() {
       accepted_events_per_s: Math.round(totals.acceptedEvents / seconds),
       dropped_by_sdk_events: totals.droppedEvents,
       visible_events: seen,
+      dead_letter_batches: parked,
       answers: totals.answers,
       reader_answers: readerAnswers,
       memory_mb: growth,
