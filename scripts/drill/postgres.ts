@@ -139,12 +139,19 @@ async function main() {
         held = true;
         // Miniflare keeps a queue's messages in memory, where Cloudflare Queues keep them durably: let
         // the accepted batches reach ClickHouse first, or the restart would lose them.
-        while (totals.inFlight > 0 || (await visible()) < totals.acceptedEvents) {
-          await sleep(200);
+        // Held no longer than the outage: a queue that has not drained by then is not restarted away.
+        let drained = false;
+        while (!drained && Date.now() < outageEnds) {
+          drained = totals.inFlight === 0 && (await visible()) >= totals.acceptedEvents;
+          await sleep(drained ? 0 : 500);
         }
-        log("restarting the Workers: cold isolates, Postgres still down");
-        await stopWrangler(worker);
-        worker = await serve(PORT, ORIGIN);
+        if (drained) {
+          log("restarting the Workers: cold isolates, Postgres still down");
+          await stopWrangler(worker);
+          worker = await serve(PORT, ORIGIN);
+        } else {
+          log("the queue did not drain during the outage: the Workers are not restarted");
+        }
         held = false;
       }
       await sleep(Math.max(0, outageEnds - Date.now()));
