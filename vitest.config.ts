@@ -58,6 +58,7 @@ export default defineConfig({
                     durableObjects: {
                       RATE_LIMITER: { className: "RateLimiter", scriptName: MAIN_WORKER },
                       BATCH_CLAIMS: { className: "BatchClaims", scriptName: MAIN_WORKER },
+                      KEY_REPLICA: { className: "KeyReplica", scriptName: MAIN_WORKER },
                     },
                   },
                 ],

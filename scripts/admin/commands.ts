@@ -53,8 +53,8 @@ export type Outcome = { result: unknown; change: CredentialChange | null };
 
 /**
  * Runs one command. A revoked key and a new project change what the tenant's cached principals and
- * project lists say; new tenants, keys, tokens, users and clients are read from Postgres on first use
- * and change nothing cached.
+ * project lists say, and a new key must reach the key replica; new tenants, tokens, users and clients
+ * are read from Postgres on first use and change nothing cached.
  */
 export async function run(
   db: Db,
@@ -71,6 +71,16 @@ export async function run(
         .innerJoin(projects, eq(projects.id, apiKeys.projectId))
         .where(eq(apiKeys.id, need(values, "id")));
       return { result, change: key ? { tenantId: key.tenantId, projectIds: [key.projectId] } : null };
+    }
+    case "key create": {
+      // Nothing cached changes, but the announcement writes the new key to the ingest edge's replica,
+      // so it works through a Postgres outage from its first request.
+      const [project] = await db
+        .select({ tenantId: projects.tenantId })
+        .from(projects)
+        .where(eq(projects.id, need(values, "project")));
+      const projectId = need(values, "project");
+      return { result, change: project ? { tenantId: project.tenantId, projectIds: [projectId] } : null };
     }
     case "project create":
       return { result, change: { tenantId: need(values, "tenant") } };

@@ -55,6 +55,16 @@ describe("the Workers' wrangler configs", () => {
     expect(ingest.migrations).toEqual([]);
   });
 
+  it("have one KeyReplica: defined by the API Worker, bound by the ingest Worker by script_name", () => {
+    const own = api.durable_objects.bindings.find((b: DoBinding) => b.name === "KEY_REPLICA");
+    expect(own).toEqual({ name: "KEY_REPLICA", class_name: "KeyReplica" });
+    expect(
+      api.migrations.flatMap((m: { new_sqlite_classes?: string[] }) => m.new_sqlite_classes ?? []),
+    ).toContain("KeyReplica");
+    const bound = ingest.durable_objects.bindings.find((b: DoBinding) => b.name === "KEY_REPLICA");
+    expect(bound).toEqual({ name: "KEY_REPLICA", class_name: "KeyReplica", script_name: api.name });
+  });
+
   it("give the ingest Worker only what it uses: no pages, no cron, no API-only bindings", () => {
     expect(ingest.triggers.crons ?? []).toEqual([]);
     expect(ingest.r2_buckets.map((b: { binding: string }) => b.binding)).toEqual(["DEAD_LETTERS"]);

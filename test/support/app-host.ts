@@ -6,7 +6,7 @@
 import api from "../../workers/api/index.js";
 import { isIngestPath } from "../../workers/ingest/routes.js";
 
-export { AlertCooldown, BatchClaims, RateLimiter } from "../../workers/api/index.js";
+export { AlertCooldown, BatchClaims, KeyReplica, RateLimiter } from "../../workers/api/index.js";
 
 /** The API Worker's env plus the test-only binding to the ingest Worker. */
 export type HostEnv = Env & { INGEST: Fetcher };

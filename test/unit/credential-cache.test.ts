@@ -23,8 +23,15 @@ describe("CredentialCache", () => {
       principal: { tenantId: "a" },
       bucket: "tenant:a",
       expected: 3,
+      expired: false,
     });
-    expect(cache.lookup("key:h1", bucketOf, T0 + TTL)).toBeUndefined();
+    // Past the TTL it is still there, marked expired: served only while Postgres cannot answer.
+    expect(cache.lookup("key:h1", bucketOf, T0 + TTL)).toEqual({
+      principal: { tenantId: "a" },
+      bucket: "tenant:a",
+      expected: 3,
+      expired: true,
+    });
   });
 
   it("does not keep a principal whose bucket changed around the time it was read", () => {
@@ -65,12 +72,12 @@ describe("CredentialCache", () => {
     expect(cache.lookup("key:h1", bucketOf, T0)?.expected).toBe(1);
   });
 
-  it("never outlives notAfter (a token's expiry), and a TTL of 0 caches nothing", () => {
+  it("expires at notAfter (a token's expiry), and a TTL of 0 caches nothing", () => {
     const cache = new CredentialCache<P>();
     const hit = { generation: 0, changedAt: 0, result: null };
     cache.remember("token:h2", { tenantId: "a" }, "tenant:a", hit, T0, TTL, T0 + 1000, T0);
-    expect(cache.lookup("token:h2", bucketOf, T0 + 999)).toBeDefined();
-    expect(cache.lookup("token:h2", bucketOf, T0 + 1000)).toBeUndefined();
+    expect(cache.lookup("token:h2", bucketOf, T0 + 999)?.expired).toBe(false);
+    expect(cache.lookup("token:h2", bucketOf, T0 + 1000)?.expired).toBe(true);
     cache.remember("key:h3", { tenantId: "a" }, "tenant:a", hit, T0, 0, undefined, T0);
     expect(cache.lookup("key:h3", bucketOf, T0)).toBeUndefined();
   });

@@ -87,9 +87,18 @@ describe("admin CLI changes take effect from the next request", () => {
   it("commands that change nothing cached announce nothing", async () => {
     const t = await seedTenant("pro", "Operator Nothing");
     const { change } = await withDb((db) =>
-      run(db, ["key", "create"], { project: t.projectId, preset: "read" }, []),
+      run(db, ["token", "create"], { tenant: t.tenantId, scopes: "analytics:read" }, []),
     );
     expect(change).toBeNull();
+  });
+
+  it("a new key is announced for its project, so the announcement writes it to the key replica", async () => {
+    const t = await seedTenant("pro", "Operator New Key");
+    const { result, change } = await admin(["key", "create"], { project: t.projectId, preset: "ingest" });
+    expect(change).toEqual({ tenantId: t.tenantId, projectIds: [t.projectId] });
+    const secret = (result as { key: string }).key;
+    const entry = await env.KEY_REPLICA.get(env.KEY_REPLICA.idFromName(await sha256Hex(secret))).get();
+    expect(entry?.principal).toMatchObject({ projectId: t.projectId, tenantId: t.tenantId, planId: "pro" });
   });
 });
 

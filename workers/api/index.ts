@@ -1,12 +1,13 @@
 // The API Worker: /api/* (the Web API), the web pages, scheduled() alert evaluation, and the
-// notification and export queues. It defines the RateLimiter Durable Object, which the ingest Worker
-// binds by script_name, and the AlertCooldown object only it uses.
+// notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
+// Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
 import { evaluateAlerts } from "./alerts/evaluate.js";
 import { newApp } from "./app.js";
 import { dispatchApiQueue } from "./queues.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
 export { BatchClaims } from "../../durable-objects/batch-claims.js";
+export { KeyReplica } from "../../durable-objects/key-replica.js";
 export { RateLimiter } from "../../durable-objects/rate-limiter.js";
 
 const app = newApp();

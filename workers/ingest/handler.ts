@@ -1,6 +1,8 @@
-import { configOf } from "../shared/config.js";
+import { Breaker } from "../shared/breaker.js";
+import { type Config, configOf } from "../shared/config.js";
 import { CredentialCache, chargeCredential, credentialTtlMs } from "../shared/credentials/cache.js";
-import { apiKeyOf, findKey, ingestKeyHash } from "../shared/credentials/keys.js";
+import { offerToReplica, readReplica } from "../shared/credentials/key-replica.js";
+import { apiKeyOf, ingestKeyHash, lookupKey } from "../shared/credentials/keys.js";
 import { noteUse } from "../shared/credentials/last-used.js";
 import type { KeyPrincipal } from "../shared/credentials/principal.js";
 import { sha256Hex } from "../shared/credentials/secrets.js";
@@ -159,7 +161,34 @@ function validate(protobuf: Uint8Array): number {
 
 // Ingest is the hot path: a key's principal is cached per isolate, by the key's hash, and confirmed
 // current by the ingest bucket's RateLimiter call on every request (workers/shared/credentials/cache.ts).
+// Postgres is not needed to stay available: an expired entry is served while Postgres is down, and a key
+// this isolate never saw is read from the key replica (workers/shared/credentials/key-replica.ts).
 const keyCache = new CredentialCache<KeyPrincipal>();
+
+/**
+ * How long a key lookup may wait for Postgres before the replica answers instead: above a healthy
+ * lookup's worst case (a Neon compute waking from scale-to-zero takes a few hundred ms), far below an
+ * SDK's request timeout.
+ */
+const KEY_LOOKUP_TIMEOUT_MS = 3_000;
+/** After a failed lookup, how long this isolate answers from its cache and the replica without asking. */
+const POSTGRES_BREAKER_OPEN_MS = 5_000;
+
+/** One breaker per database this isolate talks to (tests point some requests at a closed port). */
+const breakers = new Map<string, Breaker>();
+
+function postgresBreaker(config: Config): Breaker {
+  const name = `${config.DATABASE_URL} ${config.NEON_LOCAL_PROXY}`;
+  let breaker = breakers.get(name);
+  if (!breaker) {
+    if (breakers.size >= 16) {
+      breakers.clear();
+    }
+    breaker = new Breaker("Postgres", POSTGRES_BREAKER_OPEN_MS);
+    breakers.set(name, breaker);
+  }
+  return breaker;
+}
 
 /**
  * The key's principal with the request charged to its project's ingest bucket (one RateLimiter call on
@@ -180,12 +209,26 @@ async function authenticate(
   }
   let transport: ReturnType<typeof transportHeaders> | undefined;
   const limitOf = (p: KeyPrincipal) => planOf(p.planId).ingestRequestsPerHour;
+  const config = configOf(env);
   const charged = await chargeCredential({
     cache: keyCache,
     key: keyHash,
     bucketOf: (p) => buckets.ingest(p.projectId),
     limitOf,
-    read: () => findKey(configOf(env), keyHash),
+    read: async () => {
+      const found = await postgresBreaker(config).run(() =>
+        lookupKey(config, keyHash, KEY_LOOKUP_TIMEOUT_MS),
+      );
+      // After the response: what Postgres said goes to the replica (filling it, or mending it).
+      ctx.waitUntil(
+        offerToReplica(env, keyHash, found.principal, found.readAt).catch((err) =>
+          console.error("key replica not written", err instanceof Error ? err.message : String(err)),
+        ),
+      );
+      return found.principal;
+    },
+    // Postgres down and nothing cached: the replica; a key it does not know is a 503, never a 401.
+    fallback: () => readReplica(env, keyHash),
     // On a cache miss only: a busy key costs at most one lookup of its stored time per cache period.
     onRead: (p) => noteUse(env, ctx, p),
     admit: (p) => {

@@ -113,7 +113,8 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError("INTERNAL", "An internal error occurred.");
 }
 
-function dependencyDownIn(err: unknown): DependencyDown | null {
+/** The DependencyDown an error is or was caused by, if any. */
+export function dependencyDownIn(err: unknown): DependencyDown | null {
   let at: unknown = err;
   for (let depth = 0; depth < 8 && at instanceof Error; depth++) {
     if (at instanceof DependencyDown) {

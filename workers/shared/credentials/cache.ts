@@ -1,5 +1,6 @@
 import type { CheckedHit, RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import type { Config } from "../config.js";
+import { dependencyDownIn } from "../errors.js";
 import { buckets, bumpGenerations } from "../rate-limit.js";
 
 // Authentication without Postgres on the hot path. Each isolate keeps what a credential resolved to
@@ -12,6 +13,11 @@ import { buckets, bumpGenerations } from "../rate-limit.js";
 // anywhere reads Postgres again. A change made outside the Workers cannot bump anything itself: the
 // admin CLI announces its changes through the API Worker's operator route (operator.ts), and one made
 // by plain SQL can be announced the same way; one never announced takes effect within the TTL.
+//
+// When Postgres cannot answer, an expired entry is still served as long as its generation is confirmed
+// current (stale-if-error): an announced change still takes effect at once, and Postgres being down
+// costs a known credential nothing. A credential without such an entry falls back to the path's
+// replica, if it has one (key-replica.ts); failing that, the request is a retryable 503, never a 401.
 
 export const DEFAULT_CREDENTIAL_TTL_MS = 15_000;
 /**
@@ -40,19 +46,25 @@ export class CredentialCache<P> {
 
   /**
    * The cached principal and the generation of `bucket` it was confirmed at (undefined when it has not
-   * been confirmed through that bucket: the caller must read Postgres), or undefined when absent or expired.
+   * been confirmed through that bucket: the caller must read Postgres), or undefined when absent.
+   * An expired entry is returned too, `expired` set: it is served only when Postgres cannot answer.
    */
   lookup(
     key: string,
     bucketOf: (principal: P) => string,
     now = Date.now(),
-  ): { principal: P; bucket: string; expected: number | undefined } | undefined {
+  ): { principal: P; bucket: string; expected: number | undefined; expired: boolean } | undefined {
     const entry = this.entries.get(key);
-    if (!entry || entry.expires <= now) {
+    if (!entry) {
       return undefined;
     }
     const bucket = bucketOf(entry.principal);
-    return { principal: entry.principal, bucket, expected: entry.generations.get(bucket) };
+    return {
+      principal: entry.principal,
+      bucket,
+      expected: entry.generations.get(bucket),
+      expired: entry.expires <= now,
+    };
   }
 
   /**
@@ -98,6 +110,11 @@ export type CredentialPath<P> = {
   limitOf: (principal: P) => number;
   /** Reads the principal from Postgres; null when unknown, revoked or expired. */
   read: () => Promise<P | null>;
+  /**
+   * Where to look when read() finds Postgres down (DependencyDown) and no cached entry can stand in:
+   * the principal, null when the credential is known to be revoked, undefined when it is not known.
+   */
+  fallback?: () => Promise<P | null | undefined>;
   /** Called once per Postgres read (the lastUsedAt note). */
   onRead: (principal: P) => void;
   /** Throws to refuse the request before anything is charged (a missing scope, say). */
@@ -122,43 +139,123 @@ export type Charged<P> = {
  * The principal behind a credential with one request charged to its bucket, or null when the
  * credential is invalid (nothing charged then). On a warm cache this is one RateLimiter call, which
  * also confirms the cached principal is current; a stale or missing entry is read from Postgres,
- * admitted, charged, and cached unless its bucket changed around the read. Both Workers' hot paths.
+ * admitted, charged, and cached unless its bucket changed around the read. With Postgres down, an
+ * expired entry still current by generation, else the path's fallback (chargeWithoutSource). Both
+ * Workers' hot paths.
  */
 export async function chargeCredential<P>(path: CredentialPath<P>): Promise<Charged<P> | null> {
-  const { cache, key, bucketOf, limitOf } = path;
+  const { cache, key, bucketOf } = path;
   const cached = cache.lookup(key, bucketOf);
-  if (cached?.expected !== undefined) {
-    path.admit(cached.principal);
-    const limit = limitOf(cached.principal);
-    const hit = await path.charge(cached.bucket, cached.expected, limit);
-    if (hit.result) {
-      return {
-        principal: cached.principal,
-        bucket: cached.bucket,
-        generation: hit.generation,
-        limit,
-        rate: hit.result,
-      };
+  let current = cached?.expected !== undefined ? cached : undefined;
+  if (current && !current.expired) {
+    const charged = await chargeCached(path, current);
+    if (charged) {
+      return charged;
     }
     // Stale: something changed since it was cached; read it again below.
+    current = undefined;
   }
   const readStartedAt = Date.now();
-  const principal = await path.read();
+  let principal: P | null;
+  try {
+    principal = await path.read();
+  } catch (err) {
+    if (!dependencyDownIn(err)) {
+      throw err;
+    }
+    return chargeWithoutSource(path, current, err);
+  }
   if (!principal) {
     cache.forget(key);
     return null;
   }
   path.onRead(principal);
+  return chargeRead(path, principal, readStartedAt);
+}
+
+type Cached<P> = { principal: P; bucket: string; expected: number | undefined };
+
+/** A cached principal charged at the generation it was confirmed at; null when that is no longer current. */
+async function chargeCached<P>(path: CredentialPath<P>, cached: Cached<P>): Promise<Charged<P> | null> {
+  if (cached.expected === undefined) {
+    return null;
+  }
+  path.admit(cached.principal);
+  const limit = path.limitOf(cached.principal);
+  const hit = await path.charge(cached.bucket, cached.expected, limit);
+  if (!hit.result) {
+    return null;
+  }
+  return {
+    principal: cached.principal,
+    bucket: cached.bucket,
+    generation: hit.generation,
+    limit,
+    rate: hit.result,
+  };
+}
+
+/** A principal just read (from Postgres or the replica at `readStartedAt`), admitted, charged and cached. */
+async function chargeRead<P>(
+  path: CredentialPath<P>,
+  principal: P,
+  readStartedAt: number,
+): Promise<Charged<P>> {
   path.admit(principal);
-  const bucket = bucketOf(principal);
-  const limit = limitOf(principal);
+  const bucket = path.bucketOf(principal);
+  const limit = path.limitOf(principal);
   const hit = await path.charge(bucket, null, limit);
-  cache.remember(key, principal, bucket, hit, readStartedAt, path.ttlMs, path.notAfter?.(principal));
+  path.cache.remember(
+    path.key,
+    principal,
+    bucket,
+    hit,
+    readStartedAt,
+    path.ttlMs,
+    path.notAfter?.(principal),
+  );
   if (!hit.result) {
     // hitIfCurrent counts whenever no generation is expected; a RateLimiter that did not is a fault.
     throw new Error(`rate limiter ${bucket} did not count an unconditional hit`);
   }
   return { principal, bucket, generation: hit.generation, limit, rate: hit.result };
+}
+
+/**
+ * Postgres is down: the expired entry if its generation is still current, else the replica's answer,
+ * else the DependencyDown (a retryable 503). A credential is never refused for want of Postgres.
+ */
+async function chargeWithoutSource<P>(
+  path: CredentialPath<P>,
+  expired: Cached<P> | undefined,
+  down: unknown,
+): Promise<Charged<P> | null> {
+  // A token past its own expiry is never served, Postgres or not.
+  if (expired && (path.notAfter?.(expired.principal) ?? Number.POSITIVE_INFINITY) > Date.now()) {
+    const charged = await chargeCached(path, expired);
+    if (charged) {
+      return charged;
+    }
+  }
+  if (!path.fallback) {
+    throw down;
+  }
+  const readStartedAt = Date.now();
+  let principal: P | null | undefined;
+  try {
+    principal = await path.fallback();
+  } catch (err) {
+    console.error("credential fallback failed", err instanceof Error ? err.message : String(err));
+    throw down;
+  }
+  if (principal === undefined) {
+    throw down;
+  }
+  if (principal === null) {
+    path.cache.forget(path.key);
+    return null;
+  }
+  return chargeRead(path, principal, readStartedAt);
 }
 
 /** A committed change to a tenant's credentials, plan or projects (see announceChange). */

@@ -3,10 +3,11 @@ import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import { projects } from "../../../schema/pg/schema.js";
 import type { Config } from "../config.js";
 import { type Db, httpDb } from "../db.js";
-import { ApiError } from "../errors.js";
+import { ApiError, dependencyDownIn } from "../errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../plans.js";
 import { buckets, clientIp, consume, consumeIfCurrent } from "../rate-limit.js";
 import { type Charged, CredentialCache, chargeCredential, credentialTtlMs } from "./cache.js";
+import { readReplica } from "./key-replica.js";
 import { findKey } from "./keys.js";
 import { noteUse } from "./last-used.js";
 import {
@@ -81,6 +82,8 @@ export async function chargeKeyOrToken(
     bucketOf: (p) => chargeOf(p, bucket).name,
     limitOf: (p) => chargeOf(p, bucket).max,
     read: () => resolveHashed(config, hashed),
+    // Postgres down and nothing cached: a key can still be read from the ingest edge's replica.
+    fallback: hashed.startsWith("key:") ? () => readReplica(env, hashed.slice("key:".length)) : undefined,
     onRead: (p) => noteUse(env, ctx, p),
     admit: () => {},
     charge: (name, expected, max) => consumeIfCurrent(env, name, expected, max),
@@ -181,11 +184,23 @@ export async function tenantProjectsOf(
   ) {
     return entry.rows;
   }
-  const rows = await httpDb(config)
-    .select()
-    .from(projects)
-    .where(eq(projects.tenantId, tenantId))
-    .orderBy(asc(projects.createdAt), asc(projects.id));
+  const current =
+    entry && confirmed && entry.bucket === confirmed.bucket && entry.generation === confirmed.generation;
+  let rows: ProjectRow[];
+  try {
+    rows = await httpDb(config)
+      .select()
+      .from(projects)
+      .where(eq(projects.tenantId, tenantId))
+      .orderBy(asc(projects.createdAt), asc(projects.id));
+  } catch (err) {
+    // Postgres down: an expired list still confirmed at the current generation is served
+    // (stale-if-error, as the principal is: cache.ts), so reads that need only ClickHouse keep answering.
+    if (current && dependencyDownIn(err)) {
+      return entry.rows;
+    }
+    throw err;
+  }
   const ttl = credentialTtlMs(config);
   if (confirmed && ttl > 0) {
     if (tenantProjects.size >= 10_000) {

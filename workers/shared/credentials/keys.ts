@@ -7,14 +7,20 @@ import { KEY_PREFIX, looksLikeSecret, sha256Hex } from "./secrets.js";
 
 // The one API key lookup, used by both Workers: the ingest Worker's hot path and the API's gate
 // (gate.ts resolveHashed). One plain SQL statement, so the ingest bundle carries no ORM.
+// It answers one row even for an unknown key: read_at, Postgres's clock when the statement began, orders
+// what the edge's key replica is told (key-replica.ts).
 const FIND_KEY_SQL = `
-  SELECT k.id AS key_id, k.scopes, k.last_used_at, p.id AS project_id, p.name AS project_name,
-         t.id AS tenant_id, t.plan_id
-  FROM api_keys k
-  JOIN projects p ON p.id = k.project_id
-  JOIN tenants t ON t.id = p.tenant_id
-  WHERE k.key_hash = $1 AND k.revoked_at IS NULL
-  LIMIT 1`;
+  WITH found AS (
+    SELECT k.id AS key_id, k.scopes, k.last_used_at, p.id AS project_id, p.name AS project_name,
+           t.id AS tenant_id, t.plan_id
+    FROM api_keys k
+    JOIN projects p ON p.id = k.project_id
+    JOIN tenants t ON t.id = p.tenant_id
+    WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+    LIMIT 1
+  )
+  SELECT (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS read_at, found.*
+  FROM (VALUES (1)) AS one LEFT JOIN found ON true`;
 
 type KeyRow = {
   key_id: string;
@@ -38,9 +44,26 @@ export async function ingestKeyHash(secret: string): Promise<string | null> {
 
 /** The principal of the key with this hash, or null when it is unknown or revoked. */
 export async function findKey(config: Config, keyHash: string): Promise<KeyPrincipal | null> {
+  return (await lookupKey(config, keyHash)).principal;
+}
+
+/**
+ * findKey, with when Postgres read it (Unix ms, its own clock). Given a `timeoutMs`, a Postgres that
+ * does not answer within it counts as down (DependencyDown), as one that refuses does.
+ */
+export async function lookupKey(
+  config: Config,
+  keyHash: string,
+  timeoutMs?: number,
+): Promise<{ principal: KeyPrincipal | null; readAt: number }> {
   // One statement over Neon's HTTP query path: no connection to open or close (shared/pg.ts).
-  const [row] = await httpSql(config).query(FIND_KEY_SQL, [keyHash]);
-  return row ? principalOf(row) : null;
+  const options = timeoutMs === undefined ? {} : { fetchOptions: { signal: AbortSignal.timeout(timeoutMs) } };
+  const [row] = await httpSql(config).query(FIND_KEY_SQL, [keyHash], options);
+  const readAt = Number(row?.read_at);
+  if (!row || !Number.isFinite(readAt)) {
+    throw new Error("api key lookup: read_at is not a number");
+  }
+  return { principal: row.key_id === null ? null : principalOf(row), readAt };
 }
 
 function plan(v: unknown): PlanId {
@@ -51,7 +74,7 @@ function plan(v: unknown): PlanId {
 }
 
 /** The row's columns, each checked for the type the schema gives it (the driver's rows are untyped). */
-function principalOf(row: Record<string, unknown>): KeyPrincipal {
+export function principalOf(row: Record<string, unknown>): KeyPrincipal {
   const text = (name: keyof KeyRow): string => {
     const v = row[name];
     if (typeof v !== "string") {

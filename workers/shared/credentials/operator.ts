@@ -3,6 +3,7 @@ import { ApiError } from "../errors.js";
 import { httpSql } from "../pg.js";
 import { bumpGenerations } from "../rate-limit.js";
 import { changedBuckets } from "./cache.js";
+import { syncKeyReplica } from "./key-replica.js";
 import { sha256Hex, timingSafeEqual } from "./secrets.js";
 
 // Changes made outside the Workers (the admin CLI, an operator's SQL) cannot bump the RateLimiter
@@ -32,7 +33,8 @@ export async function isOperator(config: Config, authorization: string | null): 
 const TENANT_PROJECTS_SQL = "SELECT id FROM projects WHERE tenant_id = $1";
 
 /**
- * Announces a change to everything of the tenant: its plan and whoami buckets and the ingest bucket of
+ * Announces a change to everything of the tenant: the key replica of each of its keys, its plan and
+ * whoami buckets and the ingest bucket of
  * each of its projects (those in Postgres now, and `projectIds`, for projects already deleted), so every
  * cached key, token and project list of the tenant is read again on its next use. Unlike cache.ts
  * announceChange, a failure is thrown: the operator must learn that the change is bounded only by the TTL.
@@ -47,6 +49,9 @@ export async function announceTenantChange(
   const current = rows.flatMap((r) => (typeof r.id === "string" ? [r.id] : []));
   const names = changedBuckets({ tenantId, projectIds: [...new Set([...current, ...projectIds])] });
   try {
+    // Every key of the tenant as Postgres has it now (a plan change reaches all of them), before the
+    // generations move: see key-replica.ts announceKeyChange.
+    await syncKeyReplica(env, config, { tenantId });
     await bumpGenerations(env, names);
   } catch (err) {
     console.error("credential change not announced", err instanceof Error ? err.message : String(err));

@@ -6,6 +6,7 @@ import {
   keysOfProject,
   mayManagePreset,
 } from "../../../../shared/credentials/key-management.js";
+import { syncKeyReplica } from "../../../../shared/credentials/key-replica.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
 import { sealNewKey } from "../../new-key.js";
@@ -35,6 +36,15 @@ export function register(app: Hono<AppEnv>) {
       return page(403, "Only an owner of the studio can create Full keys.");
     }
     const created = await createProjectKey(db, project.id, preset, name || null);
+    // A new key changes no cached principal, so nothing is announced; the replica learns it now, so the
+    // key works through a Postgres outage from its first request. Postgres stays the source of truth:
+    // a failed write is mended by the ingest Worker's first lookup of the key.
+    await syncKeyReplica(c.env, c.get("config"), {
+      tenantId: project.tenantId,
+      projectIds: [project.id],
+    }).catch((err) =>
+      console.error("key replica not written", err instanceof Error ? err.message : String(err)),
+    );
     // Post/Redirect/Get: the GET shows the secret once (sealed for it in a cookie); a refresh creates nothing.
     const path = apiKeysPath(project.id);
     await sealNewKey(c, path, { name: name || null, secret: created.key });

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { announceChange } from "../../../../shared/credentials/cache.js";
 import { revokeProjectKey } from "../../../../shared/credentials/key-management.js";
+import { announceKeyChange } from "../../../../shared/credentials/key-replica.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
@@ -20,8 +20,12 @@ export function register(app: Hono<AppEnv>) {
       if (outcome === "forbidden") {
         return errorPage(c, 403, "Key not revoked", "Only an owner of the studio can revoke Full keys.");
       }
-      // Before answering, so the key is refused from the next request on, on every isolate.
-      await announceChange(c.env, { tenantId: project.tenantId, projectIds: [project.id] });
+      // Before answering, so the key is refused from the next request on, on every isolate, and by the
+      // key replica should Postgres then be down.
+      await announceKeyChange(c.env, c.get("config"), {
+        tenantId: project.tenantId,
+        projectIds: [project.id],
+      });
       return c.redirect(`/settings/projects/${project.id}/api-keys?revoked=1`, 303);
     },
   );
