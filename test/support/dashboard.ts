@@ -119,6 +119,7 @@ export async function startDashboard(opts: { plan?: string } = {}): Promise<Dash
         const row = q.rows[0];
         const n = Number(Array.isArray(row) ? row[0] : row?.n);
         if (n >= sent) {
+          await service.insertsSettled();
           return;
         }
         if (Date.now() > deadline) {

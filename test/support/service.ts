@@ -14,6 +14,11 @@ export type Service = {
   databaseUrl: string;
   /** The mail catcher's web inbox; its REST API (GET /api/email) is what test/support/mail.ts reads. */
   inboxUrl: string;
+  /**
+   * Waits until no INSERT runs in ClickHouse. An insert commits the events' part before each
+   * materialized view's, so a count of the events can be complete while a rollup still lags it.
+   */
+  insertsSettled(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -43,7 +48,23 @@ export async function startService(): Promise<Service> {
     child = startWrangler(stack, { port, persistTo: join(dataDir, "wrangler"), mail });
     const origin = `http://127.0.0.1:${port}`;
     await waitUntilServing(child, `${origin}/api`);
-    return { origin, databaseUrl: stack.databaseUrl, inboxUrl: mail.inboxUrl, close };
+    const ch = stack.clickhouse;
+    const insertsSettled = async () => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const res = await fetch(ch.url, {
+          method: "POST",
+          headers: { "X-ClickHouse-User": ch.user, "X-ClickHouse-Key": ch.password },
+          body: "SELECT count() FROM system.processes WHERE query_kind = 'Insert' FORMAT TSV",
+        });
+        const running = Number((await res.text()).trim());
+        if ((res.ok && running === 0) || Date.now() > deadline) {
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    return { origin, databaseUrl: stack.databaseUrl, inboxUrl: mail.inboxUrl, insertsSettled, close };
   } catch (err) {
     await close();
     throw err;
