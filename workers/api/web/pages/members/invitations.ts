@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
-import { isMembershipRole } from "../../../../../schema/pg/schema.js";
+import { isMembershipRole, type MembershipRole } from "../../../../../schema/pg/schema.js";
+import type { Db } from "../../../../shared/db.js";
 import { linkUrl, mailLink, renewLink } from "../../../accounts/links.js";
 import { invitationOf, invite, mayInvite, revokeInvitation } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
@@ -57,17 +58,15 @@ export function register(app: Hono<AppEnv>) {
         }
         throw err;
       }
-      const link = linkUrl(new URL(c.req.url).origin, ACCEPT_PATH, created.token);
-      const sent = await mailLink(
+      const back = await mailInvitation(
         c.env,
         c.get("db"),
-        created.id,
-        invitationMail(created.email, studio.tenantName, role, link),
+        c.req.url,
+        studio,
+        { id: created.id, email: created.email, role, token: created.token },
+        ["invited", "invite-mail-failed"],
       );
-      return c.redirect(
-        `${membersPath(studio.tenantId)}?done=${sent ? "invited" : "invite-mail-failed"}`,
-        303,
-      );
+      return c.redirect(back, 303);
     },
   );
 
@@ -95,17 +94,15 @@ export function register(app: Hono<AppEnv>) {
       if (!renewed) {
         return errorPage(c, 404, "Not found", "No such pending invitation.");
       }
-      const link = linkUrl(new URL(c.req.url).origin, ACCEPT_PATH, renewed.token);
-      const sent = await mailLink(
+      const back = await mailInvitation(
         c.env,
         db,
-        invitation.id,
-        invitationMail(invitation.email, studio.tenantName, invitation.role, link),
+        c.req.url,
+        studio,
+        { id: invitation.id, email: invitation.email, role: invitation.role, token: renewed.token },
+        ["resent", "resend-mail-failed"],
       );
-      return c.redirect(
-        `${membersPath(studio.tenantId)}?done=${sent ? "resent" : "resend-mail-failed"}`,
-        303,
-      );
+      return c.redirect(back, 303);
     },
   );
 
@@ -128,4 +125,26 @@ export function register(app: Hono<AppEnv>) {
       return c.redirect(`${membersPath(studio.tenantId)}?done=revoked`, 303);
     },
   );
+}
+
+/**
+ * Mails an invitation's link (already recorded) and answers where to go back: the members page, its
+ * `done` naming the outcome, sent or failed.
+ */
+async function mailInvitation(
+  env: Env,
+  db: Db,
+  requestUrl: string,
+  studio: { tenantId: string; tenantName: string },
+  invitation: { id: string; email: string; role: MembershipRole; token: string },
+  [sent, failed]: [string, string],
+): Promise<string> {
+  const link = linkUrl(new URL(requestUrl).origin, ACCEPT_PATH, invitation.token);
+  const ok = await mailLink(
+    env,
+    db,
+    invitation.id,
+    invitationMail(invitation.email, studio.tenantName, invitation.role, link),
+  );
+  return `${membersPath(studio.tenantId)}?done=${ok ? sent : failed}`;
 }
