@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -65,9 +65,28 @@ function expectOnce(rows: Row[]): void {
   expect(new Set(keys).size).toBe(rows.length);
 }
 
+/**
+ * Runs `js` in the page. Bounded: a promise in the page that never settles fails the test here, naming
+ * the script, instead of running into the test's timeout with no clue where it stood.
+ */
+async function run<T = unknown>(page: Page, js: string, ms = 20_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`page script did not settle in ${ms} ms: ${js.slice(0, 80)}`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([page.evaluate<T>(js), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 type Stats = { tracked: number; delivered: number; dropped: number; queued: number; pending: number };
-const stats = (page: Page) => page.evaluate<Stats>("window.telemetry.stats()");
-const sessionOf = (page: Page) => page.evaluate<string>("window.telemetry.sessionId");
+const stats = (page: Page) => run<Stats>(page, "window.telemetry.stats()");
+const sessionOf = (page: Page) => run<string>(page, "window.telemetry.sessionId");
 
 async function demo(config: Partial<DemoConfig> = {}): Promise<DemoServer> {
   return startDemoServer({ endpoint: `${d.origin}/v1/events`, apiKey: d.ingestKey, ...config });
@@ -118,16 +137,19 @@ it("the demo played by a script: every event arrives once, with position, camera
     await walkTo(page, 120, 60);
     await stay(page, 4);
     // Ends the session: session_end, the last batch sent, collecting stopped.
-    await page.evaluate("window.telemetry.shutdown()");
+    await run(page, "window.telemetry.shutdown()");
     const sent = await stats(page);
     expect(sent).toMatchObject({ dropped: 0, queued: 0, pending: 0 });
     expect(sent.delivered).toBe(sent.tracked);
     const sessionId = await sessionOf(page);
     // The GPU's name comes from WebGL, which a Chromium started with --disable-gpu may not offer.
-    const renderer = await page.evaluate<string>(`(() => {
+    const renderer = await run<string>(
+      page,
+      `(() => {
       const gl = document.createElement("canvas").getContext("webgl");
       return gl ? String(gl.getParameter(gl.RENDERER)) : "";
-    })()`);
+    })()`,
+    );
     await page.close();
 
     const rows = await rowsOf(sessionId, sent.tracked);
@@ -212,13 +234,11 @@ it("offline, events wait in the queue; back online, they are delivered once", as
   const server = await demo({ heartbeatMs: 0, flushIntervalMs: 60_000 });
   try {
     const page = await play(server);
-    await page.evaluate("window.telemetry.flush()");
+    await run(page, "window.telemetry.flush()");
     await d.context.setOffline(true);
     try {
-      await page.evaluate(
-        `(() => { for (let i = 0; i < 5; i++) window.telemetry.track("offline_" + i); })()`,
-      );
-      await page.evaluate("window.telemetry.flush()");
+      await run(page, `(() => { for (let i = 0; i < 5; i++) window.telemetry.track("offline_" + i); })()`);
+      await run(page, "window.telemetry.flush()");
       expect(await stats(page)).toMatchObject({ delivered: 1, queued: 5 });
     } finally {
       await d.context.setOffline(false);
@@ -252,7 +272,7 @@ async function testIngest(answer: (events: string[], n: number) => Forced) {
     }
     return Buffer.concat(parts);
   };
-  const server: Server = createServer(async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await read(req);
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
@@ -283,10 +303,22 @@ async function testIngest(answer: (events: string[], n: number) => Forced) {
       method: req.method,
       headers,
       body: req.method === "POST" ? body : undefined,
+      signal: AbortSignal.timeout(30_000),
     });
     res
       .writeHead(upstream.status, Object.fromEntries(upstream.headers))
       .end(Buffer.from(await upstream.arrayBuffer()));
+  };
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      // A body cut off, or the real ingest not answering: the SDK hears a retryable 503 and sends again.
+      console.error("test ingest:", err);
+      if (res.headersSent) {
+        res.destroy();
+      } else {
+        res.writeHead(503, { "access-control-allow-origin": "*" }).end();
+      }
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/events`;
@@ -302,8 +334,8 @@ it("413: the batch is split in halves until the test ingest takes it; each event
   const server = await demo({ endpoint: ingest.url, heartbeatMs: 0, flushIntervalMs: 60_000 });
   try {
     const page = await play(server);
-    await page.evaluate(`(() => { for (let i = 0; i < 6; i++) window.telemetry.track("split_" + i); })()`);
-    await page.evaluate("window.telemetry.flush()");
+    await run(page, `(() => { for (let i = 0; i < 6; i++) window.telemetry.track("split_" + i); })()`);
+    await run(page, "window.telemetry.flush()");
     expect(await stats(page)).toMatchObject({ delivered: 7, dropped: 0, queued: 0 });
     expect(ingest.seen.filter((s) => s.status === 413).map((s) => s.events.length)).toEqual([7, 4, 3]);
     const rows = await rowsOf(await sessionOf(page), 7);
@@ -325,8 +357,8 @@ it("429: the SDK waits for Retry-After, then the same batch arrives once", async
   const server = await demo({ endpoint: ingest.url, heartbeatMs: 0, flushIntervalMs: 60_000 });
   try {
     const page = await play(server);
-    await page.evaluate(`window.telemetry.track("after_429")`);
-    await page.evaluate("window.telemetry.flush()");
+    await run(page, `window.telemetry.track("after_429")`);
+    await run(page, "window.telemetry.flush()");
     await expect.poll(async () => (await stats(page)).delivered, { timeout: 30_000 }).toBe(2);
     const [refused, taken] = ingest.seen;
     expect(refused?.status).toBe(429);
@@ -348,23 +380,37 @@ it("a reload keeps undelivered events: the next page sends them, once", async ()
   try {
     const page = await play(server);
     const first = await sessionOf(page);
-    await page.evaluate(
+    await run(
+      page,
       `(() => { for (let i = 0; i < 3; i++) window.telemetry.track("before_reload_" + i); })()`,
     );
-    await page.evaluate("window.telemetry.flush()");
+    await run(page, "window.telemetry.flush()");
     // In IndexedDB before the reload: session_start and the three.
     const stored = `(async () => {
       const [info] = await indexedDB.databases();
-      const db = await new Promise((ok) => { const r = indexedDB.open(info.name); r.onsuccess = () => ok(r.result); });
-      return new Promise((ok) => { const r = db.transaction("batches").objectStore("batches").getAll(); r.onsuccess = () => { db.close(); ok(r.result.reduce((n, b) => n + b.events.length, 0)); }; });
+      const db = await new Promise((ok, fail) => {
+        const r = indexedDB.open(info.name);
+        r.onsuccess = () => ok(r.result);
+        r.onerror = () => fail(r.error);
+        r.onblocked = () => fail(new Error("open blocked"));
+      });
+      try {
+        return await new Promise((ok, fail) => {
+          const r = db.transaction("batches").objectStore("batches").getAll();
+          r.onsuccess = () => ok(r.result.reduce((n, b) => n + b.events.length, 0));
+          r.onerror = () => fail(r.error);
+        });
+      } finally {
+        db.close();
+      }
     })()`;
-    await expect.poll(() => page.evaluate<number>(stored)).toBe(4);
+    await expect.poll(() => run<number>(page, stored)).toBe(4);
     await page.reload();
     await page.waitForFunction("window.telemetry !== undefined");
     const second = await sessionOf(page);
     expect(second).not.toBe(first);
     down = false;
-    await page.evaluate("window.telemetry.flush()");
+    await run(page, "window.telemetry.flush()");
     // The first page's four, sent by the second. (Its session_end, tracked on pagehide, is stored only if
     // IndexedDB finished writing while the page went away, so it is not counted on.)
     const early = `SELECT count() AS n FROM events WHERE session_id = '${first}' AND event_name != 'session_end'`;
@@ -379,7 +425,7 @@ it("a reload keeps undelivered events: the next page sends them, once", async ()
         .filter((n) => n !== "session_end")
         .sort(),
     ).toEqual(["session_start", "before_reload_0", "before_reload_1", "before_reload_2"].sort());
-    await expect.poll(() => page.evaluate<number>(stored), { timeout: 30_000 }).toBe(0);
+    await expect.poll(() => run<number>(page, stored), { timeout: 30_000 }).toBe(0);
     await page.close();
   } finally {
     await server.close();
@@ -392,7 +438,7 @@ it("pagehide: the events still gathering leave in a keepalive request as the pag
   const server = await demo({ endpoint: ingest.url, heartbeatMs: 0, flushIntervalMs: 60_000 });
   try {
     const page = await play(server);
-    await page.evaluate(`window.telemetry.track("last_words")`);
+    await run(page, `window.telemetry.track("last_words")`);
     expect(await stats(page)).toMatchObject({ pending: 2, delivered: 0 });
     const sessionId = await sessionOf(page);
     await page.goto("about:blank");

@@ -80,7 +80,13 @@ export async function startDashboard(opts: { plan?: string } = {}): Promise<Dash
         headers["Content-Type"] = "application/json";
         body = JSON.stringify(init.body);
       }
-      const res = await fetch(`${origin}/api/v1${path}`, { method: init.method ?? "GET", headers, body });
+      // Bounded, so a request the service never answers fails its test here rather than at its timeout.
+      const res = await fetch(`${origin}/api/v1${path}`, {
+        method: init.method ?? "GET",
+        headers,
+        body,
+        signal: AbortSignal.timeout(60_000),
+      });
       const json = (await res.json()) as { data?: T; detail?: string };
       if (!res.ok) {
         throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${json.detail}`);

@@ -62,6 +62,8 @@ export type TelemetryOptions = {
   persist?: boolean;
   /** gzip bodies with CompressionStream where it exists. Default true. */
   compress?: boolean;
+  /** A request not answered in this many ms is given up and retried with backoff. Default 30 s. */
+  requestTimeoutMs?: number;
   /** Retry backoff: base and ceiling in ms. Default 1 s and 60 s. */
   retry?: Partial<Backoff>;
   /** Collect device context and frame times (off in tests without a page). Default true. */
@@ -392,7 +394,14 @@ export class Telemetry {
     const compress = this.opts.compress !== false && typeof CompressionStream !== "undefined";
     try {
       const body = compress ? await gzip(raw) : raw;
-      const res = await this.fetchFn(this.url, this.request(body, compress, false));
+      // Bounded: a request that hangs (a proxy holding the connection) would otherwise stall the queue.
+      // AbortController rather than AbortSignal.timeout, which browsers before 2022 lack.
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), this.opts.requestTimeoutMs ?? 30_000);
+      const res = await this.fetchFn(this.url, {
+        ...this.request(body, compress, false),
+        signal: abort.signal,
+      }).finally(() => clearTimeout(timer));
       const answer = { status: res.status, retryAfter: parseRetryAfter(res.headers.get("retry-after")) };
       if (classify(res.status, batch.events.length) === "drop") {
         const problem = (await res.json().catch(() => ({}))) as { detail?: string };

@@ -102,6 +102,37 @@ describe("answers policy", () => {
   });
 });
 
+describe("a request that hangs", () => {
+  it("is given up after requestTimeoutMs and the same batch is sent again", async () => {
+    let n = 0;
+    const requests: { n: number; aborted: boolean }[] = [];
+    const fetch = (_url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      n++;
+      const seen = { n, aborted: false };
+      requests.push(seen);
+      if (n > 1) {
+        return Promise.resolve(new Response(null, { status: 202 }));
+      }
+      // The first request never answers; only its signal ends it.
+      return new Promise((_, reject) => {
+        init?.signal?.addEventListener("abort", () => {
+          seen.aborted = true;
+          reject(init.signal?.reason);
+        });
+      });
+    };
+    const t = client({ fetch: fetch as typeof globalThis.fetch, requestTimeoutMs: 50 });
+    t.track("stuck");
+    await t.flush();
+    await until(() => t.stats().delivered === 2, "the batch delivered on the second request");
+    expect(requests).toEqual([
+      { n: 1, aborted: true },
+      { n: 2, aborted: false },
+    ]);
+    expect(t.stats()).toMatchObject({ dropped: 0, queued: 0 });
+  });
+});
+
 describe("batching and delivery", () => {
   it("starts the session and batches by count, gzip'd, with the ingest headers", async () => {
     const server = endpoint();
