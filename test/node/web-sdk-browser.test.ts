@@ -325,7 +325,13 @@ async function testIngest(answer: (events: string[], n: number) => Forced) {
   return {
     url,
     seen,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // Ends the browser's keep-alive connections too: close() alone waits for them to time out, and one
+    // still carrying a pagehide request can hold the test well past its end.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -46,7 +46,12 @@ export async function startHookReceiver(): Promise<{ url: string; close(): Promi
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // closeAllConnections: close() alone waits for the sender's keep-alive connections to time out.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
