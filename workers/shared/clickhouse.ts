@@ -21,6 +21,10 @@ export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
+// Per-player reads of funnels and retention (0008_funnel_retention.sql): the step events by name, day
+// and player hash, and the (player hash, day) pairs. Both hold player hashes (erasure steps delete from them).
+export const CH_FUNNEL_EVENTS = `${CH_DB}.funnel_events`;
+export const CH_PLAYER_DAYS = `${CH_DB}.player_days`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 
