@@ -264,7 +264,8 @@ describe("retention and funnels with late events and day edges, on a project of 
   });
   // First batches: a player seen from day 5 ago on, the next midnight exactly; a funnel whose first step
   // is still missing; a player whose first event is the last microsecond of a day, and whose day 1 and
-  // day 7 begin at midnight; a cohort of day 40 ago returning on its day 30; an anonymous player.
+  // day 7 begin at midnight; the window's oldest cohort returning on its day 7 (the ingest takes 30 days);
+  // an anonymous player.
   const first: GenEvent[] = [
     ev("late-a", "match_start", at(5, 12 * 3_600_000_000)),
     ev("late-a", "level_up", at(5, 12.5 * 3_600_000_000)),
@@ -274,8 +275,8 @@ describe("retention and funnels with late events and day edges, on a project of 
     ev("edge-c", "match_start", at(10, -1)),
     ev("edge-c", "session_start", at(9)),
     ev("edge-c", "session_start", at(3)),
-    ev("old-d", "session_start", at(40, 5_000_000)),
-    ev("old-d", "session_start", at(10)),
+    ev("old-d", "session_start", at(29, 5_000_000)),
+    ev("old-d", "session_start", at(22)),
     ev("", "match_start", at(8, 7_000_000), "anon-late"),
   ];
   // Arriving later: late-a's true first event, the last microsecond of day 6 ago (so day 5 becomes
