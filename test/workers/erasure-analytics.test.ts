@@ -91,6 +91,8 @@ beforeAll(async () => {
     "telemetry.daily_actors",
     "telemetry.hourly_players",
     "telemetry.cell_samples",
+    "telemetry.funnel_events",
+    "telemetry.player_days",
     // Rebuilt for the player's days from the events left (workers/api/erasure/rollups.ts).
     "telemetry.heatmap_cells",
     "telemetry.alert_cells",

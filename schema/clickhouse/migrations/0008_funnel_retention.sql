@@ -46,10 +46,13 @@ ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, player_hash, day);
 
+-- Fed from funnel_events, whose rows already carry the hash: the player string is hashed once per
+-- event, by funnel_events_mv, for both tables (a view on a view's target runs on the block that view
+-- inserts).
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.player_days_mv TO telemetry.player_days AS
-SELECT DISTINCT project_id, cityHash64(if(empty(player_id), session_id, player_id)) AS player_hash, toDate(timestamp) AS day
-FROM telemetry.events;
+SELECT DISTINCT project_id, player_hash, toDate(timestamp) AS day
+FROM telemetry.funnel_events;
 
 INSERT INTO telemetry.player_days
-SELECT DISTINCT project_id, cityHash64(if(empty(player_id), session_id, player_id)) AS player_hash, toDate(timestamp) AS day
-FROM telemetry.events;
+SELECT DISTINCT project_id, player_hash, toDate(timestamp) AS day
+FROM telemetry.funnel_events;
