@@ -39,7 +39,7 @@ function erasedBy(playerId: string, events: GenEvent[]): (e: GenEvent) => boolea
 }
 
 async function rollupRows(
-  table: "player_first_seen" | "daily_actors" | "hourly_players" | "funnel_events" | "player_days",
+  table: "daily_actors" | "hourly_players" | "funnel_events" | "player_days",
   column: string,
   ids: string[],
 ) {
@@ -87,7 +87,6 @@ beforeAll(async () => {
   expect(audit.rowsRemoved).toBe(ds.events.length - kept.length);
   expect(audit.steps.map((s) => s.table)).toEqual([
     "telemetry.events",
-    "telemetry.player_first_seen",
     "telemetry.daily_actors",
     "telemetry.hourly_players",
     "telemetry.cell_samples",
@@ -106,7 +105,6 @@ beforeAll(async () => {
 describe("after a player's erasure, every analytics read equals the reference without them", () => {
   it("leaves no row of the player in the rollups", async () => {
     const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
-    expect(await rollupRows("player_first_seen", "player", [victim])).toBe(0);
     expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
     // The victim had hours to erase: events in the 32 days hourly_players keeps.
     const recentUs = (Date.now() - 31 * 86_400_000) * 1000;

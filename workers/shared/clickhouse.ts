@@ -7,7 +7,6 @@ export const CH_DB = "telemetry";
 
 /** Each table's qualified name, written once (schema/clickhouse/migrations create them). */
 export const CH_EVENTS = `${CH_DB}.events`;
-export const CH_PLAYER_FIRST_SEEN = `${CH_DB}.player_first_seen`;
 export const CH_DAILY_ACTORS = `${CH_DB}.daily_actors`;
 export const CH_HOURLY_PLAYERS = `${CH_DB}.hourly_players`;
 // Rollups of whole UTC days (schema/clickhouse/migrations/0004_rollups.sql); each has a parameterized

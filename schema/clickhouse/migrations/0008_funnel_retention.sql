@@ -56,3 +56,8 @@ FROM telemetry.funnel_events;
 INSERT INTO telemetry.player_days
 SELECT DISTINCT project_id, player_hash, toDate(timestamp) AS day
 FROM telemetry.funnel_events;
+
+-- player_first_seen (0002) only served retention, which player_days now answers: its view no longer
+-- costs every insert a GROUP BY of player strings, and the table goes with it (and its erasure step).
+DROP VIEW IF EXISTS telemetry.player_first_seen_mv;
+DROP TABLE IF EXISTS telemetry.player_first_seen;

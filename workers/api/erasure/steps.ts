@@ -6,7 +6,6 @@ import {
   CH_FUNNEL_EVENTS,
   CH_HOURLY_PLAYERS,
   CH_PLAYER_DAYS,
-  CH_PLAYER_FIRST_SEEN,
 } from "../../shared/clickhouse.js";
 
 /**
@@ -34,18 +33,14 @@ const PLAYER_HASHES = `project_id = {project:UUID} AND player_hash IN
 
 /**
  * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql,
- * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql):
- * the player's first-seen rows (their own and those of the anonymous players of their identified
- * sessions), their daily player rows, and the session rows of sessions left without any event; and
+ * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql): the player's daily player
+ * rows (their own and those of the anonymous players of their identified sessions), and the session
+ * rows of sessions left without any event; and
  * their hourly rows (0004_rollups.sql); their copies in the cell samples (0005_cell_samples.sql); and
  * their funnel events and player-days (0008_funnel_retention.sql).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS },
-  {
-    table: CH_PLAYER_FIRST_SEEN,
-    where: `project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})`,
-  },
   {
     table: CH_DAILY_ACTORS,
     where: `project_id = {project:UUID} AND (
