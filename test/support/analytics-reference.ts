@@ -4,7 +4,7 @@ import type { GenEvent } from "./analytics-dataset.js";
 
 const DAY_MS = 86_400_000;
 
-const playerOf = (e: GenEvent) => e.playerId || e.sessionId;
+export const playerOf = (e: GenEvent) => e.playerId || e.sessionId;
 const dayOfUs = (us: number) => new Date(Math.floor(us / 1000)).toISOString().slice(0, 10);
 const dayAfter = (date: string, n: number) =>
   new Date(Date.parse(`${date}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);

@@ -8,6 +8,7 @@ import {
   MIDNIGHT_GUARD_MS,
 } from "../support/analytics-ingest.js";
 import {
+  playerOf,
   refBuilds,
   refCompare,
   refDashboard,
@@ -38,12 +39,15 @@ function erasedBy(playerId: string, events: GenEvent[]): (e: GenEvent) => boolea
 }
 
 async function rollupRows(
-  table: "player_first_seen" | "daily_actors" | "hourly_players",
+  table: "daily_actors" | "hourly_players" | "funnel_events" | "player_days",
   column: string,
   ids: string[],
 ) {
+  // The tables of funnels and retention hold the player's hash.
+  const match =
+    column === "player_hash" ? "arrayMap(i -> cityHash64(i), {ids:Array(String)})" : "{ids:Array(String)}";
   const rs = await testClickHouse().query({
-    query: `SELECT count() AS n FROM telemetry.${table} WHERE project_id = {p:UUID} AND ${column} IN {ids:Array(String)}`,
+    query: `SELECT count() AS n FROM telemetry.${table} WHERE project_id = {p:UUID} AND ${column} IN ${match}`,
     query_params: { p: t.projectId, ids },
     format: "JSONEachRow",
   });
@@ -83,10 +87,11 @@ beforeAll(async () => {
   expect(audit.rowsRemoved).toBe(ds.events.length - kept.length);
   expect(audit.steps.map((s) => s.table)).toEqual([
     "telemetry.events",
-    "telemetry.player_first_seen",
     "telemetry.daily_actors",
     "telemetry.hourly_players",
     "telemetry.cell_samples",
+    "telemetry.funnel_events",
+    "telemetry.player_days",
     // Rebuilt for the player's days from the events left (workers/api/erasure/rollups.ts).
     "telemetry.heatmap_cells",
     "telemetry.alert_cells",
@@ -100,12 +105,44 @@ beforeAll(async () => {
 describe("after a player's erasure, every analytics read equals the reference without them", () => {
   it("leaves no row of the player in the rollups", async () => {
     const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
-    expect(await rollupRows("player_first_seen", "player", [victim])).toBe(0);
     expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
     // The victim had hours to erase: events in the 32 days hourly_players keeps.
     const recentUs = (Date.now() - 31 * 86_400_000) * 1000;
     expect(ds.events.some((e) => erasedBy(victim, ds.events)(e) && e.tsUs > recentUs)).toBe(true);
     expect(await rollupRows("hourly_players", "id", [victim])).toBe(0);
+    // The per-player tables of funnels and retention, keyed by the hash of the player (the anonymous
+    // players of the victim's sessions included); and what is left equals a fresh build from the events.
+    const players = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map(playerOf))];
+    expect(players.length).toBeGreaterThan(0);
+    for (const table of ["funnel_events", "player_days"] as const) {
+      expect(await rollupRows(table, "player_hash", players)).toBe(0);
+    }
+    const read = async (query: string) => {
+      const rs = await testClickHouse().query({
+        query,
+        query_params: { p: t.projectId },
+        format: "JSONCompact",
+      });
+      return (await rs.json<unknown[]>()).data;
+    };
+    expect(
+      await read(
+        "SELECT count(), sum(player_hash), sum(toUnixTimestamp64Micro(timestamp)) FROM telemetry.funnel_events WHERE project_id = {p:UUID}",
+      ),
+    ).toEqual(
+      await read(
+        "SELECT count(), sum(cityHash64(player)), sum(toUnixTimestamp64Micro(timestamp)) FROM telemetry.events WHERE project_id = {p:UUID}",
+      ),
+    );
+    expect(
+      await read(
+        "SELECT uniqExact(player_hash, day), min(day), max(day) FROM telemetry.player_days WHERE project_id = {p:UUID}",
+      ),
+    ).toEqual(
+      await read(
+        "SELECT uniqExact(cityHash64(player), toDate(timestamp)), min(toDate(timestamp)), max(toDate(timestamp)) FROM telemetry.events WHERE project_id = {p:UUID}",
+      ),
+    );
   });
 
   // Each day-keyed rollup must hold exactly what a fresh build from the remaining events holds: sums

@@ -111,10 +111,11 @@ describe("player erasure", () => {
     // The rollups first (found through the events), then the events themselves.
     expect(created.steps.map((s) => s.table)).toEqual([
       "telemetry.events",
-      "telemetry.player_first_seen",
       "telemetry.daily_actors",
       "telemetry.hourly_players",
       "telemetry.cell_samples",
+      "telemetry.funnel_events",
+      "telemetry.player_days",
       "telemetry.heatmap_cells",
       "telemetry.alert_cells",
       "telemetry.daily_events",
@@ -123,9 +124,11 @@ describe("player erasure", () => {
       "telemetry.compare_builds",
     ]);
     expect(created.steps[0]?.rowsRemoved).toBe(expectedRemoved);
-    // alice and the pre-sign-in player of s-a1 had first-seen rows; daily rows of both kinds went too.
-    expect(created.steps[1]?.rowsRemoved).toBeGreaterThanOrEqual(2);
-    expect(created.steps[2]?.rowsRemoved).toBeGreaterThanOrEqual(4);
+    // alice and the pre-sign-in player of s-a1 had daily rows of both kinds, and a player-day each.
+    expect(created.steps[1]?.rowsRemoved).toBeGreaterThanOrEqual(4);
+    expect(
+      created.steps.find((s) => s.table === "telemetry.player_days")?.rowsRemoved,
+    ).toBeGreaterThanOrEqual(2);
     expect(Date.parse(created.completedAt as string)).toBeGreaterThanOrEqual(Date.parse(created.createdAt));
 
     expect(await playersInStore()).toEqual(expectedPlayers(events.filter((e) => !isAlice(e))));

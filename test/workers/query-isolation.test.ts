@@ -82,7 +82,7 @@ const CASES: Case[] = [
   { name: "migrations table", sql: "SELECT * FROM telemetry.schema_migrations", outcome: "refused" },
   { name: "unqualified other table", sql: "SELECT * FROM schema_migrations", outcome: "refused" },
   // The analytics rollups hold every project's player ids and have no engine filter of their own.
-  { name: "rollup player_first_seen", sql: "SELECT * FROM player_first_seen", outcome: "refused" },
+  { name: "rollup hourly_players", sql: "SELECT * FROM hourly_players", outcome: "refused" },
   { name: "rollup telemetry.daily_actors", sql: "SELECT * FROM telemetry.daily_actors", outcome: "refused" },
   {
     name: "rollup read by a scalar subquery",
@@ -91,13 +91,16 @@ const CASES: Case[] = [
   },
   {
     name: "rollup behind a user CTE",
-    sql: "WITH p AS (SELECT * FROM player_first_seen) SELECT * FROM p",
+    sql: "WITH p AS (SELECT * FROM player_days) SELECT * FROM p",
     outcome: "refused",
   },
   // The rollups of 0004 hold every project's aggregates; their _src views read every project's events.
   { name: "rollup heatmap_cells", sql: "SELECT * FROM heatmap_cells", outcome: "refused" },
   { name: "rollup telemetry.compare_days", sql: "SELECT * FROM telemetry.compare_days", outcome: "refused" },
   { name: "rollup compare_builds", sql: "SELECT * FROM compare_builds", outcome: "refused" },
+  // The per-player tables of funnels and retention (0008) hold every project's player hashes.
+  { name: "funnel_events", sql: "SELECT * FROM funnel_events", outcome: "refused" },
+  { name: "telemetry.player_days", sql: "SELECT player_hash FROM telemetry.player_days", outcome: "refused" },
   { name: "hourly players", sql: "SELECT id FROM telemetry.hourly_players", outcome: "refused" },
   {
     name: "rollup source view, every project",

@@ -16,8 +16,10 @@ import {
   refBuilds,
   refCompare,
   refDashboard,
+  refFunnel,
   refHeatmap,
   refInsights,
+  refRetention,
 } from "../support/analytics-reference.js";
 import { batch } from "../support/batches.js";
 import { insertsSettled, testClickHouse } from "../support/events.js";
@@ -149,5 +151,13 @@ describe("redelivered batches are counted once by every rollup", () => {
     expect(
       await getData(t, `/builds/compare?baseline=${q.baseline}&candidate=${q.candidate}&days=30&fresh=1`),
     ).toEqual(refCompare(events, q, Date.now()));
+  });
+
+  it("retention and a funnel with a repeated step, from player_days and funnel_events", async () => {
+    expect(await getData(t, "/retention?days=30")).toEqual(refRetention(events, 30, Date.now()));
+    const steps = ["match_start", "match_start", "match_end"];
+    expect(await getData(t, `/funnels?steps=${steps.join(",")}&window=86400&days=30`)).toEqual(
+      refFunnel(events, steps, 86400, 30, Date.now()),
+    );
   });
 });

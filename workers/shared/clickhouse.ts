@@ -7,7 +7,6 @@ export const CH_DB = "telemetry";
 
 /** Each table's qualified name, written once (schema/clickhouse/migrations create them). */
 export const CH_EVENTS = `${CH_DB}.events`;
-export const CH_PLAYER_FIRST_SEEN = `${CH_DB}.player_first_seen`;
 export const CH_DAILY_ACTORS = `${CH_DB}.daily_actors`;
 export const CH_HOURLY_PLAYERS = `${CH_DB}.hourly_players`;
 // Rollups of whole UTC days (schema/clickhouse/migrations/0004_rollups.sql); each has a parameterized
@@ -21,6 +20,10 @@ export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
+// Per-player reads of funnels and retention (0008_funnel_retention.sql): the step events by name, day
+// and player hash, and the (player hash, day) pairs. Both hold player hashes (erasure steps delete from them).
+export const CH_FUNNEL_EVENTS = `${CH_DB}.funnel_events`;
+export const CH_PLAYER_DAYS = `${CH_DB}.player_days`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_EVENTS } from "../../shared/clickhouse.js";
+import { CH_FUNNEL_EVENTS } from "../../shared/clickhouse.js";
 import type { Window } from "../../shared/window.js";
 import { num, pct, selectRows } from "./select.js";
 
@@ -12,9 +12,11 @@ export type FunnelStep = {
 };
 
 // Both statements give each player the furthest step reached; the caller turns that into counts.
-// Players are grouped by the 64-bit hash of their id, as distinct counts are (select.ts `distinct`):
-// hashing the string once per row costs less than grouping by it, and with a million players the
-// chance that two share a hash is about 3 in 10^8.
+// They read funnel_events (0008_funnel_retention.sql), the events reduced to name, time and the 64-bit
+// hash of the player, ordered by project, name and day: the primary key narrows the read to the steps'
+// names over the window, 16 bytes an event, grouped by a UInt64 (with a million players the chance
+// that two share a hash is about 3 in 10^8). Cost: the step events of the window, hash-grouped by
+// player; at 2M bench events about half the time of the same statements over the events' player string.
 const SCOPE = `project_id = {projectId:UUID}
         AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
         AND event_name IN {steps:Array(String)}`;
@@ -30,9 +32,9 @@ function windowFunnelSql(stepCount: number): string {
   );
   return `
       SELECT windowFunnel({windowUs:UInt64})(toUInt64(toUnixTimestamp64Micro(timestamp)), ${conditions.join(", ")}) AS level
-      FROM ${CH_EVENTS}
+      FROM ${CH_FUNNEL_EVENTS}
       WHERE ${SCOPE}
-      GROUP BY cityHash64(player)`;
+      GROUP BY player_hash`;
 }
 
 /**
@@ -48,10 +50,10 @@ function expandedFunnelSql(stepCount: number): string {
   return `
       SELECT windowFunnel({windowScaled:UInt64})(
         toUInt64(toUnixTimestamp64Micro(timestamp)) * 8 + toUInt64(${stepCount} - k), ${conditions.join(", ")}) AS level
-      FROM ${CH_EVENTS}
+      FROM ${CH_FUNNEL_EVENTS}
       ARRAY JOIN arrayFilter(i -> {steps:Array(String)}[i] = event_name, range(1, ${stepCount + 1})) AS k
       WHERE ${SCOPE}
-      GROUP BY cityHash64(player)`;
+      GROUP BY player_hash`;
 }
 
 /**

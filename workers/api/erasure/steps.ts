@@ -3,8 +3,9 @@ import {
   CH_CELL_SAMPLES,
   CH_DAILY_ACTORS,
   CH_EVENTS,
+  CH_FUNNEL_EVENTS,
   CH_HOURLY_PLAYERS,
-  CH_PLAYER_FIRST_SEEN,
+  CH_PLAYER_DAYS,
 } from "../../shared/clickhouse.js";
 
 /**
@@ -24,18 +25,22 @@ const PLAYER_EVENTS = `project_id = {project:UUID} AND (
   player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))`;
 
 /**
+ * The same rows in the tables keyed by the player's hash: the anonymous events of an identified session
+ * have that session as their player, so the hashes are the player's and their identified sessions'.
+ */
+const PLAYER_HASHES = `project_id = {project:UUID} AND player_hash IN
+  arrayMap(p -> cityHash64(p), arrayPushBack({identified:Array(String)}, {player:String}))`;
+
+/**
  * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql,
- * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql):
- * the player's first-seen rows (their own and those of the anonymous players of their identified
- * sessions), their daily player rows, and the session rows of sessions left without any event; and
- * their hourly rows (0004_rollups.sql); and their copies in the cell samples (0005_cell_samples.sql).
+ * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql): the player's daily player
+ * rows (their own and those of the anonymous players of their identified sessions), and the session
+ * rows of sessions left without any event; and
+ * their hourly rows (0004_rollups.sql); their copies in the cell samples (0005_cell_samples.sql); and
+ * their funnel events and player-days (0008_funnel_retention.sql).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS },
-  {
-    table: CH_PLAYER_FIRST_SEEN,
-    where: `project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})`,
-  },
   {
     table: CH_DAILY_ACTORS,
     where: `project_id = {project:UUID} AND (
@@ -47,6 +52,8 @@ export const ERASURE_STEPS: ErasureStep[] = [
     where: "project_id = {project:UUID} AND (id = {player:String} OR id IN {identified:Array(String)})",
   },
   { table: CH_CELL_SAMPLES, where: PLAYER_EVENTS },
+  { table: CH_FUNNEL_EVENTS, where: PLAYER_HASHES },
+  { table: CH_PLAYER_DAYS, where: PLAYER_HASHES },
 ];
 
 export type Bound = {
