@@ -138,6 +138,29 @@ it("draws exactly the API's cells, coloured good / warn / bad by the profile's F
   expect(text).toContain(`Events: ${target.event_count}`);
   expect(text).toContain(`FPS: ${target.avg_fps} fps mean`);
   expect(text).toContain("PC High: warn");
+  // The page's heatmap answer has no tails; the tooltip asks heatmap/cell for the cell under the
+  // pointer and shows the heatmap's own tail figures (the same as tails=1 gives for that cell).
+  expect(cells.every((c) => !("p05_fps" in c) && !("p95_frame_time" in c))).toBe(true);
+  const withTails = await d.api<Array<Cell & Record<string, number | null>>>(
+    `/projects/${d.projectId}/heatmap?mapId=harbor&cellSize=25&days=7&buildId=1.0.0&tails=1`,
+  );
+  const tails = withTails.find((c) => c.x === target.x && c.y === target.y);
+  expect(tails?.p05_fps).toBe(30);
+  expect(tails?.max_memory).toBe(2048);
+  const num = (n: number | null | undefined) =>
+    new Intl.NumberFormat("en-US", { maximumFractionDigits: Number.isInteger(n) ? 0 : 2 }).format(
+      n ?? Number.NaN,
+    );
+  await expect
+    .poll(() => tip.textContent())
+    .toContain(`FPS: ${target.avg_fps} fps mean, p05 ${num(tails?.p05_fps)} fps`);
+  const shown = await tip.textContent();
+  expect(shown).toContain(
+    `Frame time: ${num(target.avg_frame_time)} ms mean, p95 ${num(tails?.p95_frame_time)} ms`,
+  );
+  expect(shown).toContain(`Memory: 2,048 MB mean, max ${num(tails?.max_memory)} MB`);
+  expect(shown).toContain(`GPU time: 8 ms mean, p95 ${num(tails?.p95_gpu_time)} ms`);
+  expect(shown).toContain("PC High: warn");
 
   // The keyboard reaches the same numbers: focus the map, then move with the arrow keys.
   await page.locator("#heatmap-canvas").focus();

@@ -181,10 +181,31 @@ describe("GET /heatmap/cell equals the reference", () => {
         got.distributions.memory.max,
         got.distributions.gpu_time.p95,
       ]).toEqual([served?.p05_fps, served?.p95_frame_time, served?.max_memory, served?.p95_gpu_time]);
-      expect(got.distributions.memory.max).not.toBeNull();
       expect(got.distributions.fps.samples).toBeGreaterThan(0);
       // Events without a device context are their own group.
       expect(got.breakdowns.gpu?.some((g) => g.key === null)).toBe(true);
+    }
+  });
+
+  it("p05, p95 and max are the heatmap's tails=1 figures, on cells where every metric has samples", async () => {
+    type Tails = { x: number; y: number; event_count: number } & Record<string, number | null>;
+    const heatmap = await getData<Tails[]>(t, "/heatmap?mapId=dust&cellSize=25&days=7&tails=1");
+    const full = heatmap
+      .filter((c) => c.p05_fps !== null && c.max_memory !== null && c.p95_gpu_time !== null)
+      .sort((a, b) => b.event_count - a.event_count)
+      .slice(0, 3);
+    expect(full.length).toBe(3);
+    for (const c of full) {
+      const got = await getData<ReturnType<typeof refCell>>(
+        t,
+        query({ mapId: "dust", cellSize: 25, days: 7, x: c.x, y: c.y, metric: "memory" }),
+      );
+      expect([
+        got.distributions.fps.p05,
+        got.distributions.frame_time.p95,
+        got.distributions.memory.max,
+        got.distributions.gpu_time.p95,
+      ]).toEqual([c.p05_fps, c.p95_frame_time, c.max_memory, c.p95_gpu_time]);
     }
   });
 
