@@ -10,7 +10,8 @@ export type MapRecord = Schemas["Map"];
 
 /**
  * A cell as drawn: its origin, fill colour, the class a test or a legend reads, and tooltip lines;
- * `more`, when given, fetches fuller lines once the pointer or the keyboard rests on the cell.
+ * `more`, when given, fetches fuller lines once the pointer or the keyboard rests on the cell (`final`
+ * false: they tell of a failure, and the next visit asks again).
  */
 export type DrawnCell = {
   x: number;
@@ -19,7 +20,7 @@ export type DrawnCell = {
   cls: string;
   value: number | null;
   lines: string[];
-  more?: () => Promise<string[]>;
+  more?: () => Promise<{ lines: string[]; final: boolean }>;
 };
 
 /** How long the tooltip stays on a cell before `more` is asked: a sweep across the map asks nothing. */
@@ -108,9 +109,11 @@ export async function drawMap(
   // The cell under the pointer, found by its origin; with the keyboard, arrow keys move a focus cell
   // (outlined) from cell to cell of the grid and show the same tooltip.
   const show = (lines: string[]) => tip.replaceChildren(...lines.flatMap((l, i) => (i ? [h("br"), l] : [l])));
-  // The cell the tooltip shows, and the timer that asks for its fuller lines.
+  // The cell the tooltip shows, the timer that asks for its fuller lines, and the lines already had
+  // (a cell visited again shows them at once).
   let shown = "";
   let asking: ReturnType<typeof setTimeout> | undefined;
+  const fuller = new Map<string, string[]>();
   const hide = () => {
     tip.hidden = true;
     shown = "";
@@ -124,12 +127,16 @@ export async function drawMap(
     const key = `${cell.x}:${cell.y}`;
     if (key !== shown) {
       shown = key;
-      show(cell.lines);
+      const had = fuller.get(key);
+      show(had ?? cell.lines);
       clearTimeout(asking);
       const more = cell.more;
-      if (more) {
+      if (more && !had) {
         asking = setTimeout(() => {
-          void more().then((lines) => {
+          void more().then(({ lines, final }) => {
+            if (final) {
+              fuller.set(key, lines);
+            }
             // Still the same cell: the pointer may have moved on while the answer was coming.
             if (shown === key) {
               show(lines);

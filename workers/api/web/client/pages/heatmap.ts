@@ -256,13 +256,11 @@ function perfLines(c: Cell, size: number, tails?: CellTails | null): string[] {
 }
 
 /** The cell's lines with its tails once heatmap/cell answers (`extra` follows them). */
-const withTails =
-  (c: Cell, size: number, tailsOf: (c: Cell) => Promise<CellTails>, extra: string[]) =>
-  (): Promise<string[]> =>
-    tailsOf(c).then(
-      (t) => [...perfLines(c, size, t), ...extra],
-      () => [...perfLines(c, size, null), ...extra],
-    );
+const withTails = (c: Cell, size: number, tailsOf: (c: Cell) => Promise<CellTails>, extra: string[]) => () =>
+  tailsOf(c).then(
+    (t) => ({ lines: [...perfLines(c, size, t), ...extra], final: true }),
+    () => ({ lines: [...perfLines(c, size, null), ...extra], final: false }),
+  );
 
 /**
  * Colours by the profile's thresholds when it defines the metric's, else a continuous scale. The
