@@ -31,6 +31,7 @@ const RUNS = 5;
 type Endpoint =
   | "dashboard"
   | "heatmap"
+  | "heatmap_tails"
   | "heatmap_cell"
   | "retention"
   | "funnels"
@@ -66,6 +67,17 @@ const ENDPOINTS: Record<
         mapId: "maps/desert_outpost",
         cellSize: 25,
         includeZ: false,
+      }),
+  },
+  // The same map with its tail fields (tails=1): the percentile states merged for every cell.
+  heatmap_tails: {
+    query: "heatmap?mapId=maps/desert_outpost&cellSize=25&days=7&tails=1",
+    sql: (ch, p) =>
+      heatmapCells(ch, p, windowOf(7, Date.now()), {
+        mapId: "maps/desert_outpost",
+        cellSize: 25,
+        includeZ: false,
+        tails: true,
       }),
   },
   // One cell of the busy map: its base cell of 50 is what the primary key of cell_samples reads.

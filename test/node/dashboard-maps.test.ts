@@ -88,6 +88,9 @@ async function drawn(page: Page, id: string): Promise<Report> {
   return page.evaluate<Report>(`window.dashboardMaps[${JSON.stringify(id)}]`);
 }
 
+/** The tooltip's tail comes from a request to heatmap/cell: seconds on a loaded machine. */
+const TAIL_WAIT_MS = 20_000;
+
 const FILLS = { good: "#1f9d55", warn: "#f2b01e", bad: "#d7263d" };
 
 it("draws exactly the API's cells, coloured good / warn / bad by the profile's FPS thresholds", async () => {
@@ -138,6 +141,29 @@ it("draws exactly the API's cells, coloured good / warn / bad by the profile's F
   expect(text).toContain(`Events: ${target.event_count}`);
   expect(text).toContain(`FPS: ${target.avg_fps} fps mean`);
   expect(text).toContain("PC High: warn");
+  // The page's heatmap answer has no tails; the tooltip asks heatmap/cell for the cell under the
+  // pointer and shows the heatmap's own tail figures (the same as tails=1 gives for that cell).
+  expect(cells.every((c) => !("p05_fps" in c) && !("p95_frame_time" in c))).toBe(true);
+  const withTails = await d.api<Array<Cell & Record<string, number | null>>>(
+    `/projects/${d.projectId}/heatmap?mapId=harbor&cellSize=25&days=7&buildId=1.0.0&tails=1`,
+  );
+  const tails = withTails.find((c) => c.x === target.x && c.y === target.y);
+  expect(tails?.p05_fps).toBe(30);
+  expect(tails?.max_memory).toBe(2048);
+  const num = (n: number | null | undefined) =>
+    new Intl.NumberFormat("en-US", { maximumFractionDigits: Number.isInteger(n) ? 0 : 2 }).format(
+      n ?? Number.NaN,
+    );
+  await expect
+    .poll(() => tip.textContent(), { timeout: TAIL_WAIT_MS })
+    .toContain(`FPS: ${target.avg_fps} fps mean, p05 ${num(tails?.p05_fps)} fps`);
+  const shown = await tip.textContent();
+  expect(shown).toContain(
+    `Frame time: ${num(target.avg_frame_time)} ms mean, p95 ${num(tails?.p95_frame_time)} ms`,
+  );
+  expect(shown).toContain(`Memory: 2,048 MB mean, max ${num(tails?.max_memory)} MB`);
+  expect(shown).toContain(`GPU time: 8 ms mean, p95 ${num(tails?.p95_gpu_time)} ms`);
+  expect(shown).toContain("PC High: warn");
 
   // The keyboard reaches the same numbers: focus the map, then move with the arrow keys.
   await page.locator("#heatmap-canvas").focus();
@@ -175,6 +201,34 @@ it("without a profile: a continuous scale; a metric the profile does not define 
     metric: "memory",
     profile: profileId,
   });
+  await page.close();
+});
+
+it("a tail request that fails says so in the tooltip, and the next visit to the cell asks again", async () => {
+  const page = await d.open(`/projects/${d.projectId}/heatmap?map=harbor&build=1.0.0`);
+  await drawn(page, "heatmap-canvas");
+  await page.locator("#heatmap-canvas").scrollIntoViewIfNeeded();
+  const box = await page.locator("#heatmap-canvas").boundingBox();
+  if (!box) {
+    throw new Error("no canvas box");
+  }
+  const hover = (x: number, y: number) =>
+    page.mouse.move(box.x + ((x + 12.5) / 500) * box.width, box.y + ((500 - y - 12.5) / 500) * box.height);
+  const tip = page.getByRole("tooltip");
+  // The network drops the cell request: the tooltip keeps the means and says the tail is unavailable.
+  await page.route("**/heatmap/cell?**", (route) => route.abort());
+  await hover(0, 0);
+  await expect
+    .poll(() => tip.textContent(), { timeout: TAIL_WAIT_MS })
+    .toContain("FPS: 75 fps mean, p05 unavailable");
+  await page.unroute("**/heatmap/cell?**");
+  // Away and back: asked again, and answered.
+  await hover(25, 0);
+  await expect.poll(() => tip.getAttribute("data-cell")).toBe("25:0");
+  await hover(0, 0);
+  await expect
+    .poll(() => tip.textContent(), { timeout: TAIL_WAIT_MS })
+    .toContain("FPS: 75 fps mean, p05 75 fps");
   await page.close();
 });
 

@@ -112,11 +112,14 @@ export type HeatmapParams = {
   includeZ?: boolean;
   buildId?: string;
   platform?: string;
+  /** tails=1: the tail fields too (the default answer leaves them out). */
+  tails?: boolean;
 };
 
 /**
  * Cells in the shape the engine editors' heatmap overlays parse strictly: weight is the event count; the
  * avg_* the overlays need as numbers are 0 without samples, the others null; memory and VRAM in megabytes.
+ * The tail fields only with `tails`.
  */
 export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) {
   const w = refWindow(q.days, nowMs);
@@ -160,11 +163,15 @@ export function refHeatmap(events: GenEvent[], q: HeatmapParams, nowMs: number) 
       avg_memory: mean(memoryMb) ?? 0,
       avg_gpu_time: mean(metric("gpuTimeMs")),
       avg_mem_vram: mean(vramMb),
-      p05_fps: nearestRank(metric("fps"), 0.05),
-      p95_frame_time: nearestRank(metric("frameTimeMs"), 0.95),
-      max_memory: maxOf(memoryMb),
-      p95_gpu_time: nearestRank(metric("gpuTimeMs"), 0.95),
-      p95_mem_vram: nearestRank(vramMb, 0.95),
+      ...(q.tails
+        ? {
+            p05_fps: nearestRank(metric("fps"), 0.05),
+            p95_frame_time: nearestRank(metric("frameTimeMs"), 0.95),
+            max_memory: maxOf(memoryMb),
+            p95_gpu_time: nearestRank(metric("gpuTimeMs"), 0.95),
+            p95_mem_vram: nearestRank(vramMb, 0.95),
+          }
+        : {}),
     };
   });
 }
@@ -551,6 +558,8 @@ export function refCell(events: GenEvent[], q: CellParams, nowMs: number) {
           p50: nearestRank(vs, 0.5),
           p95: nearestRank(vs, 0.95),
           p99: nearestRank(vs, 0.99),
+          p05: nearestRank(vs, 0.05),
+          max: maxOf(vs),
           edges,
           counts,
         },
@@ -564,6 +573,8 @@ export function refCell(events: GenEvent[], q: CellParams, nowMs: number) {
       p50: number | null;
       p95: number | null;
       p99: number | null;
+      p05: number | null;
+      max: number | null;
       edges: number[];
       counts: number[];
     }

@@ -92,6 +92,8 @@ describe("dashboard", () => {
 /** Every field the Unity, UE5 and Godot overlays read, and how strictly (their Editor/*Logic parsers). */
 const OVERLAY_NUMBERS = ["x", "y", "weight", "event_count", "avg_fps", "avg_frame_time", "avg_memory"];
 const OVERLAY_NULLABLE = ["avg_gpu_time", "avg_mem_vram"];
+/** The fields only tails=1 computes. */
+const TAILS = ["p05_fps", "p95_frame_time", "max_memory", "p95_gpu_time", "p95_mem_vram"];
 
 function parsesInOverlay(cell: Cell, includeZ: boolean) {
   for (const k of [...OVERLAY_NUMBERS, ...(includeZ ? ["z"] : [])]) {
@@ -117,14 +119,37 @@ describe("heatmap", () => {
       t,
       `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}`,
     );
+    // The default answer: the reference's cells without the tail fields (expectCells holds the keys).
     expectCells(data, refHeatmap(ds.events, q, Date.now()));
     for (const cell of data) {
       parsesInOverlay(cell, q.includeZ === true);
+      expect(Object.keys(cell).filter((k) => TAILS.includes(k))).toEqual([]);
     }
   });
 
+  it.each(perf)("tails=1 $mapId cellSize=$cellSize days=$days includeZ=$includeZ", async (q) => {
+    const z = q.includeZ ? "&includeZ=true" : "";
+    const data = await getData<Cell[]>(
+      t,
+      `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}&tails=1`,
+    );
+    expectCells(data, refHeatmap(ds.events, { ...q, tails: true }, Date.now()));
+    expect(data.some((c) => TAILS.every((k) => c[k] !== null))).toBe(true);
+    for (const cell of data) {
+      parsesInOverlay(cell, q.includeZ === true);
+    }
+    // The same cells and means as without tails: the tails add fields, they change none.
+    const plain = await getData<Cell[]>(
+      t,
+      `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}&tails=0`,
+    );
+    expect(
+      data.map((c) => Object.fromEntries(Object.entries(c).filter(([k]) => !TAILS.includes(k)))),
+    ).toEqual(plain);
+  });
+
   it("places negative coordinates in cells with negative origins; numbers where the overlays need them", async () => {
-    const data = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=25&days=30");
+    const data = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=25&days=30&tails=1");
     expect(data.some((c) => (c.x as number) < 0 && (c.y as number) < 0)).toBe(true);
     // The fps-only region: frame time, memory, GPU time and VRAM have no sample there.
     const fpsOnly = data.filter((c) => (c.x as number) >= 200);
@@ -137,7 +162,10 @@ describe("heatmap", () => {
     }
     // VRAM: megabytes, from metrics["mem.vram"], wherever GPU time was sampled.
     expect(data.some((c) => c.avg_mem_vram !== null && !Number.isInteger(c.avg_mem_vram))).toBe(true);
-    expectCells(data, refHeatmap(ds.events, { mapId: "dust", cellSize: 25, days: 30 }, Date.now()));
+    expectCells(
+      data,
+      refHeatmap(ds.events, { mapId: "dust", cellSize: 25, days: 30, tails: true }, Date.now()),
+    );
   });
 
   it("3-D cells: the same events as the 2-D ones, split by height", async () => {
@@ -155,8 +183,9 @@ describe("heatmap", () => {
     { mapId: "harbor", cellSize: 25, days: 7, eventName: "frame_sample" },
     { mapId: "dust", cellSize: 25, days: 30, eventName: "frame_sample", includeZ: true },
     { mapId: "dust", cellSize: 50, days: 14, eventName: "no_such_event" },
-  ])("events mode $eventName on $mapId includeZ=$includeZ", async (q) => {
-    const z = q.includeZ ? "&includeZ=true" : "";
+    { mapId: "harbor", cellSize: 10, days: 30, eventName: "frame_sample", tails: true },
+  ])("events mode $eventName on $mapId includeZ=$includeZ tails=$tails", async (q) => {
+    const z = `${q.includeZ ? "&includeZ=true" : ""}${q.tails ? "&tails=1" : ""}`;
     const data = await getData<Cell[]>(
       t,
       `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}&eventName=${q.eventName}${z}`,
@@ -198,11 +227,13 @@ describe("heatmap", () => {
     { mapId: "dust", cellSize: 25, days: 30, platform: "ps5" },
     { mapId: "dust", cellSize: 10, days: 30, buildId: "1.0.0", platform: "windows" },
     { mapId: "dust", cellSize: 25, days: 30, buildId: "1.2.0", eventName: "frame_sample" },
-  ])("one build or platform: buildId=$buildId platform=$platform", async (q) => {
+    { mapId: "dust", cellSize: 50, days: 30, buildId: "1.1.0", tails: true },
+  ])("one build or platform: buildId=$buildId platform=$platform tails=$tails", async (q) => {
     const params = new URLSearchParams({
       mapId: q.mapId,
       cellSize: String(q.cellSize),
       days: String(q.days),
+      ...(q.tails ? { tails: "1" } : {}),
     });
     for (const k of ["buildId", "platform", "eventName"] as const) {
       if (q[k] !== undefined) {
@@ -477,6 +508,7 @@ describe("bad parameters", () => {
     ["/heatmap?mapId=dust&cellSize=20", "query.cellSize"],
     ["/heatmap?mapId=dust&days=90", "query.days"],
     ["/heatmap?mapId=dust&includeZ=yes", "query.includeZ"],
+    ["/heatmap?mapId=dust&tails=true", "query.tails"],
     [`/heatmap?mapId=dust&buildId=${"b".repeat(257)}`, "query.buildId"],
     ["/heatmap?mapId=dust&platform=", "query.platform"],
     ["/funnels?steps=only_one", "query.steps"],

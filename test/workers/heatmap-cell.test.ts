@@ -140,7 +140,7 @@ async function check(q: CellParams, withProfile: boolean) {
 
 /** The busiest cells of the reference's heatmap: real cells with many samples. */
 function busiest(mapId: string, cellSize: number, days: number, n: number) {
-  return refHeatmap(events, { mapId, cellSize, days }, anchorMs)
+  return refHeatmap(events, { mapId, cellSize, days, tails: true }, anchorMs)
     .sort((a, b) => b.event_count - a.event_count || a.x - b.x || a.y - b.y)
     .slice(0, n);
 }
@@ -163,16 +163,49 @@ describe("the dataset", () => {
 describe("GET /heatmap/cell equals the reference", () => {
   it("the busiest cells over 30 days, with a profile, for each metric", async () => {
     const metrics = ["fps", "frame_time", "memory"] as const;
+    type Tails = { x: number; y: number } & Record<string, number | null>;
+    const heatmap = await getData<Tails[]>(t, "/heatmap?mapId=dust&cellSize=25&days=30&tails=1");
     for (const [i, c] of busiest("dust", 25, 30, 3).entries()) {
       const { got } = await check(
         { mapId: "dust", cellSize: 25, days: 30, x: c.x, y: c.y, metric: metrics[i] ?? "fps" },
         true,
       );
-      // The heatmap's tail figures and the cell's percentiles are the same function.
+      // The heatmap's tail figures and the cell's percentiles are the same function: the dashboard
+      // shows the cell's p05, p95 and max where the heatmap's answer no longer carries them.
       expect(got.distributions.frame_time.p95).toBe(c.p95_frame_time);
+      const served = heatmap.find((h) => h.x === c.x && h.y === c.y);
+      expect(served).toBeDefined();
+      expect([
+        got.distributions.fps.p05,
+        got.distributions.frame_time.p95,
+        got.distributions.memory.max,
+        got.distributions.gpu_time.p95,
+      ]).toEqual([served?.p05_fps, served?.p95_frame_time, served?.max_memory, served?.p95_gpu_time]);
       expect(got.distributions.fps.samples).toBeGreaterThan(0);
       // Events without a device context are their own group.
       expect(got.breakdowns.gpu?.some((g) => g.key === null)).toBe(true);
+    }
+  });
+
+  it("p05, p95 and max are the heatmap's tails=1 figures, on cells where every metric has samples", async () => {
+    type Tails = { x: number; y: number; event_count: number } & Record<string, number | null>;
+    const heatmap = await getData<Tails[]>(t, "/heatmap?mapId=dust&cellSize=25&days=7&tails=1");
+    const full = heatmap
+      .filter((c) => c.p05_fps !== null && c.max_memory !== null && c.p95_gpu_time !== null)
+      .sort((a, b) => b.event_count - a.event_count)
+      .slice(0, 3);
+    expect(full.length).toBe(3);
+    for (const c of full) {
+      const got = await getData<ReturnType<typeof refCell>>(
+        t,
+        query({ mapId: "dust", cellSize: 25, days: 7, x: c.x, y: c.y, metric: "memory" }),
+      );
+      expect([
+        got.distributions.fps.p05,
+        got.distributions.frame_time.p95,
+        got.distributions.memory.max,
+        got.distributions.gpu_time.p95,
+      ]).toEqual([c.p05_fps, c.p95_frame_time, c.max_memory, c.p95_gpu_time]);
     }
   });
 

@@ -47,11 +47,22 @@ function overlayParse(text: string) {
 }
 
 /** The overlays' request: their path builder, their two headers, redirects refused. */
-function overlayFetch(key: string, mapSlug: string, cellSize: number, days: number, eventName = "") {
+function overlayFetch(
+  key: string,
+  mapSlug: string,
+  cellSize: number,
+  days: number,
+  eventName = "",
+  tails = false,
+) {
   let path = `/api/v1/projects/${encodeURIComponent(t.projectId)}/heatmap?mapId=${encodeURIComponent(mapSlug)}`;
   path += `&cellSize=${cellSize}&days=${days}&includeZ=true`;
   if (eventName) {
     path += `&eventName=${encodeURIComponent(eventName)}`;
+  }
+  // Not the overlays' request: the same one asking for the tails.
+  if (tails) {
+    path += "&tails=1";
   }
   return SELF.fetch(`${BASE}${path}`, {
     headers: { "X-API-Key": key, Accept: "application/json, application/problem+json" },
@@ -99,22 +110,49 @@ beforeAll(async () => {
   });
 }, 120_000);
 
+/** The arena's two cells as the overlays draw them, in performance mode. */
+const ARENA_CELLS = [
+  {
+    x: -25,
+    y: 25,
+    z: 25,
+    weight: 1,
+    event_count: 1,
+    avg_fps: 120,
+    avg_frame_time: 8,
+    avg_memory: 0,
+    avg_gpu_time: 4,
+    avg_mem_vram: null,
+  },
+  {
+    x: 0,
+    y: 0,
+    z: 0,
+    weight: 4,
+    event_count: 4,
+    // Means over the events carrying each metric: fps of 3, frame time of 2, memory of 3, VRAM of 1.
+    avg_fps: 60,
+    avg_frame_time: 24.5,
+    avg_memory: 2048,
+    avg_gpu_time: null,
+    avg_mem_vram: 512,
+  },
+];
+
 describe("the editor overlays' heatmap request", () => {
   it("performance mode: every cell parses, with the values the overlay draws", async () => {
     const res = await overlayFetch(t.keys.read.key, "arena", 25, 7);
     expect(res.status).toBe(200);
+    // The overlays send no tails=1: the answer holds what they read and no tail field.
+    expect(overlayParse(await res.text())).toEqual(ARENA_CELLS);
+  });
+
+  it("tails=1 adds the tail fields to the same cells, and the overlays still parse it", async () => {
+    const res = await overlayFetch(t.keys.read.key, "arena", 25, 7, "", true);
+    expect(res.status).toBe(200);
     expect(overlayParse(await res.text())).toEqual([
       {
-        x: -25,
-        y: 25,
-        z: 25,
-        weight: 1,
-        event_count: 1,
-        avg_fps: 120,
-        avg_frame_time: 8,
-        avg_memory: 0,
-        avg_gpu_time: 4,
-        avg_mem_vram: null,
+        ...ARENA_CELLS[0],
         p05_fps: 120,
         p95_frame_time: 8,
         max_memory: null,
@@ -122,17 +160,7 @@ describe("the editor overlays' heatmap request", () => {
         p95_mem_vram: null,
       },
       {
-        x: 0,
-        y: 0,
-        z: 0,
-        weight: 4,
-        event_count: 4,
-        // Means over the events carrying each metric: fps of 3, frame time of 2, memory of 3, VRAM of 1.
-        avg_fps: 60,
-        avg_frame_time: 24.5,
-        avg_memory: 2048,
-        avg_gpu_time: null,
-        avg_mem_vram: 512,
+        ...ARENA_CELLS[1],
         p05_fps: 30,
         p95_frame_time: 33,
         max_memory: 3072,
@@ -157,11 +185,6 @@ describe("the editor overlays' heatmap request", () => {
         avg_memory: 0,
         avg_gpu_time: null,
         avg_mem_vram: 256,
-        p05_fps: 90,
-        p95_frame_time: null,
-        max_memory: null,
-        p95_gpu_time: null,
-        p95_mem_vram: 256,
       },
     ]);
   });

@@ -126,8 +126,12 @@ describe("redelivered batches are counted once by every rollup", () => {
       p05_fps: number | null;
       max_memory: number | null;
     };
-    const data = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=50&days=30");
-    const ref = refHeatmap(events, { mapId: "dust", cellSize: 50, days: 30 }, Date.now()) as Cell[];
+    const data = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=50&days=30&tails=1");
+    const ref = refHeatmap(
+      events,
+      { mapId: "dust", cellSize: 50, days: 30, tails: true },
+      Date.now(),
+    ) as Cell[];
     const shape = (c: Cell) => [c.x, c.y, c.event_count, c.p05_fps, c.max_memory];
     expect(data.map(shape)).toEqual(ref.map(shape));
   });

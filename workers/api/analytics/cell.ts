@@ -82,6 +82,9 @@ export type Distribution = {
   p50: number | null;
   p95: number | null;
   p99: number | null;
+  /** The low tail (fps: the heatmap's p05_fps) and the exact maximum (memory: its max_memory). */
+  p05: number | null;
+  max: number | null;
   edges: number[];
   counts: number[];
 };
@@ -239,6 +242,8 @@ export async function cellDrilldown(
           p50: orNull(summary[`${m}_p50`]),
           p95: orNull(summary[`${m}_p95`]),
           p99: orNull(summary[`${m}_p99`]),
+          p05: orNull(summary[`${m}_p05`]),
+          max: n ? orNull(summary[`${m}_max`]) : null,
           edges: HISTOGRAM_EDGES[m],
           counts,
         },
@@ -313,6 +318,7 @@ async function summaryOf(ch: ClickHouseClient, where: string, params: Record<str
     const bucket = `toUInt8(arraySum(arrayMap(e -> toFloat64(assumeNotNull(${c})) >= e, {${m}Edges:Array(Float64)})))`;
     return `count(${c}) AS ${m}_n, avg(${c}) AS ${m}_mean,
       ${rawPercentile(0.5, c)} AS ${m}_p50, ${rawPercentile(0.95, c)} AS ${m}_p95, ${rawPercentile(0.99, c)} AS ${m}_p99,
+      ${rawPercentile(0.05, c)} AS ${m}_p05, max(toFloat64(${c})) AS ${m}_max,
       sumMapIf([${bucket}], [toUInt64(1)], isNotNull(${c})) AS ${m}_hist,
       countIf(${worse(m, `{${m}Good:Float64}`)}) AS ${m}_fail_good,
       countIf(${worse(m, `{${m}Warn:Float64}`)}) AS ${m}_fail_warn`;
@@ -333,7 +339,7 @@ async function summaryOf(ch: ClickHouseClient, where: string, params: Record<str
       last_seen: "string",
       ...Object.fromEntries(
         CELL_METRICS.flatMap((m) =>
-          ["n", "mean", "p50", "p95", "p99", "hist", "fail_good", "fail_warn"].map((s) => [
+          ["n", "mean", "p50", "p95", "p99", "p05", "max", "hist", "fail_good", "fail_warn"].map((s) => [
             `${m}_${s}`,
             "unknown" as const,
           ]),

@@ -15,6 +15,21 @@ export type HeatmapQuery = {
   /** Only this build's events (the dashboard draws one build, or the difference of two). */
   buildId?: string;
   platform?: string;
+  /**
+   * The tail fields (p05_fps, p95_frame_time, max_memory, p95_gpu_time, p95_mem_vram). Without it the
+   * statement reads the sums and counts only: the percentile states are most of the rollup's bytes and
+   * merging them is most of its cost, and no editor overlay reads a tail.
+   */
+  tails?: boolean;
+};
+
+/** The tail fields: computed only with `tails` (absent otherwise, as null already means "no sample"). */
+export type HeatmapTails = {
+  p05_fps: number | null;
+  p95_frame_time: number | null;
+  max_memory: number | null;
+  p95_gpu_time: number | null;
+  p95_mem_vram: number | null;
 };
 
 /**
@@ -39,12 +54,7 @@ export type HeatmapCell = {
   avg_gpu_time: number | null;
   /** Megabytes, from metrics["mem.vram"] (bytes); null when no event of the cell carries it. */
   avg_mem_vram: number | null;
-  p05_fps: number | null;
-  p95_frame_time: number | null;
-  max_memory: number | null;
-  p95_gpu_time: number | null;
-  p95_mem_vram: number | null;
-};
+} & Partial<HeatmapTails>;
 
 // The cell containing (x, y) has origin (floor(x/s)·s, floor(y/s)·s); z likewise for 3-D cells.
 // Events without a position cannot be placed and are left out. Alert evaluation reads the same cells
@@ -76,6 +86,9 @@ const CELL_COLUMNS = {
   avg_memory: "unknown",
   avg_gpu_time: "unknown",
   avg_mem_vram: "unknown",
+} as const;
+
+const TAIL_COLUMNS = {
   p05_fps: "unknown",
   p95_frame_time: "unknown",
   max_memory: "unknown",
@@ -85,9 +98,9 @@ const CELL_COLUMNS = {
 
 /**
  * Cells of a map, in both modes. Averages are over the events carrying that metric (the wire's "not
- * collected" is NULL); percentiles are nearest-rank over quantized samples (percentiles.ts). The
- * performance mode at sizes that are multiples of 25, without build or platform, reads
- * telemetry.heatmap_cells (a row per cell, day and z level); the rest reads the events.
+ * collected" is NULL); percentiles (with `tails` only) are nearest-rank over quantized samples
+ * (percentiles.ts). The performance mode at sizes that are multiples of 25, without build or platform,
+ * reads telemetry.heatmap_cells (a row per cell, day and z level); the rest reads the events.
  */
 export async function heatmapCells(
   ch: ClickHouseClient,
@@ -113,6 +126,7 @@ export async function heatmapCells(
     q.platform === undefined;
   const rows = await selectRows(ch, rollup ? rollupSql(q) : rawSql(q), params, {
     ...CELL_COLUMNS,
+    ...(q.tails ? TAIL_COLUMNS : {}),
     ...(q.includeZ ? { cz: "unknown" } : {}),
   });
   return rows.map((r) => {
@@ -128,17 +142,31 @@ export async function heatmapCells(
       avg_memory: orZero(r.avg_memory),
       avg_gpu_time: orNull(r.avg_gpu_time),
       avg_mem_vram: orNull(r.avg_mem_vram),
-      p05_fps: orNull(r.p05_fps),
-      p95_frame_time: orNull(r.p95_frame_time),
-      max_memory: orNull(r.max_memory),
-      p95_gpu_time: orNull(r.p95_gpu_time),
-      p95_mem_vram: orNull(r.p95_mem_vram),
+      ...(q.tails
+        ? {
+            p05_fps: orNull(r.p05_fps),
+            p95_frame_time: orNull(r.p95_frame_time),
+            max_memory: orNull(r.max_memory),
+            p95_gpu_time: orNull(r.p95_gpu_time),
+            p95_mem_vram: orNull(r.p95_mem_vram),
+          }
+        : {}),
     };
   });
 }
 
+// Cost: from the events, the window's rows of the project (its primary key prefix) filtered to the map;
+// the tails add a hash map of quantized samples per cell and metric, and the averages only running sums.
 function rawSql(q: HeatmapQuery): string {
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
+  const tails = q.tails
+    ? `,
+      ${rawPercentile(0.05, "fps")} AS p05_fps,
+      ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time,
+      max(memory_mb) AS max_memory,
+      ${rawPercentile(0.95, "gpu_time_ms")} AS p95_gpu_time,
+      ${rawPercentile(0.95, "vram_mb")} AS p95_mem_vram`
+    : "";
   return `
     WITH ${VRAM_MB} AS vram_mb
     SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")}${q.includeZ ? `, ${cell("position_z", "cz")}` : ""},
@@ -147,12 +175,7 @@ function rawSql(q: HeatmapQuery): string {
       avg(frame_time_ms) AS avg_frame_time,
       avg(memory_mb) AS avg_memory,
       avg(gpu_time_ms) AS avg_gpu_time,
-      avg(vram_mb) AS avg_mem_vram,
-      ${rawPercentile(0.05, "fps")} AS p05_fps,
-      ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time,
-      max(memory_mb) AS max_memory,
-      ${rawPercentile(0.95, "gpu_time_ms")} AS p95_gpu_time,
-      ${rawPercentile(0.95, "vram_mb")} AS p95_mem_vram
+      avg(vram_mb) AS avg_mem_vram${tails}
     FROM ${CH_EVENTS}
     WHERE ${MAP_SCOPE} ${q.includeZ ? "AND isNotNull(position_z)" : ""}
       AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
@@ -162,12 +185,24 @@ function rawSql(q: HeatmapQuery): string {
     ORDER BY cx, cy${q.includeZ ? ", cz" : ""}`;
 }
 
+// Cost: the map's rows of the window in heatmap_cells (key project, map, day), a row per base cell and
+// day. Without the tails it reads only the SimpleAggregateFunction sums and counts, a few bytes per row;
+// the percentile states are a hash map of up to hundreds of buckets per row and metric, and merging
+// them per cell is what grew with the events (docs/analytics.md, "What a rollup cannot shrink").
 function rollupSql(q: HeatmapQuery): string {
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
   // An average is NaN (0 / 0) where no event carries the metric: orZero / orNull turn it into 0 / null.
   // A percentile state without samples merges to 0, hence the count guard.
   const percentile = (level: number, m: string) =>
     `if(sum(${m}_n) = 0, NULL, quantileExactWeightedMerge(${level})(${m}_q))`;
+  const tails = q.tails
+    ? `,
+      ${percentile(0.05, "fps")} AS p05_fps,
+      ${percentile(0.95, "frame")} AS p95_frame_time,
+      if(sum(mem_n) = 0, NULL, max(mem_max)) AS max_memory,
+      ${percentile(0.95, "gpu")} AS p95_gpu_time,
+      ${percentile(0.95, "vram")} AS p95_mem_vram`
+    : "";
   return `
     SELECT ${cell("x", "cx")}, ${cell("y", "cy")}${q.includeZ ? `, ${cell("z", "cz")}` : ""},
       sum(events) AS event_count,
@@ -175,12 +210,7 @@ function rollupSql(q: HeatmapQuery): string {
       sum(frame_sum) / sum(frame_n) AS avg_frame_time,
       sum(mem_sum) / sum(mem_n) AS avg_memory,
       sum(gpu_sum) / sum(gpu_n) AS avg_gpu_time,
-      sum(vram_sum) / sum(vram_n) AS avg_mem_vram,
-      ${percentile(0.05, "fps")} AS p05_fps,
-      ${percentile(0.95, "frame")} AS p95_frame_time,
-      if(sum(mem_n) = 0, NULL, max(mem_max)) AS max_memory,
-      ${percentile(0.95, "gpu")} AS p95_gpu_time,
-      ${percentile(0.95, "vram")} AS p95_mem_vram
+      sum(vram_sum) / sum(vram_n) AS avg_mem_vram${tails}
     FROM ${CH_HEATMAP_CELLS}
     WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})

@@ -13,7 +13,7 @@ export const route = createRoute({
   tags: ["Analytics"],
   summary: "Grid cells of a map: performance summaries, or counts of one event",
   description:
-    "Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D. buildId and platform narrow the events (the overlays send neither).",
+    "Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D. buildId and platform narrow the events (the overlays send neither). The tail fields (percentiles and max_memory) are computed only with tails=1: without it the read is sums and counts only, and at cell sizes 25 and 50 (performance mode, no build or platform) its cost is bounded by the grid, not by the events.",
   ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: HeatmapQuery },
   responses: {
@@ -34,6 +34,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       eventName: q.eventName,
       buildId: q.buildId,
       platform: q.platform,
+      tails: q.tails === "1",
     });
     return c.json({ success: true as const, data }, 200);
   });

@@ -45,6 +45,11 @@ export const HeatmapQuery = z.object({
     .optional()
     .openapi({ description: "Only events of this build_id (the dashboard's per-build and difference maps)" }),
   platform: z.string().min(1).max(64).optional().openapi({ description: "Only events of this platform" }),
+  tails: z.enum(["0", "1"]).default("0").openapi({
+    description:
+      "1: each cell also carries its tail fields (p05_fps, p95_frame_time, max_memory, p95_gpu_time, p95_mem_vram), exact as documented on HeatmapCell. They cost most of the read (a percentile merges every distinct sample of the cell), so without tails=1 they are left out of the answer; the editor overlays read none of them. For one cell's tails, heatmap/cell is cheaper.",
+    example: "0",
+  }),
 });
 
 export const FunnelQuery = z.object({
@@ -117,6 +122,13 @@ const mean = (what: string) =>
   z.number().describe(`Mean ${what} over the cell's events carrying it; 0 when none does`);
 const sampled = (what: string) =>
   z.number().nullable().describe(`${what}; null when no event of the cell carries it`);
+/** A tail field: in the answer only with tails=1 (absent is "not asked", null is "no sample"). */
+const tail = (what: string) =>
+  z
+    .number()
+    .nullable()
+    .optional()
+    .describe(`${what}; only with tails=1 (absent otherwise); null when no event of the cell carries it`);
 
 export const HeatmapCellSchema = z
   .object({
@@ -132,15 +144,15 @@ export const HeatmapCellSchema = z
     avg_memory: mean("memory (MB)"),
     avg_gpu_time: sampled("Mean GPU time (ms)"),
     avg_mem_vram: sampled('Mean VRAM (MB, from metrics["mem.vram"])'),
-    p05_fps: sampled("5th percentile of FPS (exact)"),
-    p95_frame_time: sampled("95th percentile of frame time, ms (exact)"),
-    max_memory: sampled("Highest memory, MB"),
-    p95_gpu_time: sampled("95th percentile of GPU time, ms (exact)"),
-    p95_mem_vram: sampled("95th percentile of VRAM, MB (exact)"),
+    p05_fps: tail("5th percentile of FPS (exact)"),
+    p95_frame_time: tail("95th percentile of frame time, ms (exact)"),
+    max_memory: tail("Highest memory, MB"),
+    p95_gpu_time: tail("95th percentile of GPU time, ms (exact)"),
+    p95_mem_vram: tail("95th percentile of VRAM, MB (exact)"),
   })
   .openapi("HeatmapCell", {
     description:
-      "The shape the Unity, UE5 and Godot editor overlays parse, the same in both modes. Percentiles are ClickHouse quantileExact: the value at index floor(level · n) of the n ascending samples.",
+      "The shape the Unity, UE5 and Godot editor overlays parse, the same in both modes. The tail fields (p05_fps, p95_frame_time, max_memory, p95_gpu_time, p95_mem_vram) come only with tails=1. Percentiles are nearest-rank over samples kept to 8 mantissa bits: the k-th smallest, k = max(1, ceil(level · n)), at most 0.39 % below the sample.",
   });
 
 const rate = z.number().nullable().describe("Percentage, 2 decimals; null while the day has not ended");
@@ -284,6 +296,8 @@ const distribution = z
     p50: nullable("Median (quantized nearest-rank, as the heatmap's tails)"),
     p95: nullable("95th percentile"),
     p99: nullable("99th percentile"),
+    p05: nullable("5th percentile (fps: the heatmap's p05_fps)"),
+    max: nullable("Highest sample, exact (memory: the heatmap's max_memory)"),
     edges: z.array(z.number()).describe("Ascending bucket edges"),
     counts: z
       .array(count)

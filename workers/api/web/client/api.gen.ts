@@ -555,7 +555,7 @@ export interface paths {
         };
         /**
          * Grid cells of a map: performance summaries, or counts of one event
-         * @description Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D. buildId and platform narrow the events (the overlays send neither).
+         * @description Without eventName (performance mode) the cells hold the performance-bearing events; with eventName (events mode), that event's occurrences. Both modes answer the same cell shape, the one the editor overlays parse; weight is the event count. With includeZ=true the cells are 3-D. buildId and platform narrow the events (the overlays send neither). The tail fields (percentiles and max_memory) are computed only with tails=1: without it the read is sums and counts only, and at cell sizes 25 and 50 (performance mode, no build or platform) its cost is bounded by the grid, not by the events.
          */
         get: operations["getHeatmap"];
         put?: never;
@@ -1336,6 +1336,10 @@ export interface components {
             p95: number | null;
             /** @description 99th percentile */
             p99: number | null;
+            /** @description 5th percentile (fps: the heatmap's p05_fps) */
+            p05: number | null;
+            /** @description Highest sample, exact (memory: the heatmap's max_memory) */
+            max: number | null;
             /** @description Ascending bucket edges */
             edges: number[];
             /** @description edges.length + 1 counts: below edges[0], [edges[i−1], edges[i]) for i = 1…edges.length − 1, at or above the last edge */
@@ -1411,7 +1415,7 @@ export interface components {
                 platform: string | null;
             };
         };
-        /** @description The shape the Unity, UE5 and Godot editor overlays parse, the same in both modes. Percentiles are ClickHouse quantileExact: the value at index floor(level · n) of the n ascending samples. */
+        /** @description The shape the Unity, UE5 and Godot editor overlays parse, the same in both modes. The tail fields (p05_fps, p95_frame_time, max_memory, p95_gpu_time, p95_mem_vram) come only with tails=1. Percentiles are nearest-rank over samples kept to 8 mantissa bits: the k-th smallest, k = max(1, ceil(level · n)), at most 0.39 % below the sample. */
         HeatmapCell: {
             /** @description Cell origin (floor(x / cellSize) · cellSize), world units */
             x: number;
@@ -1433,16 +1437,16 @@ export interface components {
             avg_gpu_time: number | null;
             /** @description Mean VRAM (MB, from metrics["mem.vram"]); null when no event of the cell carries it */
             avg_mem_vram: number | null;
-            /** @description 5th percentile of FPS (exact); null when no event of the cell carries it */
-            p05_fps: number | null;
-            /** @description 95th percentile of frame time, ms (exact); null when no event of the cell carries it */
-            p95_frame_time: number | null;
-            /** @description Highest memory, MB; null when no event of the cell carries it */
-            max_memory: number | null;
-            /** @description 95th percentile of GPU time, ms (exact); null when no event of the cell carries it */
-            p95_gpu_time: number | null;
-            /** @description 95th percentile of VRAM, MB (exact); null when no event of the cell carries it */
-            p95_mem_vram: number | null;
+            /** @description 5th percentile of FPS (exact); only with tails=1 (absent otherwise); null when no event of the cell carries it */
+            p05_fps?: number | null;
+            /** @description 95th percentile of frame time, ms (exact); only with tails=1 (absent otherwise); null when no event of the cell carries it */
+            p95_frame_time?: number | null;
+            /** @description Highest memory, MB; only with tails=1 (absent otherwise); null when no event of the cell carries it */
+            max_memory?: number | null;
+            /** @description 95th percentile of GPU time, ms (exact); only with tails=1 (absent otherwise); null when no event of the cell carries it */
+            p95_gpu_time?: number | null;
+            /** @description 95th percentile of VRAM, MB (exact); only with tails=1 (absent otherwise); null when no event of the cell carries it */
+            p95_mem_vram?: number | null;
         };
         RetentionCohort: {
             cohort_date: string;
@@ -4515,6 +4519,8 @@ export interface operations {
                 buildId?: string;
                 /** @description Only events of this platform */
                 platform?: string;
+                /** @description 1: each cell also carries its tail fields (p05_fps, p95_frame_time, max_memory, p95_gpu_time, p95_mem_vram), exact as documented on HeatmapCell. They cost most of the read (a percentile merges every distinct sample of the cell), so without tails=1 they are left out of the answer; the editor overlays read none of them. For one cell's tails, heatmap/cell is cheaper. */
+                tails?: "0" | "1";
             };
             header?: never;
             path: {

@@ -8,7 +8,11 @@ import { h } from "./dom.js";
 
 export type MapRecord = Schemas["Map"];
 
-/** A cell as drawn: its origin, fill colour, the class a test or a legend reads, and tooltip lines. */
+/**
+ * A cell as drawn: its origin, fill colour, the class a test or a legend reads, and tooltip lines;
+ * `more`, when given, fetches fuller lines once the pointer or the keyboard rests on the cell (`final`
+ * false: they tell of a failure, and the next visit asks again).
+ */
 export type DrawnCell = {
   x: number;
   y: number;
@@ -16,7 +20,11 @@ export type DrawnCell = {
   cls: string;
   value: number | null;
   lines: string[];
+  more?: () => Promise<{ lines: string[]; final: boolean }>;
 };
+
+/** How long the tooltip stays on a cell before `more` is asked: a sweep across the map asks nothing. */
+const MORE_AFTER_MS = 150;
 
 export type DrawReport = { cells: DrawnCell[]; renderMs: number; cellSize: number; mapId: string };
 
@@ -100,16 +108,47 @@ export async function drawMap(
 
   // The cell under the pointer, found by its origin; with the keyboard, arrow keys move a focus cell
   // (outlined) from cell to cell of the grid and show the same tooltip.
+  const show = (lines: string[]) => tip.replaceChildren(...lines.flatMap((l, i) => (i ? [h("br"), l] : [l])));
+  // The cell the tooltip shows, the timer that asks for its fuller lines, and the lines already had
+  // (a cell visited again shows them at once).
+  let shown = "";
+  let asking: ReturnType<typeof setTimeout> | undefined;
+  const fuller = new Map<string, string[]>();
+  const hide = () => {
+    tip.hidden = true;
+    shown = "";
+    clearTimeout(asking);
+  };
   const place = (cell: DrawnCell | undefined, left: number, top: number) => {
     if (!cell) {
-      tip.hidden = true;
+      hide();
       return;
     }
-    tip.replaceChildren(...cell.lines.flatMap((l, i) => (i ? [h("br"), l] : [l])));
+    const key = `${cell.x}:${cell.y}`;
+    if (key !== shown) {
+      shown = key;
+      const had = fuller.get(key);
+      show(had ?? cell.lines);
+      clearTimeout(asking);
+      const more = cell.more;
+      if (more && !had) {
+        asking = setTimeout(() => {
+          void more().then(({ lines, final }) => {
+            if (final) {
+              fuller.set(key, lines);
+            }
+            // Still the same cell: the pointer may have moved on while the answer was coming.
+            if (shown === key) {
+              show(lines);
+            }
+          });
+        }, MORE_AFTER_MS);
+      }
+    }
     tip.hidden = false;
     tip.style.left = `${left + 14}px`;
     tip.style.top = `${top + 14}px`;
-    tip.dataset.cell = `${cell.x}:${cell.y}`;
+    tip.dataset.cell = key;
   };
   canvas.addEventListener("mousemove", (ev) => {
     const r = canvas.getBoundingClientRect();
@@ -127,9 +166,7 @@ export async function drawMap(
       opts.onSelect?.(cell);
     }
   });
-  canvas.addEventListener("mouseleave", () => {
-    tip.hidden = true;
-  });
+  canvas.addEventListener("mouseleave", hide);
   const focus = h("div", { class: "cell-focus", hidden: true });
   wrap.append(focus);
   let at = opts.cells[0];
@@ -154,7 +191,7 @@ export async function drawMap(
   canvas.addEventListener("focus", showFocus);
   canvas.addEventListener("blur", () => {
     focus.hidden = true;
-    tip.hidden = true;
+    hide();
   });
   canvas.addEventListener("keydown", (ev) => {
     const step: Record<string, [number, number]> = {

@@ -3,13 +3,19 @@
 // fails a threshold when it is worse than it: fps below it, frame time, memory and GPU time above it;
 // equal passes. Memory thresholds are megabytes, as avg_memory is.
 
-import type { Schemas } from "./api.js";
+import type { Answer, Schemas } from "./api.js";
 
 export type MetricKey = "fps" | "frame_time" | "memory" | "gpu_time";
 
 export type Cell = Schemas["HeatmapCell"];
 
 export type Profile = Schemas["ThresholdProfile"];
+
+/**
+ * One cell's distributions as heatmap/cell answers them: the heatmap's bulk answer carries no tails
+ * (they cost most of its read), so the tooltip asks for the cell under the pointer.
+ */
+export type CellTails = Answer<"getHeatmapCell">["distributions"];
 
 export type Metric = {
   key: MetricKey;
@@ -18,8 +24,8 @@ export type Metric = {
   higherIsBetter: boolean;
   /** The cell's mean; the SDKs' zero is "not collected", so a mean of 0 (or null) is no sample. */
   value(c: Cell): number | null;
-  /** The cell's tail figure for the tooltip (p05 for fps, p95 or max for the others). */
-  tail(c: Cell): { label: string; value: number | null };
+  /** The cell's tail figure for the tooltip (p05 for fps, p95 or max for the others): the heatmap's own. */
+  tail: { label: string; of(d: CellTails): number | null };
   good(p: Profile): number | null;
   warn(p: Profile): number | null;
 };
@@ -33,7 +39,7 @@ export const METRICS: Metric[] = [
     unit: "fps",
     higherIsBetter: true,
     value: (c) => sampled(c.avg_fps),
-    tail: (c) => ({ label: "p05", value: c.p05_fps }),
+    tail: { label: "p05", of: (d) => d.fps.p05 },
     good: (p) => p.fpsGood,
     warn: (p) => p.fpsWarn,
   },
@@ -43,7 +49,7 @@ export const METRICS: Metric[] = [
     unit: "ms",
     higherIsBetter: false,
     value: (c) => sampled(c.avg_frame_time),
-    tail: (c) => ({ label: "p95", value: c.p95_frame_time }),
+    tail: { label: "p95", of: (d) => d.frame_time.p95 },
     good: (p) => p.frameTimeGood,
     warn: (p) => p.frameTimeWarn,
   },
@@ -53,7 +59,7 @@ export const METRICS: Metric[] = [
     unit: "MB",
     higherIsBetter: false,
     value: (c) => sampled(c.avg_memory),
-    tail: (c) => ({ label: "max", value: c.max_memory }),
+    tail: { label: "max", of: (d) => d.memory.max },
     good: (p) => p.memoryGood,
     warn: (p) => p.memoryWarn,
   },
@@ -63,7 +69,7 @@ export const METRICS: Metric[] = [
     unit: "ms",
     higherIsBetter: false,
     value: (c) => sampled(c.avg_gpu_time),
-    tail: (c) => ({ label: "p95", value: c.p95_gpu_time }),
+    tail: { label: "p95", of: (d) => d.gpu_time.p95 },
     good: (p) => p.gpuTimeGood,
     warn: (p) => p.gpuTimeWarn,
   },

@@ -4,6 +4,7 @@ import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord, rampColour } from "../map-canvas.js";
 import {
   type Cell,
+  type CellTails,
   JUDGEMENT_FILL,
   judge,
   METRICS,
@@ -147,6 +148,22 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
       buildId: s.build,
       platform: s.platform,
     };
+    // The bulk answer has no tail fields (cheaper for every cell); the tooltip asks heatmap/cell for the
+    // one under the pointer, once per cell while this drawing stands.
+    const asked = new Map<string, Promise<CellTails>>();
+    const tailsOf = (c: Cell) => {
+      const key = `${c.x}:${c.y}`;
+      let answer = asked.get(key);
+      if (!answer) {
+        answer = api<"getHeatmapCell">(`/projects/${projectId}/heatmap/cell`, {
+          query: { ...query, eventName: undefined, x: c.x, y: c.y },
+        }).then((d) => d.distributions);
+        // A failed answer is not kept: the next visit to the cell asks again.
+        answer.catch(() => asked.delete(key));
+        asked.set(key, answer);
+      }
+      return answer;
+    };
     return withStates(
       view,
       () => api<"getHeatmap">(`/projects/${projectId}/heatmap`, { query }),
@@ -155,7 +172,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
         const profile = events ? undefined : profiles.find((p) => p.id === s.profile);
         const painted = events
           ? eventCells(cells, cellSize, s.event ?? "")
-          : perfCells(cells, cellSize, metric, profile);
+          : perfCells(cells, cellSize, metric, profile, tailsOf);
         const total = cells.reduce((n, c) => n + c.event_count, 0);
         view.append(
           h(
@@ -219,38 +236,58 @@ function area(c: Cell, size: number): string {
   return `Cell x ${fmt(c.x)}…${fmt(c.x + size)}, y ${fmt(c.y)}…${fmt(c.y + size)}`;
 }
 
-function perfLines(c: Cell, size: number): string[] {
+/**
+ * The tooltip of a cell: its means, and each metric's tail from heatmap/cell (`tails`): "…" while it is
+ * being asked, "unavailable" when the request failed.
+ */
+function perfLines(c: Cell, size: number, tails?: CellTails | null): string[] {
   return [
     area(c, size),
     `Events: ${fmt(c.event_count)}`,
     ...METRICS.map((m) => {
       const v = m.value(c);
-      const tail = m.tail(c);
-      return v === null
-        ? `${m.label}: no sample`
-        : `${m.label}: ${fmt(v, m.unit)} mean, ${tail.label} ${fmt(tail.value, m.unit)}`;
+      if (v === null) {
+        return `${m.label}: no sample`;
+      }
+      const tail = tails === undefined ? "…" : tails === null ? "unavailable" : fmt(m.tail.of(tails), m.unit);
+      return `${m.label}: ${fmt(v, m.unit)} mean, ${m.tail.label} ${tail}`;
     }),
   ];
 }
 
-/** Colours by the profile's thresholds when it defines the metric's, else a continuous scale. */
-export function perfCells(cells: Cell[], size: number, m: Metric, profile: Profile | undefined): Painted {
+/** The cell's lines with its tails once heatmap/cell answers (`extra` follows them). */
+const withTails = (c: Cell, size: number, tailsOf: (c: Cell) => Promise<CellTails>, extra: string[]) => () =>
+  tailsOf(c).then(
+    (t) => ({ lines: [...perfLines(c, size, t), ...extra], final: true }),
+    () => ({ lines: [...perfLines(c, size, null), ...extra], final: false }),
+  );
+
+/**
+ * Colours by the profile's thresholds when it defines the metric's, else a continuous scale. The
+ * profile judges the cell's mean (as the alert evaluation does), so no tail is needed to colour it.
+ */
+export function perfCells(
+  cells: Cell[],
+  size: number,
+  m: Metric,
+  profile: Profile | undefined,
+  tailsOf: (c: Cell) => Promise<CellTails>,
+): Painted {
   const judged = profile !== undefined && (m.good(profile) !== null || m.warn(profile) !== null);
   if (profile && judged) {
     const drawn = cells.map((c) => {
       const v = m.value(c);
       const verdict = v === null ? null : judge(m, profile, v);
       const cls = verdict ?? "none";
+      const extra = [verdict ? `${profile.name}: ${verdict}` : `${profile.name}: no sample`];
       return {
         x: c.x,
         y: c.y,
         value: v,
         cls,
         fill: verdict ? JUDGEMENT_FILL[verdict] : NO_SAMPLE_FILL,
-        lines: [
-          ...perfLines(c, size),
-          verdict ? `${profile.name}: ${verdict}` : `${profile.name}: no sample`,
-        ],
+        lines: [...perfLines(c, size), ...extra],
+        more: withTails(c, size, tailsOf, extra),
       };
     });
     const good = m.good(profile);
@@ -275,12 +312,29 @@ export function perfCells(cells: Cell[], size: number, m: Metric, profile: Profi
   const hi = Math.max(...values);
   const drawn = cells.map((c) => {
     const v = m.value(c);
+    const more = withTails(c, size, tailsOf, []);
     if (v === null) {
-      return { x: c.x, y: c.y, value: null, cls: "none", fill: NO_SAMPLE_FILL, lines: perfLines(c, size) };
+      return {
+        x: c.x,
+        y: c.y,
+        value: null,
+        cls: "none",
+        fill: NO_SAMPLE_FILL,
+        lines: perfLines(c, size),
+        more,
+      };
     }
     const t = hi > lo ? (v - lo) / (hi - lo) : 0;
     const worst = m.higherIsBetter ? 1 - t : t;
-    return { x: c.x, y: c.y, value: v, cls: "scale", fill: rampColour(worst), lines: perfLines(c, size) };
+    return {
+      x: c.x,
+      y: c.y,
+      value: v,
+      cls: "scale",
+      fill: rampColour(worst),
+      lines: perfLines(c, size),
+      more,
+    };
   });
   const best = m.higherIsBetter ? hi : lo;
   const worst = m.higherIsBetter ? lo : hi;
