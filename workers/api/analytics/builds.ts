@@ -18,7 +18,7 @@ export const BUILD_LIST_SIZE = 50;
  * A build is a non-empty build_id with performance-bearing events in the window; every field is
  * computed over those events, from telemetry.build_days (a row per build and day). Newest 50 by
  * first_seen (ties by id), or the one build asked for. Session and player counts (the spec's
- * approximate ones) merge uniqCombined64 sketches: within 1 % of the exact count (0009_build_days_sketch.sql).
+ * approximate ones) merge uniqCombined64 sketches: within 1 % of the exact count (0009_builds_rollups.sql).
  */
 export async function buildList(
   ch: ClickHouseClient,
