@@ -4,14 +4,15 @@
 // names weighted as a game sends them, builds released every three days, maps with positions,
 // platforms, engines, cameras, and performance samples on about half the events (NULL where an SDK
 // would have sent its "not collected" zero), in the columns of the SDK wire layout (numbers at
-// PLAYERS below).
+// DEFAULT_PLAYERS below).
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import type { ClickHouseTarget } from "../migrate.js";
 
 const CHUNK = 1_000_000;
 // 10M events over 90 days from 50,000 players: a few hundred events per player, one or two sessions
-// per player and day, positions on a 1 km × 1 km map.
-const PLAYERS = 50_000;
+// per player and day, positions on a 1 km × 1 km map. BENCH_PLAYERS (analytics.ts) sets another count:
+// the distinct-count designs cost what the players and player-days cost, not what the events cost.
+export const DEFAULT_PLAYERS = 50_000;
 
 const INSERT = `
 INSERT INTO telemetry.events
@@ -70,6 +71,8 @@ export type LoadPlan = {
   mainEvents: number;
   otherProjects: string[];
   otherEvents: number;
+  /** Players of every project (ids are shared between projects, as the numbers() rows are). */
+  players: number;
 };
 
 /**
@@ -91,7 +94,7 @@ export async function loadBenchData(
       mainEvents: String(plan.mainEvents),
       otherEvents: String(plan.otherEvents),
       others: `[${plan.otherProjects.map((p) => `'${p}'`).join(",")}]`,
-      players: String(PLAYERS),
+      players: String(plan.players),
       offset: String(offset),
       count: String(Math.min(CHUNK, total - offset)),
     });

@@ -15,7 +15,7 @@ import { createKey, createProject, createTenant } from "../../workers/shared/boo
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { ALERT_METRICS } from "../../workers/shared/columns.js";
 import { windowOf } from "../../workers/shared/window.js";
-import { loadBenchData } from "./analytics-data.js";
+import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
@@ -24,6 +24,7 @@ const COMPARE_EVENTS = process.env.BENCH_COMPARE_EVENTS
   ? Number(process.env.BENCH_COMPARE_EVENTS)
   : undefined;
 const ALERT_RULES = Number(process.env.BENCH_ALERT_RULES ?? 500);
+const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
@@ -350,9 +351,12 @@ async function main(): Promise<Record<string, number>> {
       mainEvents: first,
       otherProjects: others,
       otherEvents: OTHER_EVENTS,
+      players: PLAYERS,
     };
     const progress = (line: string) => process.stdout.write(`\r${line}   `);
-    console.log(`loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events…`);
+    console.log(
+      `loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events of ${PLAYERS.toLocaleString("en")} players…`,
+    );
     console.log(`\nloaded in ${(await loadBenchData(stack.clickhouse, plan, progress)).toFixed(1)} s`);
 
     const _worker = await serve(PORT, BASE);
@@ -392,6 +396,8 @@ async function main(): Promise<Record<string, number>> {
       });
       for (const [name, ms] of Object.entries(before.medians)) {
         result[`${name}_${small}`] = ms;
+        // The issue's second column: how much of the growth in events the endpoint pays.
+        result[`${name}_ratio`] = Math.round((after.medians[name as Endpoint] / ms) * 100) / 100;
       }
     }
     Object.assign(result, after.medians);

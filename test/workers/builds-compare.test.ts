@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { GenEvent, Perf } from "../support/analytics-dataset.js";
 import { getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CompareParams, REF_COMPARE_METRICS, refCompare } from "../support/analytics-reference.js";
+import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap } from "../support/records.js";
@@ -317,4 +318,72 @@ describe("the CLI's request (perf-diff, run-profile-test through the API client)
     const p = await problemOf(res);
     expect(p.detail).toBe("query.candidate: must differ from baseline");
   });
+});
+
+describe("builds: the session and player sketch", () => {
+  it("is within 1 % of the exact count at 100,000 distinct sessions and players", async () => {
+    const s = await seedTenant("pro", "Sketch Studio");
+    const ch = testClickHouse();
+    // 300,000 performance-bearing events of one build over the last two hours (inside the 7-day window at any time of day): 100,000 distinct
+    // sessions, and 100,000 distinct players (a tenth anonymous, counted by their session as the spec
+    // says), each sending three events; a second build beside it with 1,000 of each.
+    await ch.command({
+      query: `INSERT INTO telemetry.events (project_id, timestamp, event_name, session_id, player_id, build_id,
+          map_id, platform, fps, batch_id, event_index, received_at)
+        SELECT {p:UUID}, now64(6, 'UTC') - toIntervalSecond(1 + number % 7200), 'frame_sample',
+          concat('sketch-s-', toString(k)), if(k % 10 = 0, '', concat('sketch-p-', toString(k))),
+          if(k < 100000, 'sketch-big', 'sketch-small'), 'arena', 'windows', 60,
+          concat('sketch-', toString(intDiv(number, 1000))), toUInt32(number % 1000), now64(6, 'UTC')
+        FROM (SELECT number, if(number < 300000, number % 100000, 100000 + number % 1000) AS k
+          FROM numbers(303000))`,
+      query_params: { p: s.projectId },
+    });
+    const rs = await ch.query({
+      query: `SELECT toString(build_id) AS build_id, toUInt64(count()) AS events,
+          toUInt64(uniqExact(session_id)) AS sessions,
+          toUInt64(uniqExact(if(empty(player_id), session_id, player_id))) AS players
+        FROM telemetry.events WHERE project_id = {p:UUID} GROUP BY build_id ORDER BY build_id`,
+      query_params: { p: s.projectId },
+      format: "JSONEachRow",
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+    });
+    const exact = await rs.json<{ build_id: string; events: number; sessions: number; players: number }>();
+    expect(exact).toEqual([
+      { build_id: "sketch-big", events: 300_000, sessions: 100_000, players: 100_000 },
+      { build_id: "sketch-small", events: 3000, sessions: 1000, players: 1000 },
+    ]);
+    type Build = { build_id: string; event_count: number; session_count: number; player_count: number };
+    const builds = await getData<Build[]>(s, "/builds?days=7&fresh=1");
+    expect(builds.map((b) => [b.build_id, b.event_count])).toEqual(
+      expect.arrayContaining([
+        ["sketch-big", 300_000],
+        ["sketch-small", 3000],
+      ]),
+    );
+    for (const want of exact) {
+      const got = builds.find((b) => b.build_id === want.build_id) as Build;
+      expect(Math.abs(got.session_count - want.sessions)).toBeLessThanOrEqual(want.sessions * 0.01);
+      expect(Math.abs(got.player_count - want.players)).toBeLessThanOrEqual(want.players * 0.01);
+    }
+    // The one build asked for reads the same states.
+    const [big] = await getData<Build[]>(s, "/builds?days=7&fresh=1&buildId=sketch-big");
+    expect(big).toEqual(builds.find((b) => b.build_id === "sketch-big"));
+  }, 120_000);
+});
+
+describe("the builds rollups' granules", () => {
+  // A granule of 8,192 rows held every project's rows of months: one project's read deserialized all
+  // their states (0009_builds_rollups.sql).
+  it.each(["build_days", "compare_days", "compare_builds"])(
+    "%s is made with granules of 64 rows",
+    async (table) => {
+      const rs = await testClickHouse().query({
+        query: "SELECT engine_full FROM system.tables WHERE database = 'telemetry' AND name = {t:String}",
+        query_params: { t: table },
+        format: "JSONEachRow",
+      });
+      const [row] = await rs.json<{ engine_full: string }>();
+      expect(row?.engine_full).toMatch(/index_granularity = 64\b/);
+    },
+  );
 });
