@@ -115,6 +115,8 @@ describe("player erasure", () => {
       "telemetry.daily_actors",
       "telemetry.hourly_players",
       "telemetry.cell_samples",
+      "telemetry.daily_players",
+      "telemetry.player_last_seen",
       "telemetry.heatmap_cells",
       "telemetry.alert_cells",
       "telemetry.daily_events",

@@ -21,6 +21,11 @@ export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
+// The dashboard's distinct counts (0007_dashboard_distincts.sql): players per day by hash with the
+// day's event total, the stored counts of closed days, and each player's latest event.
+export const CH_DAILY_PLAYERS = `${CH_DB}.daily_players`;
+export const CH_DAILY_PLAYER_COUNTS = `${CH_DB}.daily_player_counts`;
+export const CH_PLAYER_LAST_SEEN = `${CH_DB}.player_last_seen`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 

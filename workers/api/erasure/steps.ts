@@ -2,9 +2,11 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
   CH_CELL_SAMPLES,
   CH_DAILY_ACTORS,
+  CH_DAILY_PLAYERS,
   CH_EVENTS,
   CH_HOURLY_PLAYERS,
   CH_PLAYER_FIRST_SEEN,
+  CH_PLAYER_LAST_SEEN,
 } from "../../shared/clickhouse.js";
 
 /**
@@ -28,7 +30,9 @@ const PLAYER_EVENTS = `project_id = {project:UUID} AND (
  * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql):
  * the player's first-seen rows (their own and those of the anonymous players of their identified
  * sessions), their daily player rows, and the session rows of sessions left without any event; and
- * their hourly rows (0004_rollups.sql); and their copies in the cell samples (0005_cell_samples.sql).
+ * their hourly rows (0004_rollups.sql); their copies in the cell samples (0005_cell_samples.sql); and
+ * their per-day rows (by hash) and latest-event rows (0007_dashboard_distincts.sql). The stored closed-day
+ * counts hold no identifier: the data_version bump after the erasure makes every read recompute them.
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS },
@@ -47,6 +51,16 @@ export const ERASURE_STEPS: ErasureStep[] = [
     where: "project_id = {project:UUID} AND (id = {player:String} OR id IN {identified:Array(String)})",
   },
   { table: CH_CELL_SAMPLES, where: PLAYER_EVENTS },
+  {
+    table: CH_DAILY_PLAYERS,
+    where: `project_id = {project:UUID} AND (player = cityHash64({player:String})
+      OR has(arrayMap(s -> cityHash64(s), {identified:Array(String)}), player))`,
+  },
+  {
+    table: CH_PLAYER_LAST_SEEN,
+    where:
+      "project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})",
+  },
 ];
 
 export type Bound = {
