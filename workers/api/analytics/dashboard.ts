@@ -27,7 +27,7 @@ const HOUR_MS = 3_600_000;
  * `only`, a condition on an id column, narrows every part to some players (the primary keys end in the
  * id, so a short list reads a few granules per day or hour).
  */
-function playersBetween(
+export function playersBetween(
   p: string,
   fromMs: number,
   toMs: number,
