@@ -98,6 +98,14 @@ const CASES: Case[] = [
   { name: "rollup heatmap_cells", sql: "SELECT * FROM heatmap_cells", outcome: "refused" },
   { name: "rollup telemetry.compare_days", sql: "SELECT * FROM telemetry.compare_days", outcome: "refused" },
   { name: "rollup compare_builds", sql: "SELECT * FROM compare_builds", outcome: "refused" },
+  // The dashboard's tables of 0007: player hashes per day, stored counts, each player's latest event.
+  { name: "rollup daily_players", sql: "SELECT * FROM daily_players", outcome: "refused" },
+  {
+    name: "rollup daily_player_counts",
+    sql: "SELECT * FROM telemetry.daily_player_counts",
+    outcome: "refused",
+  },
+  { name: "rollup player_last_seen", sql: "SELECT * FROM player_last_seen", outcome: "refused" },
   { name: "hourly players", sql: "SELECT id FROM telemetry.hourly_players", outcome: "refused" },
   {
     name: "rollup source view, every project",
