@@ -4,7 +4,8 @@
 // turn: the former statement (distinct player-days of daily_actors for every day and for mau), the new
 // read with every closed day stored (what a dashboard read costs once a day's count is stored), and the
 // new read with none of them valid (a new data version each time: every closed day recounted and
-// stored, what the first read after an erasure costs). Medians of ROUNDS; a JSON last line.
+// stored, what the first read after an erasure costs), and the window's distinct sessions alone (part
+// of both reads, unchanged). Medians of ROUNDS; a JSON last line.
 import { createClient } from "@clickhouse/client-web";
 import { dashboardDistincts, playersBetween } from "../../workers/api/analytics/dashboard.js";
 import { distinct, selectRows } from "../../workers/api/analytics/select.js";
@@ -40,6 +41,18 @@ function formerDistincts(ch: Client, projectId: string, w: Window, nowMs: number
     FROM (${month.sql})`,
     { projectId, from: w.from, to: w.to, ...month.params },
     { metric: "string", key: "string", value: "unknown" },
+  );
+}
+
+/** The window's distinct sessions alone (unchanged): what is left of the new read's cost. */
+function sessionsOnly(ch: Client, projectId: string, w: Window) {
+  return selectRows(
+    ch,
+    `SELECT ${distinct("id")} AS value FROM ${CH_DAILY_ACTORS}
+    WHERE project_id = {projectId:UUID} AND kind = 'session'
+      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})`,
+    { projectId, from: w.from, to: w.to },
+    { value: "unknown" },
   );
 }
 
@@ -88,13 +101,19 @@ async function main() {
     if (!same) {
       throw new Error(`answers differ: ${JSON.stringify({ old, fresh })}`);
     }
-    const times = { former: [] as number[], stored: [] as number[], recount: [] as number[] };
+    const times = {
+      former: [] as number[],
+      stored: [] as number[],
+      recount: [] as number[],
+      sessions: [] as number[],
+    };
     let version = 1;
     for (let i = 0; i < ROUNDS; i++) {
       times.former.push(await timed(() => formerDistincts(ch, projectId, w, nowMs)));
       times.stored.push(await timed(() => dashboardDistincts(ch, projectId, w, nowMs, version)));
       version++;
       times.recount.push(await timed(() => dashboardDistincts(ch, projectId, w, nowMs, version)));
+      times.sessions.push(await timed(() => sessionsOnly(ch, projectId, w)));
     }
     await ch.close();
     const result = {
@@ -104,11 +123,13 @@ async function main() {
       former_ms: median(times.former),
       stored_ms: median(times.stored),
       recount_ms: median(times.recount),
+      sessions_ms: median(times.sessions),
     };
     console.log("\n| statement | median ms |\n|---|---|");
     console.log(`| former (daily_actors for every day and mau) | ${result.former_ms} |`);
     console.log(`| new, closed days stored | ${result.stored_ms} |`);
     console.log(`| new, every closed day recounted and stored | ${result.recount_ms} |`);
+    console.log(`| of which: the window's distinct sessions alone | ${result.sessions_ms} |`);
     return result;
   });
 }

@@ -55,27 +55,33 @@ ORDER BY (project_id, day);
 -- Each player's latest event, for the players of the last 30 days (mau): a row per player instead of a
 -- row per player and day. Readers count a player when any of their rows lies in the 30 days (unmerged
 -- parts hold several; the true maximum is at least every row). The SDKs may send timestamps up to 48 h
--- ahead, so a player whose latest event is after now is looked up in the window's hourly and daily
--- players instead (dashboard.ts). Rows whose latest event is more than 31 days old can never count again
--- and expire. Holds player identifiers: the erasure deletes from it.
+-- ahead, so a player's latest event may lie after now and hide one in range: last_past is the latest of
+-- their events that was not ahead of the clock when inserted (1970 when none), hence never after any
+-- later now; a player whose last_past is in range counts too, and only the players with a row after now
+-- and neither kind of row in range are looked up in the window's hourly and daily players
+-- (dashboard.ts). Rows whose latest event is more than 31 days old can never count again and expire.
+-- Holds player identifiers: the erasure deletes from it.
 CREATE TABLE IF NOT EXISTS telemetry.player_last_seen
 (
     project_id UUID,
     player String,
-    last_seen SimpleAggregateFunction(max, DateTime64(6, 'UTC'))
+    last_seen SimpleAggregateFunction(max, DateTime64(6, 'UTC')),
+    last_past SimpleAggregateFunction(max, DateTime64(6, 'UTC'))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (project_id, player)
 TTL toDateTime(last_seen) + INTERVAL 31 DAY;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.player_last_seen_mv TO telemetry.player_last_seen AS
-SELECT project_id, if(empty(player_id), session_id, player_id) AS player, max(timestamp) AS last_seen
+SELECT project_id, if(empty(player_id), session_id, player_id) AS player, max(timestamp) AS last_seen,
+    maxIf(timestamp, timestamp <= now64(6)) AS last_past
 FROM telemetry.events
 WHERE timestamp >= now() - INTERVAL 31 DAY
 GROUP BY project_id, player;
 
 INSERT INTO telemetry.player_last_seen
-SELECT project_id, if(empty(player_id), session_id, player_id) AS player, max(timestamp) AS last_seen
+SELECT project_id, if(empty(player_id), session_id, player_id) AS player, max(timestamp) AS last_seen,
+    maxIf(timestamp, timestamp <= now64(6)) AS last_past
 FROM telemetry.events
 WHERE timestamp >= now() - INTERVAL 31 DAY
 GROUP BY project_id, player;

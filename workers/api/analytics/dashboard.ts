@@ -66,19 +66,23 @@ export function playersBetween(
 
 /**
  * The players of the 30 days ending now (mau), from player_last_seen: a player counts when one of their
- * rows lies in [now − 30 d, now] (each row is the time of one of their events). A player with a row after
- * now (the SDKs may send timestamps up to 48 h ahead) may have their latest event in range hidden behind
- * it: those few are looked up by id in the window's days, hours and partial hours (playersBetween).
- * Cost: the players of the last 31 days (the table's TTL), plus the ids of the future rows.
+ * rows has last_seen in [now − 30 d, now] (each is the time of one of their events), or last_past at or
+ * after now − 30 d (an event that was not ahead of the clock when inserted, so not after now). A player
+ * whose latest event lies after now (the SDKs may send timestamps up to 48 h ahead) and has neither may
+ * still have had an event in range while it was ahead: those few are looked up by id in the window's
+ * days, hours and partial hours (playersBetween). Cost: the rows of the last 31 days' players (the
+ * table's TTL), plus the lookup of those few ids.
  */
 function monthPlayers(nowMs: number) {
-  const ahead = `IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN}
-        WHERE project_id = {projectId:UUID} AND last_seen > {mnow:DateTime64(6, 'UTC')})`;
-  const month = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) => `${column} ${ahead}`);
+  const inRange = `project_id = {projectId:UUID}
+        AND ((last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')})
+          OR last_past >= {mfrom:DateTime64(6, 'UTC')})`;
+  const hidden = `IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN}
+        WHERE project_id = {projectId:UUID} AND last_seen > {mnow:DateTime64(6, 'UTC')}
+          AND player NOT IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange}))`;
+  const month = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) => `${column} ${hidden}`);
   const sql = `
-      SELECT player AS id FROM ${CH_PLAYER_LAST_SEEN}
-      WHERE project_id = {projectId:UUID}
-        AND last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')}
+      SELECT player AS id FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange}
       UNION ALL
       ${month.sql}`;
   return {
