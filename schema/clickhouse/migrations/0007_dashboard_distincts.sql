@@ -57,16 +57,18 @@ ORDER BY (project_id, day);
 -- parts hold several; the true maximum is at least every row). The SDKs may send timestamps up to 48 h
 -- ahead, so a player's latest event may lie after now and hide one in range: last_past is the latest of
 -- their events that was not ahead of the clock when inserted (1970 when none), hence never after any
--- later now; a player whose last_past is in range counts too, and only the players with a row after now
--- and neither kind of row in range are looked up in the window's hourly and daily players
--- (dashboard.ts). Rows whose latest event is more than 31 days old can never count again and expire.
+-- later now; first_ahead the earliest that was ahead (2299 when none). A player with last_past in range,
+-- or first_ahead in range, counts too; only a player with first_ahead before the range (an event sent
+-- ahead more than a month ago) and no row in range is looked up in the window's hourly and daily
+-- players (dashboard.ts). Rows whose latest event is more than 31 days old can never count again and expire.
 -- Holds player identifiers: the erasure deletes from it.
 CREATE TABLE IF NOT EXISTS telemetry.player_last_seen
 (
     project_id UUID,
     player String,
     last_seen SimpleAggregateFunction(max, DateTime64(6, 'UTC')),
-    last_past SimpleAggregateFunction(max, DateTime64(6, 'UTC'))
+    last_past SimpleAggregateFunction(max, DateTime64(6, 'UTC')),
+    first_ahead SimpleAggregateFunction(min, DateTime64(6, 'UTC'))
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (project_id, player)
@@ -74,14 +76,18 @@ TTL toDateTime(last_seen) + INTERVAL 31 DAY;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.player_last_seen_mv TO telemetry.player_last_seen AS
 SELECT project_id, if(empty(player_id), session_id, player_id) AS player, max(timestamp) AS last_seen,
-    maxIf(timestamp, timestamp <= now64(6)) AS last_past
+    maxIf(timestamp, timestamp <= now64(6)) AS last_past,
+    if(countIf(timestamp > now64(6)) = 0, toDateTime64('2299-12-31 00:00:00', 6, 'UTC'),
+        minIf(timestamp, timestamp > now64(6))) AS first_ahead
 FROM telemetry.events
 WHERE timestamp >= now() - INTERVAL 31 DAY
 GROUP BY project_id, player;
 
 INSERT INTO telemetry.player_last_seen
 SELECT project_id, if(empty(player_id), session_id, player_id) AS player, max(timestamp) AS last_seen,
-    maxIf(timestamp, timestamp <= now64(6)) AS last_past
+    maxIf(timestamp, timestamp <= now64(6)) AS last_past,
+    if(countIf(timestamp > now64(6)) = 0, toDateTime64('2299-12-31 00:00:00', 6, 'UTC'),
+        minIf(timestamp, timestamp > now64(6))) AS first_ahead
 FROM telemetry.events
 WHERE timestamp >= now() - INTERVAL 31 DAY
 GROUP BY project_id, player;

@@ -66,29 +66,52 @@ export function playersBetween(
 
 /**
  * The players of the 30 days ending now (mau), from player_last_seen: a player counts when one of their
- * rows has last_seen in [now − 30 d, now] (each is the time of one of their events), or last_past at or
- * after now − 30 d (an event that was not ahead of the clock when inserted, so not after now). A player
- * whose latest event lies after now (the SDKs may send timestamps up to 48 h ahead) and has neither may
- * still have had an event in range while it was ahead: those few are looked up by id in the window's
- * days, hours and partial hours (playersBetween). Cost: the rows of the last 31 days' players (the
- * table's TTL), plus the lookup of those few ids.
+ * rows has last_seen in [now − 30 d, now] (each is the time of one of their events), last_past at or
+ * after now − 30 d (an event that was not ahead of the clock when inserted, so not after now), or
+ * first_ahead in range (an event that was ahead when inserted). An event in range was either not ahead
+ * (then last_past is in range) or ahead (then its row's first_ahead is at most it: in range, or before
+ * it): `hidden` lists the players with first_ahead before the range and no row in range, whose events
+ * in range, if any, were all ahead when inserted. Usually none; hiddenInRange looks them up. Cost: the
+ * rows of the last 31 days' players (the table's TTL), read twice.
  */
 function monthPlayers(nowMs: number) {
   const inRange = `project_id = {projectId:UUID}
         AND ((last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')})
-          OR last_past >= {mfrom:DateTime64(6, 'UTC')})`;
-  const hidden = `IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN}
-        WHERE project_id = {projectId:UUID} AND last_seen > {mnow:DateTime64(6, 'UTC')}
-          AND player NOT IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange}))`;
-  const month = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) => `${column} ${hidden}`);
+          OR last_past >= {mfrom:DateTime64(6, 'UTC')}
+          OR (first_ahead >= {mfrom:DateTime64(6, 'UTC')} AND first_ahead <= {mnow:DateTime64(6, 'UTC')}))`;
+  const hidden = `SELECT DISTINCT player FROM ${CH_PLAYER_LAST_SEEN}
+      WHERE project_id = {projectId:UUID} AND first_ahead < {mfrom:DateTime64(6, 'UTC')}
+        AND player NOT IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange})`;
   const sql = `
-      SELECT player AS id FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange}
+      SELECT 'mau' AS metric, '' AS key, ${distinct("player")} AS value
+      FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange}
       UNION ALL
-      ${month.sql}`;
-  return {
-    sql,
-    params: { ...month.params, mfrom: chTime(nowMs - 30 * DAY_MS), mnow: chTime(nowMs) },
-  };
+      SELECT 'hidden' AS metric, player AS key, 0 AS value FROM (${hidden} LIMIT ${HIDDEN_LISTED + 1})`;
+  return { sql, hidden, params: { mfrom: chTime(nowMs - 30 * DAY_MS), mnow: chTime(nowMs) } };
+}
+
+/** Up to this many hidden players are looked up as a literal list; more, through their subquery. */
+const HIDDEN_LISTED = 500;
+
+/**
+ * How many of the `hidden` players had an event in the 30 days ending now: their ids looked up in the
+ * window's days, hours and partial hours (playersBetween). A literal list lets each primary key, which
+ * ends in the id, narrow the read to the granules that may hold them; a longer list than a URL carries
+ * well is given as the subquery that found it.
+ */
+async function hiddenInRange(ch: ClickHouseClient, projectId: string, nowMs: number, hidden: string[]) {
+  const month = monthPlayers(nowMs);
+  const listed = hidden.length <= HIDDEN_LISTED;
+  const between = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) =>
+    listed ? `${column} IN {hidden:Array(String)}` : `${column} IN (${month.hidden})`,
+  );
+  const rows = await selectRows(
+    ch,
+    `SELECT ${distinct("id")} AS value FROM (${between.sql})`,
+    { projectId, ...(listed ? { hidden } : {}), ...month.params, ...between.params },
+    { value: "unknown" },
+  );
+  return num(rows[0]?.value);
 }
 
 export type DashboardDistincts = {
@@ -159,8 +182,7 @@ export async function dashboardDistincts(
       WHERE project_id = {projectId:UUID} AND kind = 'session'
         AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       UNION ALL
-      SELECT 'mau' AS metric, '' AS key, ${distinct("id")} AS value
-      FROM (${month.sql})`,
+      ${month.sql}`,
       { ...closed, to: w.to, ...month.params },
       COLUMNS,
     ),
@@ -175,14 +197,17 @@ export async function dashboardDistincts(
       stale.push(r.day);
     }
   }
-  if (stale.length) {
-    for (const [day, players] of await countDays(ch, projectId, stale, dataVersion)) {
-      perDay.set(day, players);
-    }
+  const hidden = live.filter((r) => r.metric === "hidden").map((r) => r.key);
+  const [counted, hiddenMau] = await Promise.all([
+    stale.length ? countDays(ch, projectId, stale, dataVersion) : new Map<string, number>(),
+    hidden.length ? hiddenInRange(ch, projectId, nowMs, hidden) : 0,
+  ]);
+  for (const [day, players] of counted) {
+    perDay.set(day, players);
   }
   perDay.set(w.today, metricValue(live, "today"));
   return {
-    mau: metricValue(live, "mau"),
+    mau: metricValue(live, "mau") + hiddenMau,
     sessions: metricValue(live, "sessions"),
     dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
   };
