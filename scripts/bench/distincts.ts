@@ -7,7 +7,7 @@
 // stored, what the first read after an erasure costs), and the window's distinct sessions alone (part
 // of both reads, unchanged). Medians of ROUNDS; a JSON last line.
 import { createClient } from "@clickhouse/client-web";
-import { dashboardDistincts, playersBetween } from "../../workers/api/analytics/dashboard.js";
+import { dashboardDistincts, monthPlayers, playersBetween } from "../../workers/api/analytics/dashboard.js";
 import { distinct, selectRows } from "../../workers/api/analytics/select.js";
 import { CH_DAILY_ACTORS } from "../../workers/shared/clickhouse.js";
 import { DAY_MS, type Window, windowOf } from "../../workers/shared/window.js";
@@ -53,6 +53,29 @@ function sessionsOnly(ch: Client, projectId: string, w: Window) {
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})`,
     { projectId, from: w.from, to: w.to },
     { value: "unknown" },
+  );
+}
+
+/** mau alone, the former way (distinct players of daily_actors, hours and events) and from player_last_seen. */
+function formerMau(ch: Client, projectId: string, nowMs: number) {
+  const month = playersBetween("m", nowMs - 30 * DAY_MS, nowMs);
+  return selectRows(
+    ch,
+    `SELECT ${distinct("id")} AS value FROM (${month.sql})`,
+    { projectId, ...month.params },
+    {
+      value: "unknown",
+    },
+  );
+}
+
+function newMau(ch: Client, projectId: string, nowMs: number) {
+  const month = monthPlayers(nowMs);
+  return selectRows(
+    ch,
+    month.sql,
+    { projectId, ...month.params },
+    { metric: "string", key: "string", value: "unknown" },
   );
 }
 
@@ -106,6 +129,8 @@ async function main() {
       stored: [] as number[],
       recount: [] as number[],
       sessions: [] as number[],
+      formerMau: [] as number[],
+      newMau: [] as number[],
     };
     let version = 1;
     for (let i = 0; i < ROUNDS; i++) {
@@ -114,6 +139,8 @@ async function main() {
       version++;
       times.recount.push(await timed(() => dashboardDistincts(ch, projectId, w, nowMs, version)));
       times.sessions.push(await timed(() => sessionsOnly(ch, projectId, w)));
+      times.formerMau.push(await timed(() => formerMau(ch, projectId, nowMs)));
+      times.newMau.push(await timed(() => newMau(ch, projectId, nowMs)));
     }
     await ch.close();
     const result = {
@@ -124,12 +151,16 @@ async function main() {
       stored_ms: median(times.stored),
       recount_ms: median(times.recount),
       sessions_ms: median(times.sessions),
+      former_mau_ms: median(times.formerMau),
+      mau_ms: median(times.newMau),
     };
     console.log("\n| statement | median ms |\n|---|---|");
     console.log(`| former (daily_actors for every day and mau) | ${result.former_ms} |`);
     console.log(`| new, closed days stored | ${result.stored_ms} |`);
     console.log(`| new, every closed day recounted and stored | ${result.recount_ms} |`);
     console.log(`| of which: the window's distinct sessions alone | ${result.sessions_ms} |`);
+    console.log(`| mau alone, former (daily_actors, hours, events) | ${result.former_mau_ms} |`);
+    console.log(`| mau alone, player_last_seen | ${result.mau_ms} |`);
     return result;
   });
 }

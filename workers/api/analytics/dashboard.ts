@@ -70,45 +70,44 @@ export function playersBetween(
  * after now − 30 d (an event that was not ahead of the clock when inserted, so not after now), or
  * first_ahead in range (an event that was ahead when inserted). An event in range was either not ahead
  * (then last_past is in range) or ahead (then its row's first_ahead is at most it: in range, or before
- * it): `hidden` lists the players with first_ahead before the range and no row in range, whose events
- * in range, if any, were all ahead when inserted. Usually none; hiddenInRange looks them up. Cost: the
- * rows of the last 31 days' players (the table's TTL), read twice.
+ * it): the only players still in doubt are those with first_ahead before the range (an event sent ahead
+ * more than a month ago), listed as `doubt`. Usually none; doubtInRange looks them up. Cost: one pass
+ * over the rows of the last 31 days' players (the table's TTL).
  */
-function monthPlayers(nowMs: number) {
-  const inRange = `project_id = {projectId:UUID}
-        AND ((last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')})
+export function monthPlayers(nowMs: number) {
+  const inRange = `(last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')})
           OR last_past >= {mfrom:DateTime64(6, 'UTC')}
-          OR (first_ahead >= {mfrom:DateTime64(6, 'UTC')} AND first_ahead <= {mnow:DateTime64(6, 'UTC')}))`;
-  const hidden = `SELECT DISTINCT player FROM ${CH_PLAYER_LAST_SEEN}
-      WHERE project_id = {projectId:UUID} AND first_ahead < {mfrom:DateTime64(6, 'UTC')}
-        AND player NOT IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange})`;
+          OR (first_ahead >= {mfrom:DateTime64(6, 'UTC')} AND first_ahead <= {mnow:DateTime64(6, 'UTC')})`;
+  const doubt = `SELECT DISTINCT player FROM ${CH_PLAYER_LAST_SEEN}
+      WHERE project_id = {projectId:UUID} AND first_ahead < {mfrom:DateTime64(6, 'UTC')}`;
   const sql = `
       SELECT 'mau' AS metric, '' AS key, ${distinct("player")} AS value
-      FROM ${CH_PLAYER_LAST_SEEN} WHERE ${inRange}
+      FROM ${CH_PLAYER_LAST_SEEN} WHERE project_id = {projectId:UUID} AND (${inRange})
       UNION ALL
-      SELECT 'hidden' AS metric, player AS key, 0 AS value FROM (${hidden} LIMIT ${HIDDEN_LISTED + 1})`;
-  return { sql, hidden, params: { mfrom: chTime(nowMs - 30 * DAY_MS), mnow: chTime(nowMs) } };
+      SELECT 'doubt' AS metric, player AS key, 0 AS value FROM (${doubt} LIMIT ${DOUBT_LISTED + 1})`;
+  return { sql, inRange, doubt, params: { mfrom: chTime(nowMs - 30 * DAY_MS), mnow: chTime(nowMs) } };
 }
 
-/** Up to this many hidden players are looked up as a literal list; more, through their subquery. */
-const HIDDEN_LISTED = 500;
+/** Up to this many players in doubt are looked up as a literal list; more, through their subquery. */
+const DOUBT_LISTED = 500;
 
 /**
- * How many of the `hidden` players had an event in the 30 days ending now: their ids looked up in the
- * window's days, hours and partial hours (playersBetween). A literal list lets each primary key, which
- * ends in the id, narrow the read to the granules that may hold them; a longer list than a URL carries
- * well is given as the subquery that found it.
+ * How many of the players in doubt that monthPlayers did not count had an event in the 30 days ending
+ * now: their ids looked up in the window's days, hours and partial hours (playersBetween). A literal
+ * list lets each primary key, which ends in the id, narrow the read to the granules that may hold them;
+ * a longer list than a URL carries well is given as the subquery that found it.
  */
-async function hiddenInRange(ch: ClickHouseClient, projectId: string, nowMs: number, hidden: string[]) {
+async function doubtInRange(ch: ClickHouseClient, projectId: string, nowMs: number, doubt: string[]) {
   const month = monthPlayers(nowMs);
-  const listed = hidden.length <= HIDDEN_LISTED;
-  const between = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) =>
-    listed ? `${column} IN {hidden:Array(String)}` : `${column} IN (${month.hidden})`,
-  );
+  const listed = doubt.length <= DOUBT_LISTED;
+  const set = listed ? "{doubt:Array(String)}" : `(${month.doubt})`;
+  const between = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) => `${column} IN ${set}`);
   const rows = await selectRows(
     ch,
-    `SELECT ${distinct("id")} AS value FROM (${between.sql})`,
-    { projectId, ...(listed ? { hidden } : {}), ...month.params, ...between.params },
+    `SELECT ${distinct("id")} AS value FROM (${between.sql})
+    WHERE id NOT IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN}
+      WHERE project_id = {projectId:UUID} AND player IN ${set} AND (${month.inRange}))`,
+    { projectId, ...(listed ? { doubt } : {}), ...month.params, ...between.params },
     { value: "unknown" },
   );
   return num(rows[0]?.value);
@@ -197,17 +196,17 @@ export async function dashboardDistincts(
       stale.push(r.day);
     }
   }
-  const hidden = live.filter((r) => r.metric === "hidden").map((r) => r.key);
-  const [counted, hiddenMau] = await Promise.all([
+  const doubt = live.filter((r) => r.metric === "doubt").map((r) => r.key);
+  const [counted, doubtMau] = await Promise.all([
     stale.length ? countDays(ch, projectId, stale, dataVersion) : new Map<string, number>(),
-    hidden.length ? hiddenInRange(ch, projectId, nowMs, hidden) : 0,
+    doubt.length ? doubtInRange(ch, projectId, nowMs, doubt) : 0,
   ]);
   for (const [day, players] of counted) {
     perDay.set(day, players);
   }
   perDay.set(w.today, metricValue(live, "today"));
   return {
-    mau: metricValue(live, "mau") + hiddenMau,
+    mau: metricValue(live, "mau") + doubtMau,
     sessions: metricValue(live, "sessions"),
     dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
   };
