@@ -1,11 +1,13 @@
 // dau (the last 24 hours) and mau (the last 30 days) end at the request's now, not at a day's edge: they
 // are put together from whole days (daily_actors), whole hours (hourly_players) and the partial hours at
 // both ends (the events). One player on each side of every edge, minutes clear of it, must land where
-// the reference puts them.
+// the reference puts them. A closed day's player count is stored by the read that computes it: a late
+// batch into that day must be counted by the next read.
 import { beforeAll, expect, it } from "vitest";
 import type { GenEvent } from "../support/analytics-dataset.js";
 import { awayFromMidnight, getData, ingestAll } from "../support/analytics-ingest.js";
 import { refDashboard } from "../support/analytics-reference.js";
+import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 
 const MIN_MS = 60_000;
@@ -53,3 +55,89 @@ it("counts each player on the side of each edge where their event is", async () 
   expect([data.kpis.dau, data.kpis.mau]).toEqual([3, 8]);
   expect(data).toEqual(refDashboard(events, 30, data.kpis.fetchedAt));
 });
+
+const event = (tsUs: number, sessionId: string, playerId: string): GenEvent => ({
+  tsUs,
+  eventName: "session_start",
+  sessionId,
+  playerId,
+  buildId: "",
+  mapId: "",
+  platform: "windows",
+});
+
+/** The closed days whose player count is stored for the project (daily_player_counts). */
+async function storedDays(projectId: string): Promise<string[]> {
+  const rs = await testClickHouse().query({
+    query: `SELECT groupUniqArray(toString(day)) AS days FROM telemetry.daily_player_counts
+      WHERE project_id = {p:UUID}`,
+    query_params: { p: projectId },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ days: string[] }>();
+  return [...(row?.days ?? [])].sort();
+}
+
+it("recounts a stored closed day after a late batch, and counts a session across midnight once", async () => {
+  // The events 4 minutes ahead must stay on today through seeding, ingest and reads.
+  await awayFromMidnight(10);
+  const u = await seedTenant("pro", "Late Batch Studio");
+  const nowMs = Date.now();
+  const todayUs = Math.floor(nowMs / DAY_MS) * DAY_MS * 1000;
+  const dayUs = DAY_MS * 1000;
+  const first = [
+    event(todayUs - 3 * dayUs + 5 * 3_600_000_000, "s-early", "early"),
+    // One session on both sides of a midnight: a row on each day, one session in the window.
+    event(todayUs - 2 * dayUs - 120_000_000, "s-night", "owl"),
+    event(todayUs - 2 * dayUs + 120_000_000, "s-night", "owl"),
+    // The last microsecond of a day and the first of the next.
+    event(todayUs - dayUs - 1, "s-edge-1", "edge-last"),
+    event(todayUs - dayUs, "s-edge-2", "edge-first"),
+    // An anonymous player: the session is the player.
+    event(todayUs - dayUs + 3_600_000_000, "s-anon", ""),
+    // A player whose latest event is ahead of now (the SDKs may send up to 48 h ahead) still counts in
+    // mau through their event 10 days ago; one with only an event ahead does not.
+    event((nowMs - 10 * DAY_MS) * 1000, "s-ahead-1", "ahead"),
+    event((nowMs + 4 * MIN_MS) * 1000, "s-ahead-2", "ahead"),
+    event((nowMs + 4 * MIN_MS) * 1000, "s-ahead-only", "only-ahead"),
+    // Both events ahead when inserted; by the read, the first is past and the second still ahead.
+    event((nowMs + 45_000) * 1000, "s-hidden", "hidden"),
+    event((nowMs + 4 * MIN_MS) * 1000, "s-hidden", "hidden"),
+    event((nowMs - 2 * MIN_MS) * 1000, "s-now", "now"),
+  ];
+  await ingestAll(u, first);
+  // The condition is the clock passing the hidden player's first event.
+  while (Date.now() <= nowMs + 46_000) {
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const before = await getData<{ kpis: { fetchedAt: number; mau: number; sessions: number } }>(
+    u,
+    "/dashboard?days=30",
+  );
+  expect(before).toEqual(refDashboard(first, 30, before.kpis.fetchedAt));
+  expect([before.kpis.mau, before.kpis.sessions]).toEqual([8, 10]);
+  // Every closed day with events is stored now, and answered from there by the next read.
+  const closed = [
+    ...new Set(
+      first.filter((e) => e.tsUs < todayUs).map((e) => new Date(e.tsUs / 1000).toISOString().slice(0, 10)),
+    ),
+  ].sort();
+  expect(await storedDays(u.projectId)).toEqual(closed);
+  const again = await getData<{ kpis: { fetchedAt: number } }>(u, "/dashboard?days=30");
+  expect(again).toEqual(refDashboard(first, 30, again.kpis.fetchedAt));
+
+  // Late events into stored days: a new player, and a player the day already counts.
+  const late = [
+    event(todayUs - 3 * dayUs + 7 * 3_600_000_000, "s-late", "late"),
+    event(todayUs - 3 * dayUs + 8 * 3_600_000_000, "s-early", "early"),
+    event(todayUs - 2 * dayUs + 3_600_000_000, "s-night", "owl"),
+  ];
+  await ingestAll(u, late);
+  const after = await getData<{ kpis: { fetchedAt: number }; dailyActiveUsers: Array<{ count: number }> }>(
+    u,
+    "/dashboard?days=30",
+  );
+  expect(after).toEqual(refDashboard([...first, ...late], 30, after.kpis.fetchedAt));
+  // Three days ago: early, owl before midnight, and late.
+  expect(after.dailyActiveUsers.at(-4)?.count).toBe(3);
+}, 600_000);

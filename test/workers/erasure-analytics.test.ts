@@ -39,7 +39,7 @@ function erasedBy(playerId: string, events: GenEvent[]): (e: GenEvent) => boolea
 }
 
 async function rollupRows(
-  table: "daily_actors" | "hourly_players" | "funnel_events" | "player_days",
+  table: "daily_actors" | "hourly_players" | "funnel_events" | "player_days" | "player_last_seen",
   column: string,
   ids: string[],
 ) {
@@ -49,6 +49,17 @@ async function rollupRows(
   const rs = await testClickHouse().query({
     query: `SELECT count() AS n FROM telemetry.${table} WHERE project_id = {p:UUID} AND ${column} IN ${match}`,
     query_params: { p: t.projectId, ids },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ n: string | number }>();
+  return Number(row?.n ?? 0);
+}
+
+/** The closed days whose player count the dashboard has stored for the project. */
+async function storedDayCounts() {
+  const rs = await testClickHouse().query({
+    query: "SELECT uniqExact(day) AS n FROM telemetry.daily_player_counts WHERE project_id = {p:UUID}",
+    query_params: { p: t.projectId },
     format: "JSONEachRow",
   });
   const [row] = await rs.json<{ n: string | number }>();
@@ -70,8 +81,11 @@ beforeAll(async () => {
   kept = ds.events.filter((e) => !erased(e));
   expect(ds.events.length - kept.length).toBeGreaterThan(10);
 
-  // Warm the builds cache before the erasure: the check below reads past it with fresh=1.
+  // Warm the builds cache before the erasure: the check below reads past it with fresh=1. The dashboard
+  // stores every closed day's player count at the old data version: the reads below must not trust them.
   await getData(t, "/builds?days=30");
+  await getData(t, "/dashboard?days=90");
+  expect(await storedDayCounts()).toBeGreaterThan(20);
   const res = await api(
     `/v1/projects/${t.projectId}/erasures`,
     { key: t.keys.full.key },
@@ -92,6 +106,8 @@ beforeAll(async () => {
     "telemetry.cell_samples",
     "telemetry.funnel_events",
     "telemetry.player_days",
+    "telemetry.daily_players",
+    "telemetry.player_last_seen",
     // Rebuilt for the player's days from the events left (workers/api/erasure/rollups.ts).
     "telemetry.heatmap_cells",
     "telemetry.alert_cells",
@@ -143,6 +159,14 @@ describe("after a player's erasure, every analytics read equals the reference wi
         "SELECT uniqExact(cityHash64(player), toDate(timestamp)), min(toDate(timestamp)), max(toDate(timestamp)) FROM telemetry.events WHERE project_id = {p:UUID}",
       ),
     );
+    expect(await rollupRows("player_last_seen", "player", [victim, ...sessions])).toBe(0);
+    const rs = await testClickHouse().query({
+      query: `SELECT count() AS n FROM telemetry.daily_players
+        WHERE project_id = {p:UUID} AND player IN (SELECT arrayJoin(arrayMap(s -> cityHash64(s), {ids:Array(String)})))`,
+      query_params: { p: t.projectId, ids: [victim, ...sessions] },
+      format: "JSONEachRow",
+    });
+    expect(Number((await rs.json<{ n: string | number }>())[0]?.n)).toBe(0);
   });
 
   // Each day-keyed rollup must hold exactly what a fresh build from the remaining events holds: sums

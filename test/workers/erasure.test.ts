@@ -116,6 +116,8 @@ describe("player erasure", () => {
       "telemetry.cell_samples",
       "telemetry.funnel_events",
       "telemetry.player_days",
+      "telemetry.daily_players",
+      "telemetry.player_last_seen",
       "telemetry.heatmap_cells",
       "telemetry.alert_cells",
       "telemetry.daily_events",

@@ -101,6 +101,14 @@ const CASES: Case[] = [
   // The per-player tables of funnels and retention (0008) hold every project's player hashes.
   { name: "funnel_events", sql: "SELECT * FROM funnel_events", outcome: "refused" },
   { name: "telemetry.player_days", sql: "SELECT player_hash FROM telemetry.player_days", outcome: "refused" },
+  // The dashboard's tables of 0007: player hashes per day, stored counts, each player's latest event.
+  { name: "rollup daily_players", sql: "SELECT * FROM daily_players", outcome: "refused" },
+  {
+    name: "rollup daily_player_counts",
+    sql: "SELECT * FROM telemetry.daily_player_counts",
+    outcome: "refused",
+  },
+  { name: "rollup player_last_seen", sql: "SELECT * FROM player_last_seen", outcome: "refused" },
   { name: "hourly players", sql: "SELECT id FROM telemetry.hourly_players", outcome: "refused" },
   {
     name: "rollup source view, every project",

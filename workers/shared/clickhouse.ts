@@ -24,6 +24,11 @@ export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
 // and player hash, and the (player hash, day) pairs. Both hold player hashes (erasure steps delete from them).
 export const CH_FUNNEL_EVENTS = `${CH_DB}.funnel_events`;
 export const CH_PLAYER_DAYS = `${CH_DB}.player_days`;
+// The dashboard's distinct counts (0007_dashboard_distincts.sql): players per day by hash with the
+// day's event total, the stored counts of closed days, and each player's latest event.
+export const CH_DAILY_PLAYERS = `${CH_DB}.daily_players`;
+export const CH_DAILY_PLAYER_COUNTS = `${CH_DB}.daily_player_counts`;
+export const CH_PLAYER_LAST_SEEN = `${CH_DB}.player_last_seen`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 

@@ -1,5 +1,13 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DAILY_ACTORS, CH_DAILY_EVENTS, CH_EVENTS, CH_HOURLY_PLAYERS } from "../../shared/clickhouse.js";
+import {
+  CH_DAILY_ACTORS,
+  CH_DAILY_EVENTS,
+  CH_DAILY_PLAYER_COUNTS,
+  CH_DAILY_PLAYERS,
+  CH_EVENTS,
+  CH_HOURLY_PLAYERS,
+  CH_PLAYER_LAST_SEEN,
+} from "../../shared/clickhouse.js";
 import { chTime, DAY_MS, type Window } from "../../shared/window.js";
 import { byText, distinct, num, type RowOf, selectRows } from "./select.js";
 
@@ -16,8 +24,15 @@ const HOUR_MS = 3_600_000;
  * sources: whole UTC days from daily_actors, whole hours from hourly_players (which keeps 32 days), and
  * the partial hours at both ends from the events. Parameters are named after `p` so that two ranges can
  * share a statement. A rolling 24 hours or 30 days thus reads at most two hours of events, not two days.
+ * `only`, a condition on an id column, narrows every part to some players (the primary keys end in the
+ * id, so a short list reads a few granules per day or hour).
  */
-function playersBetween(p: string, fromMs: number, toMs: number) {
+export function playersBetween(
+  p: string,
+  fromMs: number,
+  toMs: number,
+  only: (column: string) => string = () => "1",
+) {
   const t = (name: string) => `{${p}${name}:DateTime64(6, 'UTC')}`;
   const firstHour = Math.ceil(fromMs / HOUR_MS) * HOUR_MS;
   const lastHour = Math.floor(toMs / HOUR_MS) * HOUR_MS;
@@ -35,15 +50,67 @@ function playersBetween(p: string, fromMs: number, toMs: number) {
   const sql = `
       SELECT id FROM ${CH_DAILY_ACTORS}
       WHERE project_id = {projectId:UUID} AND kind = 'player' AND day >= toDate(${t("d0")}) AND day < toDate(${t("d1")})
+        AND ${only("id")}
       UNION ALL
       SELECT id FROM ${CH_HOURLY_PLAYERS}
       WHERE project_id = {projectId:UUID}
         AND ((hour >= ${t("h0")} AND hour < ${t("h1")}) OR (hour >= ${t("h2")} AND hour < ${t("h3")}))
+        AND ${only("id")}
       UNION ALL
       SELECT player AS id FROM ${CH_EVENTS}
       WHERE project_id = {projectId:UUID}
-        AND ((timestamp >= ${t("r0")} AND timestamp < ${t("r1")}) OR (timestamp >= ${t("r2")} AND timestamp <= ${t("r3")}))`;
+        AND ((timestamp >= ${t("r0")} AND timestamp < ${t("r1")}) OR (timestamp >= ${t("r2")} AND timestamp <= ${t("r3")}))
+        AND ${only("player")}`;
   return { sql, params };
+}
+
+/**
+ * The players of the 30 days ending now (mau), from player_last_seen: a player counts when one of their
+ * rows has last_seen in [now − 30 d, now] (each is the time of one of their events), last_past at or
+ * after now − 30 d (an event that was not ahead of the clock when inserted, so not after now), or
+ * first_ahead in range (an event that was ahead when inserted). An event in range was either not ahead
+ * (then last_past is in range) or ahead (then its row's first_ahead is at most it: in range, or before
+ * it): the only players still in doubt are those with first_ahead before the range (an event sent ahead
+ * more than a month ago), listed as `doubt`. Usually none; doubtInRange looks them up. Cost: one pass
+ * over the rows of the last 31 days' players (the table's TTL).
+ */
+export function monthPlayers(nowMs: number) {
+  const inRange = `(last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')})
+          OR last_past >= {mfrom:DateTime64(6, 'UTC')}
+          OR (first_ahead >= {mfrom:DateTime64(6, 'UTC')} AND first_ahead <= {mnow:DateTime64(6, 'UTC')})`;
+  const doubt = `SELECT DISTINCT player FROM ${CH_PLAYER_LAST_SEEN}
+      WHERE project_id = {projectId:UUID} AND first_ahead < {mfrom:DateTime64(6, 'UTC')}`;
+  const sql = `
+      SELECT 'mau' AS metric, '' AS key, ${distinct("player")} AS value
+      FROM ${CH_PLAYER_LAST_SEEN} WHERE project_id = {projectId:UUID} AND (${inRange})
+      UNION ALL
+      SELECT 'doubt' AS metric, player AS key, 0 AS value FROM (${doubt} LIMIT ${DOUBT_LISTED + 1})`;
+  return { sql, inRange, doubt, params: { mfrom: chTime(nowMs - 30 * DAY_MS), mnow: chTime(nowMs) } };
+}
+
+/** Up to this many players in doubt are looked up as a literal list; more, through their subquery. */
+const DOUBT_LISTED = 500;
+
+/**
+ * How many of the players in doubt that monthPlayers did not count had an event in the 30 days ending
+ * now: their ids looked up in the window's days, hours and partial hours (playersBetween). A literal
+ * list lets each primary key, which ends in the id, narrow the read to the granules that may hold them;
+ * a longer list than a URL carries well is given as the subquery that found it.
+ */
+async function doubtInRange(ch: ClickHouseClient, projectId: string, nowMs: number, doubt: string[]) {
+  const month = monthPlayers(nowMs);
+  const listed = doubt.length <= DOUBT_LISTED;
+  const set = listed ? "{doubt:Array(String)}" : `(${month.doubt})`;
+  const between = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) => `${column} IN ${set}`);
+  const rows = await selectRows(
+    ch,
+    `SELECT ${distinct("id")} AS value FROM (${between.sql})
+    WHERE id NOT IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN}
+      WHERE project_id = {projectId:UUID} AND player IN ${set} AND (${month.inRange}))`,
+    { projectId, ...(listed ? { doubt } : {}), ...month.params, ...between.params },
+    { value: "unknown" },
+  );
+  return num(rows[0]?.value);
 }
 
 export type DashboardDistincts = {
@@ -52,43 +119,137 @@ export type DashboardDistincts = {
   dailyActiveUsers: Array<{ date: string; count: number }>;
 };
 
+const STAMP_COLUMNS = {
+  day: "string",
+  total: "unknown",
+  players: "unknown",
+  events: "unknown",
+  version: "unknown",
+} as const;
+
 /**
- * The distinct counts over whole days come from telemetry.daily_actors (one row per project, day and
- * player or session), a few rows per player and day instead of every event: players per day and
- * sessions of the window. mau is the last 30 days ending now (playersBetween).
+ * Players per day, sessions of the window and mau. A closed UTC day's player count is stored
+ * (daily_player_counts) with the stamps it was computed at: the day's event total in daily_players and
+ * the project's data_version. A late batch strictly raises the total; an erasure deletes the player's
+ * rows and then bumps the version: a stored count whose stamps both match counts exactly the rows there
+ * are now. Stale or missing days are recomputed in one statement and stored; today is always counted
+ * from its own rows. The sessions of the window are distinct over the window's session rows in
+ * daily_actors: a row per session and day it has events on, so the cost follows the window's sessions
+ * (a session across midnight is two rows, counted once). mau: monthPlayers.
  */
 export async function dashboardDistincts(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,
   nowMs: number,
+  dataVersion = 0,
 ): Promise<DashboardDistincts> {
-  const month = playersBetween("m", nowMs - 30 * DAY_MS, nowMs);
+  const month = monthPlayers(nowMs);
+  const closed = { projectId, from: w.from, today: `${w.today} 00:00:00.000000` };
+  const [stamps, live] = await Promise.all([
+    // A row per part and day of daily_players' `totals` projection, and the stored counts: a few rows a day.
+    selectRows(
+      ch,
+      `
+      SELECT toString(t.day) AS day, t.total AS total, s.players AS players, s.events AS events, s.version AS version
+      FROM (
+        SELECT day, sum(events) AS total FROM ${CH_DAILY_PLAYERS}
+        WHERE project_id = {projectId:UUID}
+          AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({today:DateTime64(6, 'UTC')})
+        GROUP BY day
+      ) AS t
+      LEFT JOIN (
+        SELECT day, argMax(players, computed_at) AS players, argMax(events, computed_at) AS events,
+          argMax(data_version, computed_at) AS version
+        FROM ${CH_DAILY_PLAYER_COUNTS}
+        WHERE project_id = {projectId:UUID}
+          AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({today:DateTime64(6, 'UTC')})
+        GROUP BY day
+      ) AS s USING (day)`,
+      closed,
+      STAMP_COLUMNS,
+    ),
+    selectRows(
+      ch,
+      `
+      SELECT 'today' AS metric, '' AS key, uniqExact(player) AS value
+      FROM ${CH_DAILY_PLAYERS}
+      WHERE project_id = {projectId:UUID} AND day = toDate({today:DateTime64(6, 'UTC')})
+      UNION ALL
+      SELECT 'sessions' AS metric, '' AS key, ${distinct("id")} AS value
+      FROM ${CH_DAILY_ACTORS}
+      WHERE project_id = {projectId:UUID} AND kind = 'session'
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+      UNION ALL
+      ${month.sql}`,
+      { ...closed, to: w.to, ...month.params },
+      COLUMNS,
+    ),
+  ]);
+  const perDay = new Map<string, number>();
+  const stale: string[] = [];
+  for (const r of stamps) {
+    const total = num(r.total);
+    if (total > 0 && num(r.events) === total && num(r.version) === dataVersion) {
+      perDay.set(r.day, num(r.players));
+    } else if (total > 0) {
+      stale.push(r.day);
+    }
+  }
+  const doubt = live.filter((r) => r.metric === "doubt").map((r) => r.key);
+  const [counted, doubtMau] = await Promise.all([
+    stale.length ? countDays(ch, projectId, stale, dataVersion) : new Map<string, number>(),
+    doubt.length ? doubtInRange(ch, projectId, nowMs, doubt) : 0,
+  ]);
+  for (const [day, players] of counted) {
+    perDay.set(day, players);
+  }
+  perDay.set(w.today, metricValue(live, "today"));
+  return {
+    mau: metricValue(live, "mau") + doubtMau,
+    sessions: metricValue(live, "sessions"),
+    dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
+  };
+}
+
+/**
+ * Counts the players of closed days from daily_players and stores each count with the event total the
+ * same SELECT read (one snapshot of the parts, so the stamp describes exactly the rows counted). A store
+ * that fails leaves the day to be recomputed by the next read; the counts already computed stand.
+ */
+async function countDays(
+  ch: ClickHouseClient,
+  projectId: string,
+  days: string[],
+  dataVersion: number,
+): Promise<Map<string, number>> {
   const rows = await selectRows(
     ch,
     `
-    SELECT 'day' AS metric, toString(day) AS key, ${distinct("id")} AS value
-    FROM ${CH_DAILY_ACTORS}
-    WHERE project_id = {projectId:UUID} AND kind = 'player'
-      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-    GROUP BY day
-    UNION ALL
-    SELECT 'sessions' AS metric, '' AS key, ${distinct("id")} AS value
-    FROM ${CH_DAILY_ACTORS}
-    WHERE project_id = {projectId:UUID} AND kind = 'session'
-      AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-    UNION ALL
-    SELECT 'mau' AS metric, '' AS key, ${distinct("id")} AS value
-    FROM (${month.sql})`,
-    { projectId, from: w.from, to: w.to, ...month.params },
-    COLUMNS,
+    SELECT toString(day) AS date, uniqExact(player) AS players, sum(events) AS events
+    FROM ${CH_DAILY_PLAYERS}
+    WHERE project_id = {projectId:UUID} AND day IN {days:Array(Date)}
+    GROUP BY day`,
+    { projectId, days },
+    // `date`, not `day`: an alias would shadow the column in WHERE.
+    { date: "string", players: "unknown", events: "unknown" },
   );
-  const perDay = new Map(rows.filter((r) => r.metric === "day").map((r) => [r.key, num(r.value)]));
-  return {
-    mau: metricValue(rows, "mau"),
-    sessions: metricValue(rows, "sessions"),
-    dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
-  };
+  const computedAt = chTime(Date.now()).slice(0, 23);
+  await ch
+    .insert({
+      table: CH_DAILY_PLAYER_COUNTS,
+      values: rows.map((r) => ({
+        project_id: projectId,
+        day: r.date,
+        players: num(r.players),
+        events: num(r.events),
+        data_version: dataVersion,
+        computed_at: computedAt,
+      })),
+      format: "JSONEachRow",
+    })
+    .catch(() => {});
+  return new Map(rows.map((r) => [r.date, num(r.players)]));
 }
 
 export type DashboardTotals = {

@@ -2,10 +2,12 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
   CH_CELL_SAMPLES,
   CH_DAILY_ACTORS,
+  CH_DAILY_PLAYERS,
   CH_EVENTS,
   CH_FUNNEL_EVENTS,
   CH_HOURLY_PLAYERS,
   CH_PLAYER_DAYS,
+  CH_PLAYER_LAST_SEEN,
 } from "../../shared/clickhouse.js";
 
 /**
@@ -36,8 +38,10 @@ const PLAYER_HASHES = `project_id = {project:UUID} AND player_hash IN
  * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql): the player's daily player
  * rows (their own and those of the anonymous players of their identified sessions), and the session
  * rows of sessions left without any event; and
- * their hourly rows (0004_rollups.sql); their copies in the cell samples (0005_cell_samples.sql); and
- * their funnel events and player-days (0008_funnel_retention.sql).
+ * their hourly rows (0004_rollups.sql); their copies in the cell samples (0005_cell_samples.sql); their
+ * per-day rows (by hash) and latest-event rows (0007_dashboard_distincts.sql; the stored closed-day
+ * counts hold no identifier: the data_version bump after the erasure makes every read recompute them);
+ * and their funnel events and player-days (0008_funnel_retention.sql).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS },
@@ -54,6 +58,16 @@ export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_CELL_SAMPLES, where: PLAYER_EVENTS },
   { table: CH_FUNNEL_EVENTS, where: PLAYER_HASHES },
   { table: CH_PLAYER_DAYS, where: PLAYER_HASHES },
+  {
+    table: CH_DAILY_PLAYERS,
+    where: `project_id = {project:UUID} AND (player = cityHash64({player:String})
+      OR has(arrayMap(s -> cityHash64(s), {identified:Array(String)}), player))`,
+  },
+  {
+    table: CH_PLAYER_LAST_SEEN,
+    where:
+      "project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})",
+  },
 ];
 
 export type Bound = {

@@ -22,7 +22,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const fetchedAt = Date.now();
     const w = windowOf(Number(c.req.valid("query").days), fetchedAt);
     const [distincts, totals] = await Promise.all([
-      dashboardDistincts(c.get("ch"), project.id, w, fetchedAt),
+      dashboardDistincts(c.get("ch"), project.id, w, fetchedAt, project.dataVersion),
       dashboardTotals(c.get("ch"), project.id, w, fetchedAt),
     ]);
     const kpis = {
