@@ -293,7 +293,7 @@ async function main() {
     const result = {
       accept_events_per_s: Math.round(sent.acceptedEvents / (sent.ms / 1000)),
       end_to_end_events_per_s: Math.round(sent.acceptedEvents / (endToEndMs / 1000)),
-      limit_events_per_s: Math.round(ceiling.events / (ceiling.ms / 1000)),
+      limit_events_per_s: ceiling.events ? Math.round(ceiling.events / (ceiling.ms / 1000)) : 0,
       lost: Math.max(0, sent.acceptedEvents - distinct),
       duplicated: Math.max(0, rowsInserted - distinct),
       ...(fresh
