@@ -176,8 +176,12 @@ async function freshness(
             acceptedAt.set(tag, Date.now());
           }
         },
-        () => {
-          answers["connection closed"] = (answers["connection closed"] ?? 0) + 1;
+        (err: unknown) => {
+          // The socket error's code tells a keep-alive race (the server closed an idle connection as
+          // the client reused it: UND_ERR_SOCKET) from a refused or reset connection.
+          const cause = (err as { cause?: { code?: string } }).cause?.code ?? "no answer";
+          const label = `connection closed (${cause})`;
+          answers[label] = (answers[label] ?? 0) + 1;
         },
       ),
     );
