@@ -2,8 +2,9 @@ import { loadavg } from "node:os";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { INSERT_ROWS, insertRows } from "../../workers/ingest/consumer/events.js";
-import { appendRows, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
+import { appendRows, INSERT_COLUMNS, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { insertBinary } from "../../workers/shared/clickhouse.js";
 import type { Config } from "../../workers/shared/config.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { makeSdkBatch, type RealisticBatch } from "./generate-batch.js";
@@ -87,7 +88,10 @@ async function send(all: RealisticBatch[], key: string): Promise<SendResult> {
  * inserted straight into telemetry.events (every view on) in INSERT_ROWS slices, LIMIT_PARALLEL at a
  * time: everything the pipeline does minus the Workers, the queue and the presence checks.
  */
-async function engineCeiling(config: Config, all: RealisticBatch[]): Promise<{ events: number; ms: number }> {
+async function engineCeiling(
+  config: Config,
+  all: RealisticBatch[],
+): Promise<{ events: number; ms: number; plainMs: number }> {
   const projectId = crypto.randomUUID();
   const sinks: RowSink[] = [];
   let sink = new RowSink();
@@ -116,16 +120,23 @@ async function engineCeiling(config: Config, all: RealisticBatch[]): Promise<{ e
     sinks.push(sink);
     events += rows;
   }
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: LIMIT_PARALLEL }, async () => {
-      while (next < sinks.length) {
-        await insertRows(config, sinks[next++] as RowSink);
-      }
-    }),
-  );
-  return { events, ms: performance.now() - started };
+  const timed = async (insert: (sink: RowSink) => Promise<void>) => {
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: LIMIT_PARALLEL }, async () => {
+        while (next < sinks.length) {
+          await insert(sinks[next++] as RowSink);
+        }
+      }),
+    );
+    return performance.now() - started;
+  };
+  const ms = await timed((sink) => insertRows(config, sink));
+  // The same rows into a copy of the table without its views: what the views cost the engine.
+  const plain = `INSERT INTO telemetry.bench_events_plain (${INSERT_COLUMNS.join(", ")}) FORMAT RowBinary`;
+  const plainMs = await timed((sink) => insertBinary(config, plain, sink.buf.subarray(0, sink.len)));
+  return { events, ms, plainMs };
 }
 
 type Answers = Record<string, number>;
@@ -233,6 +244,7 @@ async function main() {
     await sql(
       "CREATE MATERIALIZED VIEW telemetry.bench_seen_mv TO telemetry.bench_seen AS SELECT sdk_version, now64(3) AS seen_at FROM telemetry.events WHERE sdk_name = 'bench' GROUP BY sdk_version",
     );
+    await sql("CREATE TABLE telemetry.bench_events_plain AS telemetry.events");
     const { projectId, key } = await seed(stack.databaseUrl);
     const genStart = performance.now();
     const all = batches(Date.now() * 1000);
@@ -298,6 +310,9 @@ async function main() {
       accept_events_per_s: Math.round(sent.acceptedEvents / (sent.ms / 1000)),
       end_to_end_events_per_s: Math.round(sent.acceptedEvents / (endToEndMs / 1000)),
       limit_events_per_s: ceiling.events ? Math.round(ceiling.events / (ceiling.ms / 1000)) : 0,
+      limit_without_views_events_per_s: ceiling.events
+        ? Math.round(ceiling.events / (ceiling.plainMs / 1000))
+        : 0,
       lost: Math.max(0, sent.acceptedEvents - distinct),
       duplicated: Math.max(0, rowsInserted - distinct),
       ...(fresh
@@ -324,6 +339,7 @@ async function main() {
         "engine ceiling events/s (same rows, RowBinary, views on)",
         `${result.limit_events_per_s} (${ceiling.events} rows, ${LIMIT_PARALLEL} inserts in flight)`,
       ],
+      ["same rows into the table without views, events/s", String(result.limit_without_views_events_per_s)],
       ...(fresh
         ? ([
             [
