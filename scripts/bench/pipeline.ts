@@ -1,7 +1,11 @@
 import { loadavg } from "node:os";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { INSERT_ROWS, insertRows } from "../../workers/ingest/consumer/events.js";
+import { appendRows, INSERT_COLUMNS, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { insertBinary } from "../../workers/shared/clickhouse.js";
+import type { Config } from "../../workers/shared/config.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { makeSdkBatch, type RealisticBatch } from "./generate-batch.js";
 import { withBenchStack } from "./stack.js";
@@ -10,6 +14,12 @@ const BATCHES = Number(process.env.BENCH_PIPELINE_BATCHES ?? 1000);
 const EVENTS = Number(process.env.BENCH_PIPELINE_EVENTS ?? 1500);
 const CONCURRENCY = Number(process.env.BENCH_PIPELINE_CONCURRENCY ?? 8);
 const PORT = Number(process.env.BENCH_PIPELINE_PORT ?? 8799);
+/** Open-loop freshness run: offered events/s (0: none), for this long, in batches of FRESH_EVENTS. */
+const RATE = Number(process.env.BENCH_PIPELINE_RATE ?? 0);
+const RATE_SECONDS = Number(process.env.BENCH_PIPELINE_RATE_S ?? 30);
+const FRESH_EVENTS = 1000;
+/** Inserts in flight in the engine's ceiling run (the consumer's own limit per invocation is 3). */
+const LIMIT_PARALLEL = Number(process.env.BENCH_PIPELINE_LIMIT_PARALLEL ?? 3);
 const DRAIN_TIMEOUT_MS = Number(process.env.BENCH_PIPELINE_DRAIN_TIMEOUT_S ?? 300) * 1000;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
 
@@ -73,6 +83,148 @@ async function send(all: RealisticBatch[], key: string): Promise<SendResult> {
   return { accepted, acceptedEvents, retries, ms: performance.now() - started };
 }
 
+/**
+ * The engine's own ceiling: the same batches' rows, built by the consumer's own code (RowBinary),
+ * inserted straight into telemetry.events (every view on) in INSERT_ROWS slices, LIMIT_PARALLEL at a
+ * time: everything the pipeline does minus the Workers, the queue and the presence checks.
+ */
+async function engineCeiling(
+  config: Config,
+  all: RealisticBatch[],
+): Promise<{ events: number; ms: number; plainMs: number }> {
+  const projectId = crypto.randomUUID();
+  const sinks: RowSink[] = [];
+  let sink = new RowSink();
+  let rows = 0;
+  let events = 0;
+  for (const [i, b] of all.entries()) {
+    const header = {
+      v: 1 as const,
+      projectId,
+      tenantId: projectId,
+      batchKey: `ceiling-${i}`,
+      receivedAt: Date.now(),
+      encoding: "identity" as const,
+      eventCount: b.eventCount,
+      sdkVersion: "ue5/0.1.13",
+    };
+    rows += appendRows(sink, header, b.batch).rows;
+    if (rows >= INSERT_ROWS) {
+      sinks.push(sink);
+      events += rows;
+      sink = new RowSink();
+      rows = 0;
+    }
+  }
+  if (rows) {
+    sinks.push(sink);
+    events += rows;
+  }
+  const timed = async (insert: (sink: RowSink) => Promise<void>) => {
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: LIMIT_PARALLEL }, async () => {
+        while (next < sinks.length) {
+          await insert(sinks[next++] as RowSink);
+        }
+      }),
+    );
+    return performance.now() - started;
+  };
+  const ms = await timed((sink) => insertRows(config, sink));
+  // The same rows into a copy of the table without its views: what the views cost the engine.
+  const plain = `INSERT INTO telemetry.bench_events_plain (${INSERT_COLUMNS.join(", ")}) FORMAT RowBinary`;
+  const plainMs = await timed((sink) => insertBinary(config, plain, sink.buf.subarray(0, sink.len)));
+  return { events, ms, plainMs };
+}
+
+type Answers = Record<string, number>;
+
+/**
+ * Open loop at RATE events/s for RATE_SECONDS: a FRESH_EVENTS batch is sent on schedule whether or not
+ * earlier ones were answered, as players' SDKs do. Each batch names itself in X-SDK-Version, so a view
+ * can stamp when its rows reached telemetry.events; freshness is that stamp minus the 202.
+ */
+async function freshness(
+  key: string,
+  sql: (q: string) => Promise<string>,
+): Promise<{ answers: Answers; p50: number; p99: number; unseen: number; sent: number }> {
+  const perSecond = RATE / FRESH_EVENTS;
+  const count = Math.max(1, Math.round(perSecond * RATE_SECONDS));
+  const nowUs = Date.now() * 1000;
+  const all = Array.from({ length: count }, (_, i) => makeSdkBatch(50_000 + i, nowUs, FRESH_EVENTS));
+  const answers: Answers = {};
+  const acceptedAt = new Map<string, number>();
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (const [i, b] of all.entries()) {
+    const due = started + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 0) {
+      await new Promise((r) => setTimeout(r, wait));
+    }
+    const tag = `fresh-${i}`;
+    inFlight.push(
+      fetch(`${ORIGIN}/v1/events`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/x-protobuf",
+          "Content-Encoding": "gzip",
+          "X-API-Key": key,
+          "X-SDK-Version": `bench/${tag}`,
+        },
+        body: b.gzipped,
+      }).then(
+        async (res) => {
+          await res.arrayBuffer();
+          const label =
+            res.status === 202 || !(res.status === 429 || res.status === 503)
+              ? String(res.status)
+              : `${res.status}${res.headers.has("retry-after") ? " + Retry-After" : " without Retry-After"}`;
+          answers[label] = (answers[label] ?? 0) + 1;
+          if (res.status === 202) {
+            acceptedAt.set(tag, Date.now());
+          }
+        },
+        (err: unknown) => {
+          // The socket error's code tells a keep-alive race (the server closed an idle connection as
+          // the client reused it: UND_ERR_SOCKET) from a refused or reset connection.
+          const cause = (err as { cause?: { code?: string } }).cause?.code ?? "no answer";
+          const label = `connection closed (${cause})`;
+          answers[label] = (answers[label] ?? 0) + 1;
+        },
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+  const seen = async () =>
+    new Map(
+      (
+        await sql(
+          "SELECT sdk_version, toUnixTimestamp64Milli(min(seen_at)) FROM telemetry.bench_seen GROUP BY sdk_version FORMAT TSV",
+        )
+      )
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split("\t"))
+        .map(([tag, at]) => [tag as string, Number(at)]),
+    );
+  let stamps = await seen();
+  const deadline = performance.now() + 120_000;
+  while ([...acceptedAt.keys()].some((t) => !stamps.has(t)) && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    stamps = await seen();
+  }
+  const lags = [...acceptedAt]
+    .filter(([t]) => stamps.has(t))
+    .map(([t, at]) => Math.max(0, (stamps.get(t) as number) - at))
+    .sort((a, b) => a - b);
+  const pct = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? 0;
+  return { answers, p50: pct(0.5), p99: pct(0.99), unseen: acceptedAt.size - lags.length, sent: count };
+}
+
 async function main() {
   return withBenchStack("pipeline", async ({ stack, serve }) => {
     const ch = stack.clickhouse;
@@ -85,6 +237,14 @@ async function main() {
     await sql(
       "CREATE MATERIALIZED VIEW telemetry.bench_inserted_mv TO telemetry.bench_inserted AS SELECT batch_id, count() AS rows FROM telemetry.events GROUP BY batch_id",
     );
+    // When a freshness batch's rows reached telemetry.events (a view runs inside the insert).
+    await sql(
+      "CREATE TABLE telemetry.bench_seen (sdk_version String, seen_at DateTime64(3)) ENGINE = MergeTree ORDER BY sdk_version",
+    );
+    await sql(
+      "CREATE MATERIALIZED VIEW telemetry.bench_seen_mv TO telemetry.bench_seen AS SELECT sdk_version, now64(3) AS seen_at FROM telemetry.events WHERE sdk_name = 'bench' GROUP BY sdk_version",
+    );
+    await sql("CREATE TABLE telemetry.bench_events_plain AS telemetry.events");
     const { projectId, key } = await seed(stack.databaseUrl);
     const genStart = performance.now();
     const all = batches(Date.now() * 1000);
@@ -139,11 +299,31 @@ async function main() {
       .split("\t")
       .map(Number);
     const endToEndMs = drainedAt - started;
+    const config = {
+      CLICKHOUSE_URL: ch.url,
+      CLICKHOUSE_USER: ch.user,
+      CLICKHOUSE_PASSWORD: ch.password,
+    } as Config;
+    const ceiling = await engineCeiling(config, all);
+    const fresh = RATE > 0 ? await freshness(key, (q) => sql(q)) : undefined;
     const result = {
       accept_events_per_s: Math.round(sent.acceptedEvents / (sent.ms / 1000)),
       end_to_end_events_per_s: Math.round(sent.acceptedEvents / (endToEndMs / 1000)),
+      limit_events_per_s: ceiling.events ? Math.round(ceiling.events / (ceiling.ms / 1000)) : 0,
+      limit_without_views_events_per_s: ceiling.events
+        ? Math.round(ceiling.events / (ceiling.plainMs / 1000))
+        : 0,
       lost: Math.max(0, sent.acceptedEvents - distinct),
       duplicated: Math.max(0, rowsInserted - distinct),
+      ...(fresh
+        ? {
+            offered_events_per_s: RATE,
+            freshness_p50_ms: fresh.p50,
+            freshness_p99_ms: fresh.p99,
+            freshness_unseen: fresh.unseen,
+            answers: fresh.answers,
+          }
+        : {}),
     };
     const load = loads.length ? loads.reduce((a, b) => a + b, 0) / loads.length : 0;
     const rows: Array<[string, string]> = [
@@ -155,6 +335,27 @@ async function main() {
       ["end-to-end events/s", String(result.end_to_end_events_per_s)],
       ["rows inserted / distinct rows", `${rowsInserted} / ${distinct}`],
       ["lost / duplicated", `${result.lost} / ${result.duplicated}`],
+      [
+        "engine ceiling events/s (same rows, RowBinary, views on)",
+        `${result.limit_events_per_s} (${ceiling.events} rows, ${LIMIT_PARALLEL} inserts in flight)`,
+      ],
+      ["same rows into the table without views, events/s", String(result.limit_without_views_events_per_s)],
+      ...(fresh
+        ? ([
+            [
+              `freshness at ${RATE} events/s offered`,
+              `${fresh.sent} batches of ${FRESH_EVENTS} over ${RATE_SECONDS} s`,
+            ],
+            ["freshness p50 / p99 (202 → in telemetry.events)", `${fresh.p50} ms / ${fresh.p99} ms`],
+            [
+              "answers",
+              Object.entries(fresh.answers)
+                .map(([k, v]) => `${k}: ${v}`)
+                .join(", "),
+            ],
+            ["accepted but not seen within 120 s", String(fresh.unseen)],
+          ] as Array<[string, string]>)
+        : []),
       ["load average (1 min), mean / max", `${load.toFixed(2)} / ${Math.max(0, ...loads).toFixed(2)}`],
     ];
     const width = Math.max(...rows.map(([k]) => k.length));

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { EVENTS_COLUMNS } from "../../workers/api/query/events-view.js";
-import { TSV_COLUMNS } from "../../workers/ingest/consumer/wire-rows.js";
+import { INSERT_COLUMNS } from "../../workers/ingest/consumer/wire-rows.js";
 import { EVENT_COLUMNS, F, type FieldSpec, MESSAGES } from "../../workers/shared/telemetry/fields.js";
 
 // The field table (workers/shared/telemetry/fields.ts) against the .proto it transcribes, parsed with
@@ -165,14 +165,14 @@ describe("column lists built from the table", () => {
       .filter((c) => c.stored)
       .map((c) => c.name);
     expect(stored).toContain("memory_total_mb");
-    expect([...TSV_COLUMNS].sort()).toEqual([...stored].sort());
-    expect(new Set(TSV_COLUMNS).size).toBe(TSV_COLUMNS.length);
+    expect([...INSERT_COLUMNS].sort()).toEqual([...stored].sort());
+    expect(new Set(INSERT_COLUMNS).size).toBe(INSERT_COLUMNS.length);
   });
 
   it("the wire's columns come in the table's order", () => {
-    expect(TSV_COLUMNS.slice(1, 1 + EVENT_COLUMNS.length)).toEqual([...EVENT_COLUMNS]);
-    expect(TSV_COLUMNS[0]).toBe("event_index");
-    expect(TSV_COLUMNS.slice(1 + EVENT_COLUMNS.length)).toEqual([
+    expect(INSERT_COLUMNS.slice(1, 1 + EVENT_COLUMNS.length)).toEqual([...EVENT_COLUMNS]);
+    expect(INSERT_COLUMNS[0]).toBe("event_index");
+    expect(INSERT_COLUMNS.slice(1 + EVENT_COLUMNS.length)).toEqual([
       "project_id",
       "sdk_name",
       "sdk_version",

@@ -10,11 +10,17 @@ const api = unstable_readConfig({ config: `${ROOT}wrangler.toml` });
 const ingest = unstable_readConfig({ config: `${ROOT}workers/ingest/wrangler.toml` });
 const configs = { api, ingest };
 
-type Consumer = { queue: string; max_retries?: number; dead_letter_queue?: string };
+type Consumer = {
+  queue: string;
+  max_retries?: number;
+  max_batch_size?: number;
+  max_batch_timeout?: number;
+  dead_letter_queue?: string;
+};
 type DoBinding = { name: string; class_name: string; script_name?: string };
 
 describe("the Workers' wrangler configs", () => {
-  it("declare each queue's consumer in the Worker the table names, with its max_retries", () => {
+  it("declare each queue's consumer in the Worker the table names, with its max_retries and batching", () => {
     for (const spec of Object.values(QUEUES)) {
       const consumers = Object.entries(configs).flatMap(
         ([worker, c]) =>
@@ -27,6 +33,8 @@ describe("the Workers' wrangler configs", () => {
         spec.name,
       ).toEqual([spec.consumer]);
       expect(consumers[0]?.q.max_retries, spec.name).toBe(spec.maxRetries);
+      expect(consumers[0]?.q.max_batch_size, spec.name).toBe(spec.maxBatchSize);
+      expect(consumers[0]?.q.max_batch_timeout, spec.name).toBe(spec.maxBatchTimeoutSeconds);
     }
     const declared = [...(api.queues.consumers ?? []), ...(ingest.queues.consumers ?? [])].map(
       (q) => q.queue,

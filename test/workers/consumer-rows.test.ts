@@ -8,6 +8,7 @@ import {
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { insertRows } from "../../workers/ingest/consumer/events.js";
 import { appendRows, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
+import { LIMITS, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
 import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
 import type { EnvelopeHeader } from "../../workers/shared/envelope.js";
@@ -42,7 +43,7 @@ async function stored(projectId: string): Promise<Record<string, unknown>[]> {
 
 /**
  * The wire row builder against the reference: the same batch through protobuf-es (rowsOfMessage, as
- * JSONEachRow) and through the builder (TabSeparated) must store the very same rows.
+ * JSONEachRow) and through the builder (RowBinary) must store the very same rows.
  */
 async function expectSameRows(bytes: Uint8Array, sdkVersion?: string): Promise<Record<string, unknown>[]> {
   const key = `rows-${crypto.randomUUID()}`;
@@ -50,7 +51,7 @@ async function expectSameRows(bytes: Uint8Array, sdkVersion?: string): Promise<R
   const viaDecode = crypto.randomUUID();
   const sink = new RowSink();
   const built = appendRows(sink, header(viaWire, key, sdkVersion), bytes);
-  await insertRows(ch(), sink);
+  await insertRows(configOf(env), sink);
   const reference = await rowsOfMessage(header(viaDecode, key, sdkVersion), bytes);
   await ch().insert({ table: CH_EVENTS, values: reference, format: "JSONEachRow" });
   const [wire, decoded] = await Promise.all([stored(viaWire), stored(viaDecode)]);
@@ -169,6 +170,107 @@ describe("consumer rows built from the wire", () => {
     expect(rows[0]?.fps).toBe(59);
   });
 
+  it("stores every field at the edges ingest allows exactly as sent", async () => {
+    // Multi-byte text at the UTF-16 bounds: 3-byte characters make a 2-byte length varint, emoji count
+    // two units each; keys and values of full maps; numbers at their bounds; -0 and subnormals.
+    const han = (units: number) => "漢".repeat(units);
+    const emoji = (units: number) => "🎮".repeat(units / 2);
+    const attributes = Object.fromEntries(
+      Array.from({ length: LIMITS.attributes.maxEntries }, (_, i) => [
+        `${i}${han(LIMITS.attributes.keyMaxUnits - String(i).length)}`,
+        i === 0 ? "" : emoji(LIMITS.attributes.valueMaxUnits),
+      ]),
+    );
+    const metrics = Object.fromEntries(
+      Array.from({ length: LIMITS.metrics.maxEntries }, (_, i) => [
+        `${i}${"m".repeat(LIMITS.metrics.keyMaxUnits - String(i).length)}`,
+        [Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, -1e-300, 2 ** 53 + 2][i % 5] as number,
+      ]),
+    );
+    const full = event(1, {
+      eventName: han(LIMITS.event.event_name),
+      sessionId: emoji(LIMITS.event.session_id),
+      playerId: "p\0\t",
+      mapId: han(LIMITS.event.map_id),
+      buildId: "b".repeat(LIMITS.event.build_id),
+      platform: "é".repeat(LIMITS.event.platform),
+      engineVersion: "",
+      source: TelemetrySource.AUTOMATED,
+      position: { x: LIMITS.positionAbsMax, y: -LIMITS.positionAbsMax, z: -0 },
+      fps: LIMITS.fpsMax,
+      frameTimeMs: LIMITS.timeMsMax,
+      gpuTimeMs: 1e-45, // the smallest float32 above zero: a sample, not "not collected"
+      gameThreadMs: 0.1,
+      renderThreadMs: 0, // not collected: NULL
+      memoryUsedBytes: BigInt(LIMITS.memoryUsedBytesMax),
+      cameraYaw: Math.fround(359.99999),
+      cameraPitch: -LIMITS.cameraPitchAbsMax,
+      attributes,
+      metrics,
+      device: {
+        resolution: "r".repeat(LIMITS.device.resolution),
+        gpu: han(LIMITS.device.gpu),
+        cpu: emoji(LIMITS.device.cpu),
+        memoryTotalMb: 4_294_967_295,
+      },
+    });
+    const bare = {
+      timestampUs: nowUs() - 1n,
+      eventName: "e",
+      sessionId: "s",
+    } satisfies EventInit;
+    const rows = await expectSameRows(batch([full, bare]), `${"n".repeat(40)}/${"9".repeat(40)}`);
+    expect(rows[0]).toMatchObject({
+      event_name: han(LIMITS.event.event_name),
+      session_id: emoji(LIMITS.event.session_id),
+      player_id: "p\0\t",
+      render_thread_ms: null,
+      map_id: han(LIMITS.event.map_id),
+      platform: "é".repeat(LIMITS.event.platform),
+      engine_version: "",
+      source: "automated",
+      position_x: LIMITS.positionAbsMax,
+      position_y: -LIMITS.positionAbsMax,
+      fps: LIMITS.fpsMax,
+      frame_time_ms: LIMITS.timeMsMax,
+      memory_used_bytes: LIMITS.memoryUsedBytesMax,
+      camera_pitch: -LIMITS.cameraPitchAbsMax,
+      attributes,
+      metrics,
+      gpu: han(LIMITS.device.gpu),
+      cpu: emoji(LIMITS.device.cpu),
+      memory_total_mb: 4_294_967_295,
+      sdk_name: "n".repeat(40),
+      sdk_version: "9".repeat(40),
+    });
+    expect(Object.is(rows[0]?.position_z, 0)).toBe(true);
+    expect(rows[0]?.gpu_time_ms).toBeGreaterThan(0);
+    expect(rows[0]?.camera_yaw).toBe(Math.fround(359.99999));
+    // An event with nothing but its required fields: NULLs, empty strings and empty maps.
+    expect(rows[1]).toMatchObject({
+      player_id: "",
+      position_x: null,
+      fps: null,
+      memory_used_bytes: null,
+      camera_yaw: null,
+      attributes: {},
+      metrics: {},
+      source: "unspecified",
+      gpu: "",
+      memory_total_mb: 0,
+    });
+  });
+
+  it("never sees a non-finite number: ingest refuses NaN and ±Infinity before a row is built", () => {
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      for (const over of [{ fps: bad }, { metrics: { m: bad } }, { position: { x: bad, y: 0, z: 0 } }]) {
+        const scan = scanTelemetryBatch(batch([event(1, over)]), Number(nowUs()));
+        expect(scan).toMatchObject({ ok: false, eventIndex: 0 });
+        expect(scan.ok === false && scan.rule).toMatch(/finite/);
+      }
+    }
+  });
+
   it("leaves out the rows the consumer was told are stored", async () => {
     const projectId = crypto.randomUUID();
     const sink = new RowSink();
@@ -180,7 +282,7 @@ describe("consumer rows built from the wire", () => {
     expect(built.rows).toBe(4);
     expect(built.minTimestampUs).toBeLessThan(built.maxTimestampUs);
     expect(built.maxTimestampUs).toBeLessThan(Number(nowUs()));
-    await insertRows(ch(), sink);
+    await insertRows(configOf(env), sink);
     expect((await stored(projectId)).map((r) => r.event_index)).toEqual([1, 3]);
   });
 });

@@ -1,4 +1,4 @@
-import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
+import { type ClickHouseClient, createClient, parseError } from "@clickhouse/client-web";
 import type { Config } from "./config.js";
 import { DependencyDown } from "./errors.js";
 
@@ -87,6 +87,51 @@ const guardedFetch: typeof fetch = async (input, init) => {
   }
   return res;
 };
+
+/**
+ * An INSERT whose rows are bytes in a binary format (RowBinary): the statement goes in the URL and the
+ * rows are the body, as ClickHouse's HTTP interface takes them. The web client cannot send one (its
+ * insert() encodes JSON values and its exec() sends a string), so this is the client's request without
+ * it, failing the same ways: ClickHouse's exception (a refused insert: nothing stored) is a
+ * ClickHouseError, an unreachable server DependencyDown, and a timeout a plain Error (the insert may
+ * still commit on the server).
+ */
+export async function insertBinary(
+  config: Config,
+  statement: string,
+  body: Uint8Array,
+  settings: Record<string, string | number> = {},
+  requestTimeoutMs = 30_000,
+): Promise<void> {
+  const url = new URL(config.CLICKHOUSE_URL);
+  url.searchParams.set("query", statement);
+  for (const [name, value] of Object.entries(settings)) {
+    url.searchParams.set(name, String(value));
+  }
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), requestTimeoutMs);
+  try {
+    const res = await guardedFetch(url, {
+      method: "POST",
+      body,
+      headers: {
+        Authorization: `Basic ${btoa(`${config.CLICKHOUSE_USER}:${config.CLICKHOUSE_PASSWORD ?? ""}`)}`,
+      },
+      signal: abort.signal,
+    });
+    const text = await res.text();
+    if (res.status >= 300 || res.headers.has("x-clickhouse-exception-code")) {
+      throw parseError(text);
+    }
+  } catch (err) {
+    if (abort.signal.aborted) {
+      throw new Error("Timeout error.");
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The connection user SQL runs on: the read-only query user where one is configured. */
 export function openQueryClickHouse(config: Config): ClickHouseClient {

@@ -1,5 +1,5 @@
 // Every queue of both Workers, in one table: its name (as in the wrangler configs), who consumes it,
-// its max_retries and its retry delays. test/node/worker-configs.test.ts holds the wrangler configs to
+// its max_retries, its retry delays and its batching. test/node/worker-configs.test.ts holds the wrangler configs to
 // these numbers, so code and configuration cannot drift apart.
 
 export type QueueSpec = {
@@ -12,6 +12,9 @@ export type QueueSpec = {
   /** First retry delay and its cap, seconds; see retryDelaySeconds. */
   retryBaseSeconds: number;
   retryCapSeconds: number;
+  /** wrangler's max_batch_size and max_batch_timeout (seconds): a delivery's size and how long it may wait to fill. */
+  maxBatchSize: number;
+  maxBatchTimeoutSeconds: number;
 };
 
 export const QUEUES = {
@@ -21,6 +24,11 @@ export const QUEUES = {
     maxRetries: 8,
     retryBaseSeconds: 5,
     retryCapSeconds: 600,
+    // A delivery goes as soon as messages wait: what a player waits for is the insert, not a timer.
+    // Batching comes from the backlog instead (a delivery takes up to 100 messages, ~150,000 events,
+    // that queued while the last insert ran), so inserts stay few and large exactly when volume is high.
+    maxBatchSize: 100,
+    maxBatchTimeoutSeconds: 0,
   },
   eventsDeadLetter: {
     name: "telemetry-events-dlq",
@@ -28,6 +36,8 @@ export const QUEUES = {
     maxRetries: 100,
     retryBaseSeconds: 5,
     retryCapSeconds: 600,
+    maxBatchSize: 10,
+    maxBatchTimeoutSeconds: 5,
   },
   // Alert notifications: one message per (evaluation event, channel).
   notifications: {
@@ -36,6 +46,8 @@ export const QUEUES = {
     maxRetries: 6,
     retryBaseSeconds: 30,
     retryCapSeconds: 3600,
+    maxBatchSize: 10,
+    maxBatchTimeoutSeconds: 1,
   },
   exports: {
     name: "telemetry-exports",
@@ -43,6 +55,8 @@ export const QUEUES = {
     maxRetries: 2,
     retryBaseSeconds: 10,
     retryCapSeconds: 60,
+    maxBatchSize: 1,
+    maxBatchTimeoutSeconds: 1,
   },
 } as const satisfies Record<string, QueueSpec>;
 

@@ -112,7 +112,7 @@ function checkDatabase(database: string | undefined): void {
 
 // Reads with 'data' events rather than for-await so that an oversized body only
 // pauses the socket: destroying it would lose the 413 answer.
-export function readBody(req: http.IncomingMessage): Promise<string> {
+export function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return new Promise((resolveBody, reject) => {
     if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
       reject(tooLarge());
@@ -131,7 +131,7 @@ export function readBody(req: http.IncomingMessage): Promise<string> {
       chunks.push(chunk);
     };
     source.on("data", onData);
-    source.once("end", () => resolveBody(Buffer.concat(chunks).toString("utf8")));
+    source.once("end", () => resolveBody(Buffer.concat(chunks)));
     source.once("error", (err: Error & { code?: string }) => {
       reject(err.code?.startsWith("Z_") ? badRequest(271, "CANNOT_DECOMPRESS", err.message) : err);
     });

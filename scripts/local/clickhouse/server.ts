@@ -2,9 +2,11 @@
 
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import fs from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { resolve } from "node:path";
+import os from "node:os";
+import path, { resolve } from "node:path";
 import type { Writable } from "node:stream";
 import zlib from "node:zlib";
 import type { ChdbResult } from "chdb";
@@ -14,7 +16,7 @@ import { toChdbParams } from "./params.js";
 import { joinQuery, parseRequestParams, type RequestParams, readBody } from "./request.js";
 import { contentTypeFor, GZIP_LEVEL, sendError, sendResult } from "./responses.js";
 import { SessionPool } from "./session-pool.js";
-import { analyzeStatement, withSettings } from "./sql.js";
+import { analyzeStatement, BINARY_FORMAT, renderSettings, type Statement, withSettings } from "./sql.js";
 
 export interface ClickHouseHttpOptions {
   dataDir: string;
@@ -104,8 +106,14 @@ async function handleRequest(
     checkRoute(req, url);
     authenticate(req, url, opts);
     const request = parseRequestParams(req, url);
-    const body = req.method === "POST" ? await readBody(req) : "";
-    const sql = joinQuery(request.urlQuery, body);
+    const bytes = req.method === "POST" ? await readBody(req) : Buffer.alloc(0);
+    const binary = binaryInsert(request.urlQuery);
+    if (binary !== undefined && request.urlQuery !== undefined) {
+      const result = await executeBinaryInsert(pool, request.urlQuery, binary, bytes, request);
+      await sendResult(res, queryId, "TabSeparated", result, request.gzip);
+      return;
+    }
+    const sql = joinQuery(request.urlQuery, bytes.toString("utf8"));
     if (request.stream && isStreamable(sql)) {
       await executeStreaming(pool, sql, request, res, queryId);
       return;
@@ -227,6 +235,45 @@ function startStream(res: http.ServerResponse, queryId: string, format: string, 
     "X-ClickHouse-Query-Id": queryId,
     "X-ClickHouse-Format": format,
   });
+}
+
+/** An INSERT in a binary format named in the URL's query (its rows are the body), or undefined. */
+function binaryInsert(urlQuery: string | undefined): Statement | undefined {
+  if (urlQuery === undefined || !/^\s*INSERT\b/i.test(urlQuery)) {
+    return undefined;
+  }
+  const statement = analyzeStatement(urlQuery, true);
+  const format = statement.insertFormat;
+  return format !== undefined && BINARY_FORMAT.test(format) ? statement : undefined;
+}
+
+/**
+ * chdb's query API takes text only, so binary rows reach it the way clickhouse-client sends a file:
+ * written to a temporary file and read by `INSERT … FROM INFILE … FORMAT x`, which the engine parses
+ * with the same input format (and feeds the same materialized views) as rows in an HTTP body.
+ */
+async function executeBinaryInsert(
+  pool: SessionPool,
+  sql: string,
+  statement: Statement,
+  rows: Buffer,
+  request: RequestParams,
+): Promise<ChdbResult> {
+  if (statement.hasOwnSettings && request.settings.size > 0) {
+    // Same refusal as withSettings.
+    withSettings(sql, statement, request.settings, "TabSeparated");
+  }
+  const file = path.join(os.tmpdir(), `chdb-http-insert-${randomUUID()}.bin`);
+  await fs.writeFile(file, rows);
+  try {
+    const settings = request.settings.size > 0 ? ` SETTINGS ${renderSettings(request.settings)}` : "";
+    const finalSql =
+      `${sql.slice(0, statement.settingsAt)} FROM INFILE '${file}'` +
+      `${settings} ${sql.slice(statement.settingsAt, statement.headEnd)}`;
+    return await pool.run((session) => session.queryAsync(finalSql, { format: "TabSeparated" }));
+  } finally {
+    await fs.rm(file, { force: true });
+  }
 }
 
 async function execute(

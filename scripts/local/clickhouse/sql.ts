@@ -11,7 +11,8 @@ const CONNECTION_STATE_STATEMENTS = new Set(["SET", "USE", "BEGIN", "COMMIT", "R
 const QUERY_STATEMENTS = new Set(["SELECT", "WITH", "(", "EXPLAIN", "SHOW", "DESCRIBE", "DESC", "EXISTS"]);
 
 // Request bodies in these formats are bytes, not text, and would be mangled by
-// the string-only chdb query API.
+// the string-only chdb query API: an INSERT in one must name it in the URL's
+// query, so the body is its rows alone (server.ts: executeBinaryInsert).
 export const BINARY_FORMAT =
   /^(RowBinary|Native|Parquet|Arrow|ORC|Avro|Protobuf|CapnProto|MsgPack|BSON|Npy)/i;
 
@@ -27,6 +28,8 @@ export interface Statement {
   kind: string;
   /** The FORMAT named in the statement itself, if any. */
   format: string | undefined;
+  /** The format of an INSERT's rows (`INSERT … FORMAT x`), if named. */
+  insertFormat?: string;
   /** Where URL settings go: before `FORMAT` in an INSERT, else the cut point for `FORMAT x SETTINGS ...`. */
   settingsAt: number;
   hasOwnSettings: boolean;
@@ -61,7 +64,8 @@ function* tokenize(sql: string): Generator<Token> {
   }
 }
 
-export function analyzeStatement(sql: string): Statement {
+/** `binaryRows`: the rows come apart from the SQL (server.ts: executeBinaryInsert), so a binary FORMAT is fine. */
+export function analyzeStatement(sql: string, binaryRows = false): Statement {
   const tokens = tokenize(sql);
   const first = tokens.next();
   if (first.done) {
@@ -71,12 +75,14 @@ export function analyzeStatement(sql: string): Statement {
   if (CONNECTION_STATE_STATEMENTS.has(kind)) {
     throw notImplemented(`${kind} (it would leak into other requests on the shared engine)`);
   }
-  return kind === "INSERT" ? analyzeInsert(sql, tokens) : analyzeQuery(sql, kind, [first.value, ...tokens]);
+  return kind === "INSERT"
+    ? analyzeInsert(sql, tokens, binaryRows)
+    : analyzeQuery(sql, kind, [first.value, ...tokens]);
 }
 
 // INSERT INTO [TABLE] (FUNCTION f(...) | name[.name]) [(columns)] <clause>:
 // the insert's own SETTINGS sit right before <clause>.
-function analyzeInsert(sql: string, tokens: Generator<Token>): Statement {
+function analyzeInsert(sql: string, tokens: Generator<Token>, binaryRows: boolean): Statement {
   const next = () => tokens.next().value as Token | undefined;
   let token = next();
   token = token?.upper === "INTO" ? next() : token;
@@ -101,7 +107,10 @@ function analyzeInsert(sql: string, tokens: Generator<Token>): Statement {
   };
   if (token?.upper === "FORMAT") {
     const name = next();
-    checkInsertFormat(name?.text);
+    if (!binaryRows) {
+      checkInsertFormat(name?.text);
+    }
+    statement.insertFormat = name?.text;
     statement.headEnd = name?.end ?? sql.length;
     return statement;
   }
@@ -219,7 +228,7 @@ export function withSettings(
 // ClickHouse parses a string into numeric, bool, seconds and map settings,
 // whereas a bare numeric literal is rejected for String settings such as
 // insert_deduplication_token (BAD_GET).
-function renderSettings(settings: Map<string, string>): string {
+export function renderSettings(settings: Map<string, string>): string {
   return [...settings].map(([name, value]) => `${name} = ${quoteString(value)}`).join(", ");
 }
 

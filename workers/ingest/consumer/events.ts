@@ -1,10 +1,10 @@
 import { type ClickHouseClient, ClickHouseError } from "@clickhouse/client-web";
-import { CH_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
-import { configOf } from "../../shared/config.js";
+import { CH_EVENTS, insertBinary, openClickHouse } from "../../shared/clickhouse.js";
+import { type Config, configOf } from "../../shared/config.js";
 import { type EnvelopeHeader, gunzipCapped, openEnvelope } from "../../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { LIMITS } from "../wire-scan.js";
-import { appendRows, RowSink, TSV_COLUMNS } from "./wire-rows.js";
+import { appendRows, INSERT_COLUMNS, RowSink } from "./wire-rows.js";
 
 /** A message of this delivery whose batch this consumer holds the claim on. */
 type Claimed = {
@@ -24,7 +24,7 @@ export const CLAIM_LEASE_MS = 120_000;
 
 /**
  * One INSERT per consumer batch, built straight from the wire bytes (workers/ingest/consumer/wire-rows.ts) as
- * TabSeparated text. Exactly once in effect, and race-free:
+ * RowBinary. Exactly once in effect, and race-free:
  *  - the batch keys are claimed first (durable-objects/batch-claims.ts, one object per project), so two
  *    deliveries of one batch never both run the steps below: a key held by another consumer retries
  *    later, when the holder's rows are visible;
@@ -72,12 +72,13 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   if (!claimed.length) {
     return;
   }
-  const ch = openClickHouse(configOf(env));
+  const config = configOf(env);
+  const ch = openClickHouse(config);
   let insertSent = false;
   let unreadable: Claimed[];
   try {
     const present = await presentEvents(ch, claimed);
-    const sent = await buildAndInsert(ch, claimed, present, () => {
+    const sent = await buildAndInsert(config, claimed, present, () => {
       insertSent = true;
     });
     unreadable = sent.unreadable;
@@ -181,7 +182,7 @@ const MAX_INSERTS_IN_FLIGHT = 3;
  * TelemetryBatch is returned, its partial rows removed, for the dead-letter queue.
  */
 async function buildAndInsert(
-  ch: ClickHouseClient,
+  config: Config,
   claimed: Claimed[],
   present: Map<string, Set<number>>,
   onSend: () => void,
@@ -196,7 +197,7 @@ async function buildAndInsert(
       await Promise.race(inFlight);
     }
     onSend();
-    const p: Promise<void> = insertRows(ch, body)
+    const p: Promise<void> = insertRows(config, body)
       .catch((err: unknown) => {
         failures.push(err);
       })
@@ -278,17 +279,13 @@ export async function presentEvents(
   return new Map(rows.map(([batch, indexes]) => [batch, new Set(indexes)]));
 }
 
-const INSERT_HEAD = `INSERT INTO ${CH_EVENTS} (${TSV_COLUMNS.join(", ")}) FORMAT TabSeparated\n`;
+const INSERT_STATEMENT = `INSERT INTO ${CH_EVENTS} (${INSERT_COLUMNS.join(", ")}) FORMAT RowBinary`;
 
-/**
- * One INSERT of TabSeparated rows. The web client's insert() only takes JSON values, so the statement
- * and its rows go as one exec() body, which is how ClickHouse's HTTP interface reads an INSERT anyway.
- */
-export async function insertRows(ch: ClickHouseClient, body: RowSink): Promise<void> {
-  const result = await ch.exec({
-    query: INSERT_HEAD + body.toText(),
+/** One INSERT of RowBinary rows (workers/shared/clickhouse.ts: insertBinary, and how it fails). */
+export async function insertRows(config: Config, rows: RowSink): Promise<void> {
+  await insertBinary(config, INSERT_STATEMENT, rows.buf.subarray(0, rows.len), {
     // One block per insert, so one part per partition: a failed insert leaves whole slices or nothing.
-    clickhouse_settings: { max_insert_block_size: "4000000", input_format_parallel_parsing: 0 },
+    max_insert_block_size: 4_000_000,
+    input_format_parallel_parsing: 0,
   });
-  await result.stream.cancel();
 }

@@ -4,12 +4,14 @@ import { LIMITS } from "../wire-scan.js";
 import { parseSdkVersion } from "./rows.js";
 
 /**
- * Rows of telemetry.events straight from the wire bytes of a TelemetryBatch, as TabSeparated text, in
- * one pass per event and without decoding a message: no event objects, no JS strings for the wire's
- * strings (their UTF-8 bytes are copied into the output, escaped where TSV needs it), numbers only
- * where a column needs one. The batch passed ingest's scanner (workers/ingest/wire-scan.ts), so this
- * walker relies on that contract (types and bounds checked there) and only guards against running off
- * the end: a malformed message throws, and the consumer parks it.
+ * Rows of telemetry.events straight from the wire bytes of a TelemetryBatch, as RowBinary, in one pass
+ * per event and without decoding a message: no event objects, no JS strings for the wire's strings
+ * (their UTF-8 bytes are copied into the output behind a length), floats and doubles copied as the
+ * wire's own little-endian bits. RowBinary is what ClickHouse parses cheapest short of Native: no
+ * escapes, no number parsing, a column's value is a memcpy. The batch passed ingest's scanner
+ * (workers/ingest/wire-scan.ts), so this walker relies on that contract (types, bounds, UTF-8 and
+ * finiteness checked there) and only guards against running off the end: a malformed message throws,
+ * and the consumer parks it.
  *
  * Same mapping as a full protobuf decode (test/support/reference-rows.ts, which the tests hold it to), decoded the protobuf way:
  * a singular field's last occurrence wins, occurrences of a message field (position, device) merge,
@@ -21,7 +23,7 @@ import { parseSdkVersion } from "./rows.js";
  * The INSERT's column list, in the order each row is written: the event's index in its batch, the
  * columns the wire fills (in the field table's order), then the per-message constants.
  */
-export const TSV_COLUMNS: readonly string[] = [
+export const INSERT_COLUMNS: readonly string[] = [
   "event_index",
   ...EVENT_COLUMNS,
   "project_id",
@@ -31,24 +33,21 @@ export const TSV_COLUMNS: readonly string[] = [
   "received_at",
 ];
 
-const TAB = 0x09;
-const NL = 0x0a;
-const QUOTE = 0x27;
-const BACKSLASH = 0x5c;
-const NULL_TEXT = [BACKSLASH, 0x4e]; // \N
-const SOURCE_TEXT = ["unspecified", "player", "automated"].map(ascii);
+/** RowBinary's Nullable: a 1 byte says NULL (and no value follows), a 0 byte that a value follows. */
+const IS_NULL = 1;
+const NOT_NULL = 0;
+/** telemetry.events.source, Enum8: the wire's enum numbers are the column's values. */
+const SOURCE_VALUES = 3;
 
-function ascii(s: string): Uint8Array {
-  return new TextEncoder().encode(s);
-}
-
-/** A growable byte buffer the rows are written into. */
+/** A growable byte buffer the rows are written into, in RowBinary. */
 export class RowSink {
   buf: Uint8Array;
   len = 0;
+  private dv: DataView;
 
   constructor(initialBytes = 1 << 20) {
     this.buf = new Uint8Array(initialBytes);
+    this.dv = new DataView(this.buf.buffer);
   }
 
   reserve(n: number): void {
@@ -56,6 +55,7 @@ export class RowSink {
       const next = new Uint8Array(Math.max(this.buf.length * 2, this.len + n));
       next.set(this.buf.subarray(0, this.len));
       this.buf = next;
+      this.dv = new DataView(next.buffer);
     }
   }
 
@@ -80,141 +80,55 @@ export class RowSink {
     this.len += n;
   }
 
-  /** A non-negative integer below 2^53, at least `width` digits (zero-padded). */
-  uint(value: number, width = 1): void {
-    let n = value;
-    let digits = 0;
-    while (n >= 2147483648) {
-      const q = Math.floor(n / 10);
-      DIGITS[digits++] = 0x30 + (n - q * 10);
-      n = q;
-    }
-    // Small integers in 32-bit arithmetic: no heap numbers.
-    let m = n | 0;
-    do {
-      const q = (m / 10) | 0;
-      DIGITS[digits++] = 0x30 + (m - q * 10);
-      m = q;
-    } while (m > 0);
-    while (digits < width) {
-      DIGITS[digits++] = 0x30;
-    }
-    this.reserve(digits);
-    const out = this.buf;
-    let at = this.len;
-    while (digits > 0) {
-      out[at++] = DIGITS[--digits] as number;
-    }
-    this.len = at;
+  /** UInt32, little-endian. */
+  u32(value: number): void {
+    this.reserve(4);
+    this.dv.setUint32(this.len, value, true);
+    this.len += 4;
+  }
+
+  /** UInt64 or Int64 of a non-negative value below 2^53, little-endian (two 32-bit halves). */
+  u64(value: number): void {
+    this.reserve(8);
+    const high = Math.floor(value / 4294967296);
+    this.dv.setUint32(this.len, value - high * 4294967296, true);
+    this.dv.setUint32(this.len + 4, high, true);
+    this.len += 8;
   }
 
   /**
-   * A float32 (held exactly in a double) as decimal text with 9 significant digits, trailing zeros
-   * dropped: 9 digits always read back as the same float32, and String() would write up to 17.
+   * Float32, little-endian: the value was read from a float32, so it is written back exactly; -0 as 0,
+   * as a decode to JSON stores it (the reference the tests hold these rows to).
    */
   f32(value: number): void {
+    this.reserve(4);
+    this.dv.setFloat32(this.len, value === 0 ? 0 : value, true);
+    this.len += 4;
+  }
+
+  f64(value: number): void {
+    this.reserve(8);
+    this.dv.setFloat64(this.len, value, true);
+    this.len += 8;
+  }
+
+  /** An unsigned LEB128 varint: RowBinary's lengths of strings and maps. */
+  varint(value: number): void {
+    this.reserve(10);
     let v = value;
-    if (v < 0 || (v === 0 && 1 / v < 0)) {
-      this.byte(0x2d); // -
-      v = -v;
+    while (v >= 0x80) {
+      this.buf[this.len++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
     }
-    if (v === 0) {
-      this.byte(0x30);
-      return;
-    }
-    // k: digits before the point (v < 10^k); frac: digits after it for 9 significant digits.
-    let k = v >= 1 ? 1 : -6;
-    while (k <= 9 && v >= (POW10[k + 6] as number)) {
-      k++;
-    }
-    if (k < -5 || k > 9) {
-      this.text(String(v)); // beyond any bound ingest accepts; exact either way
-      return;
-    }
-    const frac = 9 - k;
-    const n = Math.round(v * (POW10[frac + 6] as number));
-    const whole = Math.floor(n / (POW10[frac + 6] as number));
-    this.uint(whole);
-    let rest = n - whole * (POW10[frac + 6] as number);
-    if (rest === 0) {
-      return;
-    }
-    let width = frac;
-    while (rest % 10 === 0) {
-      rest /= 10;
-      width--;
-    }
-    this.byte(0x2e); // .
-    this.uint(rest, width);
+    this.buf[this.len++] = v;
   }
 
-  /** ASCII text (numbers, names): one byte per character. */
-  text(s: string): void {
-    const n = s.length;
-    this.reserve(n);
-    for (let i = 0; i < n; i++) {
-      this.buf[this.len++] = s.charCodeAt(i);
-    }
-  }
-
-  /** Wire UTF-8 as a TSV field: backslash, tab, newline and carriage return escaped. */
-  escaped(src: Uint8Array, start: number, end: number): void {
-    let clean = true;
-    for (let i = start; i < end; i++) {
-      const c = src[i] as number;
-      if (c === BACKSLASH || c < 0x20) {
-        clean = false;
-        break;
-      }
-    }
-    if (clean) {
-      this.bytes(src, start, end);
-      return;
-    }
-    this.escapedSlow(src, start, end, false);
-  }
-
-  /** Wire UTF-8 as a quoted string inside a Map value: '…', with ' and \ escaped as well. */
-  quoted(src: Uint8Array, start: number, end: number): void {
-    this.byte(QUOTE);
-    this.escapedSlow(src, start, end, true);
-    this.byte(QUOTE);
-  }
-
-  private escapedSlow(src: Uint8Array, start: number, end: number, quote: boolean): void {
-    this.reserve(2 * (end - start));
-    const out = this.buf;
-    let n = this.len;
-    for (let i = start; i < end; i++) {
-      const c = src[i] as number;
-      if (c === BACKSLASH || (quote && c === QUOTE)) {
-        out[n++] = BACKSLASH;
-        out[n++] = c;
-      } else if (c === TAB) {
-        out[n++] = BACKSLASH;
-        out[n++] = 0x74; // t
-      } else if (c === NL) {
-        out[n++] = BACKSLASH;
-        out[n++] = 0x6e; // n
-      } else if (c === 0x0d) {
-        out[n++] = BACKSLASH;
-        out[n++] = 0x72; // r
-      } else {
-        out[n++] = c;
-      }
-    }
-    this.len = n;
-  }
-
-  toText(): string {
-    return DECODER.decode(this.buf.subarray(0, this.len));
+  /** A String (or LowCardinality(String)) from UTF-8 bytes: their length, then the bytes. */
+  str(src: Uint8Array, start: number, end: number): void {
+    this.varint(end - start);
+    this.bytes(src, start, end);
   }
 }
-
-const DECODER = new TextDecoder();
-const DIGITS = new Uint8Array(24);
-/** POW10[i] = 10^(i - 6), for i in 0..22. */
-const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** (i - 6));
 
 export class MalformedBatch extends Error {}
 
@@ -399,56 +313,56 @@ function sameKey(b: Uint8Array, into: Int32Array, i: number, j: number): boolean
   return true;
 }
 
-/** A Map column: {'k':'v',…} or {'k':1.5,…}; an entry whose key repeats later is superseded by it. */
+/** Entries of a map that no later entry with the same key supersedes (the protobuf way: last wins). */
+const LIVE = new Uint8Array(Math.max(LIMITS.attributes.maxEntries, LIMITS.metrics.maxEntries));
+
+/** A Map column: the number of entries, then key and value of each; a key repeated later is superseded. */
 function writeMap(out: RowSink, b: Uint8Array, into: Int32Array, n: number, metrics: boolean): void {
-  out.byte(0x7b); // {
-  let first = true;
+  let live = 0;
   for (let i = 0; i < n; i++) {
     let superseded = false;
     for (let j = i + 1; j < n && !superseded; j++) {
       superseded = sameKey(b, into, i, j);
     }
-    if (superseded) {
+    LIVE[i] = superseded ? 0 : 1;
+    live += superseded ? 0 : 1;
+  }
+  out.varint(live);
+  for (let i = 0; i < n; i++) {
+    if (LIVE[i] === 0) {
       continue;
     }
-    if (!first) {
-      out.byte(0x2c); // ,
-    }
-    first = false;
-    out.quoted(b, into[4 * i] as number, into[4 * i + 1] as number);
-    out.byte(0x3a); // :
+    out.str(b, into[4 * i] as number, into[4 * i + 1] as number);
     const vs = into[4 * i + 2] as number;
     if (metrics) {
-      out.text(vs < 0 ? "0" : String(f64(b, vs)));
+      // -0 is stored as 0, as a decode to JSON (and the TSV before) stores it; every other double as is.
+      const v = vs < 0 ? 0 : f64(b, vs);
+      out.f64(v === 0 ? 0 : v);
     } else if (vs < 0) {
-      out.byte(QUOTE);
-      out.byte(QUOTE);
+      out.byte(0); // ''
     } else {
-      out.quoted(b, vs, into[4 * i + 3] as number);
+      out.str(b, vs, into[4 * i + 3] as number);
     }
   }
-  out.byte(0x7d); // }
-}
-
-function tab(out: RowSink): void {
-  out.byte(TAB);
 }
 
 function nullableFloat(out: RowSink, field: number): void {
   // The SDKs' 0 (and -0) means "not collected".
   const v = FLOAT[field] as number;
   if (HAS[field] && v > 0) {
+    out.byte(NOT_NULL);
     out.f32(v);
   } else {
-    out.bytes(NULL_BYTES);
+    out.byte(IS_NULL);
   }
 }
-const NULL_BYTES = Uint8Array.from(NULL_TEXT);
 
 function str(out: RowSink, b: Uint8Array, field: number): void {
   const e = STR_END[field] as number;
   if (e >= 0) {
-    out.escaped(b, STR_START[field] as number, e);
+    out.str(b, STR_START[field] as number, e);
+  } else {
+    out.byte(0); // ''
   }
 }
 
@@ -631,13 +545,14 @@ function writeDevice(
   for (const f of DEVICE_STRINGS) {
     const own = ownEnd && ownStart && (ownEnd[f] as number) > (ownStart[f] as number);
     if (own) {
-      out.escaped(b, ownStart[f] as number, ownEnd[f] as number);
+      out.str(b, ownStart[f] as number, ownEnd[f] as number);
     } else if ((baseEnd[f] as number) >= 0) {
-      out.escaped(b, baseStart[f] as number, baseEnd[f] as number);
+      out.str(b, baseStart[f] as number, baseEnd[f] as number);
+    } else {
+      out.byte(0); // ''
     }
-    out.byte(TAB);
   }
-  out.uint(memory);
+  out.u32(memory);
 }
 
 function writeEvent(
@@ -648,68 +563,47 @@ function writeEvent(
   batchDevice: Uint8Array,
   suffix: Uint8Array,
 ): void {
-  out.uint(index);
-  tab(out);
+  out.u32(index);
   str(out, b, F.event.event_name);
-  tab(out);
-  const sec = Math.floor(ts / 1_000_000);
-  out.uint(sec);
-  out.byte(0x2e); // .
-  out.uint(ts - sec * 1_000_000, 6);
-  tab(out);
+  out.u64(ts); // DateTime64(6): µs since the epoch as an Int64
   str(out, b, F.event.session_id);
-  tab(out);
   str(out, b, F.event.player_id);
-  tab(out);
   for (const axis of AXES) {
     if (hasPosition) {
+      out.byte(NOT_NULL);
       out.f32(POSITION[axis] as number);
     } else {
-      out.bytes(NULL_BYTES);
+      out.byte(IS_NULL);
     }
-    tab(out);
   }
   str(out, b, F.event.map_id);
-  tab(out);
   nullableFloat(out, F.event.fps);
-  tab(out);
   nullableFloat(out, F.event.frame_time_ms);
-  tab(out);
   if (MEMORY > 0) {
-    out.uint(MEMORY);
+    out.byte(NOT_NULL);
+    out.u64(MEMORY);
   } else {
-    out.bytes(NULL_BYTES);
+    out.byte(IS_NULL);
   }
-  tab(out);
   nullableFloat(out, F.event.gpu_time_ms);
-  tab(out);
   nullableFloat(out, F.event.game_thread_ms);
-  tab(out);
   nullableFloat(out, F.event.render_thread_ms);
-  tab(out);
   writeMap(out, b, ATTR, nAttr, false);
-  tab(out);
   writeMap(out, b, METR, nMetr, true);
-  tab(out);
-  out.bytes(SOURCE_TEXT[SOURCE] ?? (SOURCE_TEXT[0] as Uint8Array));
-  tab(out);
+  // An enum number this schema does not know (a newer SDK's) is stored as unspecified, as decoding does.
+  out.byte(SOURCE < SOURCE_VALUES ? SOURCE : 0);
   str(out, b, F.event.build_id);
-  tab(out);
   str(out, b, F.event.platform);
-  tab(out);
   str(out, b, F.event.engine_version);
-  tab(out);
   // A pair on the wire (ingest refuses a half pair); a lone value is never stored half.
   if (HAS[F.event.camera_yaw] && HAS[F.event.camera_pitch]) {
+    out.byte(NOT_NULL);
     out.f32(FLOAT[F.event.camera_yaw] as number);
-    tab(out);
+    out.byte(NOT_NULL);
     out.f32(FLOAT[F.event.camera_pitch] as number);
-    tab(out);
   } else {
-    out.bytes(NULL_BYTES);
-    tab(out);
-    out.bytes(NULL_BYTES);
-    tab(out);
+    out.byte(IS_NULL);
+    out.byte(IS_NULL);
   }
   if (evHasDevice) {
     const memory = evDevMemory > 0 ? evDevMemory : batchDevMemory;
@@ -720,22 +614,26 @@ function writeEvent(
   out.bytes(suffix);
 }
 
-/** project_id … received_at and the line end: the same for every row of a message. */
+const ENCODER = new TextEncoder();
+
+/** project_id … received_at: the same for every row of a message. */
 function messageSuffix(header: EnvelopeHeader): Uint8Array {
   const sdk = parseSdkVersion(typeof header.sdkVersion === "string" ? header.sdkVersion : "");
   const sink = new RowSink(256);
-  const enc = ascii;
-  const field = (bytes: Uint8Array) => {
-    sink.byte(TAB);
-    sink.escaped(bytes, 0, bytes.length);
-  };
-  field(enc(header.projectId));
-  field(enc(sdk.name));
-  field(enc(sdk.version));
-  field(enc(header.batchKey));
-  const ms = Number(header.receivedAt);
-  sink.byte(TAB);
-  sink.text(`${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, "0")}`);
-  sink.byte(NL);
+  // UUID in RowBinary: its two 64-bit halves, each little-endian (the hex text's bytes reversed per half).
+  const hex = header.projectId.replaceAll("-", "");
+  if (!/^[0-9a-fA-F]{32}$/.test(hex)) {
+    throw new MalformedBatch("project id is not a UUID");
+  }
+  for (const half of [0, 16]) {
+    for (let i = 7; i >= 0; i--) {
+      sink.byte(Number.parseInt(hex.slice(half + 2 * i, half + 2 * i + 2), 16));
+    }
+  }
+  for (const text of [sdk.name, sdk.version, header.batchKey]) {
+    const bytes = ENCODER.encode(text);
+    sink.str(bytes, 0, bytes.length);
+  }
+  sink.u64(Number(header.receivedAt)); // DateTime64(3): ms since the epoch
   return sink.buf.slice(0, sink.len);
 }
