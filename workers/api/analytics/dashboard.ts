@@ -142,7 +142,9 @@ export async function dashboardDistincts(
   projectId: string,
   w: Window,
   nowMs: number,
-  dataVersion = 0,
+  // Required: a stored closed day is trusted only under the version it was counted at, so a caller that
+  // defaulted it would keep trusting counts an erasure has made stale.
+  dataVersion: number,
 ): Promise<DashboardDistincts> {
   const month = monthPlayers(nowMs);
   const closed = { projectId, from: w.from, today: `${w.today} 00:00:00.000000` };
