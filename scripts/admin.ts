@@ -2,13 +2,14 @@
 // With no DATABASE_URL it uses the local stack's database, starting embedded Postgres if it is down.
 // A change the Workers may hold in their credential caches (a revoked key, a new project) is announced
 // to the API Worker once committed (scripts/admin/announce.ts): OPERATOR_API_URL and OPERATOR_SECRET,
-// by default `npm run dev`'s. Exit codes: 0 done, 1 failed, 2 bad usage, 3 committed but not announced.
+// by default those of the `npm run dev` running on this checkout's data (PORT picks which stack, as for
+// `npm run dev`: the stack writes its address into its data dir). Exit codes: 0 done, 1 failed, 2 bad usage, 3 committed but not announced.
 import { parseArgs } from "node:util";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { AnnounceFailed, announce, targetFromEnv } from "./admin/announce.js";
 import { run } from "./admin/commands.js";
-import { localDatabase } from "./local/database.js";
+import { localDatabase, runningStack } from "./local/database.js";
 
 async function main() {
   const { positionals, values } = parseArgs({
@@ -35,7 +36,7 @@ async function main() {
     const { result, change } = await run(drizzle({ client: pool }), positionals, single, redirectUris);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     if (change) {
-      await announce(targetFromEnv(), change);
+      await announce(targetFromEnv(process.env, (await runningStack())?.url), change);
     }
   } catch (err) {
     if (err instanceof AnnounceFailed) {

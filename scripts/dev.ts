@@ -1,8 +1,9 @@
-// `npm run dev`: the whole service on embedded engines at http://127.0.0.1:8787 until Ctrl-C: the API
-// Worker (/api, pages) and the ingest Worker (/v1/events, /api/v1/events) behind a local router that
-// plays Cloudflare's routes (scripts/local/router).
-import type { ChildProcess } from "node:child_process";
+// `npm run dev`: the whole service on embedded engines at http://127.0.0.1:8787 (PORT) until Ctrl-C: the
+// API Worker (/api, pages) and the ingest Worker (/v1/events, /api/v1/events) behind a local router that
+// plays Cloudflare's routes (scripts/local/router), behind a front door (scripts/local/front.ts). Another
+// PORT is another stack with data and ports of its own (scripts/local/database.ts), beside the first.
 import { existsSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
@@ -12,13 +13,14 @@ import { createUser } from "../workers/api/accounts/users.js";
 import { createKey, createProject, createTenant } from "../workers/shared/bootstrap.js";
 import { newSecret } from "../workers/shared/credentials/secrets.js";
 import type { Db } from "../workers/shared/db.js";
-import { DATA_DIR, LOCAL_PG_PORT } from "./local/database.js";
+import { DATA_DIR, DEV_PORT, LOCAL_PG_PORT, type RunningStack, STACK_FILE } from "./local/database.js";
 import { DEMO_MAP, DEMO_PROFILE, registerDemoMap, startDemoServer } from "./local/demo.js";
-import { startMailCatcher } from "./local/mail.js";
+import { startFrontDoor } from "./local/front.js";
+import { freePort, startMailCatcher } from "./local/mail.js";
 import { startLocalStack } from "./local/stack.js";
 import { DEV_CONFIGS, startWrangler, stopWrangler, waitUntilServing } from "./local/wrangler.js";
 
-const PORT = Number(process.env.PORT ?? 8787);
+const PORT = DEV_PORT;
 const BASE_URL = `http://127.0.0.1:${PORT}`;
 const DEMO_TENANT = "Demo Studio";
 const DEMO_EMAIL = "demo@example.com";
@@ -119,48 +121,99 @@ function warnAboutDevVars(): void {
   }
 }
 
+/**
+ * Everything started is closed again in reverse order on every way out: Ctrl-C or SIGTERM (also while
+ * starting), a failed start (a port in use), or wrangler exiting; nothing is left running without a
+ * parent. The stack file (STACK_FILE) names the running stack for the admin CLI and the drills.
+ */
 async function main() {
   warnAboutDevVars();
-  const stack = await startLocalStack({ dataDir: DATA_DIR, pgPort: LOCAL_PG_PORT });
-  const mail = await startMailCatcher({
-    dir: `${DATA_DIR}/mail`,
-    smtpPort: Number(process.env.MAILDEV_SMTP_PORT ?? 1025),
-    webPort: Number(process.env.MAILDEV_WEB_PORT ?? 1080),
-  });
-  let child: ChildProcess | undefined;
-  let demo: Awaited<ReturnType<typeof startDemoServer>> | undefined;
-  let stopping = false;
-  const stop = async (code: number) => {
-    if (stopping) {
-      return;
-    }
-    stopping = true;
-    await demo?.close();
-    if (child) {
-      await stopWrangler(child);
-    }
-    await mail.close();
-    await stack.close();
-    process.exit(code);
+  const closers: Array<() => Promise<void>> = [];
+  let stopping: Promise<never> | undefined;
+  let starting: Promise<unknown> = Promise.resolve();
+  const stop = (code: number): Promise<never> => {
+    stopping ??= (async () => {
+      // A start under way finishes (or fails) first, so what it started is closed too.
+      await starting.catch(() => {});
+      for (const close of closers.reverse()) {
+        await close().catch((err) => console.error("shutdown:", err instanceof Error ? err.message : err));
+      }
+      process.exit(code);
+    })();
+    return stopping;
   };
-  process.on("SIGINT", () => void stop(0));
-  process.on("SIGTERM", () => void stop(0));
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+    ["SIGHUP", 129],
+  ] as const) {
+    process.on(signal, () => void stop(code));
+  }
+  /** Runs one step of the start; what it returns is closed on the way out. */
+  const step = async <T extends { close(): Promise<void> }>(start: () => Promise<T>): Promise<T> => {
+    if (stopping) {
+      return await stopping;
+    }
+    const started = start();
+    starting = started;
+    const value = await started;
+    closers.push(() => value.close());
+    if (stopping) {
+      return await stopping;
+    }
+    return value;
+  };
   try {
+    const stack = await step(() =>
+      startLocalStack({ dataDir: DATA_DIR, pgPort: LOCAL_PG_PORT || undefined }),
+    );
+    // Free ports unless named: a second stack starts beside the first.
+    const mail = await step(() =>
+      startMailCatcher({
+        dir: `${DATA_DIR}/mail`,
+        smtpPort: process.env.MAILDEV_SMTP_PORT ? Number(process.env.MAILDEV_SMTP_PORT) : undefined,
+        webPort: process.env.MAILDEV_WEB_PORT ? Number(process.env.MAILDEV_WEB_PORT) : undefined,
+      }),
+    );
     const keys = await seedDemo(stack.databaseUrl);
-    child = startWrangler(stack, { port: PORT, persistTo: `${DATA_DIR}/wrangler`, mail });
+    // wrangler on a loopback port of its own behind the front door (scripts/local/front.ts says why).
+    const wranglerPort = await freePort();
+    const child = startWrangler(stack, { port: wranglerPort, persistTo: `${DATA_DIR}/wrangler`, mail });
+    closers.push(() => stopWrangler(child));
     child.once("exit", (code) => {
       if (!stopping) {
         console.error(`wrangler dev exited (${code}); stopping`);
-        void stop(code ?? 1);
+        void stop(code || 1);
       }
     });
-    await waitUntilServing(child, BASE_URL);
+    await waitUntilServing(child, `http://127.0.0.1:${wranglerPort}`);
+    await step(() =>
+      startFrontDoor({
+        host: "127.0.0.1",
+        port: PORT,
+        upstreamPort: wranglerPort,
+        log: (line) => console.warn(`[front door] ${line}`),
+      }),
+    );
     await registerDemoMap(BASE_URL, keys.seed.key, keys.projectId);
     await dropSeedKey(stack.databaseUrl, keys.seed.id);
-    demo = await startDemoServer({ endpoint: `${BASE_URL}/v1/events`, apiKey: keys.game }, DEMO_GAME_PORT);
-    console.log(
-      `ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events, mail inbox: ${mail.inboxUrl})`,
+    const demo = await step(() =>
+      startDemoServer({ endpoint: `${BASE_URL}/v1/events`, apiKey: keys.game }, DEMO_GAME_PORT),
     );
+    const running: RunningStack = {
+      pid: process.pid,
+      url: BASE_URL,
+      databaseUrl: stack.databaseUrl,
+      mailInbox: mail.inboxUrl,
+      smtpPort: mail.smtpPort,
+      demoUrl: demo.url,
+    };
+    await writeFile(STACK_FILE, `${JSON.stringify(running, null, 2)}\n`, { mode: 0o600 });
+    closers.push(() => rm(STACK_FILE, { force: true }));
+    console.log(
+      `ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events, data: ${DATA_DIR}, Postgres: ${new URL(stack.databaseUrl).port})`,
+    );
+    console.log(`mail inbox ${mail.inboxUrl} (SMTP on 127.0.0.1:${mail.smtpPort})`);
     console.log(
       `demo game ${demo.url}: play a minute, then open ${BASE_URL}/projects/${keys.projectId}/heatmap?map=${DEMO_MAP.mapId} with the profile "${DEMO_PROFILE.name}"`,
     );

@@ -4,8 +4,7 @@
 import type { CredentialChange } from "../../workers/shared/credentials/cache.js";
 import { OPERATOR_CHANGES_PATH } from "../../workers/shared/credentials/operator.js";
 
-/** `npm run dev`'s address, and the operator secret it gives the API Worker (scripts/local/wrangler.ts). */
-export const LOCAL_API_URL = "http://127.0.0.1:8787";
+/** The operator secret `npm run dev` gives the API Worker (scripts/local/wrangler.ts). */
 export const LOCAL_OPERATOR_SECRET = "local-operator-secret-for-npm-run-dev-only";
 
 export type AnnounceTarget = {
@@ -16,9 +15,18 @@ export type AnnounceTarget = {
   fetch?: (request: Request) => Promise<Response>;
 };
 
-/** OPERATOR_API_URL and OPERATOR_SECRET from the environment, else the local stack's. */
-export function targetFromEnv(env: NodeJS.ProcessEnv = process.env): AnnounceTarget {
-  return { url: env.OPERATOR_API_URL || LOCAL_API_URL, secret: env.OPERATOR_SECRET || LOCAL_OPERATOR_SECRET };
+/**
+ * OPERATOR_API_URL and OPERATOR_SECRET from the environment, else the local stack's: `localUrl` is the
+ * origin the running `npm run dev` wrote into its data dir (scripts/local/database.ts: runningStack).
+ */
+export function targetFromEnv(env: NodeJS.ProcessEnv, localUrl: string | undefined): AnnounceTarget {
+  const url = env.OPERATOR_API_URL || localUrl;
+  if (!url) {
+    throw new AnnounceFailed(
+      "no stack to tell: `npm run dev` is not running on this data dir (PORT picks it) and OPERATOR_API_URL is unset",
+    );
+  }
+  return { url, secret: env.OPERATOR_SECRET || LOCAL_OPERATOR_SECRET };
 }
 
 export class AnnounceFailed extends Error {}
