@@ -1,7 +1,7 @@
 // npm run drill:dev: `npm run dev` as a person runs it, for DRILL_DEV_S seconds (default 600): headless
 // Chromium plays the demo game (the web SDK posting from the browser, CORS and all) while a sender posts
 // SDK-shaped batches the way the engine SDKs do (scripts/drill/sender.ts). Then it checks that nothing
-// was answered "restarted mid-request" (wrangler's 503), that every accepted event is in ClickHouse once
+// was answered "restarted mid-request" (wrangler's 503) and the Workers never reloaded, that every accepted event is in ClickHouse once
 // (count() through POST /api/v1/query, whose `events` is deduplicated), and that Ctrl-C leaves no process of
 // the stack behind. The stack runs on DRILL_DEV_PORT (8790) with a data dir of its own in a temp dir;
 // DRILL_DEV_CONCURRENCY (2) senders of DRILL_DEV_EVENTS (500) events, one batch a second each. The last
@@ -38,7 +38,14 @@ function startDev(dataDir: string, output: string[]): ChildProcess {
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, PORT: String(PORT), DEMO_PORT: String(PORT + 1), LOCAL_DATA_DIR: dataDir },
+    env: {
+      ...process.env,
+      PORT: String(PORT),
+      DEMO_PORT: String(PORT + 1),
+      LOCAL_DATA_DIR: dataDir,
+      // wrangler's "log" level prints its reloads ("Reloading local server"), which are counted.
+      WRANGLER_LOG: "log",
+    },
   });
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding("utf8");
@@ -232,6 +239,7 @@ async function main() {
       await sleep(2000);
     }
     const restarted = output.filter((l) => l.includes(PROXY_LOST)).length;
+    const reloads = output.filter((l) => l.includes("Reloading local server")).length;
     const retried = output.filter((l) => l.startsWith("[front door]"));
 
     // Ctrl-C, as a person stops it: everything the stack started must be gone.
@@ -261,6 +269,7 @@ async function main() {
       },
       answers_503: (totals.answers["503"] ?? 0) + (browserAnswers["503"] ?? 0),
       restarted_mid_request_in_logs: restarted,
+      worker_reloads: reloads,
       front_door_retries: retried.length,
       stack_processes: stackProcesses.length,
       left_after_ctrl_c: leftBehind,
@@ -275,6 +284,7 @@ async function main() {
       sdk.dropped > 0 ||
       result.answers_503 > 0 ||
       restarted > 0 ||
+      reloads > 0 ||
       leftBehind.length > 0;
     console.log(JSON.stringify(result));
     process.exitCode = lost ? 1 : 0;
