@@ -7,19 +7,19 @@
 // DRILL_DEV_CONCURRENCY (2) senders of DRILL_DEV_EVENTS (500) events, one batch a second each. The last
 // line is one JSON object; the exit code is 1 when anything was lost or answered 503.
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eq } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/node-postgres";
-import pg from "pg";
 import { chromium } from "playwright-core";
 import { projects, tenants } from "../../schema/pg/schema.js";
 import { resolveChromium } from "../../test/support/chromium-setup.js";
-import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { createKey } from "../../workers/shared/bootstrap.js";
 import type { RunningStack } from "../local/database.js";
 import { signalGroup } from "../local/wrangler.js";
+import { descendants, type Proc, processes } from "./processes.js";
+import { seedProject } from "./seed.js";
 import { newTotals, sendWhile } from "./sender.js";
 
 const SECONDS = Number(process.env.DRILL_DEV_S ?? 600);
@@ -71,30 +71,24 @@ async function waitForStack(file: string, child: ChildProcess): Promise<RunningS
 
 /** A project of the drill's own for the sender, and full keys (POST /v1/query) for it and the demo. */
 async function seed(databaseUrl: string) {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  try {
-    const db = drizzle({ client: pool });
-    const tenant = await createTenant(db, "Drill Studio", "enterprise");
-    const project = await createProject(db, tenant.id, "Drill Game");
-    const ingest = await createKey(db, project.id, "ingest");
-    const full = await createKey(db, project.id, "full");
-    const [demo] = await db
-      .select({ id: projects.id })
-      .from(projects)
-      .innerJoin(tenants, eq(tenants.id, projects.tenantId))
-      .where(eq(tenants.name, "Demo Studio"))
-      .limit(1);
-    if (!demo) {
-      throw new Error("npm run dev seeded no demo project");
-    }
-    const demoFull = await createKey(db, demo.id, "full");
-    return {
-      sender: { projectId: project.id, ingestKey: ingest.key, fullKey: full.key },
-      demo: { projectId: demo.id, fullKey: demoFull.key },
-    };
-  } finally {
-    await pool.end();
-  }
+  const { projectId, keys, more } = await seedProject(
+    databaseUrl,
+    { studio: "Drill Studio", game: "Drill Game" },
+    ["ingest", "full"] as const,
+    async (db) => {
+      const [demo] = await db
+        .select({ id: projects.id })
+        .from(projects)
+        .innerJoin(tenants, eq(tenants.id, projects.tenantId))
+        .where(eq(tenants.name, "Demo Studio"))
+        .limit(1);
+      if (!demo) {
+        throw new Error("npm run dev seeded no demo project");
+      }
+      return { projectId: demo.id, fullKey: (await createKey(db, demo.id, "full")).key };
+    },
+  );
+  return { sender: { projectId, ingestKey: keys.ingest, fullKey: keys.full }, demo: more };
 }
 
 /** Events of a project in ClickHouse, through the query API. */
@@ -118,43 +112,9 @@ async function eventsIn(origin: string, projectId: string, key: string): Promise
   return Number(n);
 }
 
-/** Live processes (not zombies) from /proc: pid, parent and command name. */
-async function processes(): Promise<Array<{ pid: number; ppid: number; comm: string }>> {
-  const out: Array<{ pid: number; ppid: number; comm: string }> = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) {
-      continue;
-    }
-    const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "");
-    // "pid (comm) state ppid ...": the command may hold spaces and parentheses.
-    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (stat && state !== "Z") {
-      out.push({ pid: Number(name), ppid: Number(ppid), comm });
-    }
-  }
-  return out;
-}
-
-/** Every process under `root` (wrangler runs in a process group of its own, so groups do not tell). */
-async function descendants(root: number): Promise<Array<{ pid: number; comm: string }>> {
-  const all = await processes();
-  const mine = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (mine.has(p.ppid) && !mine.has(p.pid)) {
-        mine.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  return all.filter((p) => mine.has(p.pid));
-}
-
 /** Which of `procs` still run (same pid and command: a reused pid is not one of ours). */
-async function stillAlive(procs: Array<{ pid: number; comm: string }>): Promise<string[]> {
-  const now = new Map((await processes()).map((p) => [p.pid, p.comm]));
+async function stillAlive(procs: Proc[]): Promise<string[]> {
+  const now = new Map((await processes()).filter((p) => !p.zombie).map((p) => [p.pid, p.comm]));
   return procs.filter((p) => now.get(p.pid) === p.comm).map((p) => `${p.comm} (${p.pid})`);
 }
 

@@ -5,12 +5,11 @@
 // stack; the last line is one JSON object with the totals and each process group's growth after the
 // warm-up (SOAK_WARMUP_S, default 120).
 import { readdir, readFile, readlink } from "node:fs/promises";
-import { drizzle } from "drizzle-orm/node-postgres";
-import pg from "pg";
 import WebSocket from "ws";
-import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
 import { withBenchStack } from "../bench/stack.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
+import { descendants, type Proc, processes } from "./processes.js";
+import { seedProject } from "./seed.js";
 import { newTotals, sendWhile } from "./sender.js";
 
 const SOAK_S = Number(process.env.SOAK_S ?? 600);
@@ -23,47 +22,6 @@ const ORIGIN = `http://127.0.0.1:${PORT}`;
 
 const log = (message: string) => process.stderr.write(`[soak] ${message}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function seed(databaseUrl: string) {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  try {
-    const db = drizzle({ client: pool });
-    const tenant = await createTenant(db, "Soak Studio", "enterprise");
-    const project = await createProject(db, tenant.id, "Soak Game");
-    const ingest = await createKey(db, project.id, "ingest");
-    const read = await createKey(db, project.id, "read");
-    const admin = await createKey(db, project.id, "full");
-    return { projectId: project.id, ingestKey: ingest.key, readKey: read.key, adminKey: admin.key };
-  } finally {
-    await pool.end();
-  }
-}
-
-type Proc = { pid: number; ppid: number; comm: string; cmdline: string; rssKb: number };
-
-async function processes(): Promise<Proc[]> {
-  const out: Proc[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) {
-      continue;
-    }
-    try {
-      const status = await readFile(`/proc/${name}/status`, "utf8");
-      const cmdline = (await readFile(`/proc/${name}/cmdline`, "utf8")).replaceAll("\0", " ");
-      const field = (k: string) => new RegExp(`^${k}:\\s+(\\S+)`, "m").exec(status)?.[1] ?? "";
-      out.push({
-        pid: Number(name),
-        ppid: Number(field("PPid")),
-        comm: field("Name"),
-        cmdline,
-        rssKb: Number(field("VmRSS") || 0),
-      });
-    } catch {
-      // Gone between the listing and the read.
-    }
-  }
-  return out;
-}
 
 /**
  * Resident memory (MB) of this process and everything under it, by group: workerd (the Workers, their
@@ -121,19 +79,8 @@ type Target = { id: string; webSocketDebuggerUrl: string };
 
 /** The inspector targets (one per isolate) of the workerd that runs the Workers under this process. */
 async function inspectorTargets(): Promise<Target[]> {
-  const all = await processes();
-  const mine = new Set([process.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (mine.has(p.ppid) && !mine.has(p.pid)) {
-        mine.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  for (const p of all) {
-    if (!mine.has(p.pid) || p.comm !== "workerd" || !p.cmdline.includes("--inspector-addr")) {
+  for (const p of await descendants(process.pid)) {
+    if (p.comm !== "workerd" || !p.cmdline.includes("--inspector-addr")) {
       continue;
     }
     for (const port of await listeningPorts(p.pid)) {
@@ -212,7 +159,14 @@ async function heapsAfterGc(): Promise<Record<string, number>> {
 async function main() {
   return withBenchStack("soak", async ({ stack, serve }) => {
     const ch = stack.clickhouse;
-    const { projectId, ingestKey, readKey, adminKey } = await seed(stack.databaseUrl);
+    const {
+      projectId,
+      keys: { ingest: ingestKey, read: readKey, full: adminKey },
+    } = await seedProject(stack.databaseUrl, { studio: "Soak Studio", game: "Soak Game" }, [
+      "ingest",
+      "read",
+      "full",
+    ] as const);
     await serve(PORT, ORIGIN);
 
     const totals = newTotals();
