@@ -12,6 +12,7 @@
 // the request's body, up to ATTEMPTS times. Everything else passes through untouched, streamed.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 
 const PROXY_LOST = "Your worker restarted mid-request";
 const ATTEMPTS = 5;
@@ -87,9 +88,9 @@ export async function startFrontDoor(opts: {
           return;
         }
       } else if (up.status === 503 && attempt < ATTEMPTS) {
-        const text = (await readAll(up.body)).toString("utf8");
-        if (!text.startsWith(PROXY_LOST)) {
-          res.writeHead(up.status, up.headers).end(text);
+        const raw = await readAll(up.body);
+        if (!decoded(raw, up.body.headers["content-encoding"]).startsWith(PROXY_LOST)) {
+          res.writeHead(up.status, up.headers).end(raw);
           return;
         }
         why = "wrangler's proxy lost the connection to the Workers (workers-sdk#14641)";
@@ -119,6 +120,23 @@ export async function startFrontDoor(opts: {
         agent.destroy();
       }),
   };
+}
+
+/** The text of a body as workerd encoded it for the client's Accept-Encoding ("" when unreadable). */
+function decoded(body: Buffer, encoding: string | undefined): string {
+  try {
+    const plain =
+      encoding === "gzip"
+        ? gunzipSync(body)
+        : encoding === "br"
+          ? brotliDecompressSync(body)
+          : encoding === "deflate"
+            ? inflateSync(body)
+            : body;
+    return plain.toString("utf8");
+  } catch {
+    return "";
+  }
 }
 
 async function readAll(stream: AsyncIterable<unknown>): Promise<Buffer> {
