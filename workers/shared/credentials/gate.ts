@@ -71,6 +71,7 @@ export async function chargeKeyOrToken(
   ctx: { waitUntil(promise: Promise<unknown>): void },
   cred: NonNullable<Credential>,
   bucket: Bucket,
+  now?: number,
 ): Promise<Charged<CredentialPrincipal> | null> {
   const hashed = await credentialHash(cred);
   if (hashed === null) {
@@ -89,6 +90,7 @@ export async function chargeKeyOrToken(
     charge: (name, expected, max) => consumeIfCurrent(env, name, expected, max),
     ttlMs: credentialTtlMs(config),
     notAfter: (p) => (p.kind === "token" ? p.expiresAt.getTime() : undefined),
+    now,
   });
 }
 
