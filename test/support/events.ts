@@ -4,7 +4,7 @@ import { createKey } from "../../workers/shared/bootstrap.js";
 import { openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
 import { batch, event, gzip } from "./batches.js";
-import { seedTenant, withDb } from "./harness.js";
+import { once, seedTenant, withDb } from "./harness.js";
 import { ingest } from "./http.js";
 import { waitFor } from "./wait.js";
 
@@ -66,8 +66,11 @@ export async function insertsSettled(): Promise<void> {
   );
 }
 
-let sentinel: Promise<{ projectId: string; key: string }> | undefined;
-let sentinelEvents = 0;
+/** The barrier's own project and ingest key, made once per file. */
+const barrierProject = once(async () => {
+  const s = await seedTenant("pro", "Queue Barrier");
+  return { projectId: s.projectId, key: s.keys.ingest.key };
+});
 
 /**
  * The "nothing more arrives" barrier of the events queue: every batch accepted before this call has
@@ -76,11 +79,7 @@ let sentinelEvents = 0;
  * that event is stored every message ahead of it has been consumed; then no INSERT may still be running.
  */
 export async function eventsQueueSettled(): Promise<void> {
-  sentinel ??= seedTenant("pro", "Queue Barrier").then((s) => ({
-    projectId: s.projectId,
-    key: s.keys.ingest.key,
-  }));
-  const { projectId, key } = await sentinel;
-  sentinelEvents++;
-  await ingestAndWait(projectId, key, [event(sentinelEvents)]);
+  const { projectId, key } = await barrierProject();
+  // A new batch each time: its own timestamp and id, so never a retry of an earlier one.
+  await ingestAndWait(projectId, key, [event(0, { sessionId: crypto.randomUUID() })]);
 }
