@@ -6,7 +6,10 @@ import { rateLimitHeaders } from "../../shared/rate-limit.js";
 import { requestNow, TEST_NOW_HEADER } from "../clock.js";
 import type { AppEnv } from "../context.js";
 
-/** Reads the request's clock (clock.ts) and builds the per-request services into c.var and, on the way out, stamps the rate-limit headers. */
+/**
+ * Reads the request's clock (clock.ts) and builds the per-request services into c.var and, on the way
+ * out, stamps the rate-limit headers.
+ */
 export const init = createMiddleware<AppEnv>(async (c, next) => {
   c.set("now", requestNow(c.env, c.req.header(TEST_NOW_HEADER)));
   const config = configOf(c.env);
