@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
@@ -20,6 +21,19 @@ type Consumer = {
 type DoBinding = { name: string; class_name: string; script_name?: string };
 
 describe("the Workers' wrangler configs", () => {
+  it("never set TEST_CLOCK: the test clock (X-Test-Now, workers/api/clock.ts) is the test config's alone", () => {
+    for (const [name, c] of Object.entries(configs)) {
+      expect(Object.keys(c.vars ?? {}), name).not.toContain("TEST_CLOCK");
+    }
+    for (const file of [
+      "wrangler.toml",
+      "workers/ingest/wrangler.toml",
+      "scripts/local/router/wrangler.toml",
+    ]) {
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("TEST_CLOCK");
+    }
+  });
+
   it("declare each queue's consumer in the Worker the table names, with its max_retries and batching", () => {
     for (const spec of Object.values(QUEUES)) {
       const consumers = Object.entries(configs).flatMap(

@@ -2,6 +2,7 @@ import { createScheduledController, env } from "cloudflare:test";
 import { expect, inject } from "vitest";
 import worker from "../../workers/api/index.js";
 import { type Auth, api } from "./http.js";
+import { waitFor } from "./wait.js";
 
 export async function json<T>(res: Response, status: number): Promise<T> {
   const text = await res.text();
@@ -17,9 +18,9 @@ export function send(path: string, auth: Auth, method: string, body?: unknown): 
   });
 }
 
-/** One cron run, through the Worker's own scheduled handler. */
-export async function runScheduled(): Promise<void> {
-  const controller = createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" });
+/** One cron run at `now` (ms; the run's clock: windows, cooldowns), through the Worker's own scheduled handler. */
+export async function runScheduled(now = Date.now()): Promise<void> {
+  const controller = createScheduledController({ scheduledTime: now, cron: "*/5 * * * *" });
   await worker.scheduled(controller, env);
 }
 
@@ -33,13 +34,10 @@ export async function received(path: string): Promise<Received[]> {
 }
 
 /** Waits until the receiver has at least `n` deliveries on `path` (the queue consumer runs on its own). */
-export async function waitForDeliveries(path: string, n: number, timeoutMs = 20_000): Promise<Received[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await received(path);
-    if (got.length >= n || Date.now() > deadline) {
-      return got;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+export function waitForDeliveries(path: string, n: number, timeoutMs = 20_000): Promise<Received[]> {
+  return waitFor(
+    () => received(path),
+    (got) => got.length >= n,
+    { timeoutMs, intervalMs: 200, message: `${n} deliveries on ${path}` },
+  );
 }

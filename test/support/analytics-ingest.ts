@@ -3,7 +3,8 @@ import type { GenEvent } from "./analytics-dataset.js";
 import { batch, type EventInit } from "./batches.js";
 import { insertsSettled } from "./events.js";
 import type { Tenant } from "./harness.js";
-import { api, ingest } from "./http.js";
+import { type Auth, api, ingest } from "./http.js";
+import { waitFor } from "./wait.js";
 
 const EVENTS_PER_BATCH = 500;
 
@@ -49,39 +50,37 @@ export async function ingestAll(t: Tenant, events: GenEvent[]): Promise<void> {
     const res = await ingest(body, t.keys.ingest.key);
     expect(res.status, await res.clone().text()).toBe(202);
   }
-  const deadline = Date.now() + 60_000;
-  let total = before;
-  while (total < before + events.length && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    total = await totalEvents(t);
-  }
+  const total = await waitFor(
+    () => totalEvents(t),
+    (n) => n >= before + events.length,
+    { timeoutMs: 60_000, intervalMs: 250, message: "every event stored" },
+  );
   expect(total).toBe(before + events.length);
   await insertsSettled();
 }
 
-/** The data of a successful analytics GET. */
-export async function getData<T>(
-  t: Tenant,
-  path: string,
-  auth: { key?: string; token?: string } = {},
-): Promise<T> {
+/** A tenant whose reads through getData run at `now` (the request's clock, X-Test-Now). */
+export type ClockedTenant = Tenant & { now?: number };
+
+/**
+ * The tenant, read at `now` from here on: a file that seeds data relative to one instant reads it at that
+ * instant, however long the run takes and whichever midnight passes meanwhile.
+ */
+export function clocked(t: Tenant, now: number): ClockedTenant {
+  return { ...t, now };
+}
+
+/**
+ * The data of a successful analytics GET, with the tenant's read key unless `auth` names a key or token,
+ * at `auth.now`, else the tenant's clock (clocked), else the real time.
+ */
+export async function getData<T>(t: ClockedTenant, path: string, auth: Auth = {}): Promise<T> {
+  const at = { now: t.now, ...auth };
   const res = await api(
     `/v1/projects/${t.projectId}${path}`,
-    auth.key || auth.token ? auth : { key: t.keys.read.key },
+    auth.key || auth.token ? at : { ...at, key: t.keys.read.key },
   );
   const text = await res.text();
   expect(res.status, text).toBe(200);
   return (JSON.parse(text) as { data: T }).data;
-}
-
-export const MIDNIGHT_GUARD_MINUTES = 4;
-/** The longest awayFromMidnight(MIDNIGHT_GUARD_MINUTES) may wait: add it to a hook's timeout. */
-export const MIDNIGHT_GUARD_MS = MIDNIGHT_GUARD_MINUTES * 60_000 + 2000;
-
-/** Runs after the next UTC midnight if that is only minutes away, so one test never spans two days. */
-export async function awayFromMidnight(minutes: number): Promise<void> {
-  const msToMidnight = 86_400_000 - (Date.now() % 86_400_000);
-  if (msToMidnight < minutes * 60_000) {
-    await new Promise((r) => setTimeout(r, msToMidnight + 2000));
-  }
 }

@@ -12,6 +12,7 @@ import {
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { launchChromium } from "./chromium.js";
 import { adminCli, type Service, startService } from "./service.js";
+import { waitFor } from "./wait.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** Screenshots of the test run (git-ignored). */
@@ -116,23 +117,19 @@ export async function startDashboard(opts: { plan?: string } = {}): Promise<Dash
       }
       sent += events.length;
       // The queue consumer stores them shortly: wait for the count, not for a fixed time.
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const q = await api<{ rows: unknown[][] | Record<string, unknown>[] }>("/query", {
-          method: "POST",
-          body: { project_id: projectId, sql: "SELECT count() AS n FROM events" },
-        });
-        const row = q.rows[0];
-        const n = Number(Array.isArray(row) ? row[0] : row?.n);
-        if (n >= sent) {
-          await service.insertsSettled();
-          return;
-        }
-        if (Date.now() > deadline) {
-          throw new Error(`only ${n} of ${sent} events arrived`);
-        }
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      await waitFor(
+        async () => {
+          const q = await api<{ rows: unknown[][] | Record<string, unknown>[] }>("/query", {
+            method: "POST",
+            body: { project_id: projectId, sql: "SELECT count() AS n FROM events" },
+          });
+          const row = q.rows[0];
+          return Number(Array.isArray(row) ? row[0] : row?.n);
+        },
+        (n) => n >= sent,
+        { timeoutMs: 60_000, intervalMs: 250, message: `${sent} events stored` },
+      );
+      await service.insertsSettled();
     };
 
     profileDir = await mkdtemp(join(tmpdir(), "chromium-dashboard-"));

@@ -3,9 +3,10 @@ import { expect } from "vitest";
 import { createKey } from "../../workers/shared/bootstrap.js";
 import { openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
-import { batch, type event, gzip } from "./batches.js";
-import { withDb } from "./harness.js";
+import { batch, event, gzip } from "./batches.js";
+import { once, seedTenant, withDb } from "./harness.js";
 import { ingest } from "./http.js";
+import { waitFor } from "./wait.js";
 
 type EventInit = ReturnType<typeof event>;
 
@@ -37,13 +38,11 @@ export async function ingestAndWait(
   const before = await storedCount(projectId);
   const res = await ingest(await gzip(batch(events)), ingestKey, { gzip: true });
   expect(res.status).toBe(202);
-  const deadline = Date.now() + 30_000;
-  while ((await storedCount(projectId)) < before + events.length) {
-    if (Date.now() > deadline) {
-      throw new Error(`events of ${projectId} did not arrive`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(
+    () => storedCount(projectId),
+    (n) => n >= before + events.length,
+    { intervalMs: 200, message: `the events of ${projectId}` },
+  );
   await insertsSettled();
 }
 
@@ -53,16 +52,34 @@ export async function ingestAndWait(
  * running, so the rollups hold what the events hold.
  */
 export async function insertsSettled(): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const rs = await testClickHouse().query({
-      query: "SELECT count() AS n FROM system.processes WHERE query_kind = 'Insert'",
-      format: "JSONEachRow",
-    });
-    const [row] = await rs.json<{ n: string | number }>();
-    if (Number(row?.n ?? 0) === 0 || Date.now() > deadline) {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(
+    async () => {
+      const rs = await testClickHouse().query({
+        query: "SELECT count() AS n FROM system.processes WHERE query_kind = 'Insert'",
+        format: "JSONEachRow",
+      });
+      const [row] = await rs.json<{ n: string | number }>();
+      return Number(row?.n ?? 0);
+    },
+    (running) => running === 0,
+    { intervalMs: 50, message: "no INSERT running" },
+  );
+}
+
+/** The barrier's own project and ingest key, made once per file. */
+const barrierProject = once(async () => {
+  const s = await seedTenant("pro", "Queue Barrier");
+  return { projectId: s.projectId, key: s.keys.ingest.key };
+});
+
+/**
+ * The "nothing more arrives" barrier of the events queue: every batch accepted before this call has
+ * been consumed and its rows are written. Sends one event of a project of its own and waits until it
+ * is stored: the queue hands its consumer one batch at a time, in order (Miniflare's broker), so once
+ * that event is stored every message ahead of it has been consumed; then no INSERT may still be running.
+ */
+export async function eventsQueueSettled(): Promise<void> {
+  const { projectId, key } = await barrierProject();
+  // A new batch each time: its own timestamp and id, so never a retry of an earlier one.
+  await ingestAndWait(projectId, key, [event(0, { sessionId: crypto.randomUUID() })]);
 }

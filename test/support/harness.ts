@@ -57,3 +57,15 @@ function must<T>(v: T | undefined): T {
 }
 
 export const BASE = "http://127.0.0.1:8787";
+
+/**
+ * A fixture made by whichever test asks first and shared by the rest of the file's tests that only read
+ * it: any one of them still runs alone (vitest -t), since it builds the fixture itself.
+ */
+export function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}

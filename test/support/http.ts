@@ -2,9 +2,10 @@ import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 import { BASE } from "./harness.js";
 
-export type Auth = { key?: string; token?: string; ip?: string };
+/** `now`: the request's clock in ms (X-Test-Now, honoured under the test config's TEST_CLOCK only). */
+export type Auth = { key?: string; token?: string; ip?: string; now?: number };
 
-/** A Web API request through the Worker, as a client would send it. */
+/** A Web API request through the Worker, as a client would send it (at `auth.now`, if set). */
 export function api(path: string, auth: Auth = {}, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (auth.key) {
@@ -15,6 +16,9 @@ export function api(path: string, auth: Auth = {}, init: RequestInit = {}): Prom
   }
   if (auth.ip) {
     headers.set("CF-Connecting-IP", auth.ip);
+  }
+  if (auth.now !== undefined) {
+    headers.set("X-Test-Now", String(auth.now));
   }
   return SELF.fetch(`${BASE}/api${path}`, { ...init, headers, redirect: "manual" });
 }

@@ -1,6 +1,8 @@
 // Reads mail from the catcher (maildev's REST API) as a person would read their inbox: the newest mail
 // to an address (maildev lists mail in arrival order), polled until it arrives.
 
+import { waitFor } from "./wait.js";
+
 type Caught = { id: string; subject: string; text?: string; time: string; to: Array<{ address: string }> };
 
 export type ReceivedMail = { subject: string; text: string };
@@ -12,24 +14,20 @@ export async function mailTo(
   subject: RegExp = /./,
   timeoutMs = 15_000,
 ): Promise<ReceivedMail> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${inboxUrl}/api/email`);
-    const all = (await res.json()) as Caught[];
-    const mine = all
-      .filter(
-        (m) => m.to.some((t) => t.address.toLowerCase() === to.toLowerCase()) && subject.test(m.subject),
-      )
-      .reverse();
-    const newest = mine[0];
-    if (newest) {
-      return { subject: newest.subject, text: newest.text ?? "" };
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`no mail to ${to} matching ${subject} within ${timeoutMs} ms`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const newest = await waitFor(
+    async () => {
+      const res = await fetch(`${inboxUrl}/api/email`);
+      const all = (await res.json()) as Caught[];
+      return all
+        .filter(
+          (m) => m.to.some((t) => t.address.toLowerCase() === to.toLowerCase()) && subject.test(m.subject),
+        )
+        .at(-1);
+    },
+    (m) => m !== undefined,
+    { timeoutMs, message: `a mail to ${to} matching ${subject}` },
+  );
+  return { subject: newest?.subject ?? "", text: newest?.text ?? "" };
 }
 
 /** Every mail to `to` so far (none is fine), newest first. */
@@ -43,17 +41,11 @@ export async function mailsTo(inboxUrl: string, to: string): Promise<ReceivedMai
 
 /** Every mail to `to`, newest first, once there are at least `count` of them (polled, bounded). */
 export async function atLeast(inboxUrl: string, to: string, count: number, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const mails = await mailsTo(inboxUrl, to);
-    if (mails.length >= count) {
-      return mails;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`${mails.length} mails to ${to}, not ${count}, within ${timeoutMs} ms`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return waitFor(
+    () => mailsTo(inboxUrl, to),
+    (mails) => mails.length >= count,
+    { timeoutMs, message: (mails) => `${count} mails to ${to} (${(mails as unknown[]).length} so far)` },
+  );
 }
 
 /** The link in a mail's text to the page at `path` (the first one). */

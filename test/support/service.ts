@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { freePort, type MailCatcher, startMailCatcher } from "../../scripts/local/mail.js";
 import { type LocalStack, startLocalStack } from "../../scripts/local/stack.js";
 import { startWrangler, stopWrangler, waitUntilServing } from "../../scripts/local/wrangler.js";
+import { waitFor } from "./wait.js";
 
 export type Service = {
   /** Origin the Worker serves, e.g. http://127.0.0.1:40123 (pages at /, the Web API at /api). */
@@ -50,19 +51,18 @@ export async function startService(): Promise<Service> {
     await waitUntilServing(child, `${origin}/api`);
     const ch = stack.clickhouse;
     const insertsSettled = async () => {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const res = await fetch(ch.url, {
-          method: "POST",
-          headers: { "X-ClickHouse-User": ch.user, "X-ClickHouse-Key": ch.password },
-          body: "SELECT count() FROM system.processes WHERE query_kind = 'Insert' FORMAT TSV",
-        });
-        const running = Number((await res.text()).trim());
-        if ((res.ok && running === 0) || Date.now() > deadline) {
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor(
+        async () => {
+          const res = await fetch(ch.url, {
+            method: "POST",
+            headers: { "X-ClickHouse-User": ch.user, "X-ClickHouse-Key": ch.password },
+            body: "SELECT count() FROM system.processes WHERE query_kind = 'Insert' FORMAT TSV",
+          });
+          return res.ok ? Number((await res.text()).trim()) : -1;
+        },
+        (running) => running === 0,
+        { intervalMs: 50, message: "no INSERT running" },
+      );
     };
     return { origin, databaseUrl: stack.databaseUrl, inboxUrl: mail.inboxUrl, insertsSettled, close };
   } catch (err) {

@@ -7,6 +7,7 @@ import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { Browser, hiddenFields, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import { waitFor } from "../support/wait.js";
 
 const CLI = "fdc_framedash_cli";
 let t: Tenant;
@@ -364,15 +365,14 @@ describe("the CLI's login, refresh and logout", () => {
       db.update(oauthGrants).set({ lastUsedAt: stale }).where(eq(oauthGrants.id, grantId)),
     );
     expect((await api("/v1/projects", { token: tokens.access_token })).status).toBe(200);
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const [g] = await withDb((db) => db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId)));
-      if ((g?.lastUsedAt?.getTime() ?? 0) > stale.getTime()) {
-        break;
-      }
-      expect(Date.now(), "grant lastUsedAt updated").toBeLessThan(deadline);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      async () => {
+        const [g] = await withDb((db) => db.select().from(oauthGrants).where(eq(oauthGrants.id, grantId)));
+        return g?.lastUsedAt?.getTime() ?? 0;
+      },
+      (lastUsed) => lastUsed > stale.getTime(),
+      { timeoutMs: 15_000, message: "grant lastUsedAt updated" },
+    );
   });
 
   it("Connected apps lists the grant; revoking it there ends its tokens at once", async () => {

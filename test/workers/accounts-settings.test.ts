@@ -6,6 +6,7 @@ import { batchOf } from "../support/batches.js";
 import { Browser, csrfOf, seedUser, unescapeHtml } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import { waitFor } from "../support/wait.js";
 
 let t: Tenant;
 let other: Tenant;
@@ -31,17 +32,12 @@ const newKeyOf = (html: string) =>
 
 /** Polls the key's row until `check` holds: the write happens after the response, in waitUntil. */
 async function keyRowWhen(keyId: string, check: (lastUsedAt: Date | null) => boolean) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const [row] = await withDb((db) => db.select().from(apiKeys).where(eq(apiKeys.id, keyId)));
-    if (row && check(row.lastUsedAt)) {
-      return row;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`key ${keyId}: condition not met, lastUsedAt=${row?.lastUsedAt?.toISOString()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const row = await waitFor(
+    async () => (await withDb((db) => db.select().from(apiKeys).where(eq(apiKeys.id, keyId))))[0],
+    (r) => r !== undefined && check(r.lastUsedAt),
+    { timeoutMs: 15_000, message: `key ${keyId}: lastUsedAt condition` },
+  );
+  return row as NonNullable<typeof row>;
 }
 
 describe("API Keys page", () => {

@@ -1,5 +1,5 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
 import { countFailingCells, judgeScope } from "../../workers/api/alerts/cells.js";
 import { deliveryRetryDelaySeconds } from "../../workers/api/alerts/deliver.js";
@@ -10,9 +10,10 @@ import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "
 import { TEST_APP_URL } from "../support/app-url.js";
 import { batch, event, MiB, perf } from "../support/batches.js";
 import { insertsSettled, testClickHouse } from "../support/events.js";
-import { seedTenant, type Tenant, withDb } from "../support/harness.js";
+import { once, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 import { insertMap, insertProfile } from "../support/records.js";
+import { waitFor } from "../support/wait.js";
 
 type EvalEvent = {
   id: string;
@@ -51,19 +52,21 @@ const FPS_WARN = 30;
 const DAYS = 3;
 const FAIL_PCT = 20;
 
-let t: Tenant;
-let mapRowId: string;
-let everyone: string;
-let android: string;
-let hookPath: string;
-let slackPath: string;
-let secret: string;
-let hookId: string;
-let slackId: string;
-let ruleId: string;
-let brokenRuleId: string;
-const samples: Sample[] = [];
-let ingested = 0;
+/**
+ * One studio's arena: a map, two profiles and the scenario's events, ingested. `samples` is what was
+ * ingested, as plain numbers, for the independent computation of cells.
+ */
+type Arena = {
+  t: Tenant;
+  mapRowId: string;
+  everyone: string;
+  android: string;
+  samples: Sample[];
+  ingested: number;
+};
+
+/** A rule's two channels on the hook receiver, on paths of their own. */
+type Channels = { hookPath: string; slackPath: string; secret: string; hookId: string; slackId: string };
 
 // A small deterministic generator: the data is the same on every run.
 function lcg(seed: number) {
@@ -75,7 +78,7 @@ function lcg(seed: number) {
 }
 
 /** Expected (failCount, totalCount) computed here, independently of the service's SQL. */
-function expected(platform: string | null, now = new Date(), cellSize = CELL) {
+function expected(samples: Sample[], platform: string | null, now = new Date(), cellSize = CELL) {
   const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const fromUs = BigInt(dayStart - (DAYS - 1) * 86_400_000) * 1000n;
   const cells = new Map<string, number[]>();
@@ -124,8 +127,8 @@ function expected(platform: string | null, now = new Date(), cellSize = CELL) {
   };
 }
 
-/** The heatmap page link of this file's rule and a profile, as the docs spell it. */
-function heatmapLink(profileId: string, cellSize = CELL, days = DAYS): string {
+/** The heatmap page link of an arena's rule and a profile, as the docs spell it. */
+function heatmapLink(t: Tenant, profileId: string, cellSize = CELL, days = DAYS): string {
   return (
     `${TEST_APP_URL}/projects/${t.projectId}/heatmap?map=${MAP}&metric=fps&profile=${profileId}` +
     `&build=&cell=${cellSize}&days=${days}`
@@ -136,39 +139,40 @@ const withLinks = (heatmap: string, cells: ReturnType<typeof expected>["worst"])
   cells.map((c) => ({ ...c, link: `${heatmap}&at=${c.x},${c.y}` }));
 
 /** Platform is each event's own (field 16); the rest of the device context rides the batch (ours). */
-async function send_(events: ReturnType<typeof event>[], { platform, ...device }: Record<string, string>) {
+async function send_(
+  a: Arena,
+  events: ReturnType<typeof event>[],
+  { platform, ...device }: Record<string, string>,
+) {
   const res = await ingest(
     batch(
       events.map((e) => ({ ...e, platform })),
       { device },
     ),
-    t.keys.ingest.key,
+    a.t.keys.ingest.key,
   );
   expect(res.status).toBe(202);
-  ingested += events.length;
+  a.ingested += events.length;
 }
 
-async function waitForIngested(): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const res = await api(`/v1/projects/${t.projectId}/status?fresh=1`, { key: t.keys.read.key });
-    const total = ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
-    if (total >= ingested) {
-      expect(total).toBe(ingested);
-      return;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`only ${total} of ${ingested} events arrived`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+async function waitForIngested(a: Arena): Promise<void> {
+  const total = await waitFor(
+    async () => {
+      const res = await api(`/v1/projects/${a.t.projectId}/status?fresh=1`, { key: a.t.keys.read.key });
+      return ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
+    },
+    (n) => n >= a.ingested,
+    { intervalMs: 250, message: `${a.ingested} events stored` },
+  );
+  expect(total).toBe(a.ingested);
 }
 
 const WINDOWS = { platform: "windows", resolution: "1920x1080", buildConfig: "release", gpu: "RTX 3060" };
 const ANDROID = { platform: "android", resolution: "1080x2400", buildConfig: "release", gpu: "Adreno 650" };
 
 /** Events at grid positions with fps whose cell means straddle the threshold; plus noise to exclude. */
-async function ingestScenario(): Promise<void> {
+async function ingestScenario(a: Arena): Promise<void> {
+  const { samples } = a;
   const rnd = lcg(42);
   const windows: ReturnType<typeof event>[] = [];
   for (let i = 0; i < 240; i++) {
@@ -206,7 +210,7 @@ async function ingestScenario(): Promise<void> {
       tsUs: e.timestampUs as bigint,
     });
   }
-  await send_([...windows, ...noise], WINDOWS);
+  await send_(a, [...windows, ...noise], WINDOWS);
 
   const phones: ReturnType<typeof event>[] = [];
   for (let i = 0; i < 80; i++) {
@@ -217,19 +221,86 @@ async function ingestScenario(): Promise<void> {
     phones.push(event(2000 + i, { mapId: MAP, position: { x, y, z: 0 }, ...perf({ fps }) }, 120));
     samples.push({ mapId: MAP, platform: "android", x, y, fps, tsUs: phones[i]?.timestampUs as bigint });
   }
-  await send_(phones, ANDROID);
-  await waitForIngested();
+  await send_(a, phones, ANDROID);
+  await waitForIngested(a);
 }
 
-async function history(query = "limit=100"): Promise<EvalEvent[]> {
+/** A studio of its own with the arena's map, profiles and scenario, ingested. */
+async function seedArena(name: string): Promise<Arena> {
+  const t = await seedTenant("studio", name);
+  const a: Arena = {
+    t,
+    mapRowId: await insertMap(t.projectId, MAP, { name: "Eval Arena" }),
+    everyone: await insertProfile(t.projectId, { name: "Everyone", fpsWarn: FPS_WARN, fpsGood: 60 }),
+    android: await insertProfile(t.projectId, { name: "Android", platform: "android", fpsWarn: FPS_WARN }),
+    samples: [],
+    ingested: 0,
+  };
+  await ingestScenario(a);
+  return a;
+}
+
+/**
+ * The arena of the tests that only read its data or add rules of their own to it (each with its own
+ * channels): seeded by whichever of them runs first, so any one of them runs alone. A test that
+ * changes the data or reads the project's whole history seeds its own (seedArena).
+ */
+const arena = once(() => seedArena("Alert Eval Studio"));
+
+/** A webhook and a Slack channel of the arena's project, on receiver paths of their own. */
+async function channels(a: Arena): Promise<Channels> {
+  const suffix = crypto.randomUUID();
+  const hookPath = `/hook/eval-${suffix}`;
+  const slackPath = `/slack/eval-${suffix}`;
+  const w = { key: a.t.keys.readwrite.key };
+  const hook = await json<{ id: string; signingSecret: string }>(
+    await send(`/v1/projects/${a.t.projectId}/channels`, w, "POST", {
+      kind: "webhook",
+      name: "ops",
+      url: hookUrl(hookPath),
+    }),
+    201,
+  );
+  const slack = await json<{ id: string }>(
+    await send(`/v1/projects/${a.t.projectId}/channels`, w, "POST", {
+      kind: "slack",
+      name: "qa",
+      url: hookUrl(slackPath),
+    }),
+    201,
+  );
+  return { hookPath, slackPath, secret: hook.signingSecret, hookId: hook.id, slackId: slack.id };
+}
+
+/** The file's rule on the arena: both profiles, fps under warn on more than FAIL_PCT % of cells. */
+async function createRule(a: Arena, ch?: Channels, name = "Arena frame rate"): Promise<string> {
+  const rule = await json<{ id: string }>(
+    await send(`/v1/projects/${a.t.projectId}/alerts`, { key: a.t.keys.readwrite.key }, "POST", {
+      name,
+      mapId: a.mapRowId,
+      thresholdProfileIds: [a.everyone, a.android],
+      metric: "fps",
+      thresholdLevel: "warn",
+      failPercentage: FAIL_PCT,
+      evaluationDays: DAYS,
+      cellSize: CELL,
+      cooldownMinutes: 60,
+      channelIds: ch ? [ch.hookId, ch.slackId] : [],
+    }),
+    201,
+  );
+  return rule.id;
+}
+
+async function history(t: Tenant, query = "limit=100"): Promise<EvalEvent[]> {
   return json<EvalEvent[]>(
     await api(`/v1/projects/${t.projectId}/alerts/history?${query}`, { key: t.keys.read.key }),
     200,
   );
 }
 
-async function ruleHistory(id: string): Promise<EvalEvent[]> {
-  return (await history()).filter((e) => e.alertRuleId === id);
+async function ruleHistory(t: Tenant, id: string): Promise<EvalEvent[]> {
+  return (await history(t)).filter((e) => e.alertRuleId === id);
 }
 
 async function hmacHex(key: string, body: string): Promise<string> {
@@ -244,41 +315,11 @@ async function hmacHex(key: string, body: string): Promise<string> {
   return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-beforeAll(async () => {
-  t = await seedTenant("studio", "Alert Eval Studio");
-  mapRowId = await insertMap(t.projectId, MAP, { name: "Eval Arena" });
-  everyone = await insertProfile(t.projectId, { name: "Everyone", fpsWarn: FPS_WARN, fpsGood: 60 });
-  android = await insertProfile(t.projectId, { name: "Android", platform: "android", fpsWarn: FPS_WARN });
-  const suffix = crypto.randomUUID();
-  hookPath = `/hook/eval-${suffix}`;
-  slackPath = `/slack/eval-${suffix}`;
-  const w = { key: t.keys.readwrite.key };
-  const hook = await json<{ id: string; signingSecret: string }>(
-    await send(`/v1/projects/${t.projectId}/channels`, w, "POST", {
-      kind: "webhook",
-      name: "ops",
-      url: hookUrl(hookPath),
-    }),
-    201,
-  );
-  const slack = await json<{ id: string }>(
-    await send(`/v1/projects/${t.projectId}/channels`, w, "POST", {
-      kind: "slack",
-      name: "qa",
-      url: hookUrl(slackPath),
-    }),
-    201,
-  );
-  hookId = hook.id;
-  slackId = slack.id;
-  secret = hook.signingSecret;
-  await ingestScenario();
-});
-
 describe("alert evaluation, end to end", () => {
-  it("the generated data is what the scenario needs", () => {
-    const all = expected(null);
-    const phones = expected("android");
+  it("the generated data is what the scenario needs", async () => {
+    const { samples } = await arena();
+    const all = expected(samples, null);
+    const phones = expected(samples, "android");
     expect(all.failPercentage).toBeGreaterThan(FAIL_PCT);
     expect(phones.totalCount).toBeGreaterThan(0);
     expect(phones.failCount).toBeGreaterThan(0);
@@ -289,13 +330,15 @@ describe("alert evaluation, end to end", () => {
   it.each([5, 10, 25, 50])(
     "cells of %i: failing and evaluated cells equal the independent count",
     async (size) => {
+      const a = await arena();
       await insertsSettled();
+      const now = Date.now();
       for (const platform of [null, "android"]) {
-        const want = expected(platform, new Date(), size);
+        const want = expected(a.samples, platform, new Date(now), size);
         const got = await countFailingCells(testClickHouse(), {
-          projectId: t.projectId,
+          projectId: a.t.projectId,
           mapId: MAP,
-          window: windowOf(DAYS, Date.now()),
+          window: windowOf(DAYS, now),
           cellSize: size,
           metric: "fps",
           threshold: FPS_WARN,
@@ -312,13 +355,15 @@ describe("alert evaluation, end to end", () => {
   it.each([5, 10, 25, 50])(
     "cells of %i: the worst failing cells, their means, samples and failing shares equal the independent computation",
     async (size) => {
+      const a = await arena();
       await insertsSettled();
+      const now = Date.now();
       for (const platform of [null, "android"]) {
-        const want = expected(platform, new Date(), size);
+        const want = expected(a.samples, platform, new Date(now), size);
         const got = await judgeScope(testClickHouse(), {
-          projectId: t.projectId,
+          projectId: a.t.projectId,
           mapId: MAP,
-          window: windowOf(DAYS, Date.now()),
+          window: windowOf(DAYS, now),
           cellSize: size,
           metric: "fps",
           threshold: FPS_WARN,
@@ -331,26 +376,15 @@ describe("alert evaluation, end to end", () => {
   );
 
   it("first run: each profile of the bundle evaluated on its own; triggered notifies every channel, signed", async () => {
-    const rule = await json<{ id: string }>(
-      await send(`/v1/projects/${t.projectId}/alerts`, { key: t.keys.readwrite.key }, "POST", {
-        name: "Arena frame rate",
-        mapId: mapRowId,
-        thresholdProfileIds: [everyone, android],
-        metric: "fps",
-        thresholdLevel: "warn",
-        failPercentage: FAIL_PCT,
-        evaluationDays: DAYS,
-        cellSize: CELL,
-        cooldownMinutes: 60,
-        channelIds: [hookId, slackId],
-      }),
-      201,
-    );
-    ruleId = rule.id;
+    const a = await arena();
+    const { t, everyone, android, mapRowId } = a;
+    const ch = await channels(a);
+    const { hookPath, slackPath, secret } = ch;
+    const ruleId = await createRule(a, ch);
     // A rule that cannot be evaluated (its profile lacks the threshold; written past validation) must
     // not stop the others.
     const memoryOnly = await insertProfile(t.projectId, { name: "Memory only", memoryWarn: 1 });
-    brokenRuleId = await withDb(async (db) => {
+    const brokenRuleId = await withDb(async (db) => {
       const [row] = await db
         .insert(alertRules)
         .values({
@@ -371,11 +405,12 @@ describe("alert evaluation, end to end", () => {
       return row?.id as string;
     });
 
-    await runScheduled();
+    const now = Date.now();
+    await runScheduled(now);
 
-    const all = expected(null);
-    const phones = expected("android");
-    const events = await ruleHistory(ruleId);
+    const all = expected(a.samples, null, new Date(now));
+    const phones = expected(a.samples, "android", new Date(now));
+    const events = await ruleHistory(t, ruleId);
     expect(events).toHaveLength(2);
     const byProfile = new Map(events.map((e) => [e.thresholdProfileId, e]));
     expect(byProfile.get(everyone)).toMatchObject({
@@ -391,11 +426,11 @@ describe("alert evaluation, end to end", () => {
     expect(byProfile.get(everyone)?.failPercentage).toBeCloseTo(all.failPercentage, 9);
     // The triggered event keeps its worst cells, linked to the heatmap set to the rule's scope.
     expect(all.worst.length).toBe(10);
-    expect(byProfile.get(everyone)?.links).toEqual({ heatmap: heatmapLink(everyone) });
-    expect(byProfile.get(everyone)?.worstCells).toEqual(withLinks(heatmapLink(everyone), all.worst));
+    expect(byProfile.get(everyone)?.links).toEqual({ heatmap: heatmapLink(t, everyone) });
+    expect(byProfile.get(everyone)?.worstCells).toEqual(withLinks(heatmapLink(t, everyone), all.worst));
     // A resolved event lists none but still links to its heatmap.
     expect(byProfile.get(android)?.worstCells).toEqual([]);
-    expect(byProfile.get(android)?.links).toEqual({ heatmap: heatmapLink(android) });
+    expect(byProfile.get(android)?.links).toEqual({ heatmap: heatmapLink(t, android) });
     expect(byProfile.get(android)).toMatchObject({
       status: "resolved",
       failCount: phones.failCount,
@@ -403,7 +438,7 @@ describe("alert evaluation, end to end", () => {
       notified: false,
       thresholdProfileName: "Android",
     });
-    expect(await ruleHistory(brokenRuleId)).toEqual([]);
+    expect(await ruleHistory(t, brokenRuleId)).toEqual([]);
 
     const listed = await json<Array<{ id: string; lastStatus: string }>>(
       await api(`/v1/projects/${t.projectId}/alerts`, { key: t.keys.read.key }),
@@ -437,8 +472,8 @@ describe("alert evaluation, end to end", () => {
     });
     expect(d.headers["x-telemetry-delivery"]).toBe(payload.eventId);
     // The new fields ride beside the old ones, which keep their shape.
-    expect(payload.links).toEqual({ heatmap: heatmapLink(everyone) });
-    expect(payload.worstCells).toEqual(withLinks(heatmapLink(everyone), all.worst));
+    expect(payload.links).toEqual({ heatmap: heatmapLink(t, everyone) });
+    expect(payload.worstCells).toEqual(withLinks(heatmapLink(t, everyone), all.worst));
     expect(Object.keys(payload)).toEqual([
       "type",
       "eventId",
@@ -459,43 +494,75 @@ describe("alert evaluation, end to end", () => {
     expect(slack.text).toContain("Arena frame rate");
     expect(slack.text).toContain(`${all.failCount} of ${all.totalCount} cells`);
     const blocks = JSON.stringify(slack.blocks);
-    for (const c of withLinks(heatmapLink(everyone), all.worst)) {
+    for (const c of withLinks(heatmapLink(t, everyone), all.worst)) {
       expect(blocks).toContain(`<${c.link}|(${c.x}, ${c.y})>`);
     }
-    expect(blocks).toContain(`"url":${JSON.stringify(heatmapLink(everyone))}`);
+    expect(blocks).toContain(`"url":${JSON.stringify(heatmapLink(t, everyone))}`);
     expect(post?.headers["x-telemetry-signature"]).toBeUndefined();
   });
 
   it("records nothing while a status holds", async () => {
+    const a = await arena();
+    const ruleId = await createRule(a);
     await runScheduled();
-    expect(await ruleHistory(ruleId)).toHaveLength(2);
+    expect(await ruleHistory(a.t, ruleId)).toHaveLength(2);
+    await runScheduled();
+    expect(await ruleHistory(a.t, ruleId)).toHaveLength(2);
   });
 
-  it("a repeat trigger within the cooldown is recorded but not notified", async () => {
+  it("a repeat trigger within the cooldown is recorded but not notified; one after it is notified", async () => {
+    const a = await arena();
+    const { t, everyone, android } = a;
+    const ch = await channels(a);
+    const ruleId = await createRule(a, ch);
     const w = { key: t.keys.readwrite.key };
     const path = `/v1/projects/${t.projectId}/alerts/${ruleId}`;
-    // No share of cells can exceed 100%: resolved.
-    await json(await send(path, w, "PATCH", { failPercentage: 100 }), 200);
-    await runScheduled();
-    await json(await send(path, w, "PATCH", { failPercentage: FAIL_PCT }), 200);
-    await runScheduled();
-    const all = expected(null);
-    const events = (await ruleHistory(ruleId)).filter((e) => e.thresholdProfileId === everyone);
-    expect(events.map((e) => [e.status, e.notified])).toEqual([
+    // The runs' clock: the cooldown (60 minutes) counts from the first notification.
+    const now = Date.now();
+    /** Resolves (no share of cells can exceed 100%) by a run at `at`, and triggers again a second on. */
+    const resolveAndTrigger = async (at: number) => {
+      await json(await send(path, w, "PATCH", { failPercentage: 100 }), 200);
+      await runScheduled(at);
+      await json(await send(path, w, "PATCH", { failPercentage: FAIL_PCT }), 200);
+      await runScheduled(at + 1000);
+    };
+    await runScheduled(now);
+    await waitForDeliveries(ch.hookPath, 1);
+    await resolveAndTrigger(now + 59 * 60_000);
+    const all = expected(a.samples, null, new Date(now));
+    const held = (await ruleHistory(t, ruleId)).filter((e) => e.thresholdProfileId === everyone);
+    expect(held.map((e) => [e.status, e.notified])).toEqual([
       ["triggered", false],
       ["resolved", false],
       ["triggered", true],
     ]);
-    expect(events[1]).toMatchObject({ failCount: all.failCount, totalCount: all.totalCount });
+    expect(held[1]).toMatchObject({ failCount: all.failCount, totalCount: all.totalCount });
     // The phones' profile did not change and recorded nothing new.
-    expect((await ruleHistory(ruleId)).filter((e) => e.thresholdProfileId === android)).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(await received(hookPath)).toHaveLength(1);
-    expect(await received(slackPath)).toHaveLength(1);
+    expect((await ruleHistory(t, ruleId)).filter((e) => e.thresholdProfileId === android)).toHaveLength(1);
+
+    // Past the cooldown: notified again. Its delivery is the barrier for the held one, which, had it
+    // been sent, was queued before it.
+    await resolveAndTrigger(now + 61 * 60_000);
+    const after = (await ruleHistory(t, ruleId)).filter((e) => e.thresholdProfileId === everyone);
+    expect(after.map((e) => [e.status, e.notified]).slice(0, 2)).toEqual([
+      ["triggered", true],
+      ["resolved", false],
+    ]);
+    expect(await waitForDeliveries(ch.hookPath, 2)).toHaveLength(2);
+    expect(await waitForDeliveries(ch.slackPath, 2)).toHaveLength(2);
+    const ids = (await received(ch.hookPath)).map((d) => (JSON.parse(d.body) as { eventId: string }).eventId);
+    expect(ids).toEqual([after[4]?.id, after[0]?.id]);
   });
 
   it("resolves once the data improves, under the rule's name at that time", async () => {
-    const before = expected(null);
+    const a = await seedArena("Alert Resolve Studio");
+    const { t, everyone } = a;
+    const ruleId = await createRule(a);
+    await runScheduled();
+    const before = expected(a.samples, null);
+    expect((await ruleHistory(t, ruleId)).find((e) => e.thresholdProfileId === everyone)?.status).toBe(
+      "triggered",
+    );
     const fixes: ReturnType<typeof event>[] = [];
     for (const [i, key] of before.failing.entries()) {
       const [cx, cy] = key.split(",").map(Number) as [number, number];
@@ -505,7 +572,7 @@ describe("alert evaluation, end to end", () => {
         fixes.push(
           event(5000 + i * 12 + k, { mapId: MAP, position: { x, y, z: 0 }, ...perf({ fps: 144 }) }, 60),
         );
-        samples.push({
+        a.samples.push({
           mapId: MAP,
           platform: "windows",
           x,
@@ -515,8 +582,8 @@ describe("alert evaluation, end to end", () => {
         });
       }
     }
-    await send_(fixes, WINDOWS);
-    await waitForIngested();
+    await send_(a, fixes, WINDOWS);
+    await waitForIngested(a);
     await json(
       await send(`/v1/projects/${t.projectId}/alerts/${ruleId}`, { key: t.keys.readwrite.key }, "PATCH", {
         name: "Arena frame rate (renamed)",
@@ -525,9 +592,9 @@ describe("alert evaluation, end to end", () => {
     );
     await runScheduled();
 
-    const after = expected(null);
+    const after = expected(a.samples, null);
     expect(after.failPercentage).toBeLessThanOrEqual(FAIL_PCT);
-    const [latest] = await ruleHistory(ruleId);
+    const [latest] = await ruleHistory(t, ruleId);
     expect(latest).toMatchObject({
       thresholdProfileId: everyone,
       status: "resolved",
@@ -536,26 +603,37 @@ describe("alert evaluation, end to end", () => {
       notified: false,
       ruleName: "Arena frame rate (renamed)",
     });
-    const names = new Set((await ruleHistory(ruleId)).map((e) => e.ruleName));
+    const names = new Set((await ruleHistory(t, ruleId)).map((e) => e.ruleName));
     expect(names).toEqual(new Set(["Arena frame rate", "Arena frame rate (renamed)"]));
   });
 
   it("pages history newest first", async () => {
-    const full = await history();
+    const a = await seedArena("Alert History Studio");
+    const { t } = a;
+    const ruleId = await createRule(a);
+    const path = `/v1/projects/${t.projectId}/alerts/${ruleId}`;
+    const w = { key: t.keys.readwrite.key };
     // Everyone: triggered, resolved, triggered, resolved; Android: resolved.
+    const now = Date.now();
+    for (const [i, failPercentage] of [FAIL_PCT, 100, FAIL_PCT, 100].entries()) {
+      await json(await send(path, w, "PATCH", { failPercentage }), 200);
+      await runScheduled(now + i * 60_000);
+    }
+    const full = await history(t);
     expect(full).toHaveLength(5);
     const times = full.map((e) => e.createdAt);
     expect([...times].sort().reverse()).toEqual(times);
-    expect(await history("limit=2&offset=1")).toEqual(full.slice(1, 3));
-    expect(await history(`offset=${full.length}`)).toEqual([]);
-    expect((await history("limit=1")).map((e) => e.id)).toEqual([full[0]?.id]);
+    expect(await history(t, "limit=2&offset=1")).toEqual(full.slice(1, 3));
+    expect(await history(t, `offset=${full.length}`)).toEqual([]);
+    expect((await history(t, "limit=1")).map((e) => e.id)).toEqual([full[0]?.id]);
     // Default page: 50.
-    expect(await history("")).toEqual(full.slice(0, 50));
+    expect(await history(t, "")).toEqual(full.slice(0, 50));
   });
 });
 
 describe("notification delivery", () => {
-  async function deliver(channelId: string, attempts = 1) {
+  async function deliver(a: Arena, channelId: string, attempts = 1) {
+    const { t, everyone, mapRowId } = a;
     const message: NotificationMessage = {
       v: 1,
       channelId,
@@ -565,7 +643,7 @@ describe("notification delivery", () => {
         createdAt: new Date().toISOString(),
         projectId: t.projectId,
         rule: {
-          id: ruleId,
+          id: crypto.randomUUID(),
           name: "r",
           metric: "fps",
           thresholdLevel: "warn",
@@ -589,7 +667,7 @@ describe("notification delivery", () => {
     };
   }
 
-  async function channel(path: string): Promise<string> {
+  async function channel({ t }: Arena, path: string): Promise<string> {
     return (
       await json<{ id: string }>(
         await send(`/v1/projects/${t.projectId}/channels`, { key: t.keys.readwrite.key }, "POST", {
@@ -604,22 +682,24 @@ describe("notification delivery", () => {
 
   it("retries a failing endpoint with exponential delay; a refusal or a deleted channel is final", async () => {
     expect([1, 2, 3, 8, 20].map(deliveryRetryDelaySeconds)).toEqual([30, 60, 120, 3600, 3600]);
+    const a = await arena();
+    const { t } = a;
     const failing = `/hook/fail-${crypto.randomUUID()}`;
-    const result = await deliver(await channel(failing), 3);
+    const result = await deliver(a, await channel(a, failing), 3);
     expect(result.explicitAcks).toEqual([]);
     expect(result.retryMessages.map((m) => m.msgId)).toEqual(["n-1"]);
     expect(await received(failing)).toHaveLength(1);
 
     const gone = `/hook/gone-${crypto.randomUUID()}`;
-    expect((await deliver(await channel(gone))).explicitAcks).toEqual(["n-1"]);
+    expect((await deliver(a, await channel(a, gone))).explicitAcks).toEqual(["n-1"]);
     expect(await received(gone)).toHaveLength(1);
 
-    const deleted = await channel(`/hook/deleted-${crypto.randomUUID()}`);
+    const deleted = await channel(a, `/hook/deleted-${crypto.randomUUID()}`);
     await json(
       await send(`/v1/projects/${t.projectId}/channels/${deleted}`, { key: t.keys.readwrite.key }, "DELETE"),
       200,
     );
-    expect((await deliver(deleted)).explicitAcks).toEqual(["n-1"]);
+    expect((await deliver(a, deleted)).explicitAcks).toEqual(["n-1"]);
 
     const garbage = createMessageBatch("telemetry-notifications", [
       { id: "junk", timestamp: new Date(), attempts: 1, body: { hello: "world" } },

@@ -6,13 +6,7 @@ import {
   SOAK_BUILDS,
   scriptedFunnels,
 } from "../support/analytics-dataset.js";
-import {
-  awayFromMidnight,
-  getData,
-  ingestAll,
-  MIDNIGHT_GUARD_MINUTES,
-  MIDNIGHT_GUARD_MS,
-} from "../support/analytics-ingest.js";
+import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import {
   type HeatmapParams,
   type InsightParams,
@@ -27,15 +21,17 @@ import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap } from "../support/records.js";
 
+/** The file's clock: the data is generated around this instant and every read and reference is at it. */
+const NOW = Date.now();
+
 let t: Tenant;
 let ds: Dataset;
 
 beforeAll(async () => {
-  await awayFromMidnight(MIDNIGHT_GUARD_MINUTES);
-  t = await seedTenant("enterprise", "Analytics Studio");
-  ds = generateDataset(20261121, Date.now());
+  t = clocked(await seedTenant("enterprise", "Analytics Studio"), NOW);
+  ds = generateDataset(20261121, NOW);
   await ingestAll(t, ds.events);
-}, MIDNIGHT_GUARD_MS + 240_000);
+}, 240_000);
 
 type Cell = Record<string, number | null>;
 
@@ -120,7 +116,7 @@ describe("heatmap", () => {
       `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}`,
     );
     // The default answer: the reference's cells without the tail fields (expectCells holds the keys).
-    expectCells(data, refHeatmap(ds.events, q, Date.now()));
+    expectCells(data, refHeatmap(ds.events, q, NOW));
     for (const cell of data) {
       parsesInOverlay(cell, q.includeZ === true);
       expect(Object.keys(cell).filter((k) => TAILS.includes(k))).toEqual([]);
@@ -133,7 +129,7 @@ describe("heatmap", () => {
       t,
       `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}&tails=1`,
     );
-    expectCells(data, refHeatmap(ds.events, { ...q, tails: true }, Date.now()));
+    expectCells(data, refHeatmap(ds.events, { ...q, tails: true }, NOW));
     expect(data.some((c) => TAILS.every((k) => c[k] !== null))).toBe(true);
     for (const cell of data) {
       parsesInOverlay(cell, q.includeZ === true);
@@ -162,10 +158,7 @@ describe("heatmap", () => {
     }
     // VRAM: megabytes, from metrics["mem.vram"], wherever GPU time was sampled.
     expect(data.some((c) => c.avg_mem_vram !== null && !Number.isInteger(c.avg_mem_vram))).toBe(true);
-    expectCells(
-      data,
-      refHeatmap(ds.events, { mapId: "dust", cellSize: 25, days: 30, tails: true }, Date.now()),
-    );
+    expectCells(data, refHeatmap(ds.events, { mapId: "dust", cellSize: 25, days: 30, tails: true }, NOW));
   });
 
   it("3-D cells: the same events as the 2-D ones, split by height", async () => {
@@ -190,7 +183,7 @@ describe("heatmap", () => {
       t,
       `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}&eventName=${q.eventName}${z}`,
     );
-    expectCells(data, refHeatmap(ds.events, q, Date.now()));
+    expectCells(data, refHeatmap(ds.events, q, NOW));
     for (const cell of data) {
       parsesInOverlay(cell, q.includeZ === true);
     }
@@ -242,7 +235,7 @@ describe("heatmap", () => {
     }
     const data = await getData<Cell[]>(t, `/heatmap?${params}`);
     expect(data.length).toBeGreaterThan(0);
-    expectCells(data, refHeatmap(ds.events, q, Date.now()));
+    expectCells(data, refHeatmap(ds.events, q, NOW));
     // Fewer events than the unfiltered map: the filter narrowed, it did not just pass through.
     const all = await getData<Cell[]>(t, `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=30`);
     const total = (cs: Cell[]) => cs.reduce((n, c) => n + (c.event_count as number), 0);
@@ -260,7 +253,7 @@ describe("retention", () => {
       t,
       `/retention?days=${days}`,
     );
-    expect(data).toEqual(refRetention(ds.events, days, Date.now()));
+    expect(data).toEqual(refRetention(ds.events, days, NOW));
   });
 
   it("has empty cohorts and cohorts whose day 30 has not ended", async () => {
@@ -281,7 +274,7 @@ describe("retention", () => {
 describe("retention and funnels with late events and day edges, on a project of their own", () => {
   let p: Tenant;
   const DAY_US = 86_400_000_000;
-  const today = Math.floor(Date.now() / 86_400_000) * DAY_US;
+  const today = Math.floor(NOW / 86_400_000) * DAY_US;
   // Day d before today, plus an offset in microseconds.
   const at = (d: number, us = 0) => today - d * DAY_US + us;
   const ev = (playerId: string, eventName: string, tsUs: number, sessionId = `s-${playerId}`): GenEvent => ({
@@ -306,7 +299,8 @@ describe("retention and funnels with late events and day edges, on a project of 
     ev("edge-c", "match_start", at(10, -1)),
     ev("edge-c", "session_start", at(9)),
     ev("edge-c", "session_start", at(3)),
-    ev("old-d", "session_start", at(29, 5_000_000)),
+    // Two hours into its day: ingest takes 30 days by the real clock, which runs on past NOW.
+    ev("old-d", "session_start", at(29, 2 * 3_600_000_000)),
     ev("old-d", "session_start", at(22)),
     ev("", "match_start", at(8, 7_000_000), "anon-late"),
   ];
@@ -318,18 +312,18 @@ describe("retention and funnels with late events and day edges, on a project of 
   ];
 
   beforeAll(async () => {
-    p = await seedTenant("pro", "Late Events Studio");
+    p = clocked(await seedTenant("pro", "Late Events Studio"), NOW);
   }, 60_000);
 
   async function expectReference(sent: GenEvent[]) {
     const retention = await getData(p, "/retention?days=90");
-    expect(retention).toEqual(refRetention(sent, 90, Date.now()));
-    expect(await getData(p, "/retention?days=7")).toEqual(refRetention(sent, 7, Date.now()));
+    expect(retention).toEqual(refRetention(sent, 90, NOW));
+    expect(await getData(p, "/retention?days=7")).toEqual(refRetention(sent, 7, NOW));
     const funnel = await getData(p, "/funnels?steps=match_start,level_up,match_end&window=3600&days=7");
-    expect(funnel).toEqual(refFunnel(sent, ["match_start", "level_up", "match_end"], 3600, 7, Date.now()));
+    expect(funnel).toEqual(refFunnel(sent, ["match_start", "level_up", "match_end"], 3600, 7, NOW));
     const repeated = "/funnels?steps=session_start,match_start,session_start&window=604800&days=14";
     expect(await getData(p, repeated)).toEqual(
-      refFunnel(sent, ["session_start", "match_start", "session_start"], 604800, 14, Date.now()),
+      refFunnel(sent, ["session_start", "match_start", "session_start"], 604800, 14, NOW),
     );
     return { retention, funnel };
   }
@@ -357,15 +351,15 @@ describe("funnels", () => {
   ];
   it.each(cases)("steps=%s window=%i days=%i matches the reference", async (steps, window, days) => {
     const data = await getData(t, `/funnels?steps=${steps}&window=${window}&days=${days}`);
-    expect(data).toEqual(refFunnel(ds.events, steps.split(","), window, days, Date.now()));
+    expect(data).toEqual(refFunnel(ds.events, steps.split(","), window, days, NOW));
   });
 
   describe("edge cases, on a project holding only the scripted players", () => {
     let f: Tenant;
     const scripted: GenEvent[] = [];
     beforeAll(async () => {
-      f = await seedTenant("pro", "Funnel Studio");
-      scriptedFunnels(scripted, (Date.now() - 2 * 86_400_000) * 1000);
+      f = clocked(await seedTenant("pro", "Funnel Studio"), NOW);
+      scriptedFunnels(scripted, (NOW - 2 * 86_400_000) * 1000);
       await ingestAll(f, scripted);
     }, 120_000);
 
@@ -374,7 +368,7 @@ describe("funnels", () => {
         f,
         `/funnels?steps=${steps}&window=${window}&days=7`,
       );
-      expect(data).toEqual(refFunnel(scripted, steps.split(","), window, 7, Date.now()));
+      expect(data).toEqual(refFunnel(scripted, steps.split(","), window, 7, NOW));
       return data;
     }
 
@@ -402,7 +396,7 @@ describe("funnels", () => {
 
   it("defaults to a one-day window over 30 days", async () => {
     const data = await getData(t, "/funnels?steps=match_start,match_end");
-    expect(data).toEqual(refFunnel(ds.events, ["match_start", "match_end"], 86400, 30, Date.now()));
+    expect(data).toEqual(refFunnel(ds.events, ["match_start", "match_end"], 86400, 30, NOW));
   });
 });
 
@@ -426,7 +420,7 @@ describe("insights", () => {
       t,
       `/insights?metric=${q.metric}&groupBy=${q.groupBy}&days=${q.days}&limit=${q.limit}${filter}`,
     );
-    expect(data).toEqual(refInsights(ds.events, q, Date.now()));
+    expect(data).toEqual(refInsights(ds.events, q, NOW));
   });
 
   it("counts a player once in the total, not once per group", async () => {
@@ -454,7 +448,7 @@ function expectBuilds(actual: Build[], expected: Build[]) {
 describe("builds", () => {
   it.each([7, 30])("days=%i: newest 50 by first_seen", async (days) => {
     const data = await getData<Build[]>(t, `/builds?days=${days}&fresh=1`);
-    expectBuilds(data, refBuilds(ds.events, days, Date.now()));
+    expectBuilds(data, refBuilds(ds.events, days, NOW));
     expect(data).toHaveLength(50);
   });
 
@@ -464,7 +458,7 @@ describe("builds", () => {
       expect(listed).not.toContain(id);
       const data = await getData<Build[]>(t, `/builds?buildId=${id}`);
       expect(data).toHaveLength(1);
-      expectBuilds(data, refBuilds(ds.events, 30, Date.now(), id));
+      expectBuilds(data, refBuilds(ds.events, 30, NOW, id));
     }
     expect(listed).toContain(`soak-${SOAK_BUILDS - 1}`);
     expect(await getData(t, "/builds?buildId=never-shipped")).toEqual([]);
@@ -478,11 +472,11 @@ describe("an empty project", () => {
     const dash = await getData<{ kpis: Record<string, number> }>(empty, "/dashboard?days=7", auth);
     expect({ ...dash, kpis: { ...dash.kpis, fetchedAt: 0 } }).toEqual({
       kpis: { dau: 0, mau: 0, sessions: 0, events: 0, fetchedAt: 0 },
-      dailyActiveUsers: refDashboard([], 7, Date.now()).dailyActiveUsers,
+      dailyActiveUsers: refDashboard([], 7, NOW).dailyActiveUsers,
       topEvents: [],
     });
     expect(await getData(empty, "/heatmap?mapId=dust", auth)).toEqual([]);
-    expect(await getData(empty, "/retention?days=7", auth)).toEqual(refRetention([], 7, Date.now()));
+    expect(await getData(empty, "/retention?days=7", auth)).toEqual(refRetention([], 7, NOW));
     expect(await getData(empty, "/funnels?steps=a,b", auth)).toEqual([
       { step: 1, event_name: "a", count: 0, pct: 0, drop_off_pct: 0 },
       { step: 2, event_name: "b", count: 0, pct: 0, drop_off_pct: 0 },
@@ -533,9 +527,9 @@ describe("bad parameters", () => {
 
 describe("builds cache", () => {
   it("serves the cached answer within the minute; fresh=1 sees new data and refreshes it", async () => {
-    const c = await seedTenant("pro", "Cache Studio");
+    const c = clocked(await seedTenant("pro", "Cache Studio"), NOW);
     const sample = (buildId: string, i: number): GenEvent => ({
-      tsUs: (Date.now() - 3_600_000) * 1000 + i,
+      tsUs: (NOW - 3_600_000) * 1000 + i,
       eventName: "frame_sample",
       sessionId: `cache-${i}`,
       playerId: "",

@@ -1,5 +1,6 @@
-import { env, SELF } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../../workers/api/index.js";
 import { createToken, revokeKey } from "../../workers/shared/bootstrap.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -125,9 +126,10 @@ describe("authentication", () => {
   });
 
   it("401 for an expired token", async () => {
-    const { token } = await withDb((db) => createToken(db, t.tenantId, ["analytics:read"], 1));
-    await new Promise((r) => setTimeout(r, 1100));
-    const res = await api("/v1/projects", { token });
+    const { token, expiresAt } = await withDb((db) => createToken(db, t.tenantId, ["analytics:read"], 60));
+    const expiry = new Date(expiresAt).getTime();
+    expect((await api("/v1/projects", { token, now: expiry - 1 })).status).toBe(200);
+    const res = await api("/v1/projects", { token, now: expiry });
     expect(res.status).toBe(401);
   });
 
@@ -231,5 +233,39 @@ describe("rate-limit headers", () => {
     expect(limited.headers.get("X-RateLimit-Remaining")).toBe("0");
     // Another tenant is unaffected.
     expect((await api("/v1/projects", { key: t.keys.read.key })).status).toBe(200);
+  });
+});
+
+describe("the request's clock", () => {
+  const at = Date.UTC(2026, 0, 15, 12, 0, 0);
+  const dashboard = (headers: Record<string, string>) =>
+    new Request(`http://127.0.0.1:8787/api/v1/projects/${t.projectId}/dashboard?days=7`, {
+      headers: { "X-API-Key": t.keys.read.key, ...headers },
+    });
+
+  it("X-Test-Now sets it under the test config's TEST_CLOCK binding", async () => {
+    expect((env as { TEST_CLOCK?: string }).TEST_CLOCK).toBe("1");
+    const res = await SELF.fetch(dashboard({ "X-Test-Now": String(at) }));
+    expect(res.status).toBe(200);
+    const data = ((await res.json()) as { data: { kpis: { fetchedAt: number } } }).data;
+    expect(data.kpis.fetchedAt).toBe(at);
+    const bad = await SELF.fetch(dashboard({ "X-Test-Now": "yesterday" }));
+    expect(bad.status).toBe(400);
+    expect((await problemOf(bad)).detail).toContain("X-Test-Now");
+  });
+
+  it("ignores X-Test-Now without the binding, as in production", async () => {
+    const production = { ...env, TEST_CLOCK: undefined } as Env;
+    for (const header of [String(at), "yesterday"]) {
+      const ctx = createExecutionContext();
+      const before = Date.now();
+      const request = dashboard({ "X-Test-Now": header }) as Request<unknown, IncomingRequestCfProperties>;
+      const res = await worker.fetch(request, production, ctx);
+      await waitOnExecutionContext(ctx);
+      expect(res.status).toBe(200);
+      const { fetchedAt } = ((await res.json()) as { data: { kpis: { fetchedAt: number } } }).data.kpis;
+      expect(fetchedAt).toBeGreaterThanOrEqual(before);
+      expect(fetchedAt).toBeLessThanOrEqual(Date.now());
+    }
   });
 });

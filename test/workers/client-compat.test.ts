@@ -6,6 +6,7 @@ import { batch, event, gzip } from "../support/batches.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { ingest, problemOf } from "../support/http.js";
 import { png } from "../support/images.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * The requests the public clients send, byte for byte where it matters, and the fields they read back
@@ -417,11 +418,7 @@ describe("framedash status [--fresh], and the MCP get_project_status tool", () =
     });
     expect(res.status).toBe(202);
     // Wait on the SQL endpoint, which has no cache, so the status cache is left as it was.
-    const deadline = Date.now() + 30_000;
-    while ((await sqlCount()) < 3) {
-      expect(Date.now()).toBeLessThan(deadline);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(sqlCount, (n) => n >= 3, { intervalMs: 200, message: "3 events stored" });
 
     // Cached: the same answer, and fetchedAt says how old it is.
     expect((await status("status")).kpis).toEqual(first.kpis);

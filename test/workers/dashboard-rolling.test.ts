@@ -5,7 +5,7 @@
 // batch into that day must be counted by the next read.
 import { beforeAll, expect, it } from "vitest";
 import type { GenEvent } from "../support/analytics-dataset.js";
-import { awayFromMidnight, getData, ingestAll } from "../support/analytics-ingest.js";
+import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import { refDashboard } from "../support/analytics-reference.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
@@ -13,6 +13,13 @@ import { seedTenant, type Tenant } from "../support/harness.js";
 const MIN_MS = 60_000;
 const HOUR_MS = 60 * MIN_MS;
 const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * The file's clock: the real time, held back from the next UTC midnight by 5 minutes at most, so an
+ * event 4 minutes ahead of it is still today. The reads run at this clock (plus what a test adds), never
+ * at the real time, and the ingest (by the real clock, at most 5 minutes later) takes every event.
+ */
+const NOW = Math.min(Date.now(), Math.ceil(Date.now() / DAY_MS) * DAY_MS - 5 * MIN_MS);
 
 let t: Tenant;
 let events: GenEvent[];
@@ -30,12 +37,9 @@ const PLAYERS: Array<[string, number]> = [
 ];
 
 beforeAll(async () => {
-  // Keep the 5-minute span between seeding and reading inside one UTC day.
-  await awayFromMidnight(5);
-  t = await seedTenant("pro", "Rolling Counts Studio");
-  const nowMs = Date.now();
+  t = clocked(await seedTenant("pro", "Rolling Counts Studio"), NOW);
   events = PLAYERS.map(([player, ago], i) => ({
-    tsUs: (nowMs - ago) * 1000,
+    tsUs: (NOW - ago) * 1000,
     eventName: "session_start",
     sessionId: `s-${i}`,
     playerId: player,
@@ -44,14 +48,15 @@ beforeAll(async () => {
     platform: "windows",
   }));
   await ingestAll(t, events);
-}, 600_000);
+}, 120_000);
 
 it("counts each player on the side of each edge where their event is", async () => {
   const data = await getData<{ kpis: { dau: number; mau: number; fetchedAt: number } }>(
     t,
     "/dashboard?days=30",
   );
-  // Seconds passed since seeding: no event crossed an edge (each is minutes clear of it).
+  // Read at the seeding's clock: every event is minutes clear of its edge.
+  expect(data.kpis.fetchedAt).toBe(NOW);
   expect([data.kpis.dau, data.kpis.mau]).toEqual([3, 8]);
   expect(data).toEqual(refDashboard(events, 30, data.kpis.fetchedAt));
 });
@@ -79,10 +84,9 @@ async function storedDays(projectId: string): Promise<string[]> {
 }
 
 it("recounts a stored closed day after a late batch, and counts a session across midnight once", async () => {
-  // The events 4 minutes ahead must stay on today through seeding, ingest and reads.
-  await awayFromMidnight(10);
+  // The events 4 minutes ahead stay on today: NOW is at least 5 minutes before midnight.
+  const nowMs = NOW;
   const u = await seedTenant("pro", "Late Batch Studio");
-  const nowMs = Date.now();
   const todayUs = Math.floor(nowMs / DAY_MS) * DAY_MS * 1000;
   const dayUs = DAY_MS * 1000;
   const first = [
@@ -106,14 +110,13 @@ it("recounts a stored closed day after a late batch, and counts a session across
     event((nowMs - 2 * MIN_MS) * 1000, "s-now", "now"),
   ];
   await ingestAll(u, first);
-  // The condition is the clock passing the hidden player's first event.
-  while (Date.now() <= nowMs + 46_000) {
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  // The reads run 46 s on, past the hidden player's first event (and before their second).
+  const at = clocked(u, nowMs + 46_000);
   const before = await getData<{ kpis: { fetchedAt: number; mau: number; sessions: number } }>(
-    u,
+    at,
     "/dashboard?days=30",
   );
+  expect(before.kpis.fetchedAt).toBe(nowMs + 46_000);
   expect(before).toEqual(refDashboard(first, 30, before.kpis.fetchedAt));
   expect([before.kpis.mau, before.kpis.sessions]).toEqual([8, 10]);
   // Every closed day with events is stored now, and answered from there by the next read.
@@ -123,7 +126,7 @@ it("recounts a stored closed day after a late batch, and counts a session across
     ),
   ].sort();
   expect(await storedDays(u.projectId)).toEqual(closed);
-  const again = await getData<{ kpis: { fetchedAt: number } }>(u, "/dashboard?days=30");
+  const again = await getData<{ kpis: { fetchedAt: number } }>(at, "/dashboard?days=30");
   expect(again).toEqual(refDashboard(first, 30, again.kpis.fetchedAt));
 
   // Late events into stored days: a new player, and a player the day already counts.
@@ -134,10 +137,10 @@ it("recounts a stored closed day after a late batch, and counts a session across
   ];
   await ingestAll(u, late);
   const after = await getData<{ kpis: { fetchedAt: number }; dailyActiveUsers: Array<{ count: number }> }>(
-    u,
+    at,
     "/dashboard?days=30",
   );
   expect(after).toEqual(refDashboard([...first, ...late], 30, after.kpis.fetchedAt));
   // Three days ago: early, owl before midnight, and late.
   expect(after.dailyActiveUsers.at(-4)?.count).toBe(3);
-}, 600_000);
+}, 120_000);

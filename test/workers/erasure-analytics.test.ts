@@ -1,12 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Dataset, type GenEvent, generateDataset } from "../support/analytics-dataset.js";
-import {
-  awayFromMidnight,
-  getData,
-  ingestAll,
-  MIDNIGHT_GUARD_MINUTES,
-  MIDNIGHT_GUARD_MS,
-} from "../support/analytics-ingest.js";
+import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import {
   playerOf,
   refBuilds,
@@ -25,6 +19,9 @@ import { api } from "../support/http.js";
  * Erasure, then every analytics read: each must equal the independent reference computed over the
  * dataset without the erased player's events, and the rollups the reads use must hold nothing of them.
  */
+/** The file's clock: the data is generated around this instant and every read and reference is at it. */
+const NOW = Date.now();
+
 let t: Tenant;
 let ds: Dataset;
 let victim: string;
@@ -67,9 +64,8 @@ async function storedDayCounts() {
 }
 
 beforeAll(async () => {
-  await awayFromMidnight(MIDNIGHT_GUARD_MINUTES);
-  t = await seedTenant("enterprise", "Erasure Analytics Studio");
-  ds = generateDataset(4242, Date.now());
+  t = clocked(await seedTenant("enterprise", "Erasure Analytics Studio"), NOW);
+  ds = generateDataset(4242, NOW);
   await ingestAll(t, ds.events);
   // The identified player with the most events, so every read has something of theirs to lose.
   const perPlayer = new Map<string, number>();
@@ -116,14 +112,14 @@ beforeAll(async () => {
     "telemetry.compare_days",
     "telemetry.compare_builds",
   ]);
-}, MIDNIGHT_GUARD_MS + 240_000);
+}, 240_000);
 
 describe("after a player's erasure, every analytics read equals the reference without them", () => {
   it("leaves no row of the player in the rollups", async () => {
     const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
     expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
     // The victim had hours to erase: events in the 32 days hourly_players keeps.
-    const recentUs = (Date.now() - 31 * 86_400_000) * 1000;
+    const recentUs = (NOW - 31 * 86_400_000) * 1000;
     expect(ds.events.some((e) => erasedBy(victim, ds.events)(e) && e.tsUs > recentUs)).toBe(true);
     expect(await rollupRows("hourly_players", "id", [victim])).toBe(0);
     // The per-player tables of funnels and retention, keyed by the hash of the player (the anonymous
@@ -221,7 +217,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
   it("heatmap, events mode (counts are exact integers)", async () => {
     const q = { mapId: "dust", cellSize: 25, days: 30, eventName: "level_up" };
     const data = await getData(t, `/heatmap?mapId=dust&cellSize=25&days=30&eventName=level_up`);
-    expect(data).toEqual(refHeatmap(kept, q, Date.now()));
+    expect(data).toEqual(refHeatmap(kept, q, NOW));
   });
 
   it("heatmap, performance mode: the same cells and counts", async () => {
@@ -229,7 +225,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
       t,
       "/heatmap?mapId=dust&cellSize=25&days=30",
     );
-    const ref = refHeatmap(kept, { mapId: "dust", cellSize: 25, days: 30 }, Date.now());
+    const ref = refHeatmap(kept, { mapId: "dust", cellSize: 25, days: 30 }, NOW);
     expect(data.map((c) => [c.x, c.y, c.event_count])).toEqual(ref.map((c) => [c.x, c.y, c.event_count]));
   });
 
@@ -243,7 +239,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
       t,
       `/heatmap?mapId=${q.mapId}&cellSize=${q.cellSize}&days=${q.days}${z}&tails=1`,
     );
-    const ref = refHeatmap(kept, { ...q, tails: true }, Date.now()) as Array<Record<string, number | null>>;
+    const ref = refHeatmap(kept, { ...q, tails: true }, NOW) as Array<Record<string, number | null>>;
     expect(data.map((c) => Object.keys(c).sort())).toEqual(ref.map((c) => Object.keys(c).sort()));
     expect(data.map((c) => [c.x, c.y, c.z, c.event_count])).toEqual(
       ref.map((c) => [c.x, c.y, c.z, c.event_count]),
@@ -261,24 +257,24 @@ describe("after a player's erasure, every analytics read equals the reference wi
   });
 
   it("builds/compare of the two newest builds", async () => {
-    const builds = refBuilds(kept, 30, Date.now());
+    const builds = refBuilds(kept, 30, NOW);
     const [candidate, baseline] = builds.map((b) => b.build_id);
     const q = { baseline: baseline ?? "", candidate: candidate ?? "", days: 30 };
     const data = await getData(
       t,
       `/builds/compare?baseline=${q.baseline}&candidate=${q.candidate}&days=30&fresh=1`,
     );
-    expect(data).toEqual(refCompare(kept, q, Date.now()));
+    expect(data).toEqual(refCompare(kept, q, NOW));
   });
 
   it.each([30, 90])("retention days=%i", async (days) => {
-    expect(await getData(t, `/retention?days=${days}`)).toEqual(refRetention(kept, days, Date.now()));
+    expect(await getData(t, `/retention?days=${days}`)).toEqual(refRetention(kept, days, NOW));
   });
 
   it("funnels", async () => {
     const steps = ["match_start", "level_up", "match_end"];
     const data = await getData(t, `/funnels?steps=${steps.join(",")}&window=86400&days=30`);
-    expect(data).toEqual(refFunnel(kept, steps, 86400, 30, Date.now()));
+    expect(data).toEqual(refFunnel(kept, steps, 86400, 30, NOW));
   });
 
   it.each([
@@ -292,13 +288,13 @@ describe("after a player's erasure, every analytics read equals the reference wi
       t,
       `/insights?metric=${q.metric}&groupBy=${q.groupBy}&days=${q.days}&limit=${q.limit}${"eventName" in q ? `&eventName=${q.eventName}` : ""}`,
     );
-    expect(data).toEqual(refInsights(kept, q, Date.now()));
+    expect(data).toEqual(refInsights(kept, q, NOW));
   });
 
   it("builds (fresh): event counts exact, approximate counts within 1%", async () => {
     type Build = { build_id: string; event_count: number; session_count: number; player_count: number };
     const data = await getData<Build[]>(t, "/builds?days=30&fresh=1");
-    const ref = refBuilds(kept, 30, Date.now()) as Build[];
+    const ref = refBuilds(kept, 30, NOW) as Build[];
     expect(data.map((b) => [b.build_id, b.event_count])).toEqual(ref.map((b) => [b.build_id, b.event_count]));
     data.forEach((b, i) => {
       const want = ref[i] as Build;

@@ -6,6 +6,7 @@ import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import { waitFor } from "../support/wait.js";
 
 type Ev = ReturnType<typeof event>;
 type Export = {
@@ -52,17 +53,16 @@ function post(body: unknown, projectId = t.projectId) {
   );
 }
 
-async function finished(id: string, projectId = t.projectId, timeoutMs = 30_000): Promise<Export> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(`/v1/projects/${projectId}/exports/${id}`, { key: t.keys.full.key });
-    expect(res.status).toBe(200);
-    const e = ((await res.json()) as { data: Export }).data;
-    if (e.status === "completed" || e.status === "failed" || Date.now() > deadline) {
-      return e;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+function finished(id: string, projectId = t.projectId, timeoutMs = 30_000): Promise<Export> {
+  return waitFor(
+    async () => {
+      const res = await api(`/v1/projects/${projectId}/exports/${id}`, { key: t.keys.full.key });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: Export }).data;
+    },
+    (e) => e.status === "completed" || e.status === "failed",
+    { timeoutMs, intervalMs: 250, message: `export ${id} finished` },
+  );
 }
 
 async function exportAndDownload(body: Record<string, unknown>): Promise<{ e: Export; bytes: Uint8Array }> {
@@ -287,16 +287,14 @@ describe("a million events", () => {
     );
     expect(res.status).toBe(202);
     const { id } = ((await res.json()) as { data: Export }).data;
-    const deadline = Date.now() + 55_000;
-    let e: Export;
-    for (;;) {
-      const r = await api(`/v1/projects/${big.projectId}/exports/${id}`, { key: big.keys.full.key });
-      e = ((await r.json()) as { data: Export }).data;
-      if (e.status === "completed" || e.status === "failed" || Date.now() > deadline) {
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const e = await waitFor(
+      async () => {
+        const r = await api(`/v1/projects/${big.projectId}/exports/${id}`, { key: big.keys.full.key });
+        return ((await r.json()) as { data: Export }).data;
+      },
+      (x) => x.status === "completed" || x.status === "failed",
+      { timeoutMs: 55_000, intervalMs: 250, message: `export ${id} finished` },
+    );
     console.log(
       `1M events: insert ${inserted - started} ms, export ${Date.now() - inserted} ms, ${e.sizeBytes} bytes parquet`,
     );

@@ -1,12 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type GenEvent, generateDataset, withDeviceContext } from "../support/analytics-dataset.js";
-import {
-  awayFromMidnight,
-  getData,
-  ingestAll,
-  MIDNIGHT_GUARD_MINUTES,
-  MIDNIGHT_GUARD_MS,
-} from "../support/analytics-ingest.js";
+import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CellParams, circularMedianRef, refCell, refHeatmap } from "../support/analytics-reference.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -14,6 +8,9 @@ import { insertProfile } from "../support/records.js";
 
 // The cell drill-down against the reference (test/support/analytics-reference.ts refCell) over the
 // generated dataset with device context on two sessions in three, plus a cell of scripted hitches.
+
+/** The file's clock: the data is generated around this instant and every read and reference is at it. */
+const NOW = Date.now();
 
 let t: Tenant;
 let events: GenEvent[];
@@ -68,9 +65,8 @@ function northFacing(nowMs: number): GenEvent[] {
 }
 
 beforeAll(async () => {
-  await awayFromMidnight(MIDNIGHT_GUARD_MINUTES);
-  t = await seedTenant("enterprise", "Cell Studio");
-  anchorMs = Date.now();
+  t = clocked(await seedTenant("enterprise", "Cell Studio"), NOW);
+  anchorMs = NOW;
   events = [
     ...withDeviceContext(generateDataset(20261124, anchorMs).events),
     ...hitches(anchorMs),
@@ -85,7 +81,7 @@ beforeAll(async () => {
     frameTimeWarn: 33,
     memoryWarn: 4096,
   });
-}, MIDNIGHT_GUARD_MS + 240_000);
+}, 240_000);
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 

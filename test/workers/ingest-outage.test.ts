@@ -12,6 +12,7 @@ import { Browser, seedUser, unescapeHtml } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { ingest, problemOf } from "../support/http.js";
 import { TEST_OPERATOR_SECRET } from "../support/operator.js";
+import { waitFor } from "../support/wait.js";
 
 // The ingest edge through a Postgres outage (docs/accounts.md: "Ingest through a Postgres outage"). Each
 // Worker's own handler runs here, in the test's isolate, with DATABASE_URL pointed at a closed port:
@@ -75,18 +76,12 @@ async function replicaEntry(secret: string): Promise<ReplicaEntry | null> {
 }
 
 /** Polls the replica until `check` holds (the ingest Worker writes it after the response). */
-async function replicaWhen(secret: string, check: (e: ReplicaEntry | null) => boolean) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const entry = await replicaEntry(secret);
-    if (check(entry)) {
-      return entry;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`replica: condition not met, entry=${JSON.stringify(entry)}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function replicaWhen(secret: string, check: (e: ReplicaEntry | null) => boolean) {
+  return waitFor(() => replicaEntry(secret), check, {
+    timeoutMs: 15_000,
+    intervalMs: 50,
+    message: "replica entry",
+  });
 }
 
 const keysPath = (projectId: string) => `/settings/projects/${projectId}/api-keys`;
@@ -260,14 +255,22 @@ describe("reads during an outage", () => {
 
   it("an access token past its expiry is never served from the cache, Postgres or not", async () => {
     const fresh = await seedTenant("pro", "Outage Token");
-    const { token, expiresAt } = await withDb((db) => createToken(db, fresh.tenantId, ["analytics:read"], 1));
-    const projects = () =>
-      new Request(`${BASE}/api/v1/projects`, { headers: { Authorization: `Bearer ${token}` } });
+    const { token, expiresAt } = await withDb((db) =>
+      createToken(db, fresh.tenantId, ["analytics:read"], 60),
+    );
+    const expiry = new Date(expiresAt).getTime();
+    // The request's clock (X-Test-Now) moves past the cache entry's TTL, then past the token's expiry.
+    const projects = (now?: number) =>
+      new Request(`${BASE}/api/v1/projects`, {
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(now === undefined ? {} : { "X-Test-Now": String(now) }),
+        },
+      });
     expect((await call(api, {}, projects())).status).toBe(200);
-    while (Date.now() <= new Date(expiresAt).getTime()) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    await expectRetryable503(await call(api, { DATABASE_URL: CLOSED_DB }, projects()));
+    // Cache entry expired, token not: served from the cache while Postgres is down.
+    expect((await call(api, { DATABASE_URL: CLOSED_DB }, projects(expiry - 1000))).status).toBe(200);
+    await expectRetryable503(await call(api, { DATABASE_URL: CLOSED_DB }, projects(expiry + 1)));
   });
 
   it("a read that needs Postgres is a retryable 503, not a 500", async () => {

@@ -7,8 +7,10 @@ import { configOf } from "../../workers/shared/config.js";
 import { sealEnvelope } from "../../workers/shared/envelope.js";
 import { retryDelaySeconds } from "../../workers/shared/queues.js";
 import { batch, event, gzip } from "../support/batches.js";
+import { eventsQueueSettled } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import { waitFor } from "../support/wait.js";
 
 let t: Tenant;
 const ch = () => openClickHouse(configOf(env));
@@ -51,15 +53,12 @@ async function kpis(tenant: Tenant): Promise<Kpis> {
   return ((await res.json()) as { data: { kpis: Kpis } }).data.kpis;
 }
 
-async function waitForTotal(tenant: Tenant, total: number): Promise<Kpis> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const k = await kpis(tenant);
-    if (k.totalEvents >= total || Date.now() > deadline) {
-      return k;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+function waitForTotal(tenant: Tenant, total: number): Promise<Kpis> {
+  return waitFor(
+    () => kpis(tenant),
+    (k) => k.totalEvents >= total,
+    { intervalMs: 250, message: `${total} events in the KPIs` },
+  );
 }
 
 function isoOfUs(us: bigint): string {
@@ -111,8 +110,8 @@ describe("ingest → queue → consumer → ClickHouse → project status", () =
       ).status,
     ).toBe(202);
     await waitForTotal(tenant, 43);
-    // Give a wrongly double-counted copy time to land before the final word.
-    await new Promise((r) => setTimeout(r, 2500));
+    // A wrongly double-counted copy would have landed by the queue's barrier.
+    await eventsQueueSettled();
     expect((await kpis(tenant)).totalEvents).toBe(43);
   });
 });
@@ -236,8 +235,8 @@ describe("queue consumer", () => {
     ]);
     expect(answers.map((r) => r.status)).toEqual([202, 202, 202, 202]);
     await waitForTotal(tenant, 30);
-    // Give a wrongly inserted second copy time to land before the final word.
-    await new Promise((r) => setTimeout(r, 2500));
+    // A wrongly inserted second copy would have landed by the queue's barrier.
+    await eventsQueueSettled();
     expect(await insertedRows(tenant)).toBe(30);
   });
 
@@ -270,15 +269,11 @@ describe("queue consumer", () => {
     const result = await runQueue("telemetry-events", [message("poison-1", garbage)]);
     expect(result.explicitAcks).toEqual(["poison-1"]);
     // The real dead-letter consumer runs on its own and parks it.
-    const deadline = Date.now() + 20_000;
-    let keys: string[] = [];
-    while (Date.now() < deadline) {
-      keys = (await env.DEAD_LETTERS.list({ prefix: "events/" })).objects.map((o) => o.key);
-      if (keys.length) {
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const keys = await waitFor(
+      async () => (await env.DEAD_LETTERS.list({ prefix: "events/" })).objects.map((o) => o.key),
+      (k) => k.length > 0,
+      { timeoutMs: 20_000, intervalMs: 200, message: "a parked dead letter" },
+    );
     expect(keys.length).toBeGreaterThan(0);
   });
 
@@ -324,7 +319,7 @@ describe("queue consumer", () => {
     expect(replay.status).toBe(200);
     expect(await replay.json()).toEqual({ success: true, data: { replayed: 2, remaining: false } });
     await waitForTotal(tenant, 6);
-    await new Promise((r) => setTimeout(r, 2500));
+    await eventsQueueSettled();
     expect((await kpis(tenant)).totalEvents).toBe(6);
     const after = await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.full.key });
     expect(((await after.json()) as { data: unknown[] }).data).toEqual([]);

@@ -3,14 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { dispatchIngestQueue } from "../../workers/ingest/queues.js";
 import { sealEnvelope } from "../../workers/shared/envelope.js";
 import { type GenEvent, generateDataset } from "../support/analytics-dataset.js";
-import {
-  awayFromMidnight,
-  getData,
-  ingestAll,
-  MIDNIGHT_GUARD_MINUTES,
-  MIDNIGHT_GUARD_MS,
-  toWire,
-} from "../support/analytics-ingest.js";
+import { clocked, getData, ingestAll, toWire } from "../support/analytics-ingest.js";
 import {
   hasPerf,
   refBuilds,
@@ -33,6 +26,9 @@ import { ingest } from "../support/http.js";
  * redelivering a message, must leave every rollup-backed answer equal to the reference over the events
  * counted once.
  */
+/** The file's clock: the data is generated around this instant and every read and reference is at it. */
+const NOW = Date.now();
+
 let t: Tenant;
 let events: GenEvent[];
 
@@ -62,9 +58,8 @@ async function rollupSum(table: string, column: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  await awayFromMidnight(MIDNIGHT_GUARD_MINUTES);
-  t = await seedTenant("enterprise", "Redelivery Rollups Studio");
-  const all = generateDataset(7714, Date.now()).events;
+  t = clocked(await seedTenant("enterprise", "Redelivery Rollups Studio"), NOW);
+  const all = generateDataset(7714, NOW).events;
   events = all.slice(0, 1200);
   const overHttp = events.slice(0, 500);
   const overQueue = events.slice(500, 1000);
@@ -95,7 +90,7 @@ beforeAll(async () => {
   await ingestAll(t, last);
   expect((await runQueue([{ id: "m-1", bytes: envelope, attempts: 3 }])).explicitAcks).toEqual(["m-1"]);
   await insertsSettled();
-}, MIDNIGHT_GUARD_MS + 240_000);
+}, 240_000);
 
 describe("redelivered batches are counted once by every rollup", () => {
   it("rollup totals: every event once", async () => {
@@ -114,7 +109,7 @@ describe("redelivered batches are counted once by every rollup", () => {
   it("heatmap in events mode (read from the events)", async () => {
     const q = { mapId: "dust", cellSize: 25, days: 30, eventName: "level_up" };
     expect(await getData(t, "/heatmap?mapId=dust&cellSize=25&days=30&eventName=level_up")).toEqual(
-      refHeatmap(events, q, Date.now()),
+      refHeatmap(events, q, NOW),
     );
   });
 
@@ -127,11 +122,7 @@ describe("redelivered batches are counted once by every rollup", () => {
       max_memory: number | null;
     };
     const data = await getData<Cell[]>(t, "/heatmap?mapId=dust&cellSize=50&days=30&tails=1");
-    const ref = refHeatmap(
-      events,
-      { mapId: "dust", cellSize: 50, days: 30, tails: true },
-      Date.now(),
-    ) as Cell[];
+    const ref = refHeatmap(events, { mapId: "dust", cellSize: 50, days: 30, tails: true }, NOW) as Cell[];
     const shape = (c: Cell) => [c.x, c.y, c.event_count, c.p05_fps, c.max_memory];
     expect(data.map(shape)).toEqual(ref.map(shape));
   });
@@ -139,14 +130,14 @@ describe("redelivered batches are counted once by every rollup", () => {
   it("insights counts by event name", async () => {
     const q = { metric: "count", groupBy: "event_name", days: 30, limit: 20 } as const;
     expect(await getData(t, "/insights?metric=count&groupBy=event_name&days=30&limit=20")).toEqual(
-      refInsights(events, q, Date.now()),
+      refInsights(events, q, NOW),
     );
   });
 
   it("builds and builds/compare from build_days and compare_days", async () => {
     type Build = { build_id: string; event_count: number };
     const builds = await getData<Build[]>(t, "/builds?days=30&fresh=1");
-    const ref = refBuilds(events, 30, Date.now());
+    const ref = refBuilds(events, 30, NOW);
     expect(builds.map((b) => [b.build_id, b.event_count])).toEqual(
       ref.map((b) => [b.build_id, b.event_count]),
     );
@@ -154,14 +145,14 @@ describe("redelivered batches are counted once by every rollup", () => {
     const q = { baseline: baseline ?? "", candidate: candidate ?? "", days: 30 };
     expect(
       await getData(t, `/builds/compare?baseline=${q.baseline}&candidate=${q.candidate}&days=30&fresh=1`),
-    ).toEqual(refCompare(events, q, Date.now()));
+    ).toEqual(refCompare(events, q, NOW));
   });
 
   it("retention and a funnel with a repeated step, from player_days and funnel_events", async () => {
-    expect(await getData(t, "/retention?days=30")).toEqual(refRetention(events, 30, Date.now()));
+    expect(await getData(t, "/retention?days=30")).toEqual(refRetention(events, 30, NOW));
     const steps = ["match_start", "match_start", "match_end"];
     expect(await getData(t, `/funnels?steps=${steps.join(",")}&window=86400&days=30`)).toEqual(
-      refFunnel(events, steps, 86400, 30, Date.now()),
+      refFunnel(events, steps, 86400, 30, NOW),
     );
   });
 });

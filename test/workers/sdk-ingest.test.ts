@@ -17,6 +17,7 @@ import { ingestAndWait, storedCount, testClickHouse } from "../support/events.js
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { ingest } from "../support/http.js";
 import type { SdkEvent } from "../support/sdk-fixtures.js";
+import { waitFor } from "../support/wait.js";
 
 // Batches encoded in Node from the SDKs' own .proto text (test/support/sdk-fixtures.ts), never by
 // our generated code: what an SDK sends, byte for byte in layout.
@@ -29,13 +30,11 @@ const N = fixtures.events.length;
 const UE5 = { "X-SDK-Version": "ue5/0.1.13" };
 
 async function waitForCount(projectId: string, n: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while ((await storedCount(projectId)) < n) {
-    if (Date.now() > deadline) {
-      throw new Error(`only ${await storedCount(projectId)} of ${n} events of ${projectId} arrived`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(
+    () => storedCount(projectId),
+    (stored) => stored >= n,
+    { intervalMs: 200, message: `${n} events of ${projectId} stored` },
+  );
 }
 
 type Row = Record<string, unknown>;

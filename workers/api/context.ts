@@ -7,6 +7,8 @@ import type { Db } from "../shared/db.js";
 export type AppEnv = {
   Bindings: Env;
   Variables: {
+    /** The request's now in ms (clock.ts): windows, expiries and rolling days are computed from it. */
+    now: number;
     config: Config;
     db: Db;
     ch: ClickHouseClient;

@@ -41,7 +41,8 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: 
 }
 
 /**
- * The event KPIs as of at most about 60 s ago (the analytics cache), or computed now when `fresh`.
+ * The event KPIs as of at most about 60 s ago (the analytics cache), or computed at `now` (the request's
+ * clock) when `fresh`.
  * Callers have authenticated and authorized the project: the cache key is the project (and its data
  * version) alone.
  */
@@ -49,12 +50,13 @@ export function cachedEventKpis(
   ch: ClickHouseClient,
   project: CachedProject,
   fresh: boolean,
+  now: number,
   defer: Defer,
 ): Promise<EventKpis> {
   return cached(
     cacheKey("status", project, {}),
     fresh,
-    () => eventKpis(ch, project.id, Date.now()),
+    () => eventKpis(ch, project.id, now),
     defer,
     (stored) => EventKpisSchema.parse(stored),
   );

@@ -52,7 +52,9 @@ export function gate(bucket: Bucket) {
         return next();
       }
     }
-    const auth = cred ? await chargeKeyOrToken(c.env, c.get("config"), c.executionCtx, cred, bucket) : null;
+    const auth = cred
+      ? await chargeKeyOrToken(c.env, c.get("config"), c.executionCtx, cred, bucket, c.get("now"))
+      : null;
     if (!auth) {
       await limitAnonymous(c);
       throw new ApiError(

@@ -3,10 +3,15 @@ import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { openDb } from "../../shared/db.js";
 import { rateLimitHeaders } from "../../shared/rate-limit.js";
+import { requestNow, TEST_NOW_HEADER } from "../clock.js";
 import type { AppEnv } from "../context.js";
 
-/** Builds the per-request services into c.var and, on the way out, stamps the rate-limit headers. */
+/**
+ * Reads the request's clock (clock.ts) and builds the per-request services into c.var and, on the way
+ * out, stamps the rate-limit headers.
+ */
 export const init = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("now", requestNow(c.env, c.req.header(TEST_NOW_HEADER)));
   const config = configOf(c.env);
   const { db, close } = openDb(config);
   c.set("config", config);

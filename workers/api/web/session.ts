@@ -42,7 +42,7 @@ const users = new WeakMap<Request, Promise<SessionUser | null>>();
 export function currentUser<E extends AppEnv>(c: Context<E>): Promise<SessionUser | null> {
   let found = users.get(c.req.raw);
   if (!found) {
-    found = sessionUser(c.get("db"), getCookie(c, SESSION_COOKIE));
+    found = sessionUser(c.get("db"), getCookie(c, SESSION_COOKIE), new Date(c.get("now")));
     users.set(c.req.raw, found);
   }
   return found;

@@ -124,6 +124,8 @@ export type CredentialPath<P> = {
   ttlMs: number;
   /** When the credential itself expires (a token), if it does. */
   notAfter?: (principal: P) => number | undefined;
+  /** The request's now (ms), against which the cached entry and the credential's expiry are judged. */
+  now?: number;
 };
 
 export type Charged<P> = {
@@ -145,7 +147,7 @@ export type Charged<P> = {
  */
 export async function chargeCredential<P>(path: CredentialPath<P>): Promise<Charged<P> | null> {
   const { cache, key, bucketOf } = path;
-  const cached = cache.lookup(key, bucketOf);
+  const cached = cache.lookup(key, bucketOf, path.now);
   let current = cached?.expected !== undefined ? cached : undefined;
   if (current && !current.expired) {
     const charged = await chargeCached(path, current);
@@ -231,7 +233,10 @@ async function chargeWithoutSource<P>(
   down: unknown,
 ): Promise<Charged<P> | null> {
   // A token past its own expiry is never served, Postgres or not.
-  if (expired && (path.notAfter?.(expired.principal) ?? Number.POSITIVE_INFINITY) > Date.now()) {
+  if (
+    expired &&
+    (path.notAfter?.(expired.principal) ?? Number.POSITIVE_INFINITY) > (path.now ?? Date.now())
+  ) {
     const charged = await chargeCached(path, expired);
     if (charged) {
       return charged;

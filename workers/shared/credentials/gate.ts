@@ -56,9 +56,15 @@ function chargeOf(principal: Principal, bucket: Bucket): { name: string; max: nu
  * The principal behind a credentialHash(), or null when it is unknown, revoked or expired. A key is
  * looked up by the same statement the ingest Worker uses (keys.ts findKey).
  */
-export async function resolveHashed(config: Config, hashed: string): Promise<CredentialPrincipal | null> {
+export async function resolveHashed(
+  config: Config,
+  hashed: string,
+  now?: number,
+): Promise<CredentialPrincipal | null> {
   const [kind, hash = ""] = hashed.split(":");
-  return kind === "key" ? findKey(config, hash) : findToken(httpDb(config), hash);
+  return kind === "key"
+    ? findKey(config, hash)
+    : findToken(httpDb(config), hash, now === undefined ? undefined : new Date(now));
 }
 
 /**
@@ -71,6 +77,7 @@ export async function chargeKeyOrToken(
   ctx: { waitUntil(promise: Promise<unknown>): void },
   cred: NonNullable<Credential>,
   bucket: Bucket,
+  now?: number,
 ): Promise<Charged<CredentialPrincipal> | null> {
   const hashed = await credentialHash(cred);
   if (hashed === null) {
@@ -81,7 +88,7 @@ export async function chargeKeyOrToken(
     key: hashed,
     bucketOf: (p) => chargeOf(p, bucket).name,
     limitOf: (p) => chargeOf(p, bucket).max,
-    read: () => resolveHashed(config, hashed),
+    read: () => resolveHashed(config, hashed, now),
     // Postgres down and nothing cached: a key can still be read from the ingest edge's replica.
     fallback: hashed.startsWith("key:") ? () => readReplica(env, hashed.slice("key:".length)) : undefined,
     onRead: (p) => noteUse(env, ctx, p),
@@ -89,6 +96,7 @@ export async function chargeKeyOrToken(
     charge: (name, expected, max) => consumeIfCurrent(env, name, expected, max),
     ttlMs: credentialTtlMs(config),
     notAfter: (p) => (p.kind === "token" ? p.expiresAt.getTime() : undefined),
+    now,
   });
 }
 

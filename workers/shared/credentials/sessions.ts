@@ -21,7 +21,11 @@ export async function startSession(db: Db, userId: string, now = new Date()): Pr
   return token;
 }
 
-export async function sessionUser(db: Db, token: string | undefined): Promise<SessionUser | null> {
+export async function sessionUser(
+  db: Db,
+  token: string | undefined,
+  now = new Date(),
+): Promise<SessionUser | null> {
   if (!token || !looksLikeSecret(token, SESSION_PREFIX)) {
     return null;
   }
@@ -33,7 +37,7 @@ export async function sessionUser(db: Db, token: string | undefined): Promise<Se
       and(
         eq(sessions.tokenHash, await sha256Hex(token)),
         isNull(sessions.revokedAt),
-        gt(sessions.expiresAt, new Date()),
+        gt(sessions.expiresAt, now),
       ),
     )
     .limit(1);

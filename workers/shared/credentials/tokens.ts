@@ -344,8 +344,8 @@ export async function revokeToken(
   }
 }
 
-/** The principal of the live access token with this hash, or null when unknown, revoked or expired. */
-export async function findToken(db: Db, tokenHash: string): Promise<TokenPrincipal | null> {
+/** The principal of the live access token with this hash, or null when unknown, revoked or expired at `now`. */
+export async function findToken(db: Db, tokenHash: string, now = new Date()): Promise<TokenPrincipal | null> {
   const [row] = await db
     .select({
       tokenId: oauthTokens.id,
@@ -369,7 +369,7 @@ export async function findToken(db: Db, tokenHash: string): Promise<TokenPrincip
       and(
         eq(oauthTokens.tokenHash, tokenHash),
         isNull(oauthTokens.revokedAt),
-        gt(oauthTokens.expiresAt, new Date()),
+        gt(oauthTokens.expiresAt, now),
         isNull(oauthGrants.revokedAt),
         or(isNull(oauthTokens.grantId), eq(memberships.tenantId, oauthTokens.tenantId)),
       ),

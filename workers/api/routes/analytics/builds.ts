@@ -29,7 +29,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const data = await cached(
       key,
       q.fresh === "1",
-      () => buildList(c.get("ch"), project.id, windowOf(days, Date.now()), q.buildId),
+      () => buildList(c.get("ch"), project.id, windowOf(days, c.get("now")), q.buildId),
       (p) => c.executionCtx.waitUntil(p),
       (stored) => z.array(BuildSchema).parse(stored),
     );

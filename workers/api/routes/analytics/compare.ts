@@ -42,7 +42,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const data = await cached(
       key,
       q.fresh === "1",
-      () => compareBuilds(c.get("ch"), project.id, windowOf(days, Date.now()), query),
+      () => compareBuilds(c.get("ch"), project.id, windowOf(days, c.get("now")), query),
       (p) => c.executionCtx.waitUntil(p),
       (stored) => BuildComparisonSchema.parse(stored),
     );

@@ -19,7 +19,7 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
-    const fetchedAt = Date.now();
+    const fetchedAt = c.get("now");
     const w = windowOf(Number(c.req.valid("query").days), fetchedAt);
     const [distincts, totals] = await Promise.all([
       dashboardDistincts(c.get("ch"), project.id, w, fetchedAt, project.dataVersion),

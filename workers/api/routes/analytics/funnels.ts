@@ -20,7 +20,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const q = c.req.valid("query");
-    const w = windowOf(Number(q.days), Date.now());
+    const w = windowOf(Number(q.days), c.get("now"));
     const data = await funnelSteps(c.get("ch"), project.id, w, stepNames(q.steps), Number(q.window));
     return c.json({ success: true as const, data }, 200);
   });

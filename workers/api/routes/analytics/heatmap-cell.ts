@@ -50,7 +50,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
         gpu_time: { good: p.gpuTimeGood, warn: p.gpuTimeWarn },
       };
     }
-    const data = await cellDrilldown(c.get("ch"), project.id, windowOf(Number(q.days), Date.now()), {
+    const data = await cellDrilldown(c.get("ch"), project.id, windowOf(Number(q.days), c.get("now")), {
       mapId: await eventMapId(db, project.id, q.mapId),
       cellSize: Number(q.cellSize),
       x: Number(q.x),

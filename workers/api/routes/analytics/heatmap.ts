@@ -26,7 +26,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const q = c.req.valid("query");
-    const w = windowOf(Number(q.days), Date.now());
+    const w = windowOf(Number(q.days), c.get("now"));
     const data = await heatmapCells(c.get("ch"), project.id, w, {
       mapId: await eventMapId(c.get("db"), project.id, q.mapId),
       cellSize: Number(q.cellSize),

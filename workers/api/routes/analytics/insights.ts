@@ -23,7 +23,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const q = c.req.valid("query");
     const days = Number(q.days);
-    const w = windowOf(days, Date.now());
+    const w = windowOf(days, c.get("now"));
     const query = { metric: q.metric, groupBy: q.groupBy, limit: Number(q.limit), eventName: q.eventName };
     const [groups, total] = await Promise.all([
       insightGroups(c.get("ch"), project.id, w, query),

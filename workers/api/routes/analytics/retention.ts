@@ -21,7 +21,7 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
-    const w = windowOf(Number(c.req.valid("query").days), Date.now());
+    const w = windowOf(Number(c.req.valid("query").days), c.get("now"));
     return c.json({ success: true as const, data: await retentionCohorts(c.get("ch"), project.id, w) }, 200);
   });
 }

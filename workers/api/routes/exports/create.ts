@@ -30,7 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const body = c.req.valid("json");
-    const { from, to } = exportRange(body);
+    const { from, to } = exportRange(body, new Date(c.get("now")));
     // Set by the gate before projectFromPath could pass.
     const principal = c.get("principal");
     const db = c.get("db");

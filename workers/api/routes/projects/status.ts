@@ -33,7 +33,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const fresh = c.req.valid("query").fresh === "1";
     const [kpis, [rules]] = await Promise.all([
-      cachedEventKpis(c.get("ch"), project, fresh, (p) => c.executionCtx.waitUntil(p)),
+      cachedEventKpis(c.get("ch"), project, fresh, c.get("now"), (p) => c.executionCtx.waitUntil(p)),
       c
         .get("db")
         .select({ n: count() })

@@ -1,0 +1,31 @@
+// The request's clock. Every route and domain function whose answer depends on the time (windows,
+// expiries, rolling days, cooldowns) takes its `now` from here, read once per request by the init
+// middleware (c.get("now")); scheduled() and the queue consumers take theirs once per invocation.
+// Timing measurements (how long something took) keep using Date.now().
+//
+// Tests set the clock with the X-Test-Now header (milliseconds since the epoch). The header is honoured
+// only when the Worker has the binding TEST_CLOCK = "1", which only the test configuration sets
+// (vitest.config.ts): neither wrangler config declares it, so in production the header is ignored
+// whatever a client sends.
+import { ApiError } from "../shared/errors.js";
+
+export const TEST_NOW_HEADER = "X-Test-Now";
+
+/** The request's now in ms: the real time, or X-Test-Now when the Worker runs under the test clock. */
+export function requestNow(env: object, header: string | undefined, real = Date.now()): number {
+  if (!testClockEnabled(env) || header === undefined) {
+    return real;
+  }
+  const ms = Number(header);
+  if (!/^\d{1,15}$/.test(header) || !Number.isSafeInteger(ms)) {
+    throw new ApiError(
+      "BAD_REQUEST",
+      `${TEST_NOW_HEADER} must be a whole number of milliseconds since the epoch.`,
+    );
+  }
+  return ms;
+}
+
+function testClockEnabled(env: object): boolean {
+  return (env as { TEST_CLOCK?: unknown }).TEST_CLOCK === "1";
+}
