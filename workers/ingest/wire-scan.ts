@@ -26,6 +26,8 @@
  * for a uint32 field must fit in 32 bits, and every occurrence of a repeated
  * singular field is validated (not only the last, which wins on decode).
  *
+ * The wire primitives (varint, tag, length, int64, skip, UTF-8) are the reader
+ * both walkers share (./wire/reader.ts); this file holds the contract's checks.
  * Runs in workerd and Node: no Node APIs, no dependencies. Never throws on any
  * input bytes.
  */
@@ -34,10 +36,6 @@ import { byNumber, F, type FieldSpec, MESSAGES, tag as wireTag } from "../shared
 import { DAY_US, HOUR_US, LIMITS } from "../shared/telemetry/limits.js";
 import {
   E_TRUNCATED,
-  E_BAD_TAG,
-  E_BAD_WIRE_TYPE,
-  E_GROUP,
-  E_VARINT_TOO_LONG,
   f32Bits,
   f64Finite,
   utf8Units,
@@ -47,6 +45,7 @@ import {
   WT_LEN,
   WT_NAMES,
   WT_VARINT,
+  wireErrorText,
 } from "./wire/reader.js";
 
 export { LIMITS };
@@ -266,18 +265,7 @@ function fail(field: string, rule: string): number {
 }
 
 function malformedCode(field: string, code: number): number {
-  switch (code) {
-    case E_VARINT_TOO_LONG:
-      return fail(field, "malformed protobuf: varint longer than 10 bytes");
-    case E_GROUP:
-      return fail(field, "malformed protobuf: group wire type is not supported");
-    case E_BAD_WIRE_TYPE:
-      return fail(field, "malformed protobuf: invalid wire type");
-    case E_BAD_TAG:
-      return fail(field, "malformed protobuf: tag longer than 5 bytes or beyond uint32");
-    default:
-      return fail(field, "malformed protobuf: truncated field (exceeds its enclosing message)");
-  }
+  return fail(field, `malformed protobuf: ${wireErrorText(code)}`);
 }
 
 function wrongWireType(field: string, got: number, expected: number): number {

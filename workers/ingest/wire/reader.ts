@@ -34,6 +34,22 @@ export const E_GROUP = -3;
 export const E_BAD_WIRE_TYPE = -4;
 export const E_BAD_TAG = -5;
 
+/** What a read's error code means, as the walkers report it. */
+export function wireErrorText(code: number): string {
+  switch (code) {
+    case E_VARINT_TOO_LONG:
+      return "varint longer than 10 bytes";
+    case E_GROUP:
+      return "group wire type is not supported";
+    case E_BAD_WIRE_TYPE:
+      return "invalid wire type";
+    case E_BAD_TAG:
+      return "tag longer than 5 bytes or beyond uint32";
+    default:
+      return "truncated field (exceeds its enclosing message)";
+  }
+}
+
 const TWO_32 = 4294967296;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const EMPTY_WORDS = new Int32Array(0);
