@@ -184,7 +184,14 @@ const METR = new Int32Array(4 * LIMITS.metrics.maxEntries);
 
 /** A varint at w.pos (a tag, a length, a uint32 or a non-negative int64); w.pos moves past it. */
 function varint(b: Uint8Array, end: number): number {
-  const v = w.readVarint(b, w.pos, end);
+  const p = w.pos;
+  const x = b[p] as number;
+  if (x < 0x80 && p < end) {
+    // One byte: most tags and lengths.
+    w.pos = p + 1;
+    return x;
+  }
+  const v = w.readVarint(b, p, end);
   if (v < 0) {
     throw new MalformedBatch(wireErrorText(w.pos));
   }
