@@ -577,20 +577,11 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (wt !== WT_LEN) {
           return wrongWireType(name, wt, WT_LEN);
         }
-        let len: number;
-        if (p < end && (b[p] as number) < 0x80) {
-          len = b[p] as number;
-          p++;
-        } else {
-          len = s.readVarint(b, p, end);
-          if (len < 0) {
-            return malformedCode(name, s.pos);
-          }
-          p = s.pos;
+        const len = s.readLen(b, p, end);
+        if (len < 0) {
+          return malformedCode(name, s.pos);
         }
-        if (len > end - p) {
-          return malformedCode(name, E_TRUNCATED);
-        }
+        p = s.pos;
         if (checkString(b, p, p + len, EVENT_STR_MAX[fieldNo] as number, name) < 0) {
           return -1;
         }
@@ -663,20 +654,11 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (wt !== WT_LEN) {
           return wrongWireType(name, wt, WT_LEN);
         }
-        let len: number;
-        if (p < end && (b[p] as number) < 0x80) {
-          len = b[p] as number;
-          p++;
-        } else {
-          len = s.readVarint(b, p, end);
-          if (len < 0) {
-            return malformedCode(name, s.pos);
-          }
-          p = s.pos;
+        const len = s.readLen(b, p, end);
+        if (len < 0) {
+          return malformedCode(name, s.pos);
         }
-        if (len > end - p) {
-          return malformedCode(name, E_TRUNCATED);
-        }
+        p = s.pos;
         const q = p + len;
         if (kind === Kind.Attributes) {
           if (++nAttributes > MAX_ATTRIBUTES) {
@@ -836,22 +818,12 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
         return error();
       }
       s.curEvent = eventCount;
-      let len: number;
-      if (p < end && (b[p] as number) < 0x80) {
-        len = b[p] as number;
-        p++;
-      } else {
-        len = s.readVarint(b, p, end);
-        if (len < 0) {
-          malformedCode("event", s.pos);
-          return error();
-        }
-        p = s.pos;
-      }
-      if (len > end - p) {
-        malformedCode("event", E_TRUNCATED);
+      const len = s.readLen(b, p, end);
+      if (len < 0) {
+        malformedCode("event", s.pos);
         return error();
       }
+      p = s.pos;
       const q = p + len;
       if (scanEvent(b, p, q) < 0) {
         return error();
