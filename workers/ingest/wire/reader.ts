@@ -302,81 +302,14 @@ export class WireReader {
         acc |= b[i] as number;
       }
     }
-    return (acc & 0x80808080) === 0 || utf8Tail(b, p, end);
+    return (acc & 0x80808080) === 0 || utf8Units(b, p, end) >= 0;
   }
-}
-
-/** Strict UTF-8 validation from the first non-ASCII byte at p (same acceptance as TextDecoder fatal). */
-export function utf8Tail(b: Uint8Array, p: number, end: number): boolean {
-  while (p < end) {
-    const c = b[p] as number;
-    if (c < 0x80) {
-      p++;
-      continue;
-    }
-    if (c < 0xc2) {
-      return false; // continuation byte or overlong 2-byte lead
-    }
-    if (c < 0xe0) {
-      if (end - p < 2 || ((b[p + 1] as number) & 0xc0) !== 0x80) {
-        return false;
-      }
-      p += 2;
-      continue;
-    }
-    if (c < 0xf0) {
-      if (end - p < 3) {
-        return false;
-      }
-      const c1 = b[p + 1] as number;
-      const c2 = b[p + 2] as number;
-      if ((c2 & 0xc0) !== 0x80) {
-        return false;
-      }
-      if (c === 0xe0) {
-        if (c1 < 0xa0 || c1 > 0xbf) {
-          return false; // overlong
-        }
-      } else if (c === 0xed) {
-        if (c1 < 0x80 || c1 > 0x9f) {
-          return false; // surrogate
-        }
-      } else if ((c1 & 0xc0) !== 0x80) {
-        return false;
-      }
-      p += 3;
-      continue;
-    }
-    if (c < 0xf5) {
-      if (end - p < 4) {
-        return false;
-      }
-      const c1 = b[p + 1] as number;
-      if (((b[p + 2] as number) & 0xc0) !== 0x80 || ((b[p + 3] as number) & 0xc0) !== 0x80) {
-        return false;
-      }
-      if (c === 0xf0) {
-        if (c1 < 0x90 || c1 > 0xbf) {
-          return false; // overlong
-        }
-      } else if (c === 0xf4) {
-        if (c1 < 0x80 || c1 > 0x8f) {
-          return false; // > U+10FFFF
-        }
-      } else if ((c1 & 0xc0) !== 0x80) {
-        return false;
-      }
-      p += 4;
-      continue;
-    }
-    return false;
-  }
-  return true;
 }
 
 /**
  * UTF-16 code units of b[p, end) when it is valid UTF-8 (one per character, two for a 4-byte astral
- * character), else -1. One pass: validates exactly as utf8Tail does while counting.
+ * character), else -1: the exact UTF-8 check (same acceptance as TextDecoder with fatal: true), counting
+ * as it validates.
  */
 export function utf8Units(b: Uint8Array, p: number, end: number): number {
   let n = 0;
