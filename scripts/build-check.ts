@@ -127,7 +127,9 @@ const sdk = sdkSize();
 console.log(
   `web SDK (sdk/web, minified): ${kib(sdk.bytes)}, ${(sdk.gzipBytes / 1000).toFixed(2)} KB gzip'd (budget ${SDK_BUDGET_BYTES / 1000} KB)`,
 );
-const sdkOverBudget = sdk.gzipBytes > SDK_BUDGET_BYTES || sdk.packages.length > 0;
+/** The only package the SDK bundles: protobuf-es's wire writer (sdk/web/src/encode.ts). */
+const SDK_PACKAGES = ["@bufbuild/protobuf"];
+const sdkOverBudget = sdk.gzipBytes > SDK_BUDGET_BYTES || sdk.packages.some((p) => !SDK_PACKAGES.includes(p));
 if (sdkOverBudget) {
   console.error(
     `the web SDK is ${sdk.gzipBytes} bytes gzip'd (budget ${SDK_BUDGET_BYTES}) with packages [${sdk.packages.join(", ")}]`,

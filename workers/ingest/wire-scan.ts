@@ -26,12 +26,27 @@
  * for a uint32 field must fit in 32 bits, and every occurrence of a repeated
  * singular field is validated (not only the last, which wins on decode).
  *
+ * The wire primitives (varint, tag, length, int64, skip, UTF-8) are the reader
+ * both walkers share (./wire/reader.ts); this file holds the contract's checks.
  * Runs in workerd and Node: no Node APIs, no dependencies. Never throws on any
  * input bytes.
  */
 
 import { byNumber, F, type FieldSpec, MESSAGES, tag as wireTag } from "../shared/telemetry/fields.js";
 import { DAY_US, HOUR_US, LIMITS } from "../shared/telemetry/limits.js";
+import {
+  E_TRUNCATED,
+  f32Bits,
+  f64Finite,
+  utf8Units,
+  WireReader,
+  WT_I32,
+  WT_I64,
+  WT_LEN,
+  WT_NAMES,
+  WT_VARINT,
+  wireErrorText,
+} from "./wire/reader.js";
 
 export { LIMITS };
 
@@ -64,15 +79,6 @@ export type ScanError = { ok: false; eventIndex: number | null; field: string; r
 
 // ---------------------------------------------------------------------------
 // Wire constants and lookup tables (indexed by field number).
-
-const WT_VARINT = 0;
-const WT_I64 = 1;
-const WT_LEN = 2;
-const WT_SGROUP = 3;
-const WT_EGROUP = 4;
-const WT_I32 = 5;
-
-const WT_NAMES = ["VARINT", "I64", "LEN", "SGROUP", "EGROUP", "I32", "6", "7"];
 
 /** A message's field names by number, prefixed with `prefix` ("" for numbers it does not use). */
 function namesByNumber(fields: readonly FieldSpec[], prefix: string): string[] {
@@ -184,14 +190,13 @@ const NEG_ZERO_BITS = -2147483648;
 const PERF_MAX_BITS = new Int32Array(EVENT_FIELD_NAME.length);
 /** Bit in perfMask of each performance-bearing field, by number (fps, frame_time_ms, gpu_time_ms, memory). */
 const PERF_BIT = new Int32Array(EVENT_FIELD_NAME.length);
-let perfBits = 0;
 for (const f of MESSAGES.event.fields) {
   if (f.type === "float" && f.bound && "max" in f.bound && f.bound.min === 0) {
     PERF_MAX_BITS[f.no] = f32BitsAtMost(f.bound.max);
   }
-  if ("perf" in f) {
-    PERF_BIT[f.no] = 1 << perfBits++;
-  }
+}
+for (const [i, f] of MESSAGES.event.fields.filter((f) => "perf" in f).entries()) {
+  PERF_BIT[f.no] = 1 << i;
 }
 const PERF_BIT_MEMORY = PERF_BIT[F.event.memory_used_bytes] as number;
 
@@ -214,7 +219,6 @@ const RULE_NO_YAW = "required when camera_pitch is present (camera_yaw and camer
 const RULE_ENTRIES = `at most ${LIMITS.maxDecodedEntries} decoded entries per batch (events plus attributes and metrics entries)`;
 const ruleMaxUnits = (n: number): string => `must be at most ${n} UTF-16 code units`;
 
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** Tags the fast paths look for: a canonical Vector3 and canonical map entries. */
 const TAG_X = wireTag(F.vector3.x, WT_I32);
 const TAG_Y = wireTag(F.vector3.y, WT_I32);
@@ -230,382 +234,48 @@ const MAX_ENTRIES = LIMITS.maxDecodedEntries;
 const TWO_32 = 4294967296;
 
 // ---------------------------------------------------------------------------
-// Scanner state. The scanner is synchronous and non-reentrant, so module state
-// is safe; it avoids allocating result objects on the hot path.
+// Scanner state: the reader's (position, last int64, UTF-8 word view) and the scan's own, in one
+// object. The scanner is synchronous and non-reentrant, so one instance serves every scan; it
+// avoids allocating result objects on the hot path.
 
-/** Out-parameter: position after the last varint read by a helper (or a negative error code). */
-let gPos = 0;
-/** Index of the event being scanned, or null at batch level. */
-let curEvent: number | null = null;
-let errField = "";
-let errRule = "";
-/** Accepted timestamp window for the current scan. */
-let tsLo = 0;
-let tsHi = 0;
-/** Decoded entries so far (events plus map entries). */
-let gEntries = 0;
-/** Output of scanEvent for the event just scanned (its timestamp is in NUM[EV_TS]). */
-let evPerf = false;
+class ScanState extends WireReader {
+  /** Index of the event being scanned, or null at batch level. */
+  curEvent: number | null = null;
+  errField = "";
+  errRule = "";
+  /** Accepted timestamp window for the current scan. */
+  tsLo = 0;
+  tsHi = 0;
+  /** Decoded entries so far (events plus map entries). */
+  entries = 0;
+  /** Output of scanEvent for the event just scanned (its timestamp is in num[EV_TS]). */
+  evPerf = false;
+}
 
-// Error codes returned (as negative positions) by the low-level helpers.
-const E_TRUNCATED = -1;
-const E_VARINT_TOO_LONG = -2;
-const E_GROUP = -3;
-const E_BAD_WIRE_TYPE = -4;
-const E_BAD_TAG = -5;
+const s = new ScanState();
+/** Slots of s.num: the last int64 read (the reader's), the timestamp of the event scanEvent just accepted. */
+const I64 = 0;
+const EV_TS = 1;
 
 /** Record an error and return -1 (so callers can `return fail(...)`). */
 function fail(field: string, rule: string): number {
-  errField = field;
-  errRule = rule;
+  s.errField = field;
+  s.errRule = rule;
   return -1;
 }
 
 function malformedCode(field: string, code: number): number {
-  switch (code) {
-    case E_VARINT_TOO_LONG:
-      return fail(field, "malformed protobuf: varint longer than 10 bytes");
-    case E_GROUP:
-      return fail(field, "malformed protobuf: group wire type is not supported");
-    case E_BAD_WIRE_TYPE:
-      return fail(field, "malformed protobuf: invalid wire type");
-    case E_BAD_TAG:
-      return fail(field, "malformed protobuf: tag longer than 5 bytes or beyond uint32");
-    default:
-      return fail(field, "malformed protobuf: truncated field (exceeds its enclosing message)");
-  }
+  return fail(field, `malformed protobuf: ${wireErrorText(code)}`);
 }
 
 function wrongWireType(field: string, got: number, expected: number): number {
   return fail(field, `malformed protobuf: wrong wire type ${WT_NAMES[got]} (expected ${WT_NAMES[expected]})`);
 }
 
-/**
- * Unsigned varint starting at p (p < end not required). Returns the value,
- * exact below 2^53 and otherwise some number ≥ 2^53, and sets gPos to the
- * position after it. On error returns -1 and sets gPos to an error code.
- */
-function readVarint(b: Uint8Array, p: number, end: number): number {
-  let value = 0;
-  let mul = 1;
-  for (let i = 0; i < LIMITS.maxVarintBytes; i++) {
-    if (p >= end) {
-      gPos = E_TRUNCATED;
-      return -1;
-    }
-    const x = b[p++] as number;
-    value += (x & 0x7f) * mul;
-    if (x < 0x80) {
-      gPos = p;
-      return value;
-    }
-    mul *= 128;
-  }
-  gPos = E_VARINT_TOO_LONG;
-  return -1;
-}
-
-/**
- * Tag at p (p < end). Returns the tag (a uint32) and sets gPos; on error
- * returns -1 with gPos = error code. Like protobuf-es, a tag is at most 5
- * bytes and must fit in uint32.
- */
-function readTagSlow(b: Uint8Array, p: number, end: number): number {
-  const tag = readVarint(b, p, end);
-  if (tag < 0) {
-    return -1;
-  }
-  if (gPos - p > LIMITS.maxTagBytes || tag >= TWO_32) {
-    gPos = E_BAD_TAG;
-    return -1;
-  }
-  return tag;
-}
-
-/**
- * Unboxed number outputs (a Float64Array slot avoids allocating a HeapNumber
- * per timestamp): NUM[I64] is the value of the last readInt64, NUM[EV_TS] the
- * timestamp of the event scanEvent just accepted.
- */
-const NUM = new Float64Array(2);
-const I64 = 0;
-const EV_TS = 1;
-
-/**
- * int64 varint at p. Stores its value in NUM[I64] as a JS number, or NaN when
- * it is outside ±(2^53 - 1), and returns the position after it (or a negative
- * error code). Negative values are 10-byte two's-complement varints.
- */
-function readInt64(b: Uint8Array, p: number, end: number): number {
-  // Fast path: ≤ 8 bytes (56 bits) is a non-negative value; decode it as two
-  // 28-bit halves. Realistic timestamps (~2^51 µs) are 8-byte varints.
-  let q = p;
-  let x = 0;
-  let lo = 0;
-  let hi = 0;
-  let lim = end - p < 4 ? end : p + 4;
-  for (let shift = 0; q < lim; q++, shift += 7) {
-    x = b[q] as number;
-    lo |= (x & 0x7f) << shift;
-    if (x < 0x80) {
-      NUM[I64] = lo;
-      return q + 1;
-    }
-  }
-  lim = end - p < 8 ? end : p + 8;
-  for (let shift = 0; q < lim; q++, shift += 7) {
-    x = b[q] as number;
-    hi |= (x & 0x7f) << shift;
-    if (x < 0x80) {
-      const v = hi * 268435456 + lo;
-      NUM[I64] = v > MAX_SAFE ? Number.NaN : v;
-      return q + 1;
-    }
-  }
-  return readInt64Slow(b, p, end);
-}
-
-/** Full int64 decode (9- and 10-byte varints, negative values, errors); same contract as readInt64. */
-function readInt64Slow(b: Uint8Array, p: number, end: number): number {
-  let lo = 0;
-  let hi = 0;
-  let x = 0;
-  let i = 0;
-  for (; i < 4; i++) {
-    if (p >= end) {
-      return E_TRUNCATED;
-    }
-    x = b[p++] as number;
-    lo |= (x & 0x7f) << (7 * i);
-    if (x < 0x80) {
-      NUM[I64] = lo;
-      return p;
-    }
-  }
-  if (p >= end) {
-    return E_TRUNCATED;
-  }
-  x = b[p++] as number;
-  lo |= (x & 0x0f) << 28;
-  hi = (x & 0x70) >> 4;
-  if (x >= 0x80) {
-    for (i = 0; ; i++) {
-      if (i === 5) {
-        return E_VARINT_TOO_LONG;
-      }
-      if (p >= end) {
-        return E_TRUNCATED;
-      }
-      x = b[p++] as number;
-      hi |= (x & 0x7f) << (3 + 7 * i);
-      if (x < 0x80) {
-        break;
-      }
-    }
-  }
-  lo >>>= 0;
-  if (hi < 0) {
-    // Negative: magnitude = 2^64 - (hi:lo).
-    let nhi = ~hi >>> 0;
-    const nlo = (~lo + 1) >>> 0;
-    if (nlo === 0) {
-      nhi = (nhi + 1) >>> 0;
-    }
-    const mag = nhi * TWO_32 + nlo;
-    NUM[I64] = mag > MAX_SAFE ? Number.NaN : -mag;
-  } else {
-    const v = hi * TWO_32 + lo;
-    NUM[I64] = v > MAX_SAFE ? Number.NaN : v;
-  }
-  return p;
-}
-
-/** Skip an unknown field's value at p; returns the new position or a negative error code. */
-function skipField(b: Uint8Array, p: number, end: number, wt: number): number {
-  switch (wt) {
-    case WT_VARINT:
-      readVarint(b, p, end);
-      return gPos; // new position, or the error code
-    case WT_I64:
-      return end - p >= 8 ? p + 8 : E_TRUNCATED;
-    case WT_LEN: {
-      const len = readVarint(b, p, end);
-      if (len < 0) {
-        return gPos;
-      }
-      p = gPos;
-      return len <= end - p ? p + len : E_TRUNCATED;
-    }
-    case WT_I32:
-      return end - p >= 4 ? p + 4 : E_TRUNCATED;
-    case WT_SGROUP:
-    case WT_EGROUP:
-      return E_GROUP;
-    default:
-      return E_BAD_WIRE_TYPE;
-  }
-}
-
 /** Skip an unknown field; on error records it against `container` and returns -1. */
 function skipUnknown(b: Uint8Array, p: number, end: number, wt: number, container: string): number {
-  const q = skipField(b, p, end, wt);
+  const q = s.skipField(b, p, end, wt);
   return q < 0 ? malformedCode(container, q) : q;
-}
-
-/** Strict UTF-8 validation from the first non-ASCII byte at p (same acceptance as TextDecoder fatal). */
-function utf8Tail(b: Uint8Array, p: number, end: number): boolean {
-  while (p < end) {
-    const c = b[p] as number;
-    if (c < 0x80) {
-      p++;
-      continue;
-    }
-    if (c < 0xc2) {
-      return false; // continuation byte or overlong 2-byte lead
-    }
-    if (c < 0xe0) {
-      if (end - p < 2 || ((b[p + 1] as number) & 0xc0) !== 0x80) {
-        return false;
-      }
-      p += 2;
-      continue;
-    }
-    if (c < 0xf0) {
-      if (end - p < 3) {
-        return false;
-      }
-      const c1 = b[p + 1] as number;
-      const c2 = b[p + 2] as number;
-      if ((c2 & 0xc0) !== 0x80) {
-        return false;
-      }
-      if (c === 0xe0) {
-        if (c1 < 0xa0 || c1 > 0xbf) {
-          return false; // overlong
-        }
-      } else if (c === 0xed) {
-        if (c1 < 0x80 || c1 > 0x9f) {
-          return false; // surrogate
-        }
-      } else if ((c1 & 0xc0) !== 0x80) {
-        return false;
-      }
-      p += 3;
-      continue;
-    }
-    if (c < 0xf5) {
-      if (end - p < 4) {
-        return false;
-      }
-      const c1 = b[p + 1] as number;
-      if (((b[p + 2] as number) & 0xc0) !== 0x80 || ((b[p + 3] as number) & 0xc0) !== 0x80) {
-        return false;
-      }
-      if (c === 0xf0) {
-        if (c1 < 0x90 || c1 > 0xbf) {
-          return false; // overlong
-        }
-      } else if (c === 0xf4) {
-        if (c1 < 0x80 || c1 > 0x8f) {
-          return false; // > U+10FFFF
-        }
-      } else if ((c1 & 0xc0) !== 0x80) {
-        return false;
-      }
-      p += 4;
-      continue;
-    }
-    return false;
-  }
-  return true;
-}
-
-/**
- * 32-bit view over the whole ArrayBuffer behind the scanned bytes, for the
- * ASCII fast path (one load per 4 bytes). `w32Off` is the byte offset of the
- * scanned Uint8Array inside that buffer. Set once per scan; unused on
- * big-endian hosts.
- */
-const EMPTY_W32 = new Int32Array(0);
-let w32: Int32Array = EMPTY_W32;
-let w32Off = 0;
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-/**
- * True when b[p, end) is valid UTF-8. Fast path: OR the string's bytes
- * together a word at a time (bytes of the first and last word outside the
- * string are masked off) and only run the full validator when some byte is
- * ≥ 0x80.
- */
-function isUtf8(b: Uint8Array, p: number, end: number): boolean {
-  if (p >= end) {
-    return true;
-  }
-  const a = p + w32Off;
-  const k0 = a >>> 2;
-  const k1 = (end + w32Off - 1) >>> 2;
-  let acc = 0;
-  if (k1 < w32.length) {
-    // Keep only the string's own bytes: in the first word those at or after
-    // offset a & 3, in the last word those at or before offset (e - 1) & 3
-    // (little-endian: lower address = lower bits). All int32 arithmetic.
-    const head = -1 << ((a & 3) << 3);
-    const tail = ~(-256 << (((end + w32Off - 1) & 3) << 3));
-    if (k1 === k0) {
-      acc = (w32[k0] as number) & head & tail;
-    } else {
-      acc = (w32[k0] as number) & head;
-      for (let k = k0 + 1; k < k1; k++) {
-        acc |= w32[k] as number;
-      }
-      acc |= (w32[k1] as number) & tail;
-    }
-  } else {
-    // Big-endian host, or the string ends in the buffer's partial last word.
-    for (let i = p; i < end; i++) {
-      acc |= b[i] as number;
-    }
-  }
-  return (acc & 0x80808080) === 0 || utf8Tail(b, p, end);
-}
-
-/** Finite float64 given its little-endian bytes at p. */
-function f64Finite(b: Uint8Array, p: number): boolean {
-  return ((b[p + 7] as number) & 0x7f) !== 0x7f || ((b[p + 6] as number) & 0xf0) !== 0xf0;
-}
-
-/**
- * Read a LEN field's length at p (the byte after the tag) and check that the
- * payload fits before `end`. Returns the payload length and sets gPos to the
- * payload start; on error returns -1 with gPos = error code.
- */
-function readLen(b: Uint8Array, p: number, end: number): number {
-  let len: number;
-  if (p < end && (b[p] as number) < 0x80) {
-    len = b[p] as number;
-    p++;
-  } else {
-    len = readVarint(b, p, end);
-    if (len < 0) {
-      return -1;
-    }
-    p = gPos;
-  }
-  if (len > end - p) {
-    gPos = E_TRUNCATED;
-    return -1;
-  }
-  gPos = p;
-  return len;
-}
-
-/** Float32 bits at p (little-endian) as an int32: sign bit set ⇔ negative (or -0, or a negative NaN). */
-function f32Bits(b: Uint8Array, p: number): number {
-  return (
-    (b[p] as number) |
-    ((b[p + 1] as number) << 8) |
-    ((b[p + 2] as number) << 16) |
-    ((b[p + 3] as number) << 24)
-  );
 }
 
 /** Finite and 0 ≤ v ≤ max given the float's bits and max's bits (−0 counts as 0; NaN and ∞ are above any max). */
@@ -613,72 +283,12 @@ function f32InZeroTo(bits: number, maxBits: number): boolean {
   return bits >= 0 ? bits <= maxBits : bits === NEG_ZERO_BITS;
 }
 
-/**
- * UTF-16 code units of b[p, end) when it is valid UTF-8 (one per character,
- * two for a 4-byte astral character), else -1. One pass: validates exactly
- * as utf8Tail does while counting.
- */
-function utf8Units(b: Uint8Array, p: number, end: number): number {
-  let n = 0;
-  while (p < end) {
-    const c = b[p] as number;
-    if (c < 0x80) {
-      p++;
-      n++;
-      continue;
-    }
-    if (c < 0xc2) {
-      return -1;
-    }
-    if (c < 0xe0) {
-      if (end - p < 2 || ((b[p + 1] as number) & 0xc0) !== 0x80) {
-        return -1;
-      }
-      p += 2;
-      n++;
-      continue;
-    }
-    if (c < 0xf0) {
-      if (end - p < 3) {
-        return -1;
-      }
-      const c1 = b[p + 1] as number;
-      if (((b[p + 2] as number) & 0xc0) !== 0x80) {
-        return -1;
-      }
-      if (c === 0xe0 ? c1 < 0xa0 || c1 > 0xbf : c === 0xed ? c1 < 0x80 || c1 > 0x9f : (c1 & 0xc0) !== 0x80) {
-        return -1; // overlong, surrogate, or not a continuation
-      }
-      p += 3;
-      n++;
-      continue;
-    }
-    if (c < 0xf5) {
-      if (end - p < 4) {
-        return -1;
-      }
-      const c1 = b[p + 1] as number;
-      if (((b[p + 2] as number) & 0xc0) !== 0x80 || ((b[p + 3] as number) & 0xc0) !== 0x80) {
-        return -1;
-      }
-      if (c === 0xf0 ? c1 < 0x90 || c1 > 0xbf : c === 0xf4 ? c1 < 0x80 || c1 > 0x8f : (c1 & 0xc0) !== 0x80) {
-        return -1; // overlong, above U+10FFFF, or not a continuation
-      }
-      p += 4;
-      n += 2;
-      continue;
-    }
-    return -1;
-  }
-  return n;
-}
-
 /** A string field: valid UTF-8 of at most `max` UTF-16 code units. Returns 0, or -1 after recording the error. */
 function checkString(b: Uint8Array, p: number, end: number, max: number, name: string): number {
   const len = end - p;
   if (len <= max) {
     // UTF-16 units ≤ UTF-8 bytes: within the bound whatever the text.
-    return isUtf8(b, p, end) ? 0 : fail(name, RULE_UTF8);
+    return s.isUtf8(b, p, end) ? 0 : fail(name, RULE_UTF8);
   }
   // UTF-16 units ≥ bytes / 3, so more than 3 bytes per allowed unit is over without counting.
   if (len > 3 * max) {
@@ -701,11 +311,11 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
     if (tag < 0x80) {
       p++;
     } else {
-      tag = readTagSlow(b, p, end);
+      tag = s.readTag(b, p, end);
       if (tag < 0) {
-        return malformedCode("device", gPos);
+        return malformedCode("device", s.pos);
       }
-      p = gPos;
+      p = s.pos;
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
@@ -717,11 +327,11 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
       if (wt !== WT_LEN) {
         return wrongWireType(name, wt, WT_LEN);
       }
-      const len = readLen(b, p, end);
+      const len = s.readLen(b, p, end);
       if (len < 0) {
-        return malformedCode(name, gPos);
+        return malformedCode(name, s.pos);
       }
-      p = gPos;
+      p = s.pos;
       if (checkString(b, p, p + len, DEVICE_STR_MAX[fieldNo] as number, name) < 0) {
         return -1;
       }
@@ -730,14 +340,14 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
       if (wt !== WT_VARINT) {
         return wrongWireType("device.memory_total_mb", wt, WT_VARINT);
       }
-      const v = readVarint(b, p, end);
+      const v = s.readVarint(b, p, end);
       if (v < 0) {
-        return malformedCode("device.memory_total_mb", gPos);
+        return malformedCode("device.memory_total_mb", s.pos);
       }
       if (v >= TWO_32) {
         return fail("device.memory_total_mb", "malformed protobuf: varint does not fit in uint32");
       }
-      p = gPos;
+      p = s.pos;
     } else {
       p = skipUnknown(b, p, end, wt, "device");
       if (p < 0) {
@@ -767,11 +377,11 @@ function scanPosition(b: Uint8Array, p: number, end: number): number {
     if (tag < 0x80) {
       p++;
     } else {
-      tag = readTagSlow(b, p, end);
+      tag = s.readTag(b, p, end);
       if (tag < 0) {
-        return malformedCode("position", gPos);
+        return malformedCode("position", s.pos);
       }
-      p = gPos;
+      p = s.pos;
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
@@ -826,12 +436,12 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
     const ks = p + 2;
     const ke = ks + kl;
     if (ke === end) {
-      if (isUtf8(b, ks, ke)) {
+      if (s.isUtf8(b, ks, ke)) {
         return 0;
       }
     } else if (ke <= end - 2) {
       if (isMetrics) {
-        if (ke + 9 === end && b[ke] === TAG_DOUBLE_VALUE && f64Finite(b, ke + 1) && isUtf8(b, ks, ke)) {
+        if (ke + 9 === end && b[ke] === TAG_DOUBLE_VALUE && f64Finite(b, ke + 1) && s.isUtf8(b, ks, ke)) {
           return 0;
         }
       } else {
@@ -841,8 +451,8 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
           b[ke] === TAG_STRING_VALUE &&
           ke + 2 + vl === end &&
           vl < 0x80 &&
-          isUtf8(b, ks, ke) &&
-          isUtf8(b, ke + 2, end)
+          s.isUtf8(b, ks, ke) &&
+          s.isUtf8(b, ke + 2, end)
         ) {
           return 0;
         }
@@ -859,11 +469,11 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
     if (tag < 0x80) {
       p++;
     } else {
-      tag = readTagSlow(b, p, end);
+      tag = s.readTag(b, p, end);
       if (tag < 0) {
-        return malformedCode(map, gPos);
+        return malformedCode(map, s.pos);
       }
-      p = gPos;
+      p = s.pos;
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
@@ -871,11 +481,11 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
       if (wt !== WT_LEN) {
         return wrongWireType(`${map}.key`, wt, WT_LEN);
       }
-      const len = readLen(b, p, end);
+      const len = s.readLen(b, p, end);
       if (len < 0) {
-        return malformedCode(`${map}.key`, gPos);
+        return malformedCode(`${map}.key`, s.pos);
       }
-      keyStart = gPos;
+      keyStart = s.pos;
       keyEnd = keyStart + len;
       p = keyEnd;
     } else if (fieldNo === F.attributesEntry.value) {
@@ -892,11 +502,11 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
         if (wt !== WT_LEN) {
           return wrongWireType(`${map}.value`, wt, WT_LEN);
         }
-        const len = readLen(b, p, end);
+        const len = s.readLen(b, p, end);
         if (len < 0) {
-          return malformedCode(`${map}.value`, gPos);
+          return malformedCode(`${map}.value`, s.pos);
         }
-        valStart = gPos;
+        valStart = s.pos;
         valEnd = valStart + len;
         p = valEnd;
       }
@@ -915,7 +525,7 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
   }
   const keyMax = isMetrics ? LIMITS.metrics.keyMaxUnits : LIMITS.attributes.keyMaxUnits;
   if (checkString(b, keyStart, keyEnd, keyMax, map) < 0) {
-    errRule = `key ${errRule}`;
+    s.errRule = `key ${s.errRule}`;
     return -1;
   }
   if (valStart >= 0) {
@@ -924,14 +534,14 @@ function scanMapEntry(b: Uint8Array, p: number, end: number, isMetrics: boolean)
         return fail(keyPath(map, b, keyStart, keyEnd), RULE_FINITE);
       }
     } else if (checkString(b, valStart, valEnd, LIMITS.attributes.valueMaxUnits, "") < 0) {
-      errField = keyPath(map, b, keyStart, keyEnd);
+      s.errField = keyPath(map, b, keyStart, keyEnd);
       return -1;
     }
   }
   return 0;
 }
 
-/** One GameTelemetryEvent; sets NUM[EV_TS] / evPerf. curEvent is set by the caller. */
+/** One GameTelemetryEvent; sets s.num[EV_TS] / s.evPerf. s.curEvent is set by the caller. */
 function scanEvent(b: Uint8Array, p: number, end: number): number {
   let hasTs = false;
   /** Which required strings are non-empty (last occurrence wins, as on decode). */
@@ -952,11 +562,11 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
       tag = (tag & 0x7f) | ((b[p + 1] as number) << 7);
       p += 2;
     } else {
-      tag = readTagSlow(b, p, end);
+      tag = s.readTag(b, p, end);
       if (tag < 0) {
-        return malformedCode("event", gPos);
+        return malformedCode("event", s.pos);
       }
-      p = gPos;
+      p = s.pos;
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
@@ -967,20 +577,11 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (wt !== WT_LEN) {
           return wrongWireType(name, wt, WT_LEN);
         }
-        let len: number;
-        if (p < end && (b[p] as number) < 0x80) {
-          len = b[p] as number;
-          p++;
-        } else {
-          len = readVarint(b, p, end);
-          if (len < 0) {
-            return malformedCode(name, gPos);
-          }
-          p = gPos;
+        const len = s.readLen(b, p, end);
+        if (len < 0) {
+          return malformedCode(name, s.pos);
         }
-        if (len > end - p) {
-          return malformedCode(name, E_TRUNCATED);
-        }
+        p = s.pos;
         if (checkString(b, p, p + len, EVENT_STR_MAX[fieldNo] as number, name) < 0) {
           return -1;
         }
@@ -993,13 +594,13 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (wt !== WT_VARINT) {
           return wrongWireType("timestamp_us", wt, WT_VARINT);
         }
-        const q = readInt64(b, p, end);
+        const q = s.readInt64(b, p, end);
         if (q < 0) {
           return malformedCode("timestamp_us", q);
         }
         p = q;
-        ts = NUM[I64] as number;
-        if (!(ts >= tsLo && ts <= tsHi)) {
+        ts = s.num[I64] as number;
+        if (!(ts >= s.tsLo && ts <= s.tsHi)) {
           return fail("timestamp_us", RULE_TIMESTAMP);
         }
         hasTs = true;
@@ -1053,27 +654,18 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (wt !== WT_LEN) {
           return wrongWireType(name, wt, WT_LEN);
         }
-        let len: number;
-        if (p < end && (b[p] as number) < 0x80) {
-          len = b[p] as number;
-          p++;
-        } else {
-          len = readVarint(b, p, end);
-          if (len < 0) {
-            return malformedCode(name, gPos);
-          }
-          p = gPos;
+        const len = s.readLen(b, p, end);
+        if (len < 0) {
+          return malformedCode(name, s.pos);
         }
-        if (len > end - p) {
-          return malformedCode(name, E_TRUNCATED);
-        }
+        p = s.pos;
         const q = p + len;
         if (kind === Kind.Attributes) {
           if (++nAttributes > MAX_ATTRIBUTES) {
             return fail("attributes", `at most ${MAX_ATTRIBUTES} entries`);
           }
-          if (++gEntries > MAX_ENTRIES) {
-            curEvent = null;
+          if (++s.entries > MAX_ENTRIES) {
+            s.curEvent = null;
             return fail("events", RULE_ENTRIES);
           }
           if (scanMapEntry(b, p, q, false) < 0) {
@@ -1083,8 +675,8 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
           if (++nMetrics > MAX_METRICS) {
             return fail("metrics", `at most ${MAX_METRICS} entries`);
           }
-          if (++gEntries > MAX_ENTRIES) {
-            curEvent = null;
+          if (++s.entries > MAX_ENTRIES) {
+            s.curEvent = null;
             return fail("events", RULE_ENTRIES);
           }
           if (scanMapEntry(b, p, q, true) < 0) {
@@ -1104,12 +696,12 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (wt !== WT_VARINT) {
           return wrongWireType("memory_used_bytes", wt, WT_VARINT);
         }
-        const q = readInt64(b, p, end);
+        const q = s.readInt64(b, p, end);
         if (q < 0) {
           return malformedCode("memory_used_bytes", q);
         }
         p = q;
-        const v = NUM[I64] as number;
+        const v = s.num[I64] as number;
         // NaN (beyond ±2^53) fails too.
         if (!(v >= 0 && v <= LIMITS.memoryUsedBytesMax)) {
           return fail("memory_used_bytes", RULE_MEMORY);
@@ -1121,14 +713,14 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
         if (wt !== WT_VARINT) {
           return wrongWireType("source", wt, WT_VARINT);
         }
-        const v = readVarint(b, p, end);
+        const v = s.readVarint(b, p, end);
         if (v < 0) {
-          return malformedCode("source", gPos);
+          return malformedCode("source", s.pos);
         }
         if (v > LIMITS.sourceMax) {
           return fail("source", RULE_SOURCE);
         }
-        p = gPos;
+        p = s.pos;
         break;
       }
       case Kind.FieldZero:
@@ -1156,13 +748,13 @@ function scanEvent(b: Uint8Array, p: number, end: number): number {
   if (hasYaw !== hasPitch) {
     return hasYaw ? fail("camera_pitch", RULE_NO_PITCH) : fail("camera_yaw", RULE_NO_YAW);
   }
-  NUM[EV_TS] = ts;
-  evPerf = perfMask !== 0;
+  s.num[EV_TS] = ts;
+  s.evPerf = perfMask !== 0;
   return 0;
 }
 
 function error(): ScanError {
-  return { ok: false, eventIndex: curEvent, field: errField, rule: errRule };
+  return { ok: false, eventIndex: s.curEvent, field: s.errField, rule: s.errRule };
 }
 
 /**
@@ -1172,22 +764,19 @@ function error(): ScanError {
  * event/field in wire order, or summary numbers when everything is valid.
  */
 export function scanTelemetryBatch(bytes: Uint8Array, nowUs: number): ScanOk | ScanError {
-  curEvent = null;
-  errField = "";
-  errRule = "";
-  gEntries = 0;
+  s.curEvent = null;
+  s.errField = "";
+  s.errRule = "";
+  s.entries = 0;
   if (bytes.length > LIMITS.maxDecompressedBytes) {
     fail("batch", `decompressed batch must be at most ${LIMITS.maxDecompressedBytes} bytes`);
     return error();
   }
-  tsLo = nowUs - LIMITS.timestampMaxAgeUs;
-  tsHi = nowUs + LIMITS.timestampMaxAheadUs;
-  w32Off = bytes.byteOffset;
-  if (LITTLE_ENDIAN && bytes.length >= 16) {
-    w32 = new Int32Array(bytes.buffer, 0, bytes.buffer.byteLength >>> 2);
-  }
+  s.tsLo = nowUs - LIMITS.timestampMaxAgeUs;
+  s.tsHi = nowUs + LIMITS.timestampMaxAheadUs;
+  s.attach(bytes);
   const result = scanBatch(bytes);
-  w32 = EMPTY_W32; // do not keep the caller's buffer alive
+  s.detach(); // do not keep the caller's buffer alive
   return result;
 }
 
@@ -1205,12 +794,12 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
     if (tag < 0x80) {
       p++;
     } else {
-      tag = readTagSlow(b, p, end);
+      tag = s.readTag(b, p, end);
       if (tag < 0) {
-        malformedCode("batch", gPos);
+        malformedCode("batch", s.pos);
         return error();
       }
-      p = gPos;
+      p = s.pos;
     }
     const fieldNo = tag >>> 3;
     const wt = tag & 7;
@@ -1224,41 +813,31 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
         fail("events", `at most ${LIMITS.maxEvents} events`);
         return error();
       }
-      if (++gEntries > MAX_ENTRIES) {
+      if (++s.entries > MAX_ENTRIES) {
         fail("events", RULE_ENTRIES);
         return error();
       }
-      curEvent = eventCount;
-      let len: number;
-      if (p < end && (b[p] as number) < 0x80) {
-        len = b[p] as number;
-        p++;
-      } else {
-        len = readVarint(b, p, end);
-        if (len < 0) {
-          malformedCode("event", gPos);
-          return error();
-        }
-        p = gPos;
-      }
-      if (len > end - p) {
-        malformedCode("event", E_TRUNCATED);
+      s.curEvent = eventCount;
+      const len = s.readLen(b, p, end);
+      if (len < 0) {
+        malformedCode("event", s.pos);
         return error();
       }
+      p = s.pos;
       const q = p + len;
       if (scanEvent(b, p, q) < 0) {
         return error();
       }
-      curEvent = null;
+      s.curEvent = null;
       eventCount++;
-      const ts = NUM[EV_TS] as number;
+      const ts = s.num[EV_TS] as number;
       if (ts < minTs) {
         minTs = ts;
       }
       if (ts > maxTs) {
         maxTs = ts;
       }
-      if (evPerf) {
+      if (s.evPerf) {
         perfEventCount++;
       }
       p = q;
@@ -1270,12 +849,12 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
         wrongWireType("device", wt, WT_LEN);
         return error();
       }
-      const len = readLen(b, p, end);
+      const len = s.readLen(b, p, end);
       if (len < 0) {
-        malformedCode("device", gPos);
+        malformedCode("device", s.pos);
         return error();
       }
-      p = gPos;
+      p = s.pos;
       if (scanDevice(b, p, p + len) < 0) {
         return error();
       }
@@ -1300,7 +879,7 @@ function scanBatch(bytes: Uint8Array): ScanOk | ScanError {
   return {
     ok: true,
     eventCount,
-    entryCount: gEntries,
+    entryCount: s.entries,
     minTimestampUs: minTs,
     maxTimestampUs: maxTs,
     perfEventCount,

@@ -1,5 +1,6 @@
 import type { EnvelopeHeader } from "../../shared/envelope.js";
 import { EVENT_COLUMNS, F, MESSAGES, WIRE, tag as wireTag } from "../../shared/telemetry/fields.js";
+import { WireReader, wireErrorText } from "../wire/reader.js";
 import { LIMITS } from "../wire-scan.js";
 import { parseSdkVersion } from "./rows.js";
 
@@ -132,9 +133,28 @@ export class RowSink {
 
 export class MalformedBatch extends Error {}
 
-// Walker state: positions and values of the event being built, reused across events (the consumer is
-// synchronous per message, so module state is safe and allocates nothing per event).
-let pos = 0;
+/**
+ * Walker state: the reader's position (its `pos`) and the values of the event being built, in one
+ * object reused across events and messages (the consumer is synchronous per message, so one instance
+ * serves every walk and allocates nothing per event). The positions of strings and map entries sit
+ * in the typed arrays below, also reused.
+ */
+class RowWalker extends WireReader {
+  /** The batch being walked, for its floats and doubles (little-endian on the wire). */
+  view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(8));
+  batchDevMemory = 0;
+  evDevMemory = 0;
+  evHasDevice = false;
+  hasPosition = false;
+  /** Map entries of the event so far (in ATTR and METR). */
+  nAttr = 0;
+  nMetr = 0;
+  /** The event's memory_used_bytes and source. */
+  memory = 0;
+  source = 0;
+}
+
+const w = new RowWalker();
 const EVENT_SLOTS = Math.max(...MESSAGES.event.fields.map((f) => f.no)) + 1;
 /** String fields of an event by number: start and end in the batch bytes (end < 0: absent). */
 const STR_START = new Int32Array(EVENT_SLOTS);
@@ -158,36 +178,30 @@ const EV_DEV_END = new Int32Array(DEVICE_SLOTS);
 /** Tags of the batch's fields. */
 const TAG_EVENTS = wireTag(F.batch.events, WIRE.LEN);
 const TAG_BATCH_DEVICE = wireTag(F.batch.device, WIRE.LEN);
-let batchDevMemory = 0;
-let evDevMemory = 0;
-let evHasDevice = false;
 /** Map entries of the event: key start/end, value start/end (metrics: value offset of the double, or -1). */
 const ATTR = new Int32Array(4 * LIMITS.attributes.maxEntries);
 const METR = new Int32Array(4 * LIMITS.metrics.maxEntries);
-let nAttr = 0;
-let nMetr = 0;
 
+/** A varint at w.pos (a tag, a length, a uint32 or a non-negative int64); w.pos moves past it. */
 function varint(b: Uint8Array, end: number): number {
-  let value = 0;
-  let mul = 1;
-  for (let i = 0; i < 10; i++) {
-    if (pos >= end) {
-      throw new MalformedBatch("truncated varint");
-    }
-    const x = b[pos++] as number;
-    value += (x & 0x7f) * mul;
-    if (x < 0x80) {
-      return value;
-    }
-    mul *= 128;
+  const p = w.pos;
+  const x = b[p] as number;
+  if (x < 0x80 && p < end) {
+    // One byte: most tags and lengths.
+    w.pos = p + 1;
+    return x;
   }
-  throw new MalformedBatch("varint too long");
+  const v = w.readVarint(b, p, end);
+  if (v < 0) {
+    throw new MalformedBatch(wireErrorText(w.pos));
+  }
+  return v;
 }
 
-/** The end of a LEN field whose length varint starts at pos; pos moves to its first byte. */
+/** The end of a LEN field whose length varint starts at w.pos; w.pos moves to its first byte. */
 function lenEnd(b: Uint8Array, end: number): number {
   const len = varint(b, end);
-  const e = pos + len;
+  const e = w.pos + len;
   if (e > end) {
     throw new MalformedBatch("field runs past its message");
   }
@@ -195,45 +209,33 @@ function lenEnd(b: Uint8Array, end: number): number {
 }
 
 function skip(b: Uint8Array, end: number, wt: number): void {
-  if (wt === WIRE.VARINT) {
-    varint(b, end);
-  } else if (wt === WIRE.I64) {
-    pos += 8;
-  } else if (wt === WIRE.LEN) {
-    pos = lenEnd(b, end);
-  } else if (wt === WIRE.I32) {
-    pos += 4;
-  } else {
-    throw new MalformedBatch(`wire type ${wt}`);
+  const p = w.skipField(b, w.pos, end, wt);
+  if (p < 0) {
+    throw new MalformedBatch(wireErrorText(p));
   }
-  if (pos > end) {
-    throw new MalformedBatch("field runs past its message");
-  }
+  w.pos = p;
 }
 
-/** The batch being walked, for its floats and doubles (little-endian on the wire). */
-let view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(8));
-
-function f32(_b: Uint8Array, at: number): number {
-  return view.getFloat32(at, true);
+function f32(at: number): number {
+  return w.view.getFloat32(at, true);
 }
 
-function f64(_b: Uint8Array, at: number): number {
-  return view.getFloat64(at, true);
+function f64(at: number): number {
+  return w.view.getFloat64(at, true);
 }
 
 /** A DeviceContext message into the given slots (a later occurrence overrides field by field). */
 function readDevice(b: Uint8Array, end: number, starts: Int32Array, ends: Int32Array): number {
   let memory = -1;
-  while (pos < end) {
+  while (w.pos < end) {
     const tag = varint(b, end);
     const field = tag >>> 3;
     const wt = tag & 7;
     if (field < DEVICE_SLOTS && IS_DEVICE_STRING[field] === 1 && wt === WIRE.LEN) {
       const e = lenEnd(b, end);
-      starts[field] = pos;
+      starts[field] = w.pos;
       ends[field] = e;
-      pos = e;
+      w.pos = e;
     } else if (field === F.device.memory_total_mb && wt === WIRE.VARINT) {
       memory = varint(b, end) % 4294967296;
     } else {
@@ -244,15 +246,15 @@ function readDevice(b: Uint8Array, end: number, starts: Int32Array, ends: Int32A
 }
 
 function readPosition(b: Uint8Array, end: number): void {
-  while (pos < end) {
+  while (w.pos < end) {
     const tag = varint(b, end);
     const field = tag >>> 3;
     if ((field === F.vector3.x || field === F.vector3.y || field === F.vector3.z) && (tag & 7) === WIRE.I32) {
-      if (pos + 4 > end) {
+      if (w.pos + 4 > end) {
         throw new MalformedBatch("truncated float");
       }
-      POSITION[field] = f32(b, pos);
-      pos += 4;
+      POSITION[field] = f32(w.pos);
+      w.pos += 4;
     } else {
       skip(b, end, tag & 7);
     }
@@ -261,35 +263,34 @@ function readPosition(b: Uint8Array, end: number): void {
 /** x, y and z of the event's position, by number (AXES: in column order). */
 const AXES = [F.vector3.x, F.vector3.y, F.vector3.z];
 const POSITION = new Float64Array(Math.max(...AXES) + 1);
-let hasPosition = false;
 
 /** A map entry: key and value spans into `into` at slot n (value -1 when absent). */
 function readEntry(b: Uint8Array, end: number, into: Int32Array, n: number, metrics: boolean): void {
-  let ks = pos;
-  let ke = pos;
+  let ks = w.pos;
+  let ke = w.pos;
   let vs = -1;
   let ve = -1;
-  while (pos < end) {
+  while (w.pos < end) {
     const tag = varint(b, end);
     const field = tag >>> 3;
     const wt = tag & 7;
     // Map entries number their key 1 and their value 2, whatever the map.
     if (field === F.attributesEntry.key && wt === WIRE.LEN) {
       ke = lenEnd(b, end);
-      ks = pos;
-      pos = ke;
+      ks = w.pos;
+      w.pos = ke;
     } else if (field === F.metricsEntry.value && metrics && wt === WIRE.I64) {
-      vs = pos;
-      pos += 8;
+      vs = w.pos;
+      w.pos += 8;
     } else if (field === F.attributesEntry.value && !metrics && wt === WIRE.LEN) {
       ve = lenEnd(b, end);
-      vs = pos;
-      pos = ve;
+      vs = w.pos;
+      w.pos = ve;
     } else {
       skip(b, end, wt);
     }
   }
-  if (pos > end) {
+  if (w.pos > end) {
     throw new MalformedBatch("map entry runs past its message");
   }
   into[4 * n] = ks;
@@ -336,7 +337,7 @@ function writeMap(out: RowSink, b: Uint8Array, into: Int32Array, n: number, metr
     const vs = into[4 * i + 2] as number;
     if (metrics) {
       // -0 is stored as 0, as a decode to JSON (and the TSV before) stores it; every other double as is.
-      const v = vs < 0 ? 0 : f64(b, vs);
+      const v = vs < 0 ? 0 : f64(vs);
       out.f64(v === 0 ? 0 : v);
     } else if (vs < 0) {
       out.byte(0); // ''
@@ -380,34 +381,34 @@ export function appendRows(
   present?: ReadonlySet<number>,
 ): BuiltRows {
   const end = b.length;
-  view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  w.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const suffix = messageSuffix(header);
   // The batch's device context may follow the events on the wire: find it first.
   DEV_END.fill(-1);
-  batchDevMemory = 0;
-  pos = 0;
-  while (pos < end) {
+  w.batchDevMemory = 0;
+  w.pos = 0;
+  while (w.pos < end) {
     const tag = varint(b, end);
     if (tag === TAG_BATCH_DEVICE) {
       const e = lenEnd(b, end);
       const m = readDevice(b, e, DEV_START, DEV_END);
       if (m >= 0) {
-        batchDevMemory = m;
+        w.batchDevMemory = m;
       }
-      pos = e;
+      w.pos = e;
     } else {
       skip(b, end, tag & 7);
     }
   }
   const batchDevice = new RowSink(1024);
-  writeDevice(batchDevice, b, DEV_START, DEV_END, null, null, batchDevMemory);
+  writeDevice(batchDevice, b, DEV_START, DEV_END, null, null, w.batchDevMemory);
   const batchDeviceBytes = batchDevice.buf.subarray(0, batchDevice.len);
 
   let index = 0;
   let minTs = Number.POSITIVE_INFINITY;
   let maxTs = Number.NEGATIVE_INFINITY;
-  pos = 0;
-  while (pos < end) {
+  w.pos = 0;
+  while (w.pos < end) {
     const tag = varint(b, end);
     if (tag !== TAG_EVENTS) {
       skip(b, end, tag & 7);
@@ -415,7 +416,7 @@ export function appendRows(
     }
     const e = lenEnd(b, end);
     const ts = readEvent(b, e);
-    pos = e;
+    w.pos = e;
     if (ts < minTs) {
       minTs = ts;
     }
@@ -436,16 +437,16 @@ function readEvent(b: Uint8Array, end: number): number {
     STR_END[f] = -1;
   }
   HAS.fill(0);
-  hasPosition = false;
+  w.hasPosition = false;
   POSITION.fill(0);
-  evHasDevice = false;
-  evDevMemory = -1;
-  nAttr = 0;
-  nMetr = 0;
+  w.evHasDevice = false;
+  w.evDevMemory = -1;
+  w.nAttr = 0;
+  w.nMetr = 0;
   let ts = 0;
   let memory = 0;
   let source = 0;
-  while (pos < end) {
+  while (w.pos < end) {
     const tag = varint(b, end);
     const field = tag >>> 3;
     const wt = tag & 7;
@@ -458,9 +459,9 @@ function readEvent(b: Uint8Array, end: number): number {
       case F.event.platform:
       case F.event.engine_version: {
         const e = lenEnd(b, end);
-        STR_START[field] = pos;
+        STR_START[field] = w.pos;
         STR_END[field] = e;
-        pos = e;
+        w.pos = e;
         break;
       }
       case F.event.timestamp_us:
@@ -473,12 +474,12 @@ function readEvent(b: Uint8Array, end: number): number {
       case F.event.camera_pitch:
       case F.event.game_thread_ms:
       case F.event.render_thread_ms:
-        if (pos + 4 > end) {
+        if (w.pos + 4 > end) {
           throw new MalformedBatch("truncated float");
         }
-        FLOAT[field] = f32(b, pos);
+        FLOAT[field] = f32(w.pos);
         HAS[field] = 1;
-        pos += 4;
+        w.pos += 4;
         break;
       case F.event.memory_used_bytes:
         memory = int64(b, end);
@@ -488,49 +489,52 @@ function readEvent(b: Uint8Array, end: number): number {
         break;
       case F.event.position: {
         const e = lenEnd(b, end);
-        hasPosition = true;
+        w.hasPosition = true;
         readPosition(b, e);
-        pos = e;
+        w.pos = e;
         break;
       }
       case F.event.attributes:
       case F.event.metrics: {
         const e = lenEnd(b, end);
         if (field === F.event.attributes) {
-          readEntry(b, e, ATTR, nAttr++, false);
+          readEntry(b, e, ATTR, w.nAttr++, false);
         } else {
-          readEntry(b, e, METR, nMetr++, true);
+          readEntry(b, e, METR, w.nMetr++, true);
         }
-        pos = e;
+        w.pos = e;
         break;
       }
       case F.event.device: {
         const e = lenEnd(b, end);
-        if (!evHasDevice) {
+        if (!w.evHasDevice) {
           EV_DEV_END.fill(-1);
-          evHasDevice = true;
+          w.evHasDevice = true;
         }
         const m = readDevice(b, e, EV_DEV_START, EV_DEV_END);
         if (m >= 0) {
-          evDevMemory = m;
+          w.evDevMemory = m;
         }
-        pos = e;
+        w.pos = e;
         break;
       }
       default:
         skip(b, end, wt);
     }
   }
-  MEMORY = memory;
-  SOURCE = source;
+  w.memory = memory;
+  w.source = source;
   return ts;
 }
-let MEMORY = 0;
-let SOURCE = 0;
 
-/** int64 varint: timestamps and memory are non-negative and below 2^53 (ingest checked both). */
+/** int64 varint at w.pos: timestamps and memory are non-negative and below 2^53 (ingest checked both). */
 function int64(b: Uint8Array, end: number): number {
-  return varint(b, end);
+  const p = w.readInt64(b, w.pos, end);
+  if (p < 0) {
+    throw new MalformedBatch(wireErrorText(p));
+  }
+  w.pos = p;
+  return w.num[0] as number;
 }
 
 function writeDevice(
@@ -569,7 +573,7 @@ function writeEvent(
   str(out, b, F.event.session_id);
   str(out, b, F.event.player_id);
   for (const axis of AXES) {
-    if (hasPosition) {
+    if (w.hasPosition) {
       out.byte(NOT_NULL);
       out.f32(POSITION[axis] as number);
     } else {
@@ -579,19 +583,19 @@ function writeEvent(
   str(out, b, F.event.map_id);
   nullableFloat(out, F.event.fps);
   nullableFloat(out, F.event.frame_time_ms);
-  if (MEMORY > 0) {
+  if (w.memory > 0) {
     out.byte(NOT_NULL);
-    out.u64(MEMORY);
+    out.u64(w.memory);
   } else {
     out.byte(IS_NULL);
   }
   nullableFloat(out, F.event.gpu_time_ms);
   nullableFloat(out, F.event.game_thread_ms);
   nullableFloat(out, F.event.render_thread_ms);
-  writeMap(out, b, ATTR, nAttr, false);
-  writeMap(out, b, METR, nMetr, true);
+  writeMap(out, b, ATTR, w.nAttr, false);
+  writeMap(out, b, METR, w.nMetr, true);
   // An enum number this schema does not know (a newer SDK's) is stored as unspecified, as decoding does.
-  out.byte(SOURCE < SOURCE_VALUES ? SOURCE : 0);
+  out.byte(w.source < SOURCE_VALUES ? w.source : 0);
   str(out, b, F.event.build_id);
   str(out, b, F.event.platform);
   str(out, b, F.event.engine_version);
@@ -605,8 +609,8 @@ function writeEvent(
     out.byte(IS_NULL);
     out.byte(IS_NULL);
   }
-  if (evHasDevice) {
-    const memory = evDevMemory > 0 ? evDevMemory : batchDevMemory;
+  if (w.evHasDevice) {
+    const memory = w.evDevMemory > 0 ? w.evDevMemory : w.batchDevMemory;
     writeDevice(out, b, DEV_START, DEV_END, EV_DEV_START, EV_DEV_END, memory);
   } else {
     out.bytes(batchDevice);

@@ -10,7 +10,14 @@ import {
 import type { Db, Tx } from "../db.js";
 import { type GrantScope, parseScope, revokeGrant } from "./grants.js";
 import type { TokenPrincipal } from "./principal.js";
-import { looksLikeSecret, newSecret, sha256Hex, TOKEN_PREFIX, timingSafeEqual } from "./secrets.js";
+import {
+  base64url,
+  looksLikeSecret,
+  newSecret,
+  sha256Hex,
+  TOKEN_PREFIX,
+  timingSafeEqual,
+} from "./secrets.js";
 
 export const CODE_PREFIX = "gtc_";
 export const REFRESH_PREFIX = "gtr_";
@@ -67,14 +74,6 @@ export async function issueCode(
     expiresAt: new Date(now.getTime() + CODE_TTL * 1000),
   });
   return code;
-}
-
-function base64url(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) {
-    s += String.fromCharCode(b);
-  }
-  return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 /** RFC 7636: 43 to 128 unreserved characters. */
