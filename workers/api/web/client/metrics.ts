@@ -5,7 +5,11 @@
 // (docs/web-api.md: Alerting): a value fails a threshold when it is worse than it: fps below it, frame
 // time, memory and GPU time above it; equal passes. Memory thresholds are megabytes, as avg_memory is.
 
-import { METRICS as TABLE, type MetricKey as TableKey } from "../../../shared/telemetry/metrics.js";
+import {
+  type ProfileField,
+  METRICS as TABLE,
+  type MetricKey as TableKey,
+} from "../../../shared/telemetry/metrics.js";
 import type { Answer, Schemas } from "./api.js";
 
 /** The metric keys as the API documents them (the generated schema). */
@@ -32,6 +36,8 @@ export type Metric = {
   label: string;
   unit: string;
   higherIsBetter: boolean;
+  /** The profile's fields of its two levels, e.g. fpsGood and fpsWarn. */
+  profile: { good: ProfileField; warn: ProfileField };
   /** The cell's mean; the SDKs' zero is "not collected", so a mean of 0 (or null) is no sample. */
   value(c: Cell): number | null;
   /** The cell's tail figure for the tooltip (p05 for fps, p95 or max for the others): the heatmap's own. */
@@ -48,6 +54,7 @@ export const METRICS: Metric[] = TABLE.map((m) => ({
   label: m.label,
   unit: m.unit,
   higherIsBetter: m.better === "higher",
+  profile: m.profile,
   value: (c: Cell) => sampled(c[m.heatmap.mean]),
   tail: { label: m.tail, of: (d: CellTails) => d[m.key][m.tail] },
   good: (p: Profile) => p[m.profile.good],
