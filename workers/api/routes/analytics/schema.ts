@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { METRIC_KEYS } from "../../../shared/telemetry/metrics.js";
+import { METRIC_KEYS, METRICS, type MetricKey } from "../../../shared/telemetry/metrics.js";
 import { COMPARE_METRICS } from "../../analytics/compare.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
 
@@ -320,12 +320,12 @@ export const CellDrilldownSchema = z
     players: count.describe("Distinct players (exact)"),
     firstSeen: z.string().nullable().describe("ISO timestamp (µs) of the first sample; null without samples"),
     lastSeen: z.string().nullable(),
-    distributions: z.object({
-      fps: distribution,
-      frame_time: distribution,
-      memory: distribution.describe("Megabytes"),
-      gpu_time: distribution,
-    }),
+    // One per metric of the table; memory's says its unit.
+    distributions: z.object(
+      Object.fromEntries(
+        METRICS.map((m) => [m.key, m.unit === "MB" ? distribution.describe("Megabytes") : distribution]),
+      ) as Record<MetricKey, typeof distribution>,
+    ),
     profile: z
       .object({
         id: z.string(),
