@@ -35,11 +35,23 @@ module.exports = {
     {
       name: "browser-bundle-self-contained",
       comment:
-        "The dashboard's browser bundle imports only itself and npm packages (and the generated API types); " +
-        "Worker code would end up in the browser.",
+        "The dashboard's browser bundle imports only itself and npm packages (and the generated API types), " +
+        "and the one pure-data module outside it, the metric table (workers/shared/telemetry/metrics.ts); " +
+        "other Worker code would end up in the browser.",
       severity: "error",
       from: { path: "^workers/api/web/client/" },
-      to: { path: "^(workers|durable-objects|schema|proto)/", pathNot: "^workers/api/web/client/" },
+      to: {
+        path: "^(workers|durable-objects|schema|proto)/",
+        pathNot: "^workers/api/web/client/|^workers/shared/telemetry/metrics\\.ts$",
+      },
+    },
+    {
+      name: "metric-table-pure",
+      comment:
+        "The metric table is bundled into the browser: it imports types only (nothing of it runs but itself).",
+      severity: "error",
+      from: { path: "^workers/shared/telemetry/metrics\\.ts$" },
+      to: { dependencyTypesNot: ["type-only"] },
     },
     {
       name: "no-unresolvable",

@@ -14,7 +14,6 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import {
-  ALERT_METRICS,
   ALERT_STATUSES,
   CHANNEL_KINDS,
   type ContentMetadata,
@@ -27,6 +26,7 @@ import {
 } from "../../workers/shared/columns.js";
 import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { PLAN_IDS } from "../../workers/shared/plans.js";
+import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 
 const timestamps = {
   createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
@@ -351,7 +351,7 @@ export const alertRules = pgTable(
     mapId: uuid("map_id")
       .notNull()
       .references(() => maps.id),
-    metric: text("metric", { enum: ALERT_METRICS }).notNull(),
+    metric: text("metric", { enum: METRIC_KEYS }).notNull(),
     thresholdLevel: text("threshold_level", { enum: THRESHOLD_LEVELS }).notNull(),
     failPercentage: doublePrecision("fail_percentage").notNull(),
     evaluationDays: integer("evaluation_days").notNull(),
@@ -439,7 +439,7 @@ export const alertEvaluationEvents = pgTable(
     thresholdProfileName: text("threshold_profile_name"),
     thresholdProfileDeleted: boolean("threshold_profile_deleted").notNull().default(false),
     ruleName: text("rule_name").notNull(),
-    metric: text("metric", { enum: ALERT_METRICS }).notNull(),
+    metric: text("metric", { enum: METRIC_KEYS }).notNull(),
     status: text("status", { enum: ALERT_STATUSES }).notNull(),
     failCount: integer("fail_count").notNull(),
     totalCount: integer("total_count").notNull(),

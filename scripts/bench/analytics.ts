@@ -13,7 +13,7 @@ import { insightGroups, insightTotal } from "../../workers/api/analytics/insight
 import { retentionCohorts } from "../../workers/api/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
-import { ALERT_METRICS } from "../../workers/shared/columns.js";
+import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import { windowOf } from "../../workers/shared/window.js";
 import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
@@ -236,7 +236,7 @@ async function seedAlertRules(
           projectId,
           name: `bench rule ${i}`,
           mapId: (mapRows[i % mapRows.length] as (typeof mapRows)[number]).id,
-          metric: ALERT_METRICS[i % ALERT_METRICS.length] ?? "fps",
+          metric: METRIC_KEYS[i % METRIC_KEYS.length] ?? "fps",
           thresholdLevel: Math.floor(i / 4) % 2 ? ("good" as const) : ("warn" as const),
           failPercentage: 10 + (i % 5) * 10,
           evaluationDays: windows[Math.floor(i / 8) % windows.length] as number,

@@ -1,10 +1,8 @@
 // What the typed text and jsonb columns of schema/pg/schema.ts hold, one list each: the schema types
 // its columns with these lists and the request validators (z.enum) take the same ones, so a value
 // read back has the type of the values written. The columns stay plain text in SQL (drizzle's `enum`
-// on text is TypeScript only), so adding a value is a code change and needs no migration.
-
-export const ALERT_METRICS = ["fps", "frame_time", "memory", "gpu_time"] as const;
-export type AlertMetric = (typeof ALERT_METRICS)[number];
+// on text is TypeScript only), so adding a value is a code change and needs no migration. The metric columns take the metric
+// table's keys (telemetry/metrics.ts).
 
 export const THRESHOLD_LEVELS = ["warn", "good"] as const;
 export type ThresholdLevel = (typeof THRESHOLD_LEVELS)[number];

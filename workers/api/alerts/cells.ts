@@ -1,10 +1,10 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_ALERT_CELLS, CH_EVENTS } from "../../shared/clickhouse.js";
 import type { WorstCell } from "../../shared/columns.js";
+import { isWorse, METRIC, METRICS, type MetricKey, worseOp } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../../shared/window.js";
 import { fromRollup, MAP_SCOPE } from "../analytics/heatmap.js";
 import { selectRows } from "../analytics/select.js";
-import { type AlertMetric, lowerIsWorse } from "./metrics.js";
 
 /** Device filters of a threshold profile; null matches any value. */
 export type ProfileFilters = {
@@ -25,7 +25,7 @@ export type CellScope = {
   filters: ProfileFilters;
 };
 
-export type CellQuery = CellScope & { metric: AlertMetric; threshold: number };
+export type CellQuery = CellScope & { metric: MetricKey; threshold: number };
 
 export type CellCounts = { failCount: number; totalCount: number };
 
@@ -42,8 +42,8 @@ export const WORST_CELLS = 10;
 export type CellMeans = {
   x: number;
   y: number;
-  mean: Record<AlertMetric, number | null>;
-  samples: Record<AlertMetric, number>;
+  mean: Record<MetricKey, number | null>;
+  samples: Record<MetricKey, number>;
 };
 
 const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
@@ -83,12 +83,18 @@ function scopeParams(q: CellScope) {
  */
 export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<CellMeans[]> {
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
-  const mean = (m: string) => `if(sum(${m}_n) = 0, NULL, sum(${m}_sum) / sum(${m}_n))`;
+  // Per metric: its mean under its key and its sample count as n_<key>, from the rollup's sums and
+  // counts or from the events' sample column.
+  const perMetric = fromRollup(q.cellSize)
+    ? METRICS.map(
+        ({ key, rollup: r }) =>
+          `if(sum(${r}_n) = 0, NULL, sum(${r}_sum) / sum(${r}_n)) AS ${key}, sum(${r}_n) AS n_${key}`,
+      )
+    : METRICS.map(({ key, column }) => `avg(${column}) AS ${key}, count(events.${column}) AS n_${key}`);
   const sql = fromRollup(q.cellSize)
     ? `
       SELECT ${cell("x", "cx")}, ${cell("y", "cy")},
-        ${mean("fps")} AS fps, ${mean("frame")} AS frame_time, ${mean("mem")} AS memory, ${mean("gpu")} AS gpu_time,
-        sum(fps_n) AS n_fps, sum(frame_n) AS n_frame, sum(mem_n) AS n_mem, sum(gpu_n) AS n_gpu
+        ${perMetric.join(",\n        ")}
       FROM ${CH_ALERT_CELLS}
       WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
         AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
@@ -96,46 +102,24 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
       GROUP BY cx, cy`
     : `
       SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")},
-        avg(fps) AS fps, avg(frame_time_ms) AS frame_time, avg(memory_mb) AS memory, avg(gpu_time_ms) AS gpu_time,
-        count(events.fps) AS n_fps, count(frame_time_ms) AS n_frame, count(memory_mb) AS n_mem,
-        count(gpu_time_ms) AS n_gpu
+        ${perMetric.join(",\n        ")}
       FROM ${CH_EVENTS}
       WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
       GROUP BY cx, cy`;
-  const rows = await selectRows(
-    ch,
-    sql,
-    {
-      ...scopeParams(q),
-    },
-    {
-      cx: "unknown",
-      cy: "unknown",
-      fps: "unknown",
-      frame_time: "unknown",
-      memory: "unknown",
-      gpu_time: "unknown",
-      n_fps: "unknown",
-      n_frame: "unknown",
-      n_mem: "unknown",
-      n_gpu: "unknown",
-    },
-  );
+  const rows = await selectRows(ch, sql, scopeParams(q), {
+    cx: "unknown",
+    cy: "unknown",
+    ...(Object.fromEntries(
+      METRICS.flatMap(({ key }) => [key, `n_${key}`].map((c) => [c, "unknown"])),
+    ) as Record<MetricKey | `n_${MetricKey}`, "unknown">),
+  });
+  const byMetric = <T>(of: (key: MetricKey) => T) =>
+    Object.fromEntries(METRICS.map(({ key }) => [key, of(key)])) as Record<MetricKey, T>;
   return rows.map((r) => ({
     x: Number(r.cx),
     y: Number(r.cy),
-    mean: {
-      fps: finite(r.fps),
-      frame_time: finite(r.frame_time),
-      memory: finite(r.memory),
-      gpu_time: finite(r.gpu_time),
-    },
-    samples: {
-      fps: Number(r.n_fps),
-      frame_time: Number(r.n_frame),
-      memory: Number(r.n_mem),
-      gpu_time: Number(r.n_gpu),
-    },
+    mean: byMetric((key) => finite(r[key])),
+    samples: byMetric((key) => Number(r[`n_${key}`])),
   }));
 }
 
@@ -147,11 +131,11 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
  */
 export function judgeCells(
   cells: CellMeans[],
-  metric: AlertMetric,
+  metric: MetricKey,
   threshold: number,
   cellSize: number,
 ): CellJudgement {
-  const lower = lowerIsWorse(metric);
+  const m = METRIC[metric];
   let failCount = 0;
   let totalCount = 0;
   const failing: WorstCell[] = [];
@@ -161,7 +145,7 @@ export function judgeCells(
       continue;
     }
     totalCount++;
-    if (lower ? v < threshold : v > threshold) {
+    if (isWorse(m, v, threshold)) {
       failCount++;
       // The share of failing samples needs the samples themselves: failingShares fills it in for the
       // few worst cells kept.
@@ -170,7 +154,10 @@ export function judgeCells(
   }
   failing.sort(
     (a, b) =>
-      (lower ? a.value - b.value : b.value - a.value) || b.samples - a.samples || a.x - b.x || a.y - b.y,
+      (m.better === "higher" ? a.value - b.value : b.value - a.value) ||
+      b.samples - a.samples ||
+      a.x - b.x ||
+      a.y - b.y,
   );
   return { failCount, totalCount, worst: failing.slice(0, WORST_CELLS) };
 }
@@ -187,14 +174,6 @@ export async function judgeScope(ch: ClickHouseClient, q: CellQuery): Promise<Ce
   return { ...judged, worst: await failingShares(ch, q, judged.worst) };
 }
 
-/** The events' column each alert metric is judged on (the same values cellMeans averages). */
-const SAMPLE_COLUMN: Record<AlertMetric, string> = {
-  fps: "fps",
-  frame_time: "frame_time_ms",
-  memory: "memory_mb",
-  gpu_time: "gpu_time_ms",
-};
-
 /**
  * The worst cells with the share of their samples that are each worse than the threshold. The rollups
  * keep sums and counts only, so this reads the events, but only the given cells' (at most WORST_CELLS)
@@ -209,8 +188,9 @@ export async function failingShares(
   if (cells.length === 0) {
     return cells;
   }
-  const column = SAMPLE_COLUMN[q.metric];
-  const worse = lowerIsWorse(q.metric) ? "<" : ">";
+  // The events' column the metric is judged on (the same values cellMeans averages).
+  const { column } = METRIC[q.metric];
+  const worse = worseOp(METRIC[q.metric]);
   const cell = (v: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8}`;
   const rows = await selectRows(
     ch,

@@ -1,4 +1,5 @@
-import type { AlertMetric, WorstCell, WorstCellsRecord } from "../../shared/columns.js";
+import type { WorstCell, WorstCellsRecord } from "../../shared/columns.js";
+import type { MetricKey } from "../../shared/telemetry/metrics.js";
 
 /**
  * Deep links of an evaluation into the dashboard: its heatmap page set to the map (as events name it),
@@ -13,7 +14,7 @@ export type LinkScope = {
   /** The app's public origin (APP_URL); empty: links are root-relative paths. */
   origin: string;
   projectId: string;
-  metric: AlertMetric;
+  metric: MetricKey;
   profileId: string;
   record: WorstCellsRecord;
 };

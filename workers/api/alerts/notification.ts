@@ -1,5 +1,6 @@
+import { METRIC, type MetricKey } from "../../shared/telemetry/metrics.js";
 import type { EvaluationLinks, LinkedCell } from "./links.js";
-import { type AlertMetric, lowerIsWorse, type ThresholdLevel } from "./metrics.js";
+import type { ThresholdLevel } from "./metrics.js";
 
 /** What one queue message carries: one evaluation event for one channel. No secrets travel in it. */
 export type NotificationMessage = {
@@ -18,7 +19,7 @@ export type AlertNotification = {
   rule: {
     id: string;
     name: string;
-    metric: AlertMetric;
+    metric: MetricKey;
     thresholdLevel: ThresholdLevel;
     failPercentage: number;
     evaluationDays: number;
@@ -37,17 +38,12 @@ export type AlertNotification = {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-const UNITS: Record<AlertMetric, string> = { fps: "fps", frame_time: "ms", memory: "MB", gpu_time: "ms" };
-const LABELS: Record<AlertMetric, string> = {
-  fps: "fps",
-  frame_time: "frame time",
-  memory: "memory",
-  gpu_time: "GPU time",
-};
+/** "below" for a metric that fails by being too low (fps), "above" for the others. */
+const worseSide = (m: MetricKey) => (METRIC[m].better === "higher" ? "below" : "above");
 
 /** The plain-text line: Slack's fallback (notifications, clients without blocks), unchanged in shape. */
 export function slackText(a: AlertNotification): string {
-  const worse = lowerIsWorse(a.rule.metric) ? "below" : "above";
+  const worse = worseSide(a.rule.metric);
   return (
     `Alert "${a.rule.name}" triggered on map ${a.map.name} (profile ${a.thresholdProfile.name}): ` +
     `${a.result.failCount} of ${a.result.totalCount} cells (${round2(a.result.failPercentage)}%) ` +
@@ -72,8 +68,8 @@ type Block = Record<string, unknown>;
  * at 3,000 characters; ten cell lines stay far below it.
  */
 export function slackBlocks(a: AlertNotification): Block[] {
-  const unit = UNITS[a.rule.metric];
-  const worse = lowerIsWorse(a.rule.metric) ? "below" : "above";
+  const unit = METRIC[a.rule.metric].unit;
+  const worse = worseSide(a.rule.metric);
   const blocks: Block[] = [
     {
       type: "header",
@@ -85,7 +81,7 @@ export function slackBlocks(a: AlertNotification): Block[] {
         type: "mrkdwn",
         text:
           `*${a.result.failCount} of ${a.result.totalCount} cells (${round2(a.result.failPercentage)}%)* on ` +
-          `*${esc(a.map.name)}* have mean ${LABELS[a.rule.metric]} ${worse} ` +
+          `*${esc(a.map.name)}* have mean ${METRIC[a.rule.metric].phrase} ${worse} ` +
           `${a.thresholdProfile.threshold} ${unit}; the rule allows ${a.rule.failPercentage}%.`,
       },
       fields: [

@@ -8,8 +8,9 @@ import {
 } from "../../../schema/pg/schema.js";
 import type { Db, Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
+import type { MetricKey } from "../../shared/telemetry/metrics.js";
 import { type AlertStatus, latestStatuses } from "./latest.js";
-import type { AlertMetric, ThresholdLevel } from "./metrics.js";
+import type { ThresholdLevel } from "./metrics.js";
 
 export type RuleDetail = {
   id: string;
@@ -18,7 +19,7 @@ export type RuleDetail = {
   thresholdProfileId: string | null;
   thresholdProfileIds: string[];
   name: string;
-  metric: AlertMetric;
+  metric: MetricKey;
   thresholdLevel: ThresholdLevel;
   failPercentage: number;
   evaluationDays: number;

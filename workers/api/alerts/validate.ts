@@ -2,13 +2,14 @@ import { and, eq, inArray } from "drizzle-orm";
 import { maps, notificationChannels, thresholdProfiles } from "../../../schema/pg/schema.js";
 import type { Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
-import { type AlertMetric, type ThresholdLevel, thresholdField, thresholdOf } from "./metrics.js";
+import type { MetricKey } from "../../shared/telemetry/metrics.js";
+import { type ThresholdLevel, thresholdField, thresholdOf } from "./metrics.js";
 
 /** The fields of a rule that refer to other records, as they will be after the request. */
 export type RuleReferences = {
   mapId: string;
   thresholdProfileIds: string[];
-  metric: AlertMetric;
+  metric: MetricKey;
   thresholdLevel: ThresholdLevel;
   channelIds: string[];
   /** An inactive rule may have lost its whole bundle to profile deletions; an active one may not. */

@@ -1,5 +1,13 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
+import {
+  METRIC,
+  METRIC_KEYS,
+  METRICS,
+  type MetricKey,
+  type ProfileField,
+  worseOp,
+} from "../../shared/telemetry/metrics.js";
 import type { Window } from "../../shared/window.js";
 import { quantized, rawPercentile } from "./percentiles.js";
 import { byText, distinct, num, pct, selectRows } from "./select.js";
@@ -10,35 +18,11 @@ import { byText, distinct, num, pct, selectRows } from "./select.js";
 // cell of the window only (a few granules), whatever the size of the project. No SELECT alias repeats a
 // column name: ClickHouse would put the alias in place of the column in WHERE too.
 
-export const CELL_METRICS = ["fps", "frame_time", "memory", "gpu_time"] as const;
-export type CellMetric = (typeof CELL_METRICS)[number];
+// The metrics, their sample columns, directions and histogram edges: the metric table
+// (workers/shared/telemetry/metrics.ts).
 
 /** The base cell of telemetry.cell_samples: every heatmap cell size divides it. */
 export const BASE_CELL = 50;
-
-/** Log-spaced histogram edges, 4 per octave: lo · 2^(k/4). */
-const logEdges = (fromK: number, toK: number) =>
-  Array.from({ length: toK - fromK + 1 }, (_, i) => 2 ** ((fromK + i) / 4));
-
-/**
- * Histogram edges per metric: fps, frame time and GPU time from 1 to 1,024 (1 ms·2^(k/4), k = 0…40:
- * a 1 s hitch has its own bucket), memory from 16 MB to 64 GiB (k = 16…64 of 1 MB·2^(k/4)). counts[0]
- * holds the samples below the first edge, counts[i] those in [edges[i−1], edges[i]), the last those at
- * or above the last edge.
- */
-export const HISTOGRAM_EDGES: Record<CellMetric, number[]> = {
-  fps: logEdges(0, 40),
-  frame_time: logEdges(0, 40),
-  memory: logEdges(16, 64),
-  gpu_time: logEdges(0, 40),
-};
-
-const COLUMN: Record<CellMetric, string> = {
-  fps: "fps",
-  frame_time: "frame_time_ms",
-  memory: "memory_mb",
-  gpu_time: "gpu_time_ms",
-};
 
 export const BREAKDOWN_DIMENSIONS = [
   "build_id",
@@ -57,9 +41,19 @@ export const WORST_SESSIONS = 10;
 
 /** A threshold profile's marks, as the heatmap and alert evaluation read them. */
 export type ProfileMarks = { id: string; name: string } & Record<
-  CellMetric,
+  MetricKey,
   { good: number | null; warn: number | null }
 >;
+
+/** The marks of a threshold profile (a threshold_profiles row: its fields named in the metric table). */
+export function profileMarks(
+  p: { id: string; name: string } & Record<ProfileField, number | null>,
+): ProfileMarks {
+  const marks = Object.fromEntries(
+    METRICS.map((m) => [m.key, { good: p[m.profile.good], warn: p[m.profile.warn] }]),
+  ) as Record<MetricKey, { good: number | null; warn: number | null }>;
+  return { id: p.id, name: p.name, ...marks };
+}
 
 export type CellQuery = {
   /** The user's map identifier, as events carry it. */
@@ -72,7 +66,7 @@ export type CellQuery = {
   buildId?: string;
   platform?: string;
   /** The metric whose tail makes the worst samples (repro) and whose profile marks make "failing". */
-  metric: CellMetric;
+  metric: MetricKey;
   profile?: ProfileMarks;
 };
 
@@ -123,18 +117,18 @@ export type CellDrilldown = {
   x: number;
   y: number;
   z?: number;
-  metric: CellMetric;
+  metric: MetricKey;
   samples: number;
   sessions: number;
   players: number;
   firstSeen: string | null;
   lastSeen: string | null;
-  distributions: Record<CellMetric, Distribution>;
+  distributions: Record<MetricKey, Distribution>;
   profile: {
     id: string;
     name: string;
     marks: Array<{
-      metric: CellMetric;
+      metric: MetricKey;
       good: number | null;
       warn: number | null;
       samples: number;
@@ -147,7 +141,7 @@ export type CellDrilldown = {
   repro: {
     mapId: string;
     bounds: { minX: number; maxX: number; minY: number; maxY: number; minZ?: number; maxZ?: number };
-    metric: CellMetric;
+    metric: MetricKey;
     worstSamples: number;
     threshold: number | null;
     position: { x: number; y: number; z: number | null } | null;
@@ -172,8 +166,7 @@ function scope(q: CellQuery): string {
 }
 
 /** Whether a sample of `m` is worse than `mark` (fps below it, the others above it; equal passes). */
-const worse = (m: CellMetric, mark: string) =>
-  m === "fps" ? `${COLUMN[m]} < ${mark}` : `${COLUMN[m]} > ${mark}`;
+const worse = (m: MetricKey, mark: string) => `${METRIC[m].column} ${worseOp(METRIC[m])} ${mark}`;
 
 /** The profile mark a sample must pass not to count as failing: warn, or good where warn is unset (the heatmap's red). */
 function failMark(q: CellQuery): number | null {
@@ -200,9 +193,9 @@ export function cellScope(projectId: string, w: Window, q: CellQuery) {
     buildId: q.buildId,
     platform: q.platform,
     mark: mark ?? 0,
-    ...Object.fromEntries(CELL_METRICS.map((m) => [`${m}Edges`, HISTOGRAM_EDGES[m]])),
+    ...Object.fromEntries(METRIC_KEYS.map((m) => [`${m}Edges`, METRIC[m].edges])),
     ...Object.fromEntries(
-      CELL_METRICS.flatMap((m) => [
+      METRIC_KEYS.flatMap((m) => [
         [`${m}Good`, q.profile?.[m].good ?? 0],
         [`${m}Warn`, q.profile?.[m].warn ?? 0],
       ]),
@@ -227,9 +220,10 @@ export async function cellDrilldown(
   ]);
   const total = num(summary.samples);
   const distributions = Object.fromEntries(
-    CELL_METRICS.map((m) => {
+    METRIC_KEYS.map((m) => {
       const [keys, sums] = (summary[`${m}_hist`] as [unknown[], unknown[]] | undefined) ?? [[], []];
-      const counts = new Array<number>(HISTOGRAM_EDGES[m].length + 1).fill(0);
+      const { edges } = METRIC[m];
+      const counts = new Array<number>(edges.length + 1).fill(0);
       keys.forEach((k, i) => {
         counts[num(k)] = num(sums[i]);
       });
@@ -244,12 +238,12 @@ export async function cellDrilldown(
           p99: orNull(summary[`${m}_p99`]),
           p05: orNull(summary[`${m}_p05`]),
           max: n ? orNull(summary[`${m}_max`]) : null,
-          edges: HISTOGRAM_EDGES[m],
+          edges: [...edges],
           counts,
         },
       ];
     }),
-  ) as Record<CellMetric, Distribution>;
+  ) as Record<MetricKey, Distribution>;
   const bounds = {
     minX: q.x,
     maxX: q.x + q.cellSize,
@@ -274,7 +268,7 @@ export async function cellDrilldown(
       ? {
           id: q.profile.id,
           name: q.profile.name,
-          marks: CELL_METRICS.filter((m) => q.profile?.[m].good !== null || q.profile?.[m].warn !== null).map(
+          marks: METRIC_KEYS.filter((m) => q.profile?.[m].good !== null || q.profile?.[m].warn !== null).map(
             (m) => {
               const marks = q.profile?.[m] ?? { good: null, warn: null };
               const n = num(summary[`${m}_n`]);
@@ -312,8 +306,8 @@ export async function cellDrilldown(
 
 /** Counts, each metric's mean, percentiles and histogram, and the profile's failing counts: one row. */
 async function summaryOf(ch: ClickHouseClient, where: string, params: Record<string, unknown>) {
-  const perMetric = CELL_METRICS.map((m) => {
-    const c = COLUMN[m];
+  const perMetric = METRIC_KEYS.map((m) => {
+    const c = METRIC[m].column;
     // The bucket of a sample is the number of edges at or below it (0: below the first edge).
     const bucket = `toUInt8(arraySum(arrayMap(e -> toFloat64(assumeNotNull(${c})) >= e, {${m}Edges:Array(Float64)})))`;
     return `count(${c}) AS ${m}_n, avg(${c}) AS ${m}_mean,
@@ -338,7 +332,7 @@ async function summaryOf(ch: ClickHouseClient, where: string, params: Record<str
       first_seen: "string",
       last_seen: "string",
       ...Object.fromEntries(
-        CELL_METRICS.flatMap((m) =>
+        METRIC_KEYS.flatMap((m) =>
           ["n", "mean", "p50", "p95", "p99", "p05", "max", "hist", "fail_good", "fail_warn"].map((s) => [
             `${m}_${s}`,
             "unknown" as const,
@@ -361,7 +355,7 @@ async function breakdownsOf(
   q: CellQuery,
   mark: number | null,
 ): Promise<Record<BreakdownDimension, BreakdownGroup[]>> {
-  const c = COLUMN[q.metric];
+  const c = METRIC[q.metric].column;
   const rows = await selectRows(
     ch,
     `SELECT d.1 AS dim, d.2 AS key, count() AS samples, avg(fps) AS mean_fps,
@@ -480,10 +474,10 @@ async function worstSessionsOf(
  * platform and device they most often came from.
  */
 async function reproOf(ch: ClickHouseClient, where: string, params: Record<string, unknown>, q: CellQuery) {
-  const c = COLUMN[q.metric];
-  const level = q.metric === "fps" ? 0.05 : 0.95;
+  const { column: c, better } = METRIC[q.metric];
+  const level = better === "higher" ? 0.05 : 0.95;
   const q64 = quantized(`toFloat64(assumeNotNull(${c}))`);
-  const tailWhere = `${where} AND isNotNull(${c}) AND ${q64} ${q.metric === "fps" ? "<=" : ">="} tail`;
+  const tailWhere = `${where} AND isNotNull(${c}) AND ${q64} ${better === "higher" ? "<=" : ">="} tail`;
   const tail = `WITH (SELECT ${rawPercentile(level, c)} FROM ${CH_CELL_SAMPLES} WHERE ${where}) AS tail`;
   const median = (v: string, cond = "1") =>
     `quantileExactWeightedIf(0.5)(toFloat64(assumeNotNull(${v})), toUInt8(1), ${cond})`;

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ALERT_STATUSES } from "../../../shared/columns.js";
-import { ALERT_METRICS, CELL_SIZES, THRESHOLD_LEVELS } from "../../alerts/metrics.js";
+import { METRIC_KEYS } from "../../../shared/telemetry/metrics.js";
+import { CELL_SIZES, THRESHOLD_LEVELS } from "../../alerts/metrics.js";
 import { text } from "../../fields.js";
 
 const unique = (ids: string[]) => new Set(ids).size === ids.length;
@@ -15,7 +16,7 @@ const fields = {
     .max(10)
     .refine(unique, "must not name a profile twice")
     .describe("The bundle, 1 to 10 profiles evaluated independently; the first is primary"),
-  metric: z.enum(ALERT_METRICS),
+  metric: z.enum(METRIC_KEYS),
   thresholdLevel: z.enum(THRESHOLD_LEVELS),
   failPercentage: z
     .number()
@@ -107,7 +108,7 @@ export const RuleSchema = z
       .describe("First of thresholdProfileIds; null only for a rule deactivated because its bundle emptied"),
     thresholdProfileIds: z.array(z.uuid()),
     name: z.string(),
-    metric: z.enum(ALERT_METRICS),
+    metric: z.enum(METRIC_KEYS),
     thresholdLevel: z.enum(THRESHOLD_LEVELS),
     failPercentage: z.number(),
     evaluationDays: z.number().int(),
@@ -152,7 +153,7 @@ export const EvaluationEventSchema = z
     id: z.uuid(),
     alertRuleId: z.uuid(),
     ruleName: z.string().describe("Rule name at the time of evaluation"),
-    metric: z.enum(ALERT_METRICS),
+    metric: z.enum(METRIC_KEYS),
     status: z.enum(ALERT_STATUSES),
     failCount: z.number().int(),
     totalCount: z.number().int(),

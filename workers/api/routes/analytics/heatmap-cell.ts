@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import { windowOf } from "../../../shared/window.js";
-import { cellDrilldown, type ProfileMarks } from "../../analytics/cell.js";
+import { cellDrilldown, type ProfileMarks, profileMarks } from "../../analytics/cell.js";
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
@@ -41,14 +41,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
           extensions: { field: "query.profileId" },
         });
       }
-      profile = {
-        id: p.id,
-        name: p.name,
-        fps: { good: p.fpsGood, warn: p.fpsWarn },
-        frame_time: { good: p.frameTimeGood, warn: p.frameTimeWarn },
-        memory: { good: p.memoryGood, warn: p.memoryWarn },
-        gpu_time: { good: p.gpuTimeGood, warn: p.gpuTimeWarn },
-      };
+      profile = profileMarks(p);
     }
     const data = await cellDrilldown(c.get("ch"), project.id, windowOf(Number(q.days), c.get("now")), {
       mapId: await eventMapId(db, project.id, q.mapId),

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CELL_METRICS } from "../../analytics/cell.js";
+import { METRIC_KEYS, METRICS, type MetricKey } from "../../../shared/telemetry/metrics.js";
 import { COMPARE_METRICS } from "../../analytics/compare.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
 
@@ -247,7 +247,7 @@ export const HeatmapCellQuery = z
       .uuid()
       .optional()
       .openapi({ description: "A threshold profile of the project: its marks judge the samples" }),
-    metric: z.enum(CELL_METRICS).default("fps").openapi({
+    metric: z.enum(METRIC_KEYS).default("fps").openapi({
       description:
         "The metric whose tail makes the worst samples (repro) and whose profile marks make a sample failing (breakdowns)",
     }),
@@ -314,25 +314,25 @@ export const CellDrilldownSchema = z
     x: z.number(),
     y: z.number(),
     z: z.number().optional(),
-    metric: z.enum(CELL_METRICS),
+    metric: z.enum(METRIC_KEYS),
     samples: count.describe("Performance-bearing events in the cell"),
     sessions: count.describe("Distinct sessions (exact)"),
     players: count.describe("Distinct players (exact)"),
     firstSeen: z.string().nullable().describe("ISO timestamp (µs) of the first sample; null without samples"),
     lastSeen: z.string().nullable(),
-    distributions: z.object({
-      fps: distribution,
-      frame_time: distribution,
-      memory: distribution.describe("Megabytes"),
-      gpu_time: distribution,
-    }),
+    // One per metric of the table; memory's says its unit.
+    distributions: z.object(
+      Object.fromEntries(
+        METRICS.map((m) => [m.key, m.unit === "MB" ? distribution.describe("Megabytes") : distribution]),
+      ) as Record<MetricKey, typeof distribution>,
+    ),
     profile: z
       .object({
         id: z.string(),
         name: z.string(),
         marks: z.array(
           z.object({
-            metric: z.enum(CELL_METRICS),
+            metric: z.enum(METRIC_KEYS),
             good: z.number().nullable(),
             warn: z.number().nullable(),
             samples: count,
@@ -379,7 +379,7 @@ export const CellDrilldownSchema = z
           minZ: z.number().optional(),
           maxZ: z.number().optional(),
         }),
-        metric: z.enum(CELL_METRICS),
+        metric: z.enum(METRIC_KEYS),
         worstSamples: count.describe("Samples in the metric's tail: at or below p05 (fps), at or above p95"),
         threshold: nullable("That tail figure"),
         position: z

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { thresholdProfiles } from "../../../../schema/pg/schema.js";
+import { METRICS, type ProfileField } from "../../../shared/telemetry/metrics.js";
 import { isoTimestamps, nullableNumericDoc, numberOrNumericString, text } from "../../fields.js";
 
 // A filter longer than ingest accepts for the same device field could never match an event.
@@ -24,6 +25,22 @@ const thresholdInput = (unit: string) =>
       description: `${unit}, at least 0; a number or a numeric string; null: not defined`,
     });
 
+/** The word a threshold's description gives its metric's unit. */
+const UNIT_WORD = { fps: "FPS", ms: "Milliseconds", MB: "Megabytes" } as const;
+
+/** One value per profile field of the metric table, in its order (fpsGood, fpsWarn, frameTimeGood, …). */
+function perThreshold<T>(of: (m: (typeof METRICS)[number]) => [T, T]): Record<ProfileField, T> {
+  return Object.fromEntries(
+    METRICS.flatMap((m) => {
+      const [good, warn] = of(m);
+      return [
+        [m.profile.good, good],
+        [m.profile.warn, warn],
+      ];
+    }),
+  ) as Record<ProfileField, T>;
+}
+
 const fields = {
   name: text(NAME_MAX),
   platform: filter(FILTER_BOUNDS.platform, "Platform filter"),
@@ -31,26 +48,12 @@ const fields = {
   buildConfig: filter(FILTER_BOUNDS.buildConfig, "Build configuration filter"),
   gpu: filter(FILTER_BOUNDS.gpu, "GPU filter"),
   storage: filter(FILTER_BOUNDS.storage, "Storage filter"),
-  fpsGood: threshold("FPS"),
-  fpsWarn: threshold("FPS"),
-  frameTimeGood: threshold("Milliseconds"),
-  frameTimeWarn: threshold("Milliseconds"),
-  memoryGood: threshold("Megabytes"),
-  memoryWarn: threshold("Megabytes"),
-  gpuTimeGood: threshold("Milliseconds"),
-  gpuTimeWarn: threshold("Milliseconds"),
+  ...perThreshold((m) => [threshold(UNIT_WORD[m.unit]), threshold(UNIT_WORD[m.unit])]),
 };
 
 const inputFields = {
   ...fields,
-  fpsGood: thresholdInput("FPS"),
-  fpsWarn: thresholdInput("FPS"),
-  frameTimeGood: thresholdInput("Milliseconds"),
-  frameTimeWarn: thresholdInput("Milliseconds"),
-  memoryGood: thresholdInput("Megabytes"),
-  memoryWarn: thresholdInput("Megabytes"),
-  gpuTimeGood: thresholdInput("Milliseconds"),
-  gpuTimeWarn: thresholdInput("Milliseconds"),
+  ...perThreshold((m) => [thresholdInput(UNIT_WORD[m.unit]), thresholdInput(UNIT_WORD[m.unit])]),
 };
 
 export const ThresholdProfileSchema = z
@@ -97,14 +100,7 @@ export function profileItem(row: ProfileRow): z.infer<typeof ThresholdProfileSch
     buildConfig: row.buildConfig,
     gpu: row.gpu,
     storage: row.storage,
-    fpsGood: row.fpsGood,
-    fpsWarn: row.fpsWarn,
-    frameTimeGood: row.frameTimeGood,
-    frameTimeWarn: row.frameTimeWarn,
-    memoryGood: row.memoryGood,
-    memoryWarn: row.memoryWarn,
-    gpuTimeGood: row.gpuTimeGood,
-    gpuTimeWarn: row.gpuTimeWarn,
+    ...perThreshold((m) => [row[m.profile.good], row[m.profile.warn]]),
     ...isoTimestamps(row),
   };
 }

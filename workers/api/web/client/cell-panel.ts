@@ -1,6 +1,7 @@
 import { type Answer, api } from "./api.js";
 import { barChart } from "./chart.js";
 import { fmt, h } from "./dom.js";
+import { metricOf } from "./metrics.js";
 import { withStates } from "./states.js";
 import { dataTable, pct } from "./table.js";
 
@@ -12,8 +13,6 @@ export type CellRef = { x: number; y: number; z?: number };
 
 type Drilldown = Answer<"getHeatmapCell">;
 
-const METRIC_KEY = { fps: "fps", frame_time: "frame_time", memory: "memory", gpu_time: "gpu_time" } as const;
-const UNITS: Record<string, string> = { fps: "fps", frame_time: "ms", memory: "MB", gpu_time: "ms" };
 const DIMENSIONS: Array<[keyof Drilldown["breakdowns"], string]> = [
   ["build_id", "Build"],
   ["platform", "Platform"],
@@ -95,9 +94,9 @@ export function cellPanel(
         },
       }),
     (d) => {
-      const metric = METRIC_KEY[d.metric];
+      const metric = d.metric;
       const dist = d.distributions[metric];
-      const unit = UNITS[metric] ?? "";
+      const { unit } = metricOf(metric);
       const close = h("button", { type: "button", class: "secondary", "data-action": "close-cell" }, "Close");
       close.addEventListener("click", () => q.onClose());
       const status = h("span", { class: "muted", role: "status", "data-copy-status": "" });

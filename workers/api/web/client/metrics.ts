@@ -1,11 +1,25 @@
-// The four performance metrics as the heatmap cells and threshold profiles carry them, and how a
-// profile judges a cell. Threshold semantics are the alert evaluation's (docs/web-api.md: Alerting): a value
-// fails a threshold when it is worse than it: fps below it, frame time, memory and GPU time above it;
-// equal passes. Memory thresholds are megabytes, as avg_memory is.
+// The performance metrics as the heatmap cells and threshold profiles carry them, and how a profile
+// judges a cell. The metrics themselves (keys, labels, units, directions, the heatmap's and profiles'
+// fields) are the metric table's, workers/shared/telemetry/metrics.ts: the one module outside this
+// folder the bundle imports (.dependency-cruiser.cjs). Threshold semantics are the alert evaluation's
+// (docs/web-api.md: Alerting): a value fails a threshold when it is worse than it: fps below it, frame
+// time, memory and GPU time above it; equal passes. Memory thresholds are megabytes, as avg_memory is.
 
+import {
+  type ProfileField,
+  METRICS as TABLE,
+  type MetricKey as TableKey,
+} from "../../../shared/telemetry/metrics.js";
 import type { Answer, Schemas } from "./api.js";
 
-export type MetricKey = "fps" | "frame_time" | "memory" | "gpu_time";
+/** The metric keys as the API documents them (the generated schema). */
+export type MetricKey = Schemas["HeatmapCellDrilldown"]["metric"];
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+// The API's keys are the table's, both ways: a metric added to the table but not to the API (or the API
+// regenerated without it: `npm run generate:api`) fails the typecheck here.
+true satisfies Equal<MetricKey, TableKey>;
 
 export type Cell = Schemas["HeatmapCell"];
 
@@ -22,6 +36,8 @@ export type Metric = {
   label: string;
   unit: string;
   higherIsBetter: boolean;
+  /** The profile's fields of its two levels, e.g. fpsGood and fpsWarn. */
+  profile: { good: ProfileField; warn: ProfileField };
   /** The cell's mean; the SDKs' zero is "not collected", so a mean of 0 (or null) is no sample. */
   value(c: Cell): number | null;
   /** The cell's tail figure for the tooltip (p05 for fps, p95 or max for the others): the heatmap's own. */
@@ -32,48 +48,18 @@ export type Metric = {
 
 const sampled = (v: number | null) => (v === null || v === 0 ? null : v);
 
-export const METRICS: Metric[] = [
-  {
-    key: "fps",
-    label: "FPS",
-    unit: "fps",
-    higherIsBetter: true,
-    value: (c) => sampled(c.avg_fps),
-    tail: { label: "p05", of: (d) => d.fps.p05 },
-    good: (p) => p.fpsGood,
-    warn: (p) => p.fpsWarn,
-  },
-  {
-    key: "frame_time",
-    label: "Frame time",
-    unit: "ms",
-    higherIsBetter: false,
-    value: (c) => sampled(c.avg_frame_time),
-    tail: { label: "p95", of: (d) => d.frame_time.p95 },
-    good: (p) => p.frameTimeGood,
-    warn: (p) => p.frameTimeWarn,
-  },
-  {
-    key: "memory",
-    label: "Memory",
-    unit: "MB",
-    higherIsBetter: false,
-    value: (c) => sampled(c.avg_memory),
-    tail: { label: "max", of: (d) => d.memory.max },
-    good: (p) => p.memoryGood,
-    warn: (p) => p.memoryWarn,
-  },
-  {
-    key: "gpu_time",
-    label: "GPU time",
-    unit: "ms",
-    higherIsBetter: false,
-    value: (c) => sampled(c.avg_gpu_time),
-    tail: { label: "p95", of: (d) => d.gpu_time.p95 },
-    good: (p) => p.gpuTimeGood,
-    warn: (p) => p.gpuTimeWarn,
-  },
-];
+// Each field the table names is looked up in the generated types: a name the API lacks fails typecheck.
+export const METRICS: Metric[] = TABLE.map((m) => ({
+  key: m.key,
+  label: m.label,
+  unit: m.unit,
+  higherIsBetter: m.better === "higher",
+  profile: m.profile,
+  value: (c: Cell) => sampled(c[m.heatmap.mean]),
+  tail: { label: m.tail, of: (d: CellTails) => d[m.key][m.tail] },
+  good: (p: Profile) => p[m.profile.good],
+  warn: (p: Profile) => p[m.profile.warn],
+}));
 
 export function metricOf(key: string): Metric {
   return METRICS.find((m) => m.key === key) ?? (METRICS[0] as Metric);

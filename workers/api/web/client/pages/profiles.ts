@@ -9,6 +9,7 @@ import {
   rowAction,
   textOrNull,
 } from "../edit-form.js";
+import { METRICS, type Metric } from "../metrics.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, when } from "../table.js";
@@ -21,15 +22,8 @@ const FILTERS = [
   { key: "storage", label: "Storage", placeholder: "any, e.g. SSD" },
 ] as const;
 
-const THRESHOLDS = [
-  { key: "fps", label: "FPS", unit: "fps", passes: "at or above" },
-  { key: "frameTime", label: "Frame time", unit: "ms", passes: "at or below" },
-  { key: "memory", label: "Memory", unit: "MB", passes: "at or below" },
-  { key: "gpuTime", label: "GPU time", unit: "ms", passes: "at or below" },
-] as const;
-
 type FilterKey = (typeof FILTERS)[number]["key"];
-type ThresholdKey = `${(typeof THRESHOLDS)[number]["key"]}${"Good" | "Warn"}`;
+type ThresholdKey = Metric["profile"]["good" | "warn"];
 
 type Profile = Schemas["ThresholdProfile"];
 
@@ -61,12 +55,12 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
     filters.set(x.key, f.input);
     return f.wrap;
   });
-  const thresholdFields = THRESHOLDS.flatMap((t) =>
-    (["Good", "Warn"] as const).map((level) => {
-      const key: ThresholdKey = `${t.key}${level}`;
+  const thresholdFields = METRICS.flatMap((t) =>
+    (["good", "warn"] as const).map((level) => {
+      const key: ThresholdKey = t.profile[level];
       const f = field("profile", {
         name: key,
-        label: `${t.label} ${level.toLowerCase()} (${t.unit})`,
+        label: `${t.label} ${level} (${t.unit})`,
         kind: "number",
         step: "any",
         min: "0",
@@ -160,10 +154,10 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
             [
               { label: "Name", cell: (p) => p.name },
               { label: "Devices", cell: filterText },
-              ...THRESHOLDS.map((t) => ({
+              ...METRICS.map((t) => ({
                 label: `${t.label} good / warn (${t.unit})`,
                 num: true,
-                cell: (p: Profile) => `${fmt(p[`${t.key}Good`])} / ${fmt(p[`${t.key}Warn`])}`,
+                cell: (p: Profile) => `${fmt(t.good(p))} / ${fmt(t.warn(p))}`,
               })),
               { label: "Updated", cell: (p) => when(p.updatedAt) },
               {
