@@ -5,11 +5,12 @@ import { DOCUMENT_FILE } from "../../scripts/generate-api.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ROUTES = "workers/api/routes";
+const PAGES = "workers/api/web/pages";
 
-/** Every .ts file under workers/api/routes, by its path from the repository's root. */
-function routeFiles(): Map<string, string> {
+/** Every .ts file under a folder (workers/api/routes by default), by its path from the repository's root. */
+function routeFiles(folder = ROUTES): Map<string, string> {
   const files = new Map<string, string>();
-  for (const entry of readdirSync(`${ROOT}${ROUTES}`, { recursive: true, withFileTypes: true })) {
+  for (const entry of readdirSync(`${ROOT}${folder}`, { recursive: true, withFileTypes: true })) {
     if (entry.isFile() && entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
       const path = `${entry.parentPath.slice(ROOT.length)}/${entry.name}`;
       files.set(path, readFileSync(`${ROOT}${path}`, "utf8"));
@@ -49,5 +50,34 @@ describe("route files", () => {
         expect(Object.keys(doc.paths), `${file}: ${path}`).toContain(path);
       }
     }
+  });
+});
+
+/**
+ * The dashboard bundle's URLs carry its build hash (workers/api/web/dashboard.ts), so they cannot be
+ * written out; every other page URL is.
+ */
+const HASHED = new Set([
+  "workers/api/web/pages/assets/get.ts SCRIPT_PATH",
+  "workers/api/web/pages/assets/get.ts STYLE_PATH",
+]);
+
+// Pages have one layout: a folder per page, a file per verb or action (get.ts, post.ts, revoke.ts,
+// confirm-get.ts ...) that registers its URL as a literal, and view.ts for the HTML.
+describe("page files", () => {
+  it("each register their URLs as literals, every method and URL in one file only", () => {
+    const seen = new Map<string, string>();
+    for (const [file, text] of routeFiles(PAGES)) {
+      for (const [, method, path] of text.matchAll(/\bapp\.(\w+)\(\s*([^,]+),/g)) {
+        if (HASHED.has(`${file} ${path}`)) {
+          continue;
+        }
+        expect(path, `${file}: app.${method}(${path}, ...)`).toMatch(/^"\/[^"]*"$/);
+        const route = `${method.toUpperCase()} ${path}`;
+        expect(seen.get(route), `${route} in ${file}`).toBeUndefined();
+        seen.set(route, file);
+      }
+    }
+    expect(seen.size).toBeGreaterThan(30);
   });
 });

@@ -19,8 +19,11 @@ import * as homeGet from "./pages/home/get.js";
 import * as invitationAcceptGet from "./pages/invitations/accept-get.js";
 import * as invitationAcceptPost from "./pages/invitations/accept-post.js";
 import * as membersGet from "./pages/members/get.js";
-import * as membersInvitations from "./pages/members/invitations.js";
-import * as membersMembers from "./pages/members/members.js";
+import * as membersInvitationResend from "./pages/members/invitation-resend.js";
+import * as membersInvitationRevoke from "./pages/members/invitation-revoke.js";
+import * as membersInvite from "./pages/members/invite.js";
+import * as membersMemberRemove from "./pages/members/member-remove.js";
+import * as membersMemberRole from "./pages/members/member-role.js";
 import * as authorizeGet from "./pages/oauth/authorize-get.js";
 import * as authorizePost from "./pages/oauth/authorize-post.js";
 import * as metadata from "./pages/oauth/metadata.js";
@@ -82,8 +85,11 @@ export function webApp() {
     connectedAppsGet,
     connectedAppsRevoke,
     membersGet,
-    membersInvitations,
-    membersMembers,
+    membersInvite,
+    membersInvitationResend,
+    membersInvitationRevoke,
+    membersMemberRole,
+    membersMemberRemove,
     accountGet,
     accountName,
     accountPassword,
