@@ -22,6 +22,7 @@ import { operatorApp } from "./routes/operator/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
+import { route as whoamiRoute } from "./routes/whoami/get.js";
 import { whoami } from "./routes/whoami/index.js";
 import { webApp } from "./web/app.js";
 import { SESSION_COOKIE } from "./web/session.js";
@@ -113,26 +114,33 @@ function newApi() {
   api.doc31(DOCUMENT_PATH, DOCUMENT);
   api.use(DOCS_PATH, publicLimit);
   api.route(DOCS_PATH, docsApp);
+  // Every route file declares its full path under /api (e.g. "/v1/projects/{id}/heatmap"), so each
+  // resource is mounted at the root: `git grep` of a URL lands in the file that serves it.
   // OAuth token and revocation endpoints: public clients, no API credentials, their own rate bucket.
-  api.route("/oauth", oauthApp);
+  api.route("/", oauthApp);
   // The admin CLI's change announcements: the operator secret, no API credentials.
-  api.route("/operator", operatorApp);
+  api.route("/", operatorApp);
 
   // Key validation is charged to its own bucket; everything else to the tenant's plan quota.
-  api.use("/v1/whoami", gate("whoami"));
+  api.use(whoamiRoute.path, gate("whoami"));
   api.use("*", gate("plan"));
-  api.route("/v1/whoami", whoami);
-  api.route("/v1/projects", projectsApp);
-  api.route("/v1/projects", deadLettersApp);
-  api.route("/v1/projects", thresholdProfilesApp);
-  api.route("/v1", contentApp);
-  api.route("/v1", mapsApp);
-  api.route("/v1/projects", channelsApp);
-  api.route("/v1/projects", alertsApp);
-  api.route("/v1/projects", erasuresApp);
-  api.route("/v1/projects", exportsApp);
-  api.route("/v1/query", queryApp);
-  api.route("/v1/projects", analyticsApp);
+  // In this order: it is the document's order, and the order of routes matching the same request.
+  for (const resource of [
+    whoami,
+    projectsApp,
+    deadLettersApp,
+    thresholdProfilesApp,
+    contentApp,
+    mapsApp,
+    channelsApp,
+    alertsApp,
+    erasuresApp,
+    exportsApp,
+    queryApp,
+    analyticsApp,
+  ]) {
+    api.route("/", resource);
+  }
 
   // Anything else under /api is a 404 problem, authenticated or not: never the redirect below, which
   // clients refuse because following it would resend their credentials.

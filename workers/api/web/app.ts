@@ -3,7 +3,10 @@ import { createMiddleware } from "hono/factory";
 import { ApiError, problemResponse } from "../../shared/errors.js";
 import type { AppEnv } from "../context.js";
 import { init } from "../middleware/init.js";
-import * as account from "./pages/account/routes.js";
+import * as accountDelete from "./pages/account/delete.js";
+import * as accountGet from "./pages/account/get.js";
+import * as accountName from "./pages/account/name.js";
+import * as accountPassword from "./pages/account/password.js";
 import * as apiKeysCreate from "./pages/api-keys/create.js";
 import * as apiKeysGet from "./pages/api-keys/get.js";
 import * as apiKeysRevoke from "./pages/api-keys/revoke.js";
@@ -13,18 +16,28 @@ import * as connectedAppsRevoke from "./pages/connected-apps/revoke.js";
 import * as dashboardGet from "./pages/dashboard/get.js";
 import * as faviconGet from "./pages/favicon/get.js";
 import * as homeGet from "./pages/home/get.js";
-import * as invitations from "./pages/invitations/routes.js";
+import * as invitationAcceptGet from "./pages/invitations/accept-get.js";
+import * as invitationAcceptPost from "./pages/invitations/accept-post.js";
 import * as membersGet from "./pages/members/get.js";
-import * as membersInvitations from "./pages/members/invitations.js";
-import * as membersMembers from "./pages/members/members.js";
+import * as membersInvitationResend from "./pages/members/invitation-resend.js";
+import * as membersInvitationRevoke from "./pages/members/invitation-revoke.js";
+import * as membersInvite from "./pages/members/invite.js";
+import * as membersMemberRemove from "./pages/members/member-remove.js";
+import * as membersMemberRole from "./pages/members/member-role.js";
 import * as authorizeGet from "./pages/oauth/authorize-get.js";
 import * as authorizePost from "./pages/oauth/authorize-post.js";
 import * as metadata from "./pages/oauth/metadata.js";
-import * as passwordReset from "./pages/password-reset/routes.js";
+import * as passwordResetConfirmGet from "./pages/password-reset/confirm-get.js";
+import * as passwordResetConfirmPost from "./pages/password-reset/confirm-post.js";
+import * as passwordResetGet from "./pages/password-reset/get.js";
+import * as passwordResetPost from "./pages/password-reset/post.js";
 import * as signInGet from "./pages/sign-in/get.js";
 import * as signInPost from "./pages/sign-in/post.js";
 import * as signOutPost from "./pages/sign-out/post.js";
-import * as signUp from "./pages/sign-up/routes.js";
+import * as signUpGet from "./pages/sign-up/get.js";
+import * as signUpPost from "./pages/sign-up/post.js";
+import * as signUpVerifyGet from "./pages/sign-up/verify-get.js";
+import * as signUpVerifyPost from "./pages/sign-up/verify-post.js";
 import { errorPage } from "./respond.js";
 import { currentUser, signInRedirect } from "./session.js";
 
@@ -72,12 +85,25 @@ export function webApp() {
     connectedAppsGet,
     connectedAppsRevoke,
     membersGet,
-    membersInvitations,
-    membersMembers,
-    account,
-    signUp,
-    passwordReset,
-    invitations,
+    membersInvite,
+    membersInvitationResend,
+    membersInvitationRevoke,
+    membersMemberRole,
+    membersMemberRemove,
+    accountGet,
+    accountName,
+    accountPassword,
+    accountDelete,
+    signUpGet,
+    signUpPost,
+    signUpVerifyGet,
+    signUpVerifyPost,
+    passwordResetGet,
+    passwordResetPost,
+    passwordResetConfirmGet,
+    passwordResetConfirmPost,
+    invitationAcceptGet,
+    invitationAcceptPost,
     assetsGet,
     faviconGet,
     dashboardGet,

@@ -10,7 +10,7 @@ import { CreateRuleSchema, RuleSchema, requestedBundle } from "./schema.js";
 
 export const route = createRoute({
   method: "post",
-  path: "/{id}/alerts",
+  path: "/v1/projects/{id}/alerts",
   operationId: "createAlertRule",
   tags: ["Alerts"],
   summary: "Create an alert rule (active)",

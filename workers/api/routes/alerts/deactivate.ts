@@ -8,7 +8,7 @@ import { RuleIdParams } from "./schema.js";
 
 export const route = createRoute({
   method: "delete",
-  path: "/{id}/alerts/{alertId}",
+  path: "/v1/projects/{id}/alerts/{alertId}",
   operationId: "deactivateAlertRule",
   tags: ["Alerts"],
   summary: "Deactivate an alert rule",

@@ -6,7 +6,7 @@ import { RuleIdParams, RuleSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/alerts/{alertId}",
+  path: "/v1/projects/{id}/alerts/{alertId}",
   operationId: "getAlertRule",
   tags: ["Alerts"],
   summary: "One alert rule",

@@ -8,7 +8,7 @@ import { EvaluationEventSchema, HistoryQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/alerts/history",
+  path: "/v1/projects/{id}/alerts/history",
   operationId: "listAlertHistory",
   tags: ["Alerts"],
   summary: "Alert evaluation events of every rule of the project, newest first",

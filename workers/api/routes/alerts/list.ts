@@ -6,7 +6,7 @@ import { RuleListItemSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/alerts",
+  path: "/v1/projects/{id}/alerts",
   operationId: "listAlertRules",
   tags: ["Alerts"],
   summary: "List alert rules, newest first, with map and profile names and the latest status",

@@ -11,7 +11,7 @@ import { RuleIdParams, RuleSchema, requestedBundle, UpdateRuleSchema } from "./s
 
 export const route = createRoute({
   method: "patch",
-  path: "/{id}/alerts/{alertId}",
+  path: "/v1/projects/{id}/alerts/{alertId}",
   operationId: "updateAlertRule",
   tags: ["Alerts"],
   summary: "Update an alert rule (partial); isActive: true reactivates it",

@@ -8,7 +8,7 @@ import { BuildSchema, BuildsQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/builds",
+  path: "/v1/projects/{id}/builds",
   operationId: "listBuilds",
   tags: ["Analytics"],
   summary: "Builds with performance-bearing events in the window, newest first",

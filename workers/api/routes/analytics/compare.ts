@@ -10,7 +10,7 @@ import { BuildComparisonSchema, CompareQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/builds/compare",
+  path: "/v1/projects/{id}/builds/compare",
   operationId: "compareBuilds",
   tags: ["Analytics"],
   summary: "Two builds' exact p50 and p95 per performance metric, and the candidate's change",

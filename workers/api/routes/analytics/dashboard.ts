@@ -7,7 +7,7 @@ import { DashboardSchema, DaysQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/dashboard",
+  path: "/v1/projects/{id}/dashboard",
   operationId: "getDashboard",
   tags: ["Analytics"],
   summary: "KPIs, daily active players and top events",

@@ -7,7 +7,7 @@ import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/funnels",
+  path: "/v1/projects/{id}/funnels",
   operationId: "getFunnels",
   tags: ["Analytics"],
   summary: "Players reaching each step, in order, within the window of seconds",

@@ -11,7 +11,7 @@ import { CellDrilldownSchema, HeatmapCellQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/heatmap/cell",
+  path: "/v1/projects/{id}/heatmap/cell",
   operationId: "getHeatmapCell",
   tags: ["Analytics"],
   summary: "One heatmap cell in depth: distributions, who suffers, worst sessions, repro",

@@ -8,7 +8,7 @@ import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/heatmap",
+  path: "/v1/projects/{id}/heatmap",
   operationId: "getHeatmap",
   tags: ["Analytics"],
   summary: "Grid cells of a map: performance summaries, or counts of one event",

@@ -7,7 +7,7 @@ import { InsightsQuery, InsightsSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/insights",
+  path: "/v1/projects/{id}/insights",
   operationId: "getInsights",
   tags: ["Analytics"],
   summary: "Event count or unique players grouped by period or dimension",

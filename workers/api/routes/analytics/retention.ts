@@ -7,7 +7,7 @@ import { DaysQuery, RetentionCohortSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/retention",
+  path: "/v1/projects/{id}/retention",
   operationId: "getRetention",
   tags: ["Analytics"],
   summary: "Day-1, day-7 and day-30 retention per cohort date",

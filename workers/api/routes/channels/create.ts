@@ -9,7 +9,7 @@ import { CreateChannelSchema, CreatedChannelSchema, channelItem } from "./schema
 
 export const route = createRoute({
   method: "post",
-  path: "/{id}/channels",
+  path: "/v1/projects/{id}/channels",
   operationId: "createChannel",
   tags: ["Alerts"],
   summary: "Create a notification channel",

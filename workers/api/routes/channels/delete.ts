@@ -8,7 +8,7 @@ import { ChannelIdParams } from "./schema.js";
 
 export const route = createRoute({
   method: "delete",
-  path: "/{id}/channels/{channelId}",
+  path: "/v1/projects/{id}/channels/{channelId}",
   operationId: "deleteChannel",
   tags: ["Alerts"],
   summary: "Delete a notification channel",

@@ -7,7 +7,7 @@ import { ChannelSchema, channelItem } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/channels",
+  path: "/v1/projects/{id}/channels",
   operationId: "listChannels",
   tags: ["Alerts"],
   summary: "List the project's notification channels, newest first",

@@ -9,7 +9,7 @@ import { DeleteContentQuery, DeletedContentSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "delete",
-  path: "/content",
+  path: "/v1/content",
   operationId: "deleteContent",
   tags: ["Content"],
   summary: "Delete one content entry of the project named by X-Project-Id",

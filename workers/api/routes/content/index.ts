@@ -6,7 +6,7 @@ import * as list from "./list.js";
 import * as listByHeader from "./list-by-header.js";
 import * as upsert from "./upsert.js";
 
-/** Mounted at /v1: the registry is reachable by path id and by the X-Project-Id header. */
+/** The registry is reachable by path id and by the X-Project-Id header. */
 export const contentApp = new OpenAPIHono<AppEnv>({ defaultHook });
 list.register(contentApp);
 listByHeader.register(contentApp);

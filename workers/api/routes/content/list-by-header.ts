@@ -7,7 +7,7 @@ import { ContentEntrySchema, TypeQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/content",
+  path: "/v1/content",
   operationId: "listContent",
   tags: ["Content"],
   summary: "List the content registry of the project named by X-Project-Id",

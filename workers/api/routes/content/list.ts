@@ -11,7 +11,7 @@ export const ORDER_NOTE =
 
 export const route = createRoute({
   method: "get",
-  path: "/projects/{id}/content",
+  path: "/v1/projects/{id}/content",
   operationId: "listProjectContent",
   tags: ["Content"],
   summary: "List the project's content registry",

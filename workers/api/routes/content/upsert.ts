@@ -15,7 +15,7 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 export const route = createRoute({
   method: "post",
-  path: "/content",
+  path: "/v1/content",
   operationId: "importContent",
   tags: ["Content"],
   summary: "Create or update content entries in bulk",

@@ -5,7 +5,7 @@ import { batchKeyOf, DeadLetterSchema, projectPrefix } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/dead-letters",
+  path: "/v1/projects/{id}/dead-letters",
   operationId: "listDeadLetters",
   tags: ["Dead letters"],
   summary: "Batches that kept failing and are parked for replay",

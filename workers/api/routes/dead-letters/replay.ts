@@ -8,7 +8,7 @@ const REPLAY_PER_CALL = 25;
 
 export const route = createRoute({
   method: "post",
-  path: "/{id}/dead-letters/replay",
+  path: "/v1/projects/{id}/dead-letters/replay",
   operationId: "replayDeadLetters",
   tags: ["Dead letters"],
   summary: "Send parked batches back to the events queue",

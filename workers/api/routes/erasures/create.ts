@@ -13,7 +13,7 @@ import { ErasureBodySchema, ErasureSchema, erasureItem } from "./schema.js";
 
 export const route = createRoute({
   method: "post",
-  path: "/{id}/erasures",
+  path: "/v1/projects/{id}/erasures",
   operationId: "createErasure",
   tags: ["Data administration"],
   summary: "Erase every event of one player in the project",

@@ -8,7 +8,7 @@ import { ErasureIdParams, ErasureSchema, erasureItem } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/erasures/{erasureId}",
+  path: "/v1/projects/{id}/erasures/{erasureId}",
   operationId: "getErasure",
   tags: ["Data administration"],
   summary: "Read an erasure's audit entry",

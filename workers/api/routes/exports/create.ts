@@ -10,7 +10,7 @@ import { ExportBodySchema, ExportSchema, exportItem } from "./schema.js";
 
 export const route = createRoute({
   method: "post",
-  path: "/{id}/exports",
+  path: "/v1/projects/{id}/exports",
   operationId: "createExport",
   tags: ["Data administration"],
   summary: "Start an export of the project's events",

@@ -10,7 +10,7 @@ const file = { schema: z.string().openapi({ format: "binary" }) };
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/exports/{exportId}/download",
+  path: "/v1/projects/{id}/exports/{exportId}/download",
   operationId: "downloadExport",
   tags: ["Data administration"],
   summary: "Download a completed export (streamed)",

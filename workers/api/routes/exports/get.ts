@@ -9,7 +9,7 @@ import { ExportIdParams, ExportSchema, exportItem } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/exports/{exportId}",
+  path: "/v1/projects/{id}/exports/{exportId}",
   operationId: "getExport",
   tags: ["Data administration"],
   summary: "An export's status, row count, size and download URL",

@@ -8,7 +8,7 @@ import { DeletedMapSchema, discardImage, MapRefParams } from "./schema.js";
 
 export const route = createRoute({
   method: "delete",
-  path: "/projects/{id}/maps/{map}",
+  path: "/v1/projects/{id}/maps/{map}",
   operationId: "deleteMap",
   tags: ["Maps"],
   summary: "Delete a map and its image",

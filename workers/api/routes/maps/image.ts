@@ -10,7 +10,7 @@ const binary = { schema: z.string().openapi({ type: "string", format: "binary" }
 
 export const route = createRoute({
   method: "get",
-  path: "/projects/{id}/maps/{mapInternalId}/image",
+  path: "/v1/projects/{id}/maps/{mapInternalId}/image",
   operationId: "getMapImage",
   tags: ["Maps"],
   summary: "The map's image, as uploaded",

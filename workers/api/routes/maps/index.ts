@@ -6,7 +6,7 @@ import * as image from "./image.js";
 import * as list from "./list.js";
 import * as upload from "./upload.js";
 
-/** Mounted at /v1: upload names its project by header, the rest by path. */
+/** Upload names its project by header, the rest by path. */
 export const mapsApp = new OpenAPIHono<AppEnv>({ defaultHook });
 list.register(mapsApp);
 upload.register(mapsApp);

@@ -7,7 +7,7 @@ import { MapSchema, mapItem } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/projects/{id}/maps",
+  path: "/v1/projects/{id}/maps",
   operationId: "listMaps",
   tags: ["Maps"],
   summary: "List maps, newest first",

@@ -18,7 +18,7 @@ import {
 
 export const route = createRoute({
   method: "post",
-  path: "/maps/upload",
+  path: "/v1/maps/upload",
   operationId: "uploadMap",
   tags: ["Maps"],
   summary: "Create or replace a map and its image",

@@ -10,7 +10,7 @@ import { clientEndpoint, oauthJson } from "./respond.js";
  */
 export function register(app: Hono<AppEnv>) {
   app.post(
-    "/revoke",
+    "/oauth/revoke",
     clientEndpoint(async (c, form, client) => {
       const token = form.get("token");
       if (!token) {

@@ -7,7 +7,7 @@ import { clientEndpoint, oauthJson } from "./respond.js";
 /** POST /api/oauth/token: authorization_code (with PKCE) and refresh_token (rotating) grants. */
 export function register(app: Hono<AppEnv>) {
   app.post(
-    "/token",
+    "/oauth/token",
     clientEndpoint(async (c, form, client) => {
       const announce = (tenantId: string) => announceChange(c.env, { tenantId });
       const grantType = form.get("grant_type");

@@ -19,7 +19,7 @@ function uuidField(body: object, name: string): string {
   return v;
 }
 
-operatorApp.post("/credential-changes", async (c) => {
+operatorApp.post("/operator/credential-changes", async (c) => {
   if (!(await isOperator(c.get("config"), c.req.header("authorization") ?? null))) {
     // Charged per client address as any request without valid credentials is.
     await limitAnonymous(c);

@@ -6,7 +6,7 @@ import { ProjectSchema, projectItem } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/",
+  path: "/v1/projects",
   operationId: "listProjects",
   tags: ["Projects"],
   summary: "List the tenant's projects",

@@ -15,7 +15,7 @@ const StatusQuery = z.object({
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/status",
+  path: "/v1/projects/{id}/status",
   operationId: "getProjectStatus",
   tags: ["Projects"],
   summary: "Project details and key performance indicators",

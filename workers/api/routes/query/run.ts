@@ -8,7 +8,7 @@ import { QueryBodySchema, QueryResultSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "post",
-  path: "/",
+  path: "/v1/query",
   operationId: "runQuery",
   tags: ["Query"],
   summary: "Run a SELECT over the project's events",

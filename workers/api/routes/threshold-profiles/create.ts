@@ -12,7 +12,7 @@ import {
 
 export const route = createRoute({
   method: "post",
-  path: "/{id}/threshold-profiles",
+  path: "/v1/projects/{id}/threshold-profiles",
   operationId: "createThresholdProfile",
   tags: ["Threshold profiles"],
   summary: "Create a threshold profile",

@@ -9,7 +9,7 @@ import { DeletedSchema, ProfileParams } from "./schema.js";
 
 export const route = createRoute({
   method: "delete",
-  path: "/{id}/threshold-profiles/{profileId}",
+  path: "/v1/projects/{id}/threshold-profiles/{profileId}",
   operationId: "deleteThresholdProfile",
   tags: ["Threshold profiles"],
   summary: "Delete a threshold profile",

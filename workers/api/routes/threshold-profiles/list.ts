@@ -7,7 +7,7 @@ import { profileItem, ThresholdProfileSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/{id}/threshold-profiles",
+  path: "/v1/projects/{id}/threshold-profiles",
   operationId: "listThresholdProfiles",
   tags: ["Threshold profiles"],
   summary: "List threshold profiles, newest first",

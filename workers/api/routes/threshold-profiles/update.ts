@@ -15,7 +15,7 @@ import {
 
 export const route = createRoute({
   method: "patch",
-  path: "/{id}/threshold-profiles/{profileId}",
+  path: "/v1/projects/{id}/threshold-profiles/{profileId}",
   operationId: "updateThresholdProfile",
   tags: ["Threshold profiles"],
   summary: "Update a threshold profile",

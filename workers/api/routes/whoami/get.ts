@@ -8,7 +8,7 @@ import { WhoamiSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/",
+  path: "/v1/whoami",
   operationId: "getWhoami",
   tags: ["Keys"],
   summary: "Validate an API key",

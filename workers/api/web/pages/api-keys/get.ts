@@ -6,7 +6,7 @@ import { takeNewKey } from "../../new-key.js";
 import { apiKeysPage, apiKeysPath } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {
-  app.get(apiKeysPath(":projectId"), visitor, userProject, async (c) => {
+  app.get("/settings/projects/:projectId/api-keys", visitor, userProject, async (c) => {
     const { nav, csrf } = c.get("visitor");
     const project = c.get("project");
     const notice = c.req.query("revoked") === "1" ? "Key revoked: it no longer works." : undefined;

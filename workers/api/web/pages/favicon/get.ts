@@ -4,9 +4,6 @@ import type { AppEnv } from "../../../context.js";
 // The site's icon: an SVG the layout links, and /favicon.ico for browsers and tools that ask for it
 // regardless (a 32x32 PNG inside an ICO container). Public and cached for a day: they hold no data, and
 // without these routes every page's favicon request was answered with a redirect to sign-in.
-export const FAVICON_SVG_PATH = "/favicon.svg";
-export const FAVICON_ICO_PATH = "/favicon.ico";
-
 const CACHE = "public, max-age=86400";
 
 /** Three bars on the header's dark background: the product's charts at icon size. */
@@ -22,10 +19,10 @@ const FAVICON_ICO = Uint8Array.from(
 );
 
 export function register(app: Hono<AppEnv>) {
-  app.get(FAVICON_SVG_PATH, (c) =>
+  app.get("/favicon.svg", (c) =>
     c.body(FAVICON_SVG, 200, { "Content-Type": "image/svg+xml", "Cache-Control": CACHE }),
   );
-  app.get(FAVICON_ICO_PATH, (c) =>
+  app.get("/favicon.ico", (c) =>
     c.body(FAVICON_ICO, 200, { "Content-Type": "image/x-icon", "Cache-Control": CACHE }),
   );
 }

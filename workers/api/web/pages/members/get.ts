@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { membersOf, pendingInvitations } from "../../../accounts/team.js";
 import type { AppEnv } from "../../../context.js";
 import { type PageEnv, userStudio, visitor } from "../../access.js";
-import { membersPage, membersPath, NOTICES } from "./view.js";
+import { membersPage, NOTICES } from "./view.js";
 
 /** The members page, with an error and the refused form's values when a POST was refused. */
 export async function renderMembers(
@@ -25,5 +25,5 @@ export async function renderMembers(
 }
 
 export function register(app: Hono<AppEnv>) {
-  app.get(membersPath(":tenantId"), visitor, userStudio, (c) => renderMembers(c));
+  app.get("/settings/studios/:tenantId/members", visitor, userStudio, (c) => renderMembers(c));
 }

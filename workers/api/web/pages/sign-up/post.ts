@@ -1,39 +1,20 @@
-import type { Context, Hono } from "hono";
-import { recordSignup, STUDIO_NAME_MAX, verifySignup } from "../../../accounts/account.js";
-import { linkUrl, liveLink, mailLink } from "../../../accounts/links.js";
+import type { Hono } from "hono";
+import { recordSignup, STUDIO_NAME_MAX } from "../../../accounts/account.js";
+import { linkUrl, mailLink } from "../../../accounts/links.js";
 import { hashPassword, passwordProblem } from "../../../accounts/password.js";
 import { userByEmail } from "../../../accounts/team.js";
 import { emailProblem, normalizeEmail } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { alreadyRegisteredMail, verificationMail } from "../../../mail/messages.js";
 import { sendMail } from "../../../mail/smtp.js";
-import { cardPage, LINK_DEAD, MAIL_FAILED } from "../../card.js";
+import { MAIL_FAILED } from "../../card.js";
 import { readForm } from "../../form.js";
 import { chargeMailIp } from "../../mail-throttle.js";
-import { errorPage } from "../../respond.js";
 import { csrfToken, csrfValid } from "../../session.js";
-import { signInAs } from "../../sign-in-as.js";
-import { checkMailPage, signUpPage, verifyPage } from "./view.js";
-
-const VERIFY_PATH = "/sign-up/verify";
-
-/** SIGNUP=open lets anyone create a studio; anything else (the default) keeps the pages closed. */
-function signupOpen(c: Context<AppEnv>): boolean {
-  return c.env.SIGNUP === "open";
-}
-
-function closed(c: Context<AppEnv>) {
-  return errorPage(c, 404, "Sign-up is closed", "Ask a studio owner for an invitation.");
-}
+import { closed, signupOpen } from "./get.js";
+import { checkMailPage, signUpPage } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {
-  app.get("/sign-up", async (c) => {
-    if (!signupOpen(c)) {
-      return closed(c);
-    }
-    return c.html(signUpPage({ csrf: await csrfToken(c) }));
-  });
-
   // Whether or not the email has an account, the answer is the same page and the same work (a password
   // derivation and one mail): an account that exists gets a mail saying so instead of a link.
   app.post("/sign-up", async (c) => {
@@ -75,7 +56,7 @@ export function register(app: Hono<AppEnv>) {
         c.env,
         db,
         link.id,
-        verificationMail(email, linkUrl(origin, VERIFY_PATH, link.token)),
+        verificationMail(email, linkUrl(origin, "/sign-up/verify", link.token)),
       );
     }
     if (!sent) {
@@ -83,31 +64,5 @@ export function register(app: Hono<AppEnv>) {
       return again(503, MAIL_FAILED);
     }
     return c.html(checkMailPage(email));
-  });
-
-  app.get(VERIFY_PATH, async (c) => {
-    const token = c.req.query("token") ?? "";
-    const link = await liveLink(c.get("db"), "signup", token);
-    if (!link) {
-      return c.html(cardPage({ title: "Link not valid", error: LINK_DEAD }), 410);
-    }
-    return c.html(verifyPage({ csrf: await csrfToken(c), token, email: link.email }));
-  });
-
-  app.post(VERIFY_PATH, async (c) => {
-    const form = await readForm(c);
-    const db = c.get("db");
-    if (!(await liveLink(db, "signup", form?.token ?? ""))) {
-      return c.html(cardPage({ title: "Link not valid", error: LINK_DEAD }), 410);
-    }
-    if (!form || !(await csrfValid(c, form.csrf))) {
-      return errorPage(c, 403, "Not confirmed", "This form has expired. Open the link from the mail again.");
-    }
-    const created = await verifySignup(db, form.token ?? "");
-    if (!created) {
-      return c.html(cardPage({ title: "Link not valid", error: LINK_DEAD }), 410);
-    }
-    await signInAs(c, created.userId);
-    return c.redirect("/", 303);
   });
 }

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { isMembershipRole } from "../../../../../schema/pg/schema.js";
 import { announceChange } from "../../../../shared/credentials/cache.js";
-import { changeRole, removeMember } from "../../../accounts/team.js";
+import { changeRole } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userStudio, visitor } from "../../access.js";
@@ -39,35 +39,6 @@ export function register(app: Hono<AppEnv>) {
       }
       await announceChange(c.env, { tenantId: studio.tenantId });
       return c.redirect(`${membersPath(studio.tenantId)}?done=role`, 303);
-    },
-  );
-
-  app.post(
-    "/settings/studios/:tenantId/members/:userId/remove",
-    visitor,
-    userStudio,
-    csrfForm("Member not removed"),
-    async (c) => {
-      const studio = c.get("studio");
-      const userId = c.req.param("userId");
-      const self = userId === c.get("visitor").user.userId;
-      // Owners remove anyone; a member may only leave.
-      if (studio.role !== "owner" && !self) {
-        return errorPage(c, 403, "Member not removed", "Only an owner of the studio can remove members.");
-      }
-      try {
-        if (!UUID.test(userId) || !(await removeMember(c.get("db"), studio.tenantId, userId))) {
-          return errorPage(c, 404, "Not found", "No such member of this studio.");
-        }
-      } catch (err) {
-        if (err instanceof AccountError) {
-          return renderMembers(c, { status: 409, error: err.message });
-        }
-        throw err;
-      }
-      // Before answering: their cached OAuth tokens are refused from the next request, on every isolate.
-      await announceChange(c.env, { tenantId: studio.tenantId });
-      return c.redirect(self ? "/" : `${membersPath(studio.tenantId)}?done=removed`, 303);
     },
   );
 }

@@ -1,18 +1,15 @@
 import type { Hono } from "hono";
 import { isMembershipRole, type MembershipRole } from "../../../../../schema/pg/schema.js";
 import type { Db } from "../../../../shared/db.js";
-import { linkUrl, mailLink, renewLink } from "../../../accounts/links.js";
-import { invitationOf, invite, mayInvite, revokeInvitation } from "../../../accounts/team.js";
+import { linkUrl, mailLink } from "../../../accounts/links.js";
+import { invite, mayInvite } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { invitationMail } from "../../../mail/messages.js";
 import { csrfForm, userStudio, visitor } from "../../access.js";
 import { chargeStudioInvitation } from "../../mail-throttle.js";
-import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 import { membersPath } from "./view.js";
-
-export const ACCEPT_PATH = "/invitations/accept";
 
 // Invitations: recorded first, mailed after. A mail that fails leaves the invitation pending with
 // "Mail failed" beside it and a Resend button; resending issues a new link (only hashes are stored, so
@@ -69,69 +66,13 @@ export function register(app: Hono<AppEnv>) {
       return c.redirect(back, 303);
     },
   );
-
-  app.post(
-    "/settings/studios/:tenantId/invitations/:invitationId/resend",
-    visitor,
-    userStudio,
-    csrfForm("Invitation not sent"),
-    async (c) => {
-      const studio = c.get("studio");
-      const db = c.get("db");
-      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
-      if (!invitation?.role) {
-        return errorPage(c, 404, "Not found", "No such pending invitation.");
-      }
-      if (!mayInvite(studio.role, invitation.role)) {
-        return errorPage(c, 403, "Invitation not sent", "Only an owner can invite owners.");
-      }
-      const throttle = await chargeStudioInvitation(c, studio.tenantId);
-      if (!throttle.allowed) {
-        c.header("Retry-After", String(throttle.retryAfter));
-        return renderMembers(c, { status: 429, error: "Too many invitations this hour. Try again later." });
-      }
-      const renewed = await renewLink(db, invitation.id);
-      if (!renewed) {
-        return errorPage(c, 404, "Not found", "No such pending invitation.");
-      }
-      const back = await mailInvitation(
-        c.env,
-        db,
-        c.req.url,
-        studio,
-        { id: invitation.id, email: invitation.email, role: invitation.role, token: renewed.token },
-        ["resent", "resend-mail-failed"],
-      );
-      return c.redirect(back, 303);
-    },
-  );
-
-  app.post(
-    "/settings/studios/:tenantId/invitations/:invitationId/revoke",
-    visitor,
-    userStudio,
-    csrfForm("Invitation not revoked"),
-    async (c) => {
-      const studio = c.get("studio");
-      const db = c.get("db");
-      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
-      if (!invitation?.role) {
-        return errorPage(c, 404, "Not found", "No such pending invitation.");
-      }
-      if (!mayInvite(studio.role, invitation.role)) {
-        return errorPage(c, 403, "Invitation not revoked", "Only an owner can revoke an owner's invitation.");
-      }
-      await revokeInvitation(db, studio.tenantId, invitation.id);
-      return c.redirect(`${membersPath(studio.tenantId)}?done=revoked`, 303);
-    },
-  );
 }
 
 /**
  * Mails an invitation's link (already recorded) and answers where to go back: the members page, its
  * `done` naming the outcome, sent or failed.
  */
-async function mailInvitation(
+export async function mailInvitation(
   env: Env,
   db: Db,
   requestUrl: string,
@@ -139,7 +80,7 @@ async function mailInvitation(
   invitation: { id: string; email: string; role: MembershipRole; token: string },
   [sent, failed]: [string, string],
 ): Promise<string> {
-  const link = linkUrl(new URL(requestUrl).origin, ACCEPT_PATH, invitation.token);
+  const link = linkUrl(new URL(requestUrl).origin, "/invitations/accept", invitation.token);
   const ok = await mailLink(
     env,
     db,

@@ -1,0 +1,21 @@
+import type { Hono } from "hono";
+import { changePassword } from "../../../accounts/account.js";
+import type { AppEnv } from "../../../context.js";
+import { csrfForm, visitor } from "../../access.js";
+import { attempt } from "./get.js";
+
+export function register(app: Hono<AppEnv>) {
+  app.post("/settings/account/password", visitor, csrfForm("Password not changed"), (c) =>
+    attempt(c, async () => {
+      const { user } = c.get("visitor");
+      const form = c.get("form");
+      await changePassword(c.get("db"), {
+        userId: user.userId,
+        sessionId: user.sessionId,
+        current: (form.current ?? "").slice(0, 1024),
+        next: form.next ?? "",
+      });
+      return c.redirect("/settings/account?done=password", 303);
+    }),
+  );
+}

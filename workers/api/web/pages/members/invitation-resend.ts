@@ -1,0 +1,47 @@
+import type { Hono } from "hono";
+import { renewLink } from "../../../accounts/links.js";
+import { invitationOf, mayInvite } from "../../../accounts/team.js";
+import type { AppEnv } from "../../../context.js";
+import { csrfForm, userStudio, visitor } from "../../access.js";
+import { chargeStudioInvitation } from "../../mail-throttle.js";
+import { errorPage } from "../../respond.js";
+import { renderMembers } from "./get.js";
+import { mailInvitation } from "./invite.js";
+
+export function register(app: Hono<AppEnv>) {
+  app.post(
+    "/settings/studios/:tenantId/invitations/:invitationId/resend",
+    visitor,
+    userStudio,
+    csrfForm("Invitation not sent"),
+    async (c) => {
+      const studio = c.get("studio");
+      const db = c.get("db");
+      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
+      if (!invitation?.role) {
+        return errorPage(c, 404, "Not found", "No such pending invitation.");
+      }
+      if (!mayInvite(studio.role, invitation.role)) {
+        return errorPage(c, 403, "Invitation not sent", "Only an owner can invite owners.");
+      }
+      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      if (!throttle.allowed) {
+        c.header("Retry-After", String(throttle.retryAfter));
+        return renderMembers(c, { status: 429, error: "Too many invitations this hour. Try again later." });
+      }
+      const renewed = await renewLink(db, invitation.id);
+      if (!renewed) {
+        return errorPage(c, 404, "Not found", "No such pending invitation.");
+      }
+      const back = await mailInvitation(
+        c.env,
+        db,
+        c.req.url,
+        studio,
+        { id: invitation.id, email: invitation.email, role: invitation.role, token: renewed.token },
+        ["resent", "resend-mail-failed"],
+      );
+      return c.redirect(back, 303);
+    },
+  );
+}

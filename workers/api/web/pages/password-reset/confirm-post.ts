@@ -1,0 +1,52 @@
+import type { Hono } from "hono";
+import { announceChange } from "../../../../shared/credentials/cache.js";
+import { completeReset } from "../../../accounts/account.js";
+import { liveLink } from "../../../accounts/links.js";
+import { AccountError } from "../../../accounts/users.js";
+import type { AppEnv } from "../../../context.js";
+import { readForm } from "../../form.js";
+import { csrfToken, csrfValid } from "../../session.js";
+import { confirmPage, dead } from "./view.js";
+
+export function register(app: Hono<AppEnv>) {
+  app.post("/password-reset/confirm", async (c) => {
+    const form = await readForm(c);
+    const token = form?.token ?? "";
+    const db = c.get("db");
+    const link = await liveLink(db, "reset", token);
+    if (!link) {
+      return dead(c);
+    }
+    if (!form || !(await csrfValid(c, form.csrf))) {
+      return c.html(
+        confirmPage({
+          csrf: await csrfToken(c),
+          token,
+          email: link.email,
+          error: "This form has expired. Send it again.",
+        }),
+        403,
+      );
+    }
+    let tenants: string[] | null;
+    try {
+      tenants = await completeReset(db, token, form.password ?? "");
+    } catch (err) {
+      if (err instanceof AccountError) {
+        return c.html(
+          confirmPage({ csrf: await csrfToken(c), token, email: link.email, error: err.message }),
+          400,
+        );
+      }
+      throw err;
+    }
+    if (!tenants) {
+      return dead(c);
+    }
+    // Before answering: the user's revoked tokens are refused from the next request, on every isolate.
+    for (const tenantId of tenants) {
+      await announceChange(c.env, { tenantId });
+    }
+    return c.redirect("/sign-in?done=reset", 303);
+  });
+}
