@@ -1,4 +1,4 @@
-import { type Answer, api } from "./api.js";
+import { type Answer, api, dataOf, type Schemas } from "./api.js";
 import { barChart } from "./chart.js";
 import { fmt, h } from "./dom.js";
 import { metricOf } from "./metrics.js";
@@ -79,20 +79,26 @@ export function cellPanel(
   return withStates(
     panel,
     () =>
-      api<"getHeatmapCell">(`/projects/${q.projectId}/heatmap/cell`, {
-        query: {
-          mapId: q.mapId,
-          x: q.cell.x,
-          y: q.cell.y,
-          z: q.cell.z,
-          cellSize: q.cellSize,
-          days: q.days,
-          buildId: q.buildId,
-          platform: q.platform,
-          profileId: q.profileId,
-          metric: q.metric,
-        },
-      }),
+      dataOf(
+        api.GET("/v1/projects/{id}/heatmap/cell", {
+          params: {
+            path: { id: q.projectId },
+            query: {
+              mapId: q.mapId,
+              x: String(q.cell.x),
+              y: String(q.cell.y),
+              z: q.cell.z === undefined ? undefined : String(q.cell.z),
+              // The heatmap's controls offer only these (readState keeps no other value).
+              cellSize: String(q.cellSize) as "5" | "10" | "25" | "50",
+              days: q.days as "1" | "7" | "14" | "30",
+              buildId: q.buildId,
+              platform: q.platform,
+              profileId: q.profileId,
+              metric: q.metric as Schemas["HeatmapCellDrilldown"]["metric"],
+            },
+          },
+        }),
+      ),
     (d) => {
       const metric = d.metric;
       const dist = d.distributions[metric];

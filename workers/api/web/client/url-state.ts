@@ -99,4 +99,7 @@ export function controlsForm(
   };
 }
 
-export const DAYS_OPTIONS = ["7", "14", "30", "90"].map((d) => ({ value: d, label: `Last ${d} days` }));
+const DAYS = ["7", "14", "30", "90"] as const;
+/** A period DAYS_OPTIONS offers: a `days` the analytics reads take (a select's value is one of its options). */
+export type Days = (typeof DAYS)[number];
+export const DAYS_OPTIONS = DAYS.map((d) => ({ value: d, label: `Last ${d} days` }));

@@ -1,4 +1,4 @@
-import { api, type Schemas } from "../api.js";
+import { api, dataOf, type Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import { actionAlert, type FieldEl, field, onSubmit, rowAction } from "../edit-form.js";
 import { METRICS, type MetricKey } from "../metrics.js";
@@ -71,7 +71,6 @@ function writeHistoryOffset(offset: number): void {
  * profile that defines its metric at its level; the API says so when one does not.
  */
 export async function alerts({ root, projectId }: PageContext): Promise<void> {
-  const base = `/projects/${projectId}`;
   const rulesList = h("div", {});
   const rulesAlert = actionAlert();
   const ruleForm = h("form", { class: "panel edit-form", id: "rule-form", "aria-labelledby": "rule-form-h" });
@@ -282,12 +281,15 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
   }
 
   onSubmit(ruleForm, async () => {
-    const num = (el: FieldEl) => (el.value.trim() === "" ? null : Number(el.value));
-    const body = {
+    // A blank number goes as null, which the API refuses naming the field (the browser's required
+    // check usually stops it first).
+    const num = (el: FieldEl) => (el.value.trim() === "" ? null : Number(el.value)) as number;
+    const body: Schemas["CreateAlertRule"] = {
       name: rf.name.input.value.trim(),
       mapId: rf.mapId.input.value,
-      metric: rf.metric.input.value,
-      thresholdLevel: rf.thresholdLevel.input.value,
+      // The selects offer only the API's values.
+      metric: rf.metric.input.value as Schemas["CreateAlertRule"]["metric"],
+      thresholdLevel: rf.thresholdLevel.input.value as Schemas["CreateAlertRule"]["thresholdLevel"],
       failPercentage: num(rf.failPercentage.input),
       evaluationDays: num(rf.evaluationDays.input),
       cellSize: num(rf.cellSize.input),
@@ -297,9 +299,12 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     };
     const was = editing;
     if (was) {
-      await api<"updateAlertRule">(`${base}/alerts/${was.id}`, { method: "PATCH", body });
+      await api.PATCH("/v1/projects/{id}/alerts/{alertId}", {
+        params: { path: { id: projectId, alertId: was.id } },
+        body,
+      });
     } else {
-      await api<"createAlertRule">(`${base}/alerts`, { method: "POST", body });
+      await api.POST("/v1/projects/{id}/alerts", { params: { path: { id: projectId } }, body });
     }
     resetRule();
     await loadRules();
@@ -312,7 +317,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     rulesAlert.hide();
     return withStates(
       rulesList,
-      () => api<"listAlertRules">(`${base}/alerts`),
+      () => dataOf(api.GET("/v1/projects/{id}/alerts", { params: { path: { id: projectId } } })),
       (rules) => {
         rulesList.append(
           dataTable(
@@ -356,7 +361,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                           "Deactivate",
                           `Deactivate ${r.name}`,
                           async () => {
-                            await api<"deactivateAlertRule">(`${base}/alerts/${r.id}`, { method: "DELETE" });
+                            await api.DELETE("/v1/projects/{id}/alerts/{alertId}", {
+                              params: { path: { id: projectId, alertId: r.id } },
+                            });
                             await loadRules();
                           },
                           rulesAlert.show,
@@ -366,8 +373,8 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                           "Reactivate",
                           `Reactivate ${r.name}`,
                           async () => {
-                            await api<"updateAlertRule">(`${base}/alerts/${r.id}`, {
-                              method: "PATCH",
+                            await api.PATCH("/v1/projects/{id}/alerts/{alertId}", {
+                              params: { path: { id: projectId, alertId: r.id } },
                               body: { isActive: true },
                             });
                             await loadRules();
@@ -389,7 +396,12 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     const offset = historyOffset();
     return withStates(
       historyList,
-      () => api<"listAlertHistory">(`${base}/alerts/history`, { query: { limit: HISTORY_PAGE, offset } }),
+      () =>
+        dataOf(
+          api.GET("/v1/projects/{id}/alerts/history", {
+            params: { path: { id: projectId }, query: { limit: HISTORY_PAGE, offset } },
+          }),
+        ),
       (events) => {
         const pager = h(
           "p",
@@ -497,10 +509,17 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     h("p", {}, h("button", { type: "submit" }, "Create channel")),
   );
   onSubmit(channelForm, async () => {
-    const created = await api<"createChannel">(`${base}/channels`, {
-      method: "POST",
-      body: { kind: cf.kind.input.value, name: cf.name.input.value.trim(), url: cf.url.input.value.trim() },
-    });
+    const created = await dataOf(
+      api.POST("/v1/projects/{id}/channels", {
+        params: { path: { id: projectId } },
+        body: {
+          // The select offers only the API's kinds.
+          kind: cf.kind.input.value as Schemas["CreateNotificationChannel"]["kind"],
+          name: cf.name.input.value.trim(),
+          url: cf.url.input.value.trim(),
+        },
+      }),
+    );
     channelForm.reset();
     // The webhook's signing secret exists in this answer only: shown once, to copy now.
     clear(
@@ -530,7 +549,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     channelsAlert.hide();
     return withStates(
       channelsList,
-      () => api<"listChannels">(`${base}/channels`),
+      () => dataOf(api.GET("/v1/projects/{id}/channels", { params: { path: { id: projectId } } })),
       (rows) => {
         channelsList.append(
           dataTable(
@@ -547,7 +566,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                     "Delete",
                     `Delete ${c.name}`,
                     async () => {
-                      await api<"deleteChannel">(`${base}/channels/${c.id}`, { method: "DELETE" });
+                      await api.DELETE("/v1/projects/{id}/channels/{channelId}", {
+                        params: { path: { id: projectId, channelId: c.id } },
+                      });
                       await loadChoices();
                       await Promise.all([loadChannels(), loadRules()]);
                     },
@@ -569,9 +590,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
 
   async function loadChoices(): Promise<void> {
     const [m, p, c] = await Promise.all([
-      api<"listMaps">(`${base}/maps`),
-      api<"listThresholdProfiles">(`${base}/threshold-profiles`),
-      api<"listChannels">(`${base}/channels`),
+      dataOf(api.GET("/v1/projects/{id}/maps", { params: { path: { id: projectId } } })),
+      dataOf(api.GET("/v1/projects/{id}/threshold-profiles", { params: { path: { id: projectId } } })),
+      dataOf(api.GET("/v1/projects/{id}/channels", { params: { path: { id: projectId } } })),
     ]);
     maps = m;
     profiles = p;

@@ -1,9 +1,9 @@
-import { api } from "../api.js";
+import { api, dataOf } from "../api.js";
 import { fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, when } from "../table.js";
-import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
+import { type Control, controlsForm, DAYS_OPTIONS, type Days } from "../url-state.js";
 
 const CONTROLS: Control[] = [
   { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
@@ -18,7 +18,12 @@ export async function builds({ root, projectId }: PageContext): Promise<void> {
   function load(days: string) {
     return withStates(
       body,
-      () => api<"listBuilds">(`/projects/${projectId}/builds`, { query: { days } }),
+      () =>
+        dataOf(
+          api.GET("/v1/projects/{id}/builds", {
+            params: { path: { id: projectId }, query: { days: days as Days } },
+          }),
+        ),
       (list) => {
         body.append(
           dataTable(

@@ -1,11 +1,11 @@
-import { type Answer, api } from "../api.js";
+import { type Answer, api, dataOf } from "../api.js";
 import { type CellRef, cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord } from "../map-canvas.js";
 import { type Cell, METRICS, metricOf, NO_SAMPLE_FILL } from "../metrics.js";
 import type { PageContext } from "../page.js";
 import { empty, withStates } from "../states.js";
-import { type Control, controlsForm, DAYS_OPTIONS, type State } from "../url-state.js";
+import { type Control, controlsForm, DAYS_OPTIONS, type Days, type State } from "../url-state.js";
 
 /** Units of builds/compare's metrics (docs/analytics.md: build comparison). All are lower-is-better. */
 const UNITS: Record<string, string> = {
@@ -32,8 +32,10 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
     body,
     async () => {
       const [builds, maps] = await Promise.all([
-        api<"listBuilds">(`/projects/${projectId}/builds`, { query: { days: 90 } }),
-        api<"listMaps">(`/projects/${projectId}/maps`),
+        dataOf(
+          api.GET("/v1/projects/{id}/builds", { params: { path: { id: projectId }, query: { days: "90" } } }),
+        ),
+        dataOf(api.GET("/v1/projects/{id}/maps", { params: { path: { id: projectId } } })),
       ]);
       return { builds: builds.map((b) => b.build_id), maps };
     },
@@ -155,15 +157,20 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
       withStates(
         table,
         () =>
-          api<"compareBuilds">(`/projects/${projectId}/builds/compare`, {
-            query: {
-              baseline: s.baseline,
-              candidate: s.candidate,
-              days: s.days,
-              mapId: s.map,
-              platform: s.platform,
-            },
-          }),
+          dataOf(
+            api.GET("/v1/projects/{id}/builds/compare", {
+              params: {
+                path: { id: projectId },
+                query: {
+                  baseline: s.baseline ?? "",
+                  candidate: s.candidate ?? "",
+                  days: s.days as Days,
+                  mapId: s.map,
+                  platform: s.platform,
+                },
+              },
+            }),
+          ),
         (cmp) => renderTable(table, cmp),
       ),
       map
@@ -299,7 +306,7 @@ function renderTable(el: HTMLElement, cmp: Answer<"compareBuilds">): void {
 }
 
 /** The heatmap's period closest to the comparison's (the heatmap goes back 30 days at most). */
-function heatmapDays(days: string | undefined): string {
+function heatmapDays(days: string | undefined): "7" | "14" | "30" {
   return days === "7" || days === "14" ? days : "30";
 }
 
@@ -316,9 +323,21 @@ async function renderDiffMap(
   const cellSize = Number(s.cell);
   const days = heatmapDays(s.days);
   const cellsOf = (buildId: string | undefined) =>
-    api<"getHeatmap">(`/projects/${projectId}/heatmap`, {
-      query: { mapId: map.mapId, cellSize, days, buildId, platform: s.platform },
-    });
+    dataOf(
+      api.GET("/v1/projects/{id}/heatmap", {
+        params: {
+          path: { id: projectId },
+          // The cell-size select offers only the API's values (readState keeps no other).
+          query: {
+            mapId: map.mapId,
+            cellSize: s.cell as "5" | "10" | "25" | "50",
+            days,
+            buildId,
+            platform: s.platform,
+          },
+        },
+      }),
+    );
   await withStates(
     el,
     () => Promise.all([cellsOf(s.baseline), cellsOf(s.candidate)]),

@@ -1,4 +1,4 @@
-import { api, type Schemas } from "../api.js";
+import { api, dataOf, type Schemas } from "../api.js";
 import { h } from "../dom.js";
 import { actionAlert, field, onSubmit, rowAction, textOrNull } from "../edit-form.js";
 import type { PageContext } from "../page.js";
@@ -90,11 +90,11 @@ export async function content({ root, projectId }: PageContext): Promise<void> {
       displayName: f.displayName.input.value.trim(),
       category: textOrNull(f.category.input),
       description: textOrNull(f.description.input),
-      metadata,
+      // Whatever JSON was typed: the API says when it is not an object.
+      metadata: metadata as Schemas["ContentEntryInput"]["metadata"],
     };
-    await api<"importContent">("/content", {
-      method: "POST",
-      headers: { "X-Project-Id": projectId },
+    await api.POST("/v1/content", {
+      params: { header: { "x-project-id": projectId } },
       body: { entries: [entry] },
     });
     form.reset();
@@ -117,7 +117,10 @@ export async function content({ root, projectId }: PageContext): Promise<void> {
     alert.hide();
     return withStates(
       list,
-      () => api<"listProjectContent">(`/projects/${projectId}/content`, { query: { type } }),
+      () =>
+        dataOf(
+          api.GET("/v1/projects/{id}/content", { params: { path: { id: projectId }, query: { type } } }),
+        ),
       (entries) => {
         list.append(
           dataTable(
@@ -152,10 +155,8 @@ export async function content({ root, projectId }: PageContext): Promise<void> {
                       "Delete",
                       `Delete ${e.contentType} ${e.contentId}`,
                       async () => {
-                        await api<"deleteContent">("/content", {
-                          method: "DELETE",
-                          headers: { "X-Project-Id": projectId },
-                          query: { id: e.id },
+                        await api.DELETE("/v1/content", {
+                          params: { header: { "x-project-id": projectId }, query: { id: e.id } },
                         });
                         await load();
                       },

@@ -1,10 +1,10 @@
-import { api } from "../api.js";
+import { api, dataOf } from "../api.js";
 import { barChart } from "../chart.js";
 import { clear, fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { empty, withStates } from "../states.js";
 import { dataTable, pct } from "../table.js";
-import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
+import { type Control, controlsForm, DAYS_OPTIONS, type Days } from "../url-state.js";
 
 const WINDOWS = [
   { value: "3600", label: "1 hour" },
@@ -53,9 +53,9 @@ export async function funnels({ root, projectId }: PageContext): Promise<void> {
   root.append(h("h1", {}, "Funnels"), controls.form, editor, suggestions, body);
 
   // Event names the project has seen recently, offered while typing a step.
-  void api<"getDashboard">(`/projects/${projectId}/dashboard`, {
-    query: { days: "30" },
-  })
+  void dataOf(
+    api.GET("/v1/projects/{id}/dashboard", { params: { path: { id: projectId }, query: { days: "30" } } }),
+  )
     .then((d) => {
       clear(suggestions, ...d.topEvents.map((e) => h("option", { value: e.event_name })));
     })
@@ -163,9 +163,19 @@ export async function funnels({ root, projectId }: PageContext): Promise<void> {
       body,
       // The API checks the steps (2 to 8 names of 1 to 128 characters) and says what is wrong.
       () =>
-        api<"getFunnels">(`/projects/${projectId}/funnels`, {
-          query: { steps: named.join(","), window, days },
-        }),
+        dataOf(
+          api.GET("/v1/projects/{id}/funnels", {
+            params: {
+              path: { id: projectId },
+              // The selects offer only the API's values (readState keeps no other).
+              query: {
+                steps: named.join(","),
+                window: window as "3600" | "21600" | "86400" | "604800",
+                days: days as Days,
+              },
+            },
+          }),
+        ),
       (result) => {
         barChart(body, {
           title: "Players per step",

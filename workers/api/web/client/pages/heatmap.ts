@@ -1,4 +1,4 @@
-import { api } from "../api.js";
+import { api, dataOf } from "../api.js";
 import { cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord, rampColour } from "../map-canvas.js";
@@ -140,11 +140,11 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
       return;
     }
     const cellSize = Number(s.cell);
+    // The controls offer only the API's values (readState keeps no other).
     const query = {
       mapId: map.mapId,
-      cellSize,
-      days: s.days,
-      eventName: events ? s.event : undefined,
+      cellSize: s.cell as "5" | "10" | "25" | "50",
+      days: s.days as "1" | "7" | "14" | "30",
       buildId: s.build,
       platform: s.platform,
     };
@@ -155,9 +155,11 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
       const key = `${c.x}:${c.y}`;
       let answer = asked.get(key);
       if (!answer) {
-        answer = api<"getHeatmapCell">(`/projects/${projectId}/heatmap/cell`, {
-          query: { ...query, eventName: undefined, x: c.x, y: c.y },
-        }).then((d) => d.distributions);
+        answer = dataOf(
+          api.GET("/v1/projects/{id}/heatmap/cell", {
+            params: { path: { id: projectId }, query: { ...query, x: String(c.x), y: String(c.y) } },
+          }),
+        ).then((d) => d.distributions);
         // A failed answer is not kept: the next visit to the cell asks again.
         answer.catch(() => asked.delete(key));
         asked.set(key, answer);
@@ -166,7 +168,12 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     };
     return withStates(
       view,
-      () => api<"getHeatmap">(`/projects/${projectId}/heatmap`, { query }),
+      () =>
+        dataOf(
+          api.GET("/v1/projects/{id}/heatmap", {
+            params: { path: { id: projectId }, query: { ...query, eventName: events ? s.event : undefined } },
+          }),
+        ),
       async (cells) => {
         const metric = metricOf(s.metric ?? "fps");
         const profile = events ? undefined : profiles.find((p) => p.id === s.profile);
@@ -217,9 +224,11 @@ async function loadLists(body: HTMLElement, projectId: string) {
     body,
     async () => {
       const [maps, profiles, builds] = await Promise.all([
-        api<"listMaps">(`/projects/${projectId}/maps`),
-        api<"listThresholdProfiles">(`/projects/${projectId}/threshold-profiles`),
-        api<"listBuilds">(`/projects/${projectId}/builds`, { query: { days: 90 } }),
+        dataOf(api.GET("/v1/projects/{id}/maps", { params: { path: { id: projectId } } })),
+        dataOf(api.GET("/v1/projects/{id}/threshold-profiles", { params: { path: { id: projectId } } })),
+        dataOf(
+          api.GET("/v1/projects/{id}/builds", { params: { path: { id: projectId }, query: { days: "90" } } }),
+        ),
       ]);
       return { maps, profiles, builds: builds.map((b) => b.build_id) };
     },

@@ -1,10 +1,10 @@
-import { api } from "../api.js";
+import { api, dataOf, type Schemas } from "../api.js";
 import { barChart, timeChart } from "../chart.js";
 import { fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable } from "../table.js";
-import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
+import { type Control, controlsForm, DAYS_OPTIONS, type Days } from "../url-state.js";
 import { kpi } from "./projects.js";
 
 const METRICS = [
@@ -48,7 +48,22 @@ export async function insights({ root, projectId }: PageContext): Promise<void> 
     const groupLabel = GROUPS.find((g) => g.value === s.groupBy)?.label ?? "Group";
     return withStates(
       body,
-      () => api<"getInsights">(`/projects/${projectId}/insights`, { query: s }),
+      () =>
+        dataOf(
+          api.GET("/v1/projects/{id}/insights", {
+            params: {
+              path: { id: projectId },
+              // The selects offer only the API's values (readState keeps no other).
+              query: {
+                metric: s.metric as Schemas["Insights"]["metric"],
+                groupBy: s.groupBy as Schemas["Insights"]["groupBy"],
+                days: s.days as Days,
+                limit: s.limit as "10" | "20" | "50",
+                eventName: s.eventName,
+              },
+            },
+          }),
+        ),
       (d) => {
         body.append(h("dl", { class: "kpis" }, kpi(`${metricLabel} (${d.days} d)`, fmt(d.total))));
         const title = `${metricLabel} by ${groupLabel.toLowerCase()}`;

@@ -1,4 +1,4 @@
-import { api } from "../api.js";
+import { api, dataOf, type Schemas } from "../api.js";
 import { fmt, h } from "../dom.js";
 import { actionAlert, field, onSubmit, rowAction } from "../edit-form.js";
 import type { PageContext } from "../page.js";
@@ -84,7 +84,11 @@ export async function maps({ root, projectId }: PageContext): Promise<void> {
       }
     }
     // The upload answers flat ({success, mapId, id, action}), so there is no `data` to read here.
-    await api<"uploadMap">("/maps/upload", { method: "POST", headers: { "X-Project-Id": projectId }, body });
+    // The form's own fields as multipart/form-data (what was left blank is left out, so the API names it).
+    await api.POST("/v1/maps/upload", {
+      params: { header: { "x-project-id": projectId } },
+      body: body as unknown as Schemas["MapUpload"],
+    });
     const mapId = String(body.get("mapId"));
     form.reset();
     await load();
@@ -95,7 +99,7 @@ export async function maps({ root, projectId }: PageContext): Promise<void> {
     alert.hide();
     return withStates(
       list,
-      () => api<"listMaps">(`/projects/${projectId}/maps`),
+      () => dataOf(api.GET("/v1/projects/{id}/maps", { params: { path: { id: projectId } } })),
       (rows) => {
         list.append(
           dataTable(
@@ -140,7 +144,9 @@ export async function maps({ root, projectId }: PageContext): Promise<void> {
                     "Delete",
                     `Delete ${m.name}`,
                     async () => {
-                      await api<"deleteMap">(`/projects/${projectId}/maps/${m.id}`, { method: "DELETE" });
+                      await api.DELETE("/v1/projects/{id}/maps/{map}", {
+                        params: { path: { id: projectId, map: m.id } },
+                      });
                       await load();
                     },
                     alert.show,

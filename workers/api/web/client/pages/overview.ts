@@ -1,9 +1,9 @@
-import { api } from "../api.js";
+import { api, dataOf } from "../api.js";
 import { barChart, timeChart } from "../chart.js";
 import { fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
-import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
+import { type Control, controlsForm, DAYS_OPTIONS, type Days } from "../url-state.js";
 import { kpi } from "./projects.js";
 
 const CONTROLS: Control[] = [
@@ -19,7 +19,7 @@ export async function overview({ root, projectId }: PageContext): Promise<void> 
 
   void withStates(
     status,
-    () => api<"getProjectStatus">(`/projects/${projectId}/status`),
+    () => dataOf(api.GET("/v1/projects/{id}/status", { params: { path: { id: projectId } } })),
     (s) => {
       status.append(
         h("h2", { id: "status-h" }, "Status"),
@@ -41,7 +41,12 @@ export async function overview({ root, projectId }: PageContext): Promise<void> 
   function load(days: string) {
     return withStates(
       body,
-      () => api<"getDashboard">(`/projects/${projectId}/dashboard`, { query: { days } }),
+      () =>
+        dataOf(
+          api.GET("/v1/projects/{id}/dashboard", {
+            params: { path: { id: projectId }, query: { days: days as Days } },
+          }),
+        ),
       (d) => {
         const kpis = h(
           "dl",

@@ -1,4 +1,4 @@
-import { api, type Schemas } from "../api.js";
+import { api, dataOf, type Schemas } from "../api.js";
 import { fmt, h } from "../dom.js";
 import {
   actionAlert,
@@ -113,7 +113,7 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
   }
 
   onSubmit(form, async () => {
-    const body: Record<string, string | number | null> = { name: name.input.value.trim() };
+    const body: Schemas["ThresholdProfileCreate"] = { name: name.input.value.trim() };
     for (const [k, el] of filters) {
       body[k] = textOrNull(el);
     }
@@ -122,15 +122,12 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
     }
     const was = editing;
     if (was) {
-      await api<"updateThresholdProfile">(`/projects/${projectId}/threshold-profiles/${was.id}`, {
-        method: "PATCH",
+      await api.PATCH("/v1/projects/{id}/threshold-profiles/{profileId}", {
+        params: { path: { id: projectId, profileId: was.id } },
         body,
       });
     } else {
-      await api<"createThresholdProfile">(`/projects/${projectId}/threshold-profiles`, {
-        method: "POST",
-        body,
-      });
+      await api.POST("/v1/projects/{id}/threshold-profiles", { params: { path: { id: projectId } }, body });
     }
     reset();
     await load();
@@ -146,7 +143,7 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
     alert.hide();
     return withStates(
       list,
-      () => api<"listThresholdProfiles">(`/projects/${projectId}/threshold-profiles`),
+      () => dataOf(api.GET("/v1/projects/{id}/threshold-profiles", { params: { path: { id: projectId } } })),
       (rows) => {
         list.append(
           dataTable(
@@ -175,10 +172,9 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
                       "Delete",
                       `Delete ${p.name}`,
                       async () => {
-                        await api<"deleteThresholdProfile">(
-                          `/projects/${projectId}/threshold-profiles/${p.id}`,
-                          { method: "DELETE" },
-                        );
+                        await api.DELETE("/v1/projects/{id}/threshold-profiles/{profileId}", {
+                          params: { path: { id: projectId, profileId: p.id } },
+                        });
                         if (editing?.id === p.id) {
                           reset();
                         }

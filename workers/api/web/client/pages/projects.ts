@@ -1,4 +1,4 @@
-import { api } from "../api.js";
+import { api, dataOf } from "../api.js";
 import { fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { failed, withStates } from "../states.js";
@@ -13,7 +13,10 @@ export async function projects({ root }: PageContext): Promise<void> {
     slots.map((slot) =>
       withStates(
         slot,
-        () => api<"getProjectStatus">(`/projects/${slot.dataset.statusFor}/status`),
+        () =>
+          dataOf(
+            api.GET("/v1/projects/{id}/status", { params: { path: { id: slot.dataset.statusFor ?? "" } } }),
+          ),
         (s) =>
           slot.append(
             h(

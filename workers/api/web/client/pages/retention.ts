@@ -1,9 +1,9 @@
-import { api } from "../api.js";
+import { api, dataOf } from "../api.js";
 import { fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, pct } from "../table.js";
-import { type Control, controlsForm, DAYS_OPTIONS } from "../url-state.js";
+import { type Control, controlsForm, DAYS_OPTIONS, type Days } from "../url-state.js";
 
 const CONTROLS: Control[] = [
   { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
@@ -38,7 +38,12 @@ export async function retention({ root, projectId }: PageContext): Promise<void>
   function load(days: string) {
     return withStates(
       body,
-      () => api<"getRetention">(`/projects/${projectId}/retention`, { query: { days } }),
+      () =>
+        dataOf(
+          api.GET("/v1/projects/{id}/retention", {
+            params: { path: { id: projectId }, query: { days: days as Days } },
+          }),
+        ),
       (cohorts) => {
         body.append(
           dataTable(
