@@ -68,7 +68,7 @@ describe("page files", () => {
   it("each register their URLs as literals, every method and URL in one file only", () => {
     const seen = new Map<string, string>();
     for (const [file, text] of routeFiles(PAGES)) {
-      for (const [, method, path] of text.matchAll(/\bapp\.(\w+)\(\s*([^,]+),/g)) {
+      for (const [, method = "", path] of text.matchAll(/\bapp\.(\w+)\(\s*([^,]+),/g)) {
         if (HASHED.has(`${file} ${path}`)) {
           continue;
         }
