@@ -13,6 +13,8 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
+import { PLAN_IDS } from "../../workers/shared/plans.js";
 import {
   ALERT_METRICS,
   ALERT_STATUSES,
@@ -24,9 +26,7 @@ import {
   EXPORT_STATUSES,
   THRESHOLD_LEVELS,
   type WorstCellsRecord,
-} from "../../workers/shared/columns.js";
-import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
-import { PLAN_IDS } from "../../workers/shared/plans.js";
+} from "./columns.js";
 
 const timestamps = {
   createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),

@@ -8,7 +8,7 @@ import { readdir, readFile, readlink } from "node:fs/promises";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import WebSocket from "ws";
-import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { withBenchStack } from "../bench/stack.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { newTotals, sendWhile } from "./sender.js";

@@ -1,6 +1,6 @@
 import { env, SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createToken, revokeKey } from "../../workers/shared/bootstrap.js";
+import { createToken, revokeKey } from "../../workers/api/bootstrap.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
-import { revokeKey } from "../../workers/shared/bootstrap.js";
+import { revokeKey } from "../../workers/api/bootstrap.js";
 import { announceChange } from "../../workers/shared/credentials/cache.js";
 import { batchOf } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";

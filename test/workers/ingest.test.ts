@@ -1,7 +1,7 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { revokeKey } from "../../workers/api/bootstrap.js";
 import { handleIngest } from "../../workers/ingest/handler.js";
-import { revokeKey } from "../../workers/shared/bootstrap.js";
 import { batch, batchOf, event, gzip, nowUs } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { ingest, problemOf } from "../support/http.js";

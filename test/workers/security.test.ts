@@ -12,10 +12,10 @@ import {
 } from "../../schema/pg/schema.js";
 import { createLink } from "../../workers/api/accounts/links.js";
 import { newApp } from "../../workers/api/app.js";
+import { endSession, sessionUser, startSession } from "../../workers/api/credentials/sessions.js";
 import { DOCS_ASSETS } from "../../workers/api/routes/docs/index.js";
 import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
 import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
-import { endSession, sessionUser, startSession } from "../../workers/shared/credentials/sessions.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";

@@ -1,4 +1,3 @@
-import { Breaker } from "../shared/breaker.js";
 import { type Config, configOf } from "../shared/config.js";
 import { CredentialCache, chargeCredential, credentialTtlMs } from "../shared/credentials/cache.js";
 import { offerToReplica, readReplica } from "../shared/credentials/key-replica.js";
@@ -17,6 +16,7 @@ import {
   consumeIfCurrent,
   rateLimitHeaders,
 } from "../shared/rate-limit.js";
+import { Breaker } from "./breaker.js";
 import { CORS_HEADERS, preflightResponse } from "./cors.js";
 import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
 

@@ -1,9 +1,9 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { accountLinks, memberships, users } from "../../../schema/pg/schema.js";
-import { createProject, createTenant } from "../../shared/bootstrap.js";
-import { revokeGrantsOfUser } from "../../shared/credentials/grants.js";
-import { endSessionsOfUser } from "../../shared/credentials/sessions.js";
-import type { Db } from "../../shared/db.js";
+import { createProject, createTenant } from "../bootstrap.js";
+import { revokeGrantsOfUser } from "../credentials/grants.js";
+import { endSessionsOfUser } from "../credentials/sessions.js";
+import type { Db } from "../db.js";
 import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem, verifyPassword } from "./password.js";
 import { NAME_MAX } from "./team.js";

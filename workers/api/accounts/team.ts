@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
 import { accountLinks, type MembershipRole, memberships, tenants, users } from "../../../schema/pg/schema.js";
-import { revokeGrantsOfUser } from "../../shared/credentials/grants.js";
-import type { Db, Tx } from "../../shared/db.js";
+import { revokeGrantsOfUser } from "../credentials/grants.js";
+import type { Db, Tx } from "../db.js";
 import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem } from "./password.js";
 import { AccountError, emailProblem, normalizeEmail } from "./users.js";

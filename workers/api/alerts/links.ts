@@ -1,4 +1,4 @@
-import type { AlertMetric, WorstCell, WorstCellsRecord } from "../../shared/columns.js";
+import type { AlertMetric, WorstCell, WorstCellsRecord } from "../../../schema/pg/columns.js";
 
 /**
  * Deep links of an evaluation into the dashboard: its heatmap page set to the map (as events name it),

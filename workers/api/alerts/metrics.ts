@@ -1,5 +1,5 @@
+import type { AlertMetric, ThresholdLevel } from "../../../schema/pg/columns.js";
 import type { ThresholdProfileRow as ProfileRow } from "../../../schema/pg/schema.js";
-import type { AlertMetric, ThresholdLevel } from "../../shared/columns.js";
 
 // The lists live below the schema, which types the alert columns with them.
 export {
@@ -7,7 +7,7 @@ export {
   type AlertMetric,
   THRESHOLD_LEVELS,
   type ThresholdLevel,
-} from "../../shared/columns.js";
+} from "../../../schema/pg/columns.js";
 
 export const CELL_SIZES = [5, 10, 25, 50] as const;
 

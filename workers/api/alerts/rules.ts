@@ -6,8 +6,8 @@ import {
   maps,
   thresholdProfiles,
 } from "../../../schema/pg/schema.js";
-import type { Db, Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
+import type { Db, Tx } from "../db.js";
 import { type AlertStatus, latestStatuses } from "./latest.js";
 import type { AlertMetric, ThresholdLevel } from "./metrics.js";
 

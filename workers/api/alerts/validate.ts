@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { maps, notificationChannels, thresholdProfiles } from "../../../schema/pg/schema.js";
-import type { Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
+import type { Tx } from "../db.js";
 import { type AlertMetric, type ThresholdLevel, thresholdField, thresholdOf } from "./metrics.js";
 
 /** The fields of a rule that refer to other records, as they will be after the request. */

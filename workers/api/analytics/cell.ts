@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
-import type { Window } from "../../shared/window.js";
+import type { Window } from "../window.js";
 import { quantized, rawPercentile } from "./percentiles.js";
 import { byText, distinct, num, pct, selectRows } from "./select.js";
 

@@ -1,9 +1,9 @@
 import { createMiddleware } from "hono/factory";
 import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
-import { openDb } from "../../shared/db.js";
 import { rateLimitHeaders } from "../../shared/rate-limit.js";
 import type { AppEnv } from "../context.js";
+import { openDb } from "../db.js";
 
 /** Builds the per-request services into c.var and, on the way out, stamps the rate-limit headers. */
 export const init = createMiddleware<AppEnv>(async (c, next) => {

@@ -1,10 +1,10 @@
 import type { Hono } from "hono";
 import { isMembershipRole, type MembershipRole } from "../../../../../schema/pg/schema.js";
-import type { Db } from "../../../../shared/db.js";
 import { linkUrl, mailLink, renewLink } from "../../../accounts/links.js";
 import { invitationOf, invite, mayInvite, revokeInvitation } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
+import type { Db } from "../../../db.js";
 import { invitationMail } from "../../../mail/messages.js";
 import { csrfForm, userStudio, visitor } from "../../access.js";
 import { chargeStudioInvitation } from "../../mail-throttle.js";

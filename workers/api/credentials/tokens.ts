@@ -7,10 +7,16 @@ import {
   oauthTokens,
   tenants,
 } from "../../../schema/pg/schema.js";
+import type { TokenPrincipal } from "../../shared/credentials/principal.js";
+import {
+  looksLikeSecret,
+  newSecret,
+  sha256Hex,
+  TOKEN_PREFIX,
+  timingSafeEqual,
+} from "../../shared/credentials/secrets.js";
 import type { Db, Tx } from "../db.js";
 import { type GrantScope, parseScope, revokeGrant } from "./grants.js";
-import type { TokenPrincipal } from "./principal.js";
-import { looksLikeSecret, newSecret, sha256Hex, TOKEN_PREFIX, timingSafeEqual } from "./secrets.js";
 
 export const CODE_PREFIX = "gtc_";
 export const REFRESH_PREFIX = "gtr_";

@@ -1,23 +1,28 @@
 import { asc, eq } from "drizzle-orm";
 import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import { projects } from "../../../schema/pg/schema.js";
-import type { Config } from "../config.js";
-import { type Db, httpDb } from "../db.js";
-import { ApiError, dependencyDownIn } from "../errors.js";
-import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../plans.js";
-import { buckets, clientIp, consume, consumeIfCurrent } from "../rate-limit.js";
-import { type Charged, CredentialCache, chargeCredential, credentialTtlMs } from "./cache.js";
-import { readReplica } from "./key-replica.js";
-import { findKey } from "./keys.js";
-import { noteUse } from "./last-used.js";
+import type { Config } from "../../shared/config.js";
+import {
+  type Charged,
+  CredentialCache,
+  chargeCredential,
+  credentialTtlMs,
+} from "../../shared/credentials/cache.js";
+import { readReplica } from "../../shared/credentials/key-replica.js";
+import { findKey } from "../../shared/credentials/keys.js";
+import { noteUse } from "../../shared/credentials/last-used.js";
 import {
   type Credential,
   type CredentialPrincipal,
   credentialHash,
   type Principal,
   type SessionPrincipal,
-} from "./principal.js";
-import type { Scope } from "./scopes.js";
+} from "../../shared/credentials/principal.js";
+import type { Scope } from "../../shared/credentials/scopes.js";
+import { ApiError, dependencyDownIn } from "../../shared/errors.js";
+import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
+import { buckets, clientIp, consume, consumeIfCurrent } from "../../shared/rate-limit.js";
+import { type Db, httpDb } from "../db.js";
 import { sessionPrincipal } from "./session-principal.js";
 import type { SessionUser } from "./sessions.js";
 import { findToken } from "./tokens.js";
