@@ -16,9 +16,10 @@ import {
   consumeIfCurrent,
   rateLimitHeaders,
 } from "../shared/rate-limit.js";
+import { LIMITS } from "../shared/telemetry/limits.js";
 import { Breaker } from "./breaker.js";
 import { CORS_HEADERS, preflightResponse } from "./cors.js";
-import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
+import { scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
 const MAX_DECOMPRESSED_BYTES = LIMITS.maxDecompressedBytes;

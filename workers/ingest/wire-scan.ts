@@ -33,8 +33,6 @@
 import { byNumber, F, type FieldSpec, MESSAGES, tag as wireTag } from "../shared/telemetry/fields.js";
 import { DAY_US, HOUR_US, LIMITS } from "../shared/telemetry/limits.js";
 
-export { LIMITS };
-
 export type ScanOk = {
   ok: true;
   eventCount: number;

@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
-import { projects } from "../../../schema/pg/schema.js";
+import { type ProjectRow, projects } from "../../../schema/pg/schema.js";
 import type { Config } from "../../shared/config.js";
 import {
   type Charged,
@@ -159,8 +159,6 @@ export function requireScopeOf(principal: Principal, scope: Scope): void {
     throw new ApiError("FORBIDDEN", `This operation requires the scope ${scope}.`);
   }
 }
-
-export type ProjectRow = typeof projects.$inferSelect;
 
 /** Each tenant's projects, oldest first, as confirmed at a generation of the bucket the request was charged to. */
 const tenantProjects = new Map<

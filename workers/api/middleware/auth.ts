@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { ProjectRow } from "../../../schema/pg/schema.js";
 import { credentialOf, type Principal } from "../../shared/credentials/principal.js";
 import type { Scope } from "../../shared/credentials/scopes.js";
 import { ApiError } from "../../shared/errors.js";
@@ -9,7 +10,6 @@ import {
   chargeAnonymous,
   chargeKeyOrToken,
   chargeSession,
-  type ProjectRow,
   rateLimited,
   reachableProject,
   requireScopeOf,

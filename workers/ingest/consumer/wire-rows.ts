@@ -1,6 +1,6 @@
 import type { EnvelopeHeader } from "../../shared/envelope.js";
 import { EVENT_COLUMNS, F, MESSAGES, WIRE, tag as wireTag } from "../../shared/telemetry/fields.js";
-import { LIMITS } from "../wire-scan.js";
+import { LIMITS } from "../../shared/telemetry/limits.js";
 import { parseSdkVersion } from "./rows.js";
 
 /**
