@@ -10,10 +10,10 @@ import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import {
   buckets,
+  charge,
+  chargeIfCurrent,
   chargeMonthlyEvents,
   clientIp,
-  consume,
-  consumeIfCurrent,
   rateLimitHeaders,
 } from "../shared/rate-limit.js";
 import { LIMITS } from "../shared/telemetry/limits.js";
@@ -236,7 +236,7 @@ async function authenticate(
       authorize(p);
       transport = transportHeaders(request.headers, contentType);
     },
-    charge: (bucket, expected, limit) => consumeIfCurrent(env, bucket, expected, limit),
+    charge: (bucket, expected, limit) => chargeIfCurrent(env, bucket, expected, limit),
     ttlMs: credentialTtlMs(configOf(env)),
   });
   if (!charged) {
@@ -256,7 +256,7 @@ async function authenticate(
 
 /** No valid key: charged to the client's address instead, then 401 (or 429 past that limit). */
 async function refuse(request: Request, env: Env, out: Headers, keySent: boolean): Promise<never> {
-  const rate = await consume(
+  const rate = await charge(
     env,
     buckets.anonymous(clientIp(request.headers)),
     UNAUTHENTICATED_REQUESTS_PER_HOUR,

@@ -21,7 +21,7 @@ import {
 import type { Scope } from "../../shared/credentials/scopes.js";
 import { ApiError, dependencyDownIn } from "../../shared/errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
-import { buckets, clientIp, consume, consumeIfCurrent } from "../../shared/rate-limit.js";
+import { buckets, charge, chargeIfCurrent, clientIp } from "../../shared/rate-limit.js";
 import { type Db, httpDb } from "../db.js";
 import { sessionPrincipal } from "./session-principal.js";
 import type { SessionUser } from "./sessions.js";
@@ -45,7 +45,7 @@ export function rateLimited(max: number, result: RateLimitResult): ApiError {
 
 /** Requests without valid credentials still count, per client IP, so keys cannot be guessed at speed. */
 export async function chargeAnonymous(env: Env, headers: Headers): Promise<RateLimitResult> {
-  return consume(env, buckets.anonymous(clientIp(headers)), UNAUTHENTICATED_REQUESTS_PER_HOUR);
+  return charge(env, buckets.anonymous(clientIp(headers)), UNAUTHENTICATED_REQUESTS_PER_HOUR);
 }
 
 /** Resolved keys and tokens of this isolate (cache.ts). */
@@ -91,7 +91,7 @@ export async function chargeKeyOrToken(
     fallback: hashed.startsWith("key:") ? () => readReplica(env, hashed.slice("key:".length)) : undefined,
     onRead: (p) => noteUse(env, ctx, p),
     admit: () => {},
-    charge: (name, expected, max) => consumeIfCurrent(env, name, expected, max),
+    charge: (name, expected, max) => chargeIfCurrent(env, name, expected, max),
     ttlMs: credentialTtlMs(config),
     notAfter: (p) => (p.kind === "token" ? p.expiresAt.getTime() : undefined),
   });
@@ -150,8 +150,8 @@ export async function chargeSession(
       ? new ApiError("NOT_FOUND", "Project not found.")
       : new ApiError("FORBIDDEN", "This account does not belong to any studio.");
   }
-  const charge = chargeOf(principal, bucket);
-  return { principal, rate: await consume(env, charge.name, charge.max), limit: charge.max };
+  const owed = chargeOf(principal, bucket);
+  return { principal, rate: await charge(env, owed.name, owed.max), limit: owed.max };
 }
 
 export function requireScopeOf(principal: Principal, scope: Scope): void {
