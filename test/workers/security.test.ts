@@ -258,7 +258,7 @@ let endedSessionCookie = "";
 let memberSessionCookie = "";
 const neighbour = { grantId: "", keyId: "", userId: "", invitationId: "" };
 /** The studio a project belongs to: studio pages name the studio, the table's paths take a project. */
-const studioOf = (projectId: string) => (projectId === other.projectId ? other.tenantId : t.tenantId);
+const tenantOf = (projectId: string) => (projectId === other.projectId ? other.tenantId : t.tenantId);
 beforeAll(async () => {
   t = await seedTenant("enterprise", "Security Studio");
   other = await seedTenant("enterprise", "Neighbour Studio");
@@ -523,19 +523,19 @@ const PAGES: PageRoute[] = [
       crossTenant: false,
     }),
   ),
-  { method: "GET", path: (id) => `/settings/studios/${studioOf(id)}/members`, crossTenant: true },
-  { method: "POST", path: (id) => `/settings/studios/${studioOf(id)}/invitations`, crossTenant: true },
+  { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/members`, crossTenant: true },
+  { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/invitations`, crossTenant: true },
   ...["resend", "revoke"].map(
     (action): PageRoute => ({
       method: "POST",
-      path: (id) => `/settings/studios/${studioOf(id)}/invitations/${neighbour.invitationId}/${action}`,
+      path: (id) => `/settings/studios/${tenantOf(id)}/invitations/${neighbour.invitationId}/${action}`,
       crossTenant: true,
     }),
   ),
   ...["role", "remove"].map(
     (action): PageRoute => ({
       method: "POST",
-      path: (id) => `/settings/studios/${studioOf(id)}/members/${neighbour.userId}/${action}`,
+      path: (id) => `/settings/studios/${tenantOf(id)}/members/${neighbour.userId}/${action}`,
       crossTenant: true,
     }),
   ),

@@ -22,7 +22,7 @@ export const buckets = {
   /** Sign-ups and password-reset requests (each sends a mail), per client address. */
   mailIp: (ip: string) => `mail:ip:${ip}`,
   /** Invitation mails of one studio. */
-  mailStudio: (tenantId: string) => `mail:studio:${tenantId}`,
+  mailTenant: (tenantId: string) => `mail:studio:${tenantId}`,
   /** Events accepted in one UTC month (YYYY-MM). */
   monthlyEvents: (tenantId: string, month: string) => `budget:${tenantId}:${month}`,
 };

@@ -11,7 +11,7 @@ import { AccountError } from "./users.js";
 
 // A person's own account: sign-up and its verification, password change and reset, name, deletion.
 
-export const STUDIO_NAME_MAX = 100;
+export const TENANT_NAME_MAX = 100;
 /** The project a new studio starts with, so the sign-up ends on a dashboard with a key to make. */
 export const FIRST_PROJECT_NAME = "My first game";
 
@@ -21,7 +21,7 @@ export const FIRST_PROJECT_NAME = "My first game";
  */
 export async function recordSignup(
   db: Db,
-  input: { email: string; passwordHash: string; studioName: string },
+  input: { email: string; passwordHash: string; tenantName: string },
 ): Promise<{ id: string; token: string }> {
   await db
     .update(accountLinks)
@@ -63,7 +63,7 @@ export async function verifySignup(
     if (!user) {
       return null;
     }
-    const tenant = await createTenant(tx, link.studioName || `${link.email.split("@")[0]}'s studio`, "free");
+    const tenant = await createTenant(tx, link.tenantName || `${link.email.split("@")[0]}'s studio`, "free");
     await tx.insert(memberships).values({ userId: user.id, tenantId: tenant.id, role: "owner" });
     await createProject(tx, tenant.id, FIRST_PROJECT_NAME);
     // The password waits in the link only until the account exists.

@@ -26,7 +26,7 @@ export type NewLink = {
   role?: MembershipRole;
   invitedBy?: string;
   passwordHash?: string;
-  studioName?: string;
+  tenantName?: string;
 };
 
 /** Records a link; the token is returned once, for the mail. */

@@ -12,14 +12,14 @@ import { AccountError, emailProblem, normalizeEmail } from "./users.js";
 
 export const NAME_MAX = 100;
 
-export type StudioMembership = { tenantId: string; tenantName: string; role: MembershipRole };
+export type TenantMembership = { tenantId: string; tenantName: string; role: MembershipRole };
 
 /** The user's membership of the studio, or null (the members page is then a 404, as for another studio). */
 export async function membershipOf(
   db: Db,
   userId: string,
   tenantId: string,
-): Promise<StudioMembership | null> {
+): Promise<TenantMembership | null> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tenantId)) {
     return null;
   }

@@ -13,8 +13,8 @@ export function chargeMailIp<E extends AppEnv>(c: Context<E>) {
 }
 
 /** Invitation mails (new and resent) per studio per hour: a studio cannot be used to flood inboxes. */
-export const INVITATIONS_PER_STUDIO_PER_HOUR = 50;
+export const INVITATIONS_PER_TENANT_PER_HOUR = 50;
 
-export function chargeStudioInvitation<E extends AppEnv>(c: Context<E>, tenantId: string) {
-  return limiter(c.env, buckets.mailStudio(tenantId)).chargeWindow(INVITATIONS_PER_STUDIO_PER_HOUR, 3600);
+export function chargeTenantInvitation<E extends AppEnv>(c: Context<E>, tenantId: string) {
+  return limiter(c.env, buckets.mailTenant(tenantId)).chargeWindow(INVITATIONS_PER_TENANT_PER_HOUR, 3600);
 }

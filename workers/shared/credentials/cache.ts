@@ -68,7 +68,7 @@ export class CredentialCache<P> {
   }
 
   /**
-   * Keeps a principal read from Postgres at `readStartedAt`, confirmed through `bucket`'s object by `hit`,
+   * Keeps a principal read from Postgres at `readStartedAt`, confirmed through `bucket`'s object by `checked`,
    * unless the bucket changed around the time of the read. `notAfter` caps the entry (a token's expiry).
    */
   remember(

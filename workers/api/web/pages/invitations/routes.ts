@@ -13,14 +13,14 @@ import { csrfToken, csrfValid, currentUser } from "../../session.js";
 import { signInAs } from "../../sign-in-as.js";
 import { ACCEPT_PATH } from "../members/invitations.js";
 
-type Invitation = { token: string; email: string; studio: string; role: string; newUser: boolean };
+type Invitation = { token: string; email: string; tenantName: string; role: string; newUser: boolean };
 
 function acceptPage(csrf: string, inv: Invitation, error?: string): Html {
   const role = inv.role === "owner" ? "an owner" : "a member";
   return cardPage({
-    title: `Join ${inv.studio}`,
+    title: `Join ${inv.tenantName}`,
     error,
-    body: html`<p>You are invited to <strong>${inv.studio}</strong> as ${role}, as <strong>${inv.email}</strong>.</p>
+    body: html`<p>You are invited to <strong>${inv.tenantName}</strong> as ${role}, as <strong>${inv.email}</strong>.</p>
       <form method="post" action="${ACCEPT_PATH}">
         <input type="hidden" name="csrf" value="${csrf}" />
         <input type="hidden" name="token" value="${inv.token}" />
@@ -47,7 +47,7 @@ async function invitationFor(c: Context<AppEnv>, token: string): Promise<Invitat
   return {
     token,
     email: link.email,
-    studio: tenant?.name ?? "",
+    tenantName: tenant?.name ?? "",
     role: link.role,
     newUser: !(await userByEmail(db, link.email)),
   };

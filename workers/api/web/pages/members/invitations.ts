@@ -6,8 +6,8 @@ import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import type { Db } from "../../../db.js";
 import { invitationMail } from "../../../mail/messages.js";
-import { csrfForm, userStudio, visitor } from "../../access.js";
-import { chargeStudioInvitation } from "../../mail-throttle.js";
+import { csrfForm, userTenant, visitor } from "../../access.js";
+import { chargeTenantInvitation } from "../../mail-throttle.js";
 import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 import { membersPath } from "./view.js";
@@ -21,10 +21,10 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/settings/studios/:tenantId/invitations",
     visitor,
-    userStudio,
+    userTenant,
     csrfForm("Invitation not sent"),
     async (c) => {
-      const studio = c.get("studio");
+      const membership = c.get("membership");
       const form = c.get("form");
       const email = (form.email ?? "").trim().slice(0, 320);
       const role = form.role ?? "";
@@ -32,10 +32,10 @@ export function register(app: Hono<AppEnv>) {
       if (!isMembershipRole(role)) {
         return renderMembers(c, { status: 400, error: "Role: choose Owner or Member.", draft });
       }
-      if (!mayInvite(studio.role, role)) {
+      if (!mayInvite(membership.role, role)) {
         return renderMembers(c, { status: 403, error: "Role: only an owner can invite owners.", draft });
       }
-      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      const throttle = await chargeTenantInvitation(c, membership.tenantId);
       if (!throttle.allowed) {
         c.header("Retry-After", String(throttle.retryAfter));
         return renderMembers(c, {
@@ -47,7 +47,7 @@ export function register(app: Hono<AppEnv>) {
       let created: Awaited<ReturnType<typeof invite>>;
       try {
         created = await invite(c.get("db"), {
-          tenantId: studio.tenantId,
+          tenantId: membership.tenantId,
           email,
           role,
           invitedBy: c.get("visitor").user.userId,
@@ -62,7 +62,7 @@ export function register(app: Hono<AppEnv>) {
         c.env,
         c.get("db"),
         c.req.url,
-        studio,
+        membership,
         { id: created.id, email: created.email, role, token: created.token },
         ["invited", "invite-mail-failed"],
       );
@@ -73,19 +73,19 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/settings/studios/:tenantId/invitations/:invitationId/resend",
     visitor,
-    userStudio,
+    userTenant,
     csrfForm("Invitation not sent"),
     async (c) => {
-      const studio = c.get("studio");
+      const membership = c.get("membership");
       const db = c.get("db");
-      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
+      const invitation = await invitationOf(db, membership.tenantId, c.req.param("invitationId"));
       if (!invitation?.role) {
         return errorPage(c, 404, "Not found", "No such pending invitation.");
       }
-      if (!mayInvite(studio.role, invitation.role)) {
+      if (!mayInvite(membership.role, invitation.role)) {
         return errorPage(c, 403, "Invitation not sent", "Only an owner can invite owners.");
       }
-      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      const throttle = await chargeTenantInvitation(c, membership.tenantId);
       if (!throttle.allowed) {
         c.header("Retry-After", String(throttle.retryAfter));
         return renderMembers(c, { status: 429, error: "Too many invitations this hour. Try again later." });
@@ -98,7 +98,7 @@ export function register(app: Hono<AppEnv>) {
         c.env,
         db,
         c.req.url,
-        studio,
+        membership,
         { id: invitation.id, email: invitation.email, role: invitation.role, token: renewed.token },
         ["resent", "resend-mail-failed"],
       );
@@ -109,20 +109,20 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/settings/studios/:tenantId/invitations/:invitationId/revoke",
     visitor,
-    userStudio,
+    userTenant,
     csrfForm("Invitation not revoked"),
     async (c) => {
-      const studio = c.get("studio");
+      const membership = c.get("membership");
       const db = c.get("db");
-      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
+      const invitation = await invitationOf(db, membership.tenantId, c.req.param("invitationId"));
       if (!invitation?.role) {
         return errorPage(c, 404, "Not found", "No such pending invitation.");
       }
-      if (!mayInvite(studio.role, invitation.role)) {
+      if (!mayInvite(membership.role, invitation.role)) {
         return errorPage(c, 403, "Invitation not revoked", "Only an owner can revoke an owner's invitation.");
       }
-      await revokeInvitation(db, studio.tenantId, invitation.id);
-      return c.redirect(`${membersPath(studio.tenantId)}?done=revoked`, 303);
+      await revokeInvitation(db, membership.tenantId, invitation.id);
+      return c.redirect(`${membersPath(membership.tenantId)}?done=revoked`, 303);
     },
   );
 }
@@ -135,7 +135,7 @@ async function mailInvitation(
   env: Env,
   db: Db,
   requestUrl: string,
-  studio: { tenantId: string; tenantName: string },
+  membership: { tenantId: string; tenantName: string },
   invitation: { id: string; email: string; role: MembershipRole; token: string },
   [sent, failed]: [string, string],
 ): Promise<string> {
@@ -144,7 +144,7 @@ async function mailInvitation(
     env,
     db,
     invitation.id,
-    invitationMail(invitation.email, studio.tenantName, invitation.role, link),
+    invitationMail(invitation.email, membership.tenantName, invitation.role, link),
   );
-  return `${membersPath(studio.tenantId)}?done=${ok ? sent : failed}`;
+  return `${membersPath(membership.tenantId)}?done=${ok ? sent : failed}`;
 }
