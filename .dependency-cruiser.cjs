@@ -2,10 +2,39 @@
 //
 //   workers/api/      the API Worker: Web API, pages, alerting, exports, erasure, notifications
 //   workers/ingest/   the ingest Worker: POST /v1/events and the events queue's consumer
-//   workers/shared/   code both Workers use; it imports neither of them
-//   durable-objects/, schema/, proto/: below everything, like workers/shared/
+//   workers/shared/   code BOTH Workers use (every file is reachable from both entry points, type
+//                     imports included); it imports neither Worker, and no framework (Hono, zod) or ORM
+//   durable-objects/  the Durable Objects, all hosted by the API Worker (wrangler.toml)
+//   schema/, proto/   below everything, like workers/shared/
 //
 // A Worker's folder never imports the other Worker's folder, and nothing below them imports upward.
+// Code one Worker alone uses lives in that Worker's folder.
+
+/**
+ * The npm packages the ingest Worker (the hot path) must not carry: Hono and its middleware, drizzle,
+ * zod and the libraries built on them. `scripts/build-check.ts` reads this rule's `to.path` and fails
+ * the build when one appears in the ingest bundle; here, the lint fails when ingest or shared code
+ * imports one.
+ */
+const FRAMEWORKS =
+  "^node_modules/(hono|@hono/[^/]+|drizzle-[^/]+|zod|zod-[^/]+|@asteasolutions/zod-to-openapi)/";
+
+/**
+ * A rule per Worker: every file in workers/shared/ is reachable from its entry point. One exception: the
+ * metric table (telemetry/metrics.ts) sits beside the telemetry field table it refers to, and is read by the
+ * API Worker and by the dashboard's browser bundle, which may import nothing from workers/api/ (rule
+ * browser-bundle-self-contained); it is pure data with type-only imports (rule metric-table-pure).
+ */
+const sharedUsedBy = (worker) => ({
+  name: `shared-used-by-${worker}`,
+  comment:
+    `This file in workers/shared/ is not reachable from workers/${worker}/index.ts: shared code is what both ` +
+    `Workers use; move a file only one Worker needs into that Worker's folder.`,
+  severity: "error",
+  from: { path: `^workers/${worker}/index\\.ts$` },
+  to: { path: "^workers/shared/", pathNot: "^workers/shared/telemetry/metrics\\.ts$", reachable: false },
+});
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -32,6 +61,18 @@ module.exports = {
       from: { path: "^(workers/shared|durable-objects|schema|proto)/" },
       to: { path: "^workers/(api|ingest)/" },
     },
+    {
+      name: "shared-no-framework",
+      comment:
+        "workers/shared/ and the ingest Worker import no framework or ORM (Hono, zod, drizzle): the ingest " +
+        "bundle must stay free of them (scripts/build-check.ts), and shared code is in it. Put the " +
+        "Hono/zod/drizzle side in workers/api/.",
+      severity: "error",
+      from: { path: "^workers/(shared|ingest)/" },
+      to: { path: FRAMEWORKS },
+    },
+    sharedUsedBy("api"),
+    sharedUsedBy("ingest"),
     {
       name: "browser-bundle-self-contained",
       comment:
@@ -63,7 +104,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "(^|/)node_modules/|\\.gen\\.js$" },
+    // node_modules is not excluded: a package stays in the graph as a leaf, for shared-no-framework.
+    exclude: { path: "\\.gen\\.js$" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: {

@@ -18,7 +18,7 @@ export type BudgetResult = { allowed: boolean; used: number; limit: number | nul
  * (Unix ms) that last happened. `result` is null when the caller's generation was stale: nothing was
  * counted, and the caller must look the credential up again.
  */
-export type CheckedHit = { generation: number; changedAt: number; result: RateLimitResult | null };
+export type CheckedCharge = { generation: number; changedAt: number; result: RateLimitResult | null };
 
 /**
  * One instance per bucket name (tenant API quota, whoami bucket, client IP, project ingest rate,
@@ -57,16 +57,21 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /**
-   * hit() for a caller that holds a cached principal resolved at generation `expected`: counted only when
+   * chargeWindow() for a caller that holds a cached principal resolved at generation `expected`: counted only when
    * that is still this bucket's generation (or `expected` is null: a principal just read from Postgres).
    * One round trip does both the freshness check and the count.
    */
-  hitIfCurrent(expected: number | null, limit: number, windowSeconds: number, cost = 1): CheckedHit {
+  chargeWindowIfCurrent(
+    expected: number | null,
+    limit: number,
+    windowSeconds: number,
+    cost = 1,
+  ): CheckedCharge {
     const base = { generation: this.generation, changedAt: this.changedAt };
     if (expected !== null && expected !== this.generation) {
       return { ...base, result: null };
     }
-    return { ...base, result: this.hit(limit, windowSeconds, cost) };
+    return { ...base, result: this.chargeWindow(limit, windowSeconds, cost) };
   }
 
   /** A credential, plan or project charged to this bucket changed: every cached principal is stale. */
@@ -82,7 +87,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /** Counts `cost` requests now if the window allows them; a denied request is not counted. */
-  hit(limit: number, windowSeconds: number, cost = 1, nowMs = Date.now()): RateLimitResult {
+  chargeWindow(limit: number, windowSeconds: number, cost = 1, nowMs = Date.now()): RateLimitResult {
     const now = Math.floor(nowMs / 1000);
     this.prune(now - windowSeconds);
     let used = 0;
@@ -111,7 +116,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /** Adds `amount` to a budget (one object per tenant and month) unless it would exceed `limit`. */
-  charge(limit: number | null, amount: number, periodEndMs: number, nowMs = Date.now()): BudgetResult {
+  chargeBudget(limit: number | null, amount: number, periodEndMs: number, nowMs = Date.now()): BudgetResult {
     const allowed = limit === null || this.budgetUsed + amount <= limit;
     if (allowed) {
       this.budgetUsed += amount;

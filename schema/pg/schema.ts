@@ -13,6 +13,9 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
+import { PLAN_IDS } from "../../workers/shared/plans.js";
+import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import {
   ALERT_STATUSES,
   CHANNEL_KINDS,
@@ -23,10 +26,7 @@ import {
   EXPORT_STATUSES,
   THRESHOLD_LEVELS,
   type WorstCellsRecord,
-} from "../../workers/shared/columns.js";
-import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
-import { PLAN_IDS } from "../../workers/shared/plans.js";
-import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
+} from "./columns.js";
 
 const timestamps = {
   createdAt: timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
@@ -160,7 +160,7 @@ export type MailStatus = (typeof MAIL_STATUSES)[number];
 // Single-use links sent by mail: a sign-up's verification, an invitation to a studio, a password reset.
 // Only the token's SHA-256 is stored. The row is written before the mail is sent and keeps the mail's
 // outcome, so a mail that fails loses nothing: the link exists and can be sent again (a new token).
-// signup: `passwordHash` and `studioName` wait here until the email is verified; invitation: `tenantId`,
+// signup: `passwordHash` and `tenantName` wait here until the email is verified; invitation: `tenantId`,
 // `role`, `invitedBy`; reset: `userId`.
 export const accountLinks = pgTable(
   "account_links",
@@ -174,7 +174,7 @@ export const accountLinks = pgTable(
     role: text("role", { enum: MEMBERSHIP_ROLES }),
     invitedBy: uuid("invited_by").references(() => users.id, { onDelete: "set null" }),
     passwordHash: text("password_hash"),
-    studioName: text("studio_name"),
+    tenantName: text("studio_name"),
     createdAt: timestamps.createdAt,
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),

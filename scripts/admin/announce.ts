@@ -1,8 +1,9 @@
-// The admin CLI's side of the operator route (workers/shared/credentials/operator.ts): after a change is
+// The admin CLI's side of the operator route (workers/api/credentials/operator.ts): after a change is
 // committed in Postgres, tell the API Worker, which bumps the RateLimiter generations the credential
 // caches of both Workers are confirmed against, so the change applies from the next request.
+
+import { OPERATOR_CHANGES_PATH } from "../../workers/api/credentials/operator.js";
 import type { CredentialChange } from "../../workers/shared/credentials/cache.js";
-import { OPERATOR_CHANGES_PATH } from "../../workers/shared/credentials/operator.js";
 
 /** The operator secret `npm run dev` gives the API Worker (scripts/local/wrangler.ts). */
 export const LOCAL_OPERATOR_SECRET = "local-operator-secret-for-npm-run-dev-only";

@@ -10,10 +10,10 @@ import {
   createTenant,
   createToken,
   revokeKey,
-} from "../../workers/shared/bootstrap.js";
+} from "../../workers/api/bootstrap.js";
+import type { Db } from "../../workers/api/db.js";
 import type { CredentialChange } from "../../workers/shared/credentials/cache.js";
 import { KEY_PRESETS, type KeyPreset } from "../../workers/shared/credentials/scopes.js";
-import type { Db } from "../../workers/shared/db.js";
 import { isPlanId, PLAN_IDS } from "../../workers/shared/plans.js";
 
 export const USAGE = `usage:

@@ -11,10 +11,10 @@ import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
 import { retentionCohorts } from "../../workers/api/analytics/retention.js";
-import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
+import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
-import { windowOf } from "../../workers/shared/window.js";
 import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
 

@@ -3,7 +3,7 @@ import { loadavg } from "node:os";
 import autocannon from "autocannon";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { withBenchStack } from "./stack.js";
 
 const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);

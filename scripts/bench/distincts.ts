@@ -9,8 +9,8 @@
 import { createClient } from "@clickhouse/client-web";
 import { dashboardDistincts, monthPlayers, playersBetween } from "../../workers/api/analytics/dashboard.js";
 import { distinct, selectRows } from "../../workers/api/analytics/select.js";
+import { DAY_MS, type Window, windowOf } from "../../workers/api/window.js";
 import { CH_DAILY_ACTORS } from "../../workers/shared/clickhouse.js";
-import { DAY_MS, type Window, windowOf } from "../../workers/shared/window.js";
 import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
 

@@ -17,7 +17,7 @@
 import { gzipSync } from "node:zlib";
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { GameTelemetryEventSchema, TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { LIMITS } from "../../workers/ingest/wire-scan.js";
+import { LIMITS } from "../../workers/shared/telemetry/limits.js";
 
 export type RealisticBatch = {
   /** Serialized TelemetryBatch (what the Worker sees after decompression). */

@@ -19,7 +19,8 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import protobuf from "protobufjs";
 import { TelemetryBatchSchema } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { LIMITS, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { LIMITS } from "../../workers/shared/telemetry/limits.js";
 import { makeRealisticBatch } from "./generate-batch.js";
 
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 20);

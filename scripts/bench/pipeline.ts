@@ -1,9 +1,9 @@
 import { loadavg } from "node:os";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { INSERT_ROWS, insertRows } from "../../workers/ingest/consumer/events.js";
 import { appendRows, INSERT_COLUMNS, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
-import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
 import { insertBinary } from "../../workers/shared/clickhouse.js";
 import type { Config } from "../../workers/shared/config.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";

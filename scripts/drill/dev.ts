@@ -15,7 +15,7 @@ import { eq } from "drizzle-orm";
 import { chromium } from "playwright-core";
 import { projects, tenants } from "../../schema/pg/schema.js";
 import { resolveChromium } from "../../test/support/chromium-setup.js";
-import { createKey } from "../../workers/shared/bootstrap.js";
+import { createKey } from "../../workers/api/bootstrap.js";
 import type { RunningStack } from "../local/database.js";
 import { signalGroup } from "../local/wrangler.js";
 import { descendants, type Proc, processes } from "./processes.js";

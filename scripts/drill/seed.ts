@@ -1,8 +1,8 @@
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { createKey, createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
+import type { Db } from "../../workers/api/db.js";
 import type { KeyPreset } from "../../workers/shared/credentials/scopes.js";
-import type { Db } from "../../workers/shared/db.js";
 
 /**
  * An enterprise studio (no monthly event budget, 900,000 ingest requests an hour) with one project and a

@@ -46,7 +46,7 @@ afterAll(async () => {
 const unique = (tag: string) => `${tag}-${crypto.randomUUID().slice(0, 8)}@studio.test`;
 
 /** A studio with its owner, set up by the operator's CLI. */
-async function studioWithOwner(name: string) {
+async function tenantWithOwner(name: string) {
   const tenantId = (await admin("tenant", "create", "--name", name, "--plan", "pro")).id;
   const projectId = (await admin("project", "create", "--tenant", tenantId, "--name", `${name} Game`)).id;
   const email = unique("owner");
@@ -143,7 +143,7 @@ it("signs up: the verification link from the mail creates the studio, its first 
 }, 90_000);
 
 it("invites someone new who joins and sees the project; a role change; removal cuts their open page and CLI token", async () => {
-  const s = await studioWithOwner("Invite Studio");
+  const s = await tenantWithOwner("Invite Studio");
   const page = await context.newPage();
   await as([]);
   await signIn(page, s.email, s.password);
@@ -214,7 +214,7 @@ it("invites someone new who joins and sees the project; a role change; removal c
 }, 120_000);
 
 it("resets a forgotten password by mail: the old one is refused and other sessions end", async () => {
-  const s = await studioWithOwner("Reset Studio");
+  const s = await tenantWithOwner("Reset Studio");
   const page = await context.newPage();
   await as([]);
   await signIn(page, s.email, s.password);
@@ -246,7 +246,7 @@ it("resets a forgotten password by mail: the old one is refused and other sessio
 }, 90_000);
 
 it("a stranger's failures lock out only their own address: the owner signs in from another", async () => {
-  const s = await studioWithOwner("Lockout Studio");
+  const s = await tenantWithOwner("Lockout Studio");
   const page = await context.newPage();
   await as([]);
   await page.setExtraHTTPHeaders({ "CF-Connecting-IP": "203.0.113.66" });

@@ -2,7 +2,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { TelemetryBatchSchema } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { LIMITS, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { LIMITS } from "../../workers/shared/telemetry/limits.js";
 import { SDK_PROTO } from "../support/sdk-fixtures.js";
 
 // The engine SDKs' wire layout as a .proto text (test/support/sdk-fixtures.ts), loaded with

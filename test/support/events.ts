@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { expect } from "vitest";
-import { createKey } from "../../workers/shared/bootstrap.js";
+import { createKey } from "../../workers/api/bootstrap.js";
 import { openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
 import { batch, event, gzip } from "./batches.js";

@@ -5,9 +5,9 @@ import {
   createProject,
   createTenant,
   createToken,
-} from "../../workers/shared/bootstrap.js";
+} from "../../workers/api/bootstrap.js";
+import { type Db, openDb } from "../../workers/api/db.js";
 import { configOf } from "../../workers/shared/config.js";
-import { type Db, openDb } from "../../workers/shared/db.js";
 import type { PlanId } from "../../workers/shared/plans.js";
 
 export type Tenant = {

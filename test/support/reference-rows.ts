@@ -9,8 +9,8 @@ import {
   TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { parseSdkVersion } from "../../workers/ingest/consumer/rows.js";
-import { LIMITS } from "../../workers/ingest/wire-scan.js";
 import { type EnvelopeHeader, gunzipCapped } from "../../workers/shared/envelope.js";
+import { LIMITS } from "../../workers/shared/telemetry/limits.js";
 
 /** telemetry.events.source: the Enum8 names, by the wire's TelemetrySource number. */
 export const SOURCE_NAMES = {

@@ -74,11 +74,11 @@ describe("CredentialCache", () => {
 
   it("expires at notAfter (a token's expiry), and a TTL of 0 caches nothing", () => {
     const cache = new CredentialCache<P>();
-    const hit = { generation: 0, changedAt: 0, result: null };
-    cache.remember("token:h2", { tenantId: "a" }, "tenant:a", hit, T0, TTL, T0 + 1000, T0);
+    const checked = { generation: 0, changedAt: 0, result: null };
+    cache.remember("token:h2", { tenantId: "a" }, "tenant:a", checked, T0, TTL, T0 + 1000, T0);
     expect(cache.lookup("token:h2", bucketOf, T0 + 999)?.expired).toBe(false);
     expect(cache.lookup("token:h2", bucketOf, T0 + 1000)?.expired).toBe(true);
-    cache.remember("key:h3", { tenantId: "a" }, "tenant:a", hit, T0, 0, undefined, T0);
+    cache.remember("key:h3", { tenantId: "a" }, "tenant:a", checked, T0, 0, undefined, T0);
     expect(cache.lookup("key:h3", bucketOf, T0)).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { redirectUriAllowed, redirectUriProblem } from "../../workers/api/accounts/oauth/clients.js";
-import { parseScope } from "../../workers/shared/credentials/grants.js";
+import { parseScope } from "../../workers/api/credentials/grants.js";
 
 const cli = {
   id: "fdc_framedash_cli",

@@ -5,7 +5,8 @@ import {
   type TelemetryBatch,
   TelemetryBatchSchema,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { LIMITS, type ScanError, type ScanOk, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { type ScanError, type ScanOk, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { LIMITS } from "../../workers/shared/telemetry/limits.js";
 import {
   batchOfEvents,
   cat,

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { oauthCodes, oauthGrants, oauthRefreshTokens, oauthTokens } from "../../schema/pg/schema.js";
 import { addMembership } from "../../workers/api/accounts/users.js";
-import { createProject, createTenant } from "../../workers/shared/bootstrap.js";
+import { createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { Browser, hiddenFields, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";

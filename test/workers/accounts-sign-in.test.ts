@@ -23,7 +23,7 @@ function sessionCookie(res: Response): string | undefined {
 
 /** Counts `n` failures in a sign-in bucket now, as that many failed attempts would have. */
 async function fill(bucket: string, n: number): Promise<void> {
-  const r = await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket)).hit(
+  const r = await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket)).chargeWindow(
     1000,
     SIGN_IN_LIMITS.windowSeconds,
     n,

@@ -12,7 +12,7 @@ import {
 } from "../../schema/pg/schema.js";
 import { createLink, LINK_TTL_SECONDS } from "../../workers/api/accounts/links.js";
 import api from "../../workers/api/index.js";
-import { INVITATIONS_PER_STUDIO_PER_HOUR } from "../../workers/api/web/mail-throttle.js";
+import { INVITATIONS_PER_TENANT_PER_HOUR } from "../../workers/api/web/mail-throttle.js";
 import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { buckets } from "../../workers/shared/rate-limit.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
@@ -34,7 +34,7 @@ async function signedIn(email: string, password: string): Promise<Browser> {
 }
 
 /** A studio with an owner signed in. */
-async function studio(name = "Team Studio") {
+async function tenantWithOwner(name = "Team Studio") {
   const t = await seedTenant("pro", name);
   const owner = await seedUser(t.tenantId, "owner");
   return { t, owner, b: await signedIn(owner.email, owner.password) };
@@ -64,7 +64,7 @@ function tokenOf(link: string): string {
 
 describe("invitations over SMTP", () => {
   it("mails a single-use link stored only as its hash; a new person sets a password, joins and sees the project", async () => {
-    const { t, b } = await studio();
+    const { t, b } = await tenantWithOwner();
     const email = uniqueEmail("new");
     const res = await invite(b, t.tenantId, email);
     expect(res.status).toBe(303);
@@ -94,7 +94,7 @@ describe("invitations over SMTP", () => {
   });
 
   it("an existing user joins with the link and signs in as usual", async () => {
-    const { t, b } = await studio();
+    const { t, b } = await tenantWithOwner();
     const other = await seedTenant("pro", "Elsewhere");
     const person = await seedUser(other.tenantId, "owner");
     await invite(b, t.tenantId, person.email, "owner");
@@ -114,7 +114,7 @@ describe("invitations over SMTP", () => {
   });
 
   it("an expired link is refused", async () => {
-    const { t, b } = await studio();
+    const { t, b } = await tenantWithOwner();
     const email = uniqueEmail("late");
     await invite(b, t.tenantId, email);
     const link = linkIn(await mailTo(INBOX, email, /invited/), "/invitations/accept");
@@ -134,7 +134,7 @@ describe("invitations over SMTP", () => {
   });
 
   it("resend mails a new link and kills the old one; revoke kills it too", async () => {
-    const { t, b } = await studio();
+    const { t, b } = await tenantWithOwner();
     const email = uniqueEmail("resend");
     await invite(b, t.tenantId, email);
     const first = linkIn(await mailTo(INBOX, email, /invited/), "/invitations/accept");
@@ -159,7 +159,7 @@ describe("invitations over SMTP", () => {
   });
 
   it("a member invites members but not owners", async () => {
-    const { t } = await studio();
+    const { t } = await tenantWithOwner();
     const member = await seedUser(t.tenantId, "member");
     const mb = await signedIn(member.email, member.password);
     const email = uniqueEmail("owner-wannabe");
@@ -170,9 +170,9 @@ describe("invitations over SMTP", () => {
   });
 
   it("a studio sends a bounded number of invitation mails per hour", async () => {
-    const { t, b } = await studio();
-    const bucket = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(buckets.mailStudio(t.tenantId)));
-    expect((await bucket.hit(1000, 3600, INVITATIONS_PER_STUDIO_PER_HOUR)).allowed).toBe(true);
+    const { t, b } = await tenantWithOwner();
+    const bucket = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(buckets.mailTenant(t.tenantId)));
+    expect((await bucket.chargeWindow(1000, 3600, INVITATIONS_PER_TENANT_PER_HOUR)).allowed).toBe(true);
     const email = uniqueEmail("flood");
     const res = await invite(b, t.tenantId, email);
     expect(res.status).toBe(429);
@@ -184,7 +184,7 @@ describe("invitations over SMTP", () => {
   });
 
   it("a mail that cannot be sent keeps the invitation, says so, and can be resent", async () => {
-    const { t, b } = await studio();
+    const { t, b } = await tenantWithOwner();
     const email = uniqueEmail("bounce");
     const page = await (await b.get(membersPath(t.tenantId))).text();
     // The Worker's own handler with SMTP pointed at a closed port; everything else is real.
@@ -225,7 +225,7 @@ describe("invitations over SMTP", () => {
 
 describe("members and roles", () => {
   it("lists name, email, role, joined and last sign-in; an owner changes roles but never the last owner", async () => {
-    const { t, owner, b } = await studio();
+    const { t, owner, b } = await tenantWithOwner();
     const member = await seedUser(t.tenantId, "member");
     const page = await (await b.get(membersPath(t.tenantId))).text();
     expect(page).toContain(member.email);
@@ -266,7 +266,7 @@ describe("members and roles", () => {
   });
 
   it("a member changes no roles and removes no one", async () => {
-    const { t, owner } = await studio();
+    const { t, owner } = await tenantWithOwner();
     const member = await seedUser(t.tenantId, "member");
     const mb = await signedIn(member.email, member.password);
     const path = membersPath(t.tenantId);
@@ -275,7 +275,7 @@ describe("members and roles", () => {
   });
 
   it("removal cuts every path from the next request: pages, the Web API with the session, the OAuth token and its refresh", async () => {
-    const { t, b } = await studio();
+    const { t, b } = await tenantWithOwner();
     const member = await seedUser(t.tenantId, "member");
     const mb = await signedIn(member.email, member.password);
     const tokens = await cliLogin(mb, t.tenantId);
@@ -307,7 +307,7 @@ describe("members and roles", () => {
   });
 
   it("the last owner cannot be removed", async () => {
-    const { t, owner, b } = await studio();
+    const { t, owner, b } = await tenantWithOwner();
     const path = membersPath(t.tenantId);
     expect((await b.submit(path, {}, `${path}/${owner.id}/remove`)).status).toBe(409);
   });
@@ -315,7 +315,7 @@ describe("members and roles", () => {
 
 describe("passwords", () => {
   it("change needs the current password and ends the user's other sessions, not this one", async () => {
-    const { t } = await studio();
+    const { t } = await tenantWithOwner();
     const user = await seedUser(t.tenantId, "member");
     const here = await signedIn(user.email, user.password);
     const there = await signedIn(user.email, user.password);
@@ -339,7 +339,7 @@ describe("passwords", () => {
   });
 
   it("reset by mail: single use, ends every session and grant, the old password is refused", async () => {
-    const { t } = await studio();
+    const { t } = await tenantWithOwner();
     const user = await seedUser(t.tenantId, "member");
     const session = await signedIn(user.email, user.password);
     const tokens = await cliLogin(session, t.tenantId);
@@ -376,7 +376,7 @@ describe("passwords", () => {
   });
 
   it("an expired reset link is refused", async () => {
-    const { t } = await studio();
+    const { t } = await tenantWithOwner();
     const user = await seedUser(t.tenantId, "member");
     const { token } = await withDb((db) =>
       createLink(
@@ -394,7 +394,7 @@ describe("passwords", () => {
 
   it("an unknown email gets the same answer, and a mail saying there is no account", async () => {
     const known = await (async () => {
-      const { t } = await studio();
+      const { t } = await tenantWithOwner();
       return seedUser(t.tenantId, "member");
     })();
     const ghost = uniqueEmail("ghost");
@@ -461,7 +461,7 @@ describe("sign-up", () => {
   });
 
   it("an email already in use gets the same answer and a mail, never a second account", async () => {
-    const { t } = await studio();
+    const { t } = await tenantWithOwner();
     const user = await seedUser(t.tenantId, "member");
     const fresh = uniqueEmail("fresh");
     const a = await new Browser().submit("/sign-up", {
@@ -492,7 +492,7 @@ describe("sign-up", () => {
 
 describe("account page", () => {
   it("sets the name; deleting is refused for the last owner and otherwise ends sessions and grants", async () => {
-    const { t, owner, b } = await studio();
+    const { t, owner, b } = await tenantWithOwner();
     await b.submit("/settings/account", { name: "Producer Pat" }, "/settings/account/name");
     expect(await (await b.get(membersPath(t.tenantId))).text()).toContain("Producer Pat");
     const refused = await b.submit(

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { AlertStatus } from "../../schema/pg/columns.js";
 import { alertEvaluationEvents, alertRules, thresholdProfiles } from "../../schema/pg/schema.js";
 import { applyProfileDeletion } from "../../workers/api/alerts/profile-deletion.js";
-import type { AlertStatus } from "../../workers/shared/columns.js";
 import { hookUrl, json, send } from "../support/alerts.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";

@@ -5,7 +5,7 @@ import { countFailingCells, judgeScope } from "../../workers/api/alerts/cells.js
 import { deliveryRetryDelaySeconds } from "../../workers/api/alerts/deliver.js";
 import type { NotificationMessage } from "../../workers/api/alerts/notification.js";
 import worker from "../../workers/api/index.js";
-import { windowOf } from "../../workers/shared/window.js";
+import { windowOf } from "../../workers/api/window.js";
 import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
 import { TEST_APP_URL } from "../support/app-url.js";
 import { batch, event, MiB, perf } from "../support/batches.js";

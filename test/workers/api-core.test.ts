@@ -1,7 +1,7 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createToken, revokeKey } from "../../workers/api/bootstrap.js";
 import worker from "../../workers/api/index.js";
-import { createToken, revokeKey } from "../../workers/shared/bootstrap.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 
@@ -144,7 +144,7 @@ describe("authentication", () => {
   it("limits unauthenticated requests per client IP", async () => {
     const ip = "203.0.113.99";
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`ip:${ip}`));
-    await stub.hit(300, 3600, 299);
+    await stub.chargeWindow(300, 3600, 299);
     const last = await api("/v1/projects", { ip });
     expect(last.status).toBe(401);
     expect(last.headers.get("X-RateLimit-Remaining")).toBe("0");
@@ -220,7 +220,7 @@ describe("rate-limit headers", () => {
   it("429 with Retry-After once the plan's hourly quota is used", async () => {
     const fresh = await seedTenant("free", "Quota Studio");
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`tenant:${fresh.tenantId}`));
-    await stub.hit(1000, 3600, 999);
+    await stub.chargeWindow(1000, 3600, 999);
     const last = await api("/v1/projects", { key: fresh.keys.read.key });
     expect(last.status).toBe(200);
     expect(last.headers.get("X-RateLimit-Remaining")).toBe("0");

@@ -8,10 +8,11 @@ import {
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { insertRows } from "../../workers/ingest/consumer/events.js";
 import { appendRows, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
-import { LIMITS, scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
+import { scanTelemetryBatch } from "../../workers/ingest/wire-scan.js";
 import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
 import type { EnvelopeHeader } from "../../workers/shared/envelope.js";
+import { LIMITS } from "../../workers/shared/telemetry/limits.js";
 import { batch, type EventInit, event, MiB, nowUs, perf } from "../support/batches.js";
 import { rowsOfMessage } from "../support/reference-rows.js";
 

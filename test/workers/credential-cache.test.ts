@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
-import { revokeKey } from "../../workers/shared/bootstrap.js";
+import { revokeKey } from "../../workers/api/bootstrap.js";
 import { announceChange } from "../../workers/shared/credentials/cache.js";
 import { batchOf } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
@@ -130,7 +130,7 @@ describe("limits stay exact on a warm cache", () => {
     const key = fresh.keys.read.key;
     expect((await api("/v1/projects", { key })).status).toBe(200);
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`tenant:${fresh.tenantId}`));
-    await stub.hit(1000, 3600, 994); // 995 used: 5 left
+    await stub.chargeWindow(1000, 3600, 994); // 995 used: 5 left
     const answers = await Promise.all(Array.from({ length: 12 }, () => api("/v1/projects", { key })));
     const statuses = answers.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 200)).toHaveLength(5);

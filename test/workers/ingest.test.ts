@@ -1,7 +1,7 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { revokeKey } from "../../workers/api/bootstrap.js";
 import { handleIngest } from "../../workers/ingest/handler.js";
-import { revokeKey } from "../../workers/shared/bootstrap.js";
 import { batch, batchOf, event, gzip, nowUs } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { ingest, problemOf } from "../support/http.js";
@@ -146,7 +146,7 @@ describe("POST /v1/events — rejections, in the spec's order", () => {
   it("429 with Retry-After once the project's ingest rate is used", async () => {
     const fresh = await seedTenant("free", "Rate Ingest");
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`ingest:${fresh.projectId}`));
-    await stub.hit(3600, 3600, 3600);
+    await stub.chargeWindow(3600, 3600, 3600);
     const res = await ingest(batchOf(1), fresh.keys.ingest.key);
     const p = await expectProblem(res, 429, /Ingest rate/);
     expect(Number(res.headers.get("Retry-After"))).toBe(p.retry_after);
@@ -157,14 +157,14 @@ describe("POST /v1/events — rejections, in the spec's order", () => {
     const fresh = await seedTenant("free", "Budget Ingest");
     const month = new Date().toISOString().slice(0, 7);
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`budget:${fresh.tenantId}:${month}`));
-    await stub.charge(1_000_000, 999_990, Date.now() + 1000);
+    await stub.chargeBudget(1_000_000, 999_990, Date.now() + 1000);
     expect((await ingest(batchOf(10), fresh.keys.ingest.key)).status).toBe(202);
     const res = await ingest(batchOf(1), fresh.keys.ingest.key);
     const p = await expectProblem(res, 429, /budget/);
     expect(p.retry_after).toBeGreaterThan(0);
     expect(res.headers.get("Retry-After")).toBe(String(p.retry_after));
     // The refused batch was not charged.
-    expect((await stub.charge(1_000_000, 0, Date.now())).used).toBe(1_000_000);
+    expect((await stub.chargeBudget(1_000_000, 0, Date.now())).used).toBe(1_000_000);
   });
 });
 
@@ -195,7 +195,7 @@ describe("POST /v1/events — the queue refuses", () => {
     expect(res.headers.get("Retry-After")).toBe("5");
     const month = new Date().toISOString().slice(0, 7);
     const budget = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`budget:${fresh.tenantId}:${month}`));
-    expect((await budget.charge(null, 0, Date.now())).used).toBe(0);
+    expect((await budget.chargeBudget(null, 0, Date.now())).used).toBe(0);
   });
 });
 

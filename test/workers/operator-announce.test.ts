@@ -2,9 +2,9 @@ import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AnnounceFailed, type AnnounceTarget, announce } from "../../scripts/admin/announce.js";
 import { run } from "../../scripts/admin/commands.js";
-import { revokeKey } from "../../workers/shared/bootstrap.js";
+import { revokeKey } from "../../workers/api/bootstrap.js";
+import { resolveHashed } from "../../workers/api/credentials/gate.js";
 import { configOf } from "../../workers/shared/config.js";
-import { resolveHashed } from "../../workers/shared/credentials/gate.js";
 import { findKey } from "../../workers/shared/credentials/keys.js";
 import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { batchOf } from "../support/batches.js";
@@ -13,7 +13,7 @@ import { api, ingest, problemOf } from "../support/http.js";
 import { TEST_OPERATOR_SECRET } from "../support/operator.js";
 
 // Changes made by the admin CLI apply from the next request: the CLI commits, then announces through
-// the API Worker's operator route (workers/shared/credentials/operator.ts), exactly as below.
+// the API Worker's operator route (workers/api/credentials/operator.ts), exactly as below.
 
 /** The CLI's announcement, sent to the Worker under test instead of over the network. */
 const target: AnnounceTarget = { url: BASE, secret: TEST_OPERATOR_SECRET, fetch: (r) => SELF.fetch(r) };

@@ -7,11 +7,11 @@ import {
 } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { countFailingCells } from "../../workers/api/alerts/cells.js";
+import { windowOf } from "../../workers/api/window.js";
 import { consumeEvents } from "../../workers/ingest/consumer/events.js";
 import { parseSdkVersion } from "../../workers/ingest/consumer/rows.js";
 import { handleIngest } from "../../workers/ingest/handler.js";
 import { openEnvelope } from "../../workers/shared/envelope.js";
-import { windowOf } from "../../workers/shared/window.js";
 import { batchOf, event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, storedCount, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";

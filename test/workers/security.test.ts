@@ -12,10 +12,10 @@ import {
 } from "../../schema/pg/schema.js";
 import { createLink } from "../../workers/api/accounts/links.js";
 import { newApp } from "../../workers/api/app.js";
+import { endSession, sessionUser, startSession } from "../../workers/api/credentials/sessions.js";
 import { DOCS_ASSETS } from "../../workers/api/routes/docs/index.js";
 import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
 import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
-import { endSession, sessionUser, startSession } from "../../workers/shared/credentials/sessions.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -258,7 +258,7 @@ let endedSessionCookie = "";
 let memberSessionCookie = "";
 const neighbour = { grantId: "", keyId: "", userId: "", invitationId: "" };
 /** The studio a project belongs to: studio pages name the studio, the table's paths take a project. */
-const studioOf = (projectId: string) => (projectId === other.projectId ? other.tenantId : t.tenantId);
+const tenantOf = (projectId: string) => (projectId === other.projectId ? other.tenantId : t.tenantId);
 beforeAll(async () => {
   t = await seedTenant("enterprise", "Security Studio");
   other = await seedTenant("enterprise", "Neighbour Studio");
@@ -523,19 +523,19 @@ const PAGES: PageRoute[] = [
       crossTenant: false,
     }),
   ),
-  { method: "GET", path: (id) => `/settings/studios/${studioOf(id)}/members`, crossTenant: true },
-  { method: "POST", path: (id) => `/settings/studios/${studioOf(id)}/invitations`, crossTenant: true },
+  { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/members`, crossTenant: true },
+  { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/invitations`, crossTenant: true },
   ...["resend", "revoke"].map(
     (action): PageRoute => ({
       method: "POST",
-      path: (id) => `/settings/studios/${studioOf(id)}/invitations/${neighbour.invitationId}/${action}`,
+      path: (id) => `/settings/studios/${tenantOf(id)}/invitations/${neighbour.invitationId}/${action}`,
       crossTenant: true,
     }),
   ),
   ...["role", "remove"].map(
     (action): PageRoute => ({
       method: "POST",
-      path: (id) => `/settings/studios/${studioOf(id)}/members/${neighbour.userId}/${action}`,
+      path: (id) => `/settings/studios/${tenantOf(id)}/members/${neighbour.userId}/${action}`,
       crossTenant: true,
     }),
   ),

@@ -74,7 +74,7 @@ describe("routing: the ingest Worker answers both ingest paths", () => {
     expect(Number(second.headers.get("X-RateLimit-Remaining"))).toBe(limit - 2);
     // Exhaust the bucket from the API Worker's side: the ingest Worker sees the same object.
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`ingest:${fresh.projectId}`));
-    await stub.hit(limit, 3600, limit - 2);
+    await stub.chargeWindow(limit, 3600, limit - 2);
     for (const path of ["/v1/events", "/api/v1/events"]) {
       const res = await SELF.fetch(sdkRequest(path, fresh.keys.ingest.key));
       expect(res.status).toBe(429);

@@ -2,7 +2,7 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { RateLimitResult } from "../../durable-objects/rate-limiter.js";
 import type { Config } from "../shared/config.js";
 import type { Principal } from "../shared/credentials/principal.js";
-import type { Db } from "../shared/db.js";
+import type { Db } from "./db.js";
 
 export type AppEnv = {
   Bindings: Env;

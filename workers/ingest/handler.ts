@@ -1,4 +1,3 @@
-import { Breaker } from "../shared/breaker.js";
 import { type Config, configOf } from "../shared/config.js";
 import { CredentialCache, chargeCredential, credentialTtlMs } from "../shared/credentials/cache.js";
 import { offerToReplica, readReplica } from "../shared/credentials/key-replica.js";
@@ -11,14 +10,16 @@ import { ApiError, problemResponse, toApiError } from "../shared/errors.js";
 import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR } from "../shared/plans.js";
 import {
   buckets,
+  charge,
+  chargeIfCurrent,
   chargeMonthlyEvents,
   clientIp,
-  consume,
-  consumeIfCurrent,
   rateLimitHeaders,
 } from "../shared/rate-limit.js";
+import { LIMITS } from "../shared/telemetry/limits.js";
+import { Breaker } from "./breaker.js";
 import { CORS_HEADERS, preflightResponse } from "./cors.js";
-import { LIMITS, scanTelemetryBatch } from "./wire-scan.js";
+import { scanTelemetryBatch } from "./wire-scan.js";
 
 export const MAX_BODY_BYTES = LIMITS.maxCompressedBytes;
 const MAX_DECOMPRESSED_BYTES = LIMITS.maxDecompressedBytes;
@@ -235,7 +236,7 @@ async function authenticate(
       authorize(p);
       transport = transportHeaders(request.headers, contentType);
     },
-    charge: (bucket, expected, limit) => consumeIfCurrent(env, bucket, expected, limit),
+    charge: (bucket, expected, limit) => chargeIfCurrent(env, bucket, expected, limit),
     ttlMs: credentialTtlMs(configOf(env)),
   });
   if (!charged) {
@@ -255,7 +256,7 @@ async function authenticate(
 
 /** No valid key: charged to the client's address instead, then 401 (or 429 past that limit). */
 async function refuse(request: Request, env: Env, out: Headers, keySent: boolean): Promise<never> {
-  const rate = await consume(
+  const rate = await charge(
     env,
     buckets.anonymous(clientIp(request.headers)),
     UNAUTHENTICATED_REQUESTS_PER_HOUR,

@@ -48,8 +48,6 @@ import {
   wireErrorText,
 } from "./wire/reader.js";
 
-export { LIMITS };
-
 export type ScanOk = {
   ok: true;
   eventCount: number;

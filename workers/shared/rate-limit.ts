@@ -1,4 +1,4 @@
-import type { BudgetResult, CheckedHit, RateLimitResult } from "../../durable-objects/rate-limiter.js";
+import type { BudgetResult, CheckedCharge, RateLimitResult } from "../../durable-objects/rate-limiter.js";
 
 export const HOUR_SECONDS = 3600;
 
@@ -22,7 +22,7 @@ export const buckets = {
   /** Sign-ups and password-reset requests (each sends a mail), per client address. */
   mailIp: (ip: string) => `mail:ip:${ip}`,
   /** Invitation mails of one studio. */
-  mailStudio: (tenantId: string) => `mail:studio:${tenantId}`,
+  mailTenant: (tenantId: string) => `mail:studio:${tenantId}`,
   /** Events accepted in one UTC month (YYYY-MM). */
   monthlyEvents: (tenantId: string, month: string) => `budget:${tenantId}:${month}`,
 };
@@ -32,14 +32,14 @@ export function limiter(env: Env, bucket: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(bucket));
 }
 
-/** consume() for a cached principal: counted only if `expected` is still the bucket's generation. */
-export function consumeIfCurrent(
+/** charge() for a cached principal: counted only if `expected` is still the bucket's generation. */
+export function chargeIfCurrent(
   env: Env,
   bucket: string,
   expected: number | null,
   limit: number,
-): Promise<CheckedHit> {
-  return limiter(env, bucket).hitIfCurrent(expected, limit, HOUR_SECONDS);
+): Promise<CheckedCharge> {
+  return limiter(env, bucket).chargeWindowIfCurrent(expected, limit, HOUR_SECONDS);
 }
 
 /** Bumps the credentials generation of each bucket; resolves once every one has taken it. */
@@ -48,8 +48,8 @@ export async function bumpGenerations(env: Env, names: string[]): Promise<void> 
 }
 
 /** One RateLimiter object per bucket name; see durable-objects/rate-limiter.ts. */
-export function consume(env: Env, bucket: string, limit: number, cost = 1): Promise<RateLimitResult> {
-  return limiter(env, bucket).hit(limit, HOUR_SECONDS, cost);
+export function charge(env: Env, bucket: string, limit: number, cost = 1): Promise<RateLimitResult> {
+  return limiter(env, bucket).chargeWindow(limit, HOUR_SECONDS, cost);
 }
 
 /** Charges `events` to the tenant's budget of the current UTC month. */
@@ -62,7 +62,7 @@ export function chargeMonthlyEvents(
 ): Promise<BudgetResult> {
   const month = now.toISOString().slice(0, 7);
   const periodEnd = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-  return limiter(env, buckets.monthlyEvents(tenantId, month)).charge(limit, events, periodEnd);
+  return limiter(env, buckets.monthlyEvents(tenantId, month)).chargeBudget(limit, events, periodEnd);
 }
 
 export function rateLimitHeaders(r: RateLimitResult): Record<string, string> {

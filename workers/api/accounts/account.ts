@@ -1,9 +1,9 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { accountLinks, memberships, users } from "../../../schema/pg/schema.js";
-import { createProject, createTenant } from "../../shared/bootstrap.js";
-import { revokeGrantsOfUser } from "../../shared/credentials/grants.js";
-import { endSessionsOfUser } from "../../shared/credentials/sessions.js";
-import type { Db } from "../../shared/db.js";
+import { createProject, createTenant } from "../bootstrap.js";
+import { revokeGrantsOfUser } from "../credentials/grants.js";
+import { endSessionsOfUser } from "../credentials/sessions.js";
+import type { Db } from "../db.js";
 import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem, verifyPassword } from "./password.js";
 import { NAME_MAX } from "./team.js";
@@ -11,7 +11,7 @@ import { AccountError } from "./users.js";
 
 // A person's own account: sign-up and its verification, password change and reset, name, deletion.
 
-export const STUDIO_NAME_MAX = 100;
+export const TENANT_NAME_MAX = 100;
 /** The project a new studio starts with, so the sign-up ends on a dashboard with a key to make. */
 export const FIRST_PROJECT_NAME = "My first game";
 
@@ -21,7 +21,7 @@ export const FIRST_PROJECT_NAME = "My first game";
  */
 export async function recordSignup(
   db: Db,
-  input: { email: string; passwordHash: string; studioName: string },
+  input: { email: string; passwordHash: string; tenantName: string },
 ): Promise<{ id: string; token: string }> {
   await db
     .update(accountLinks)
@@ -63,7 +63,7 @@ export async function verifySignup(
     if (!user) {
       return null;
     }
-    const tenant = await createTenant(tx, link.studioName || `${link.email.split("@")[0]}'s studio`, "free");
+    const tenant = await createTenant(tx, link.tenantName || `${link.email.split("@")[0]}'s studio`, "free");
     await tx.insert(memberships).values({ userId: user.id, tenantId: tenant.id, role: "owner" });
     await createProject(tx, tenant.id, FIRST_PROJECT_NAME);
     // The password waits in the link only until the account exists.

@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { type AccountLinkPurpose, accountLinks, type MembershipRole } from "../../../schema/pg/schema.js";
 import { looksLikeSecret, newSecret, sha256Hex } from "../../shared/credentials/secrets.js";
-import type { Db } from "../../shared/db.js";
+import type { Db } from "../db.js";
 import { type Mail, sendMail } from "../mail/smtp.js";
 
 // Single-use links sent by mail (schema: account_links). The token is random (240 bits), shown only in
@@ -26,7 +26,7 @@ export type NewLink = {
   role?: MembershipRole;
   invitedBy?: string;
   passwordHash?: string;
-  studioName?: string;
+  tenantName?: string;
 };
 
 /** Records a link; the token is returned once, for the mail. */

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
 import { accountLinks, type MembershipRole, memberships, tenants, users } from "../../../schema/pg/schema.js";
-import { revokeGrantsOfUser } from "../../shared/credentials/grants.js";
-import type { Db, Tx } from "../../shared/db.js";
+import { revokeGrantsOfUser } from "../credentials/grants.js";
+import type { Db, Tx } from "../db.js";
 import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem } from "./password.js";
 import { AccountError, emailProblem, normalizeEmail } from "./users.js";
@@ -12,14 +12,14 @@ import { AccountError, emailProblem, normalizeEmail } from "./users.js";
 
 export const NAME_MAX = 100;
 
-export type StudioMembership = { tenantId: string; tenantName: string; role: MembershipRole };
+export type TenantMembership = { tenantId: string; tenantName: string; role: MembershipRole };
 
 /** The user's membership of the studio, or null (the members page is then a 404, as for another studio). */
 export async function membershipOf(
   db: Db,
   userId: string,
   tenantId: string,
-): Promise<StudioMembership | null> {
+): Promise<TenantMembership | null> {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tenantId)) {
     return null;
   }

@@ -48,26 +48,26 @@ export async function chargeSignIn(env: Env, ip: string, email: string): Promise
   const { ipBucket, accountIpBucket, accountBucket } = await signInBuckets(ip, email);
   const { perIp, perAccountIp, perAccountBeforeSlowdown, slowdownMs, windowSeconds } = SIGN_IN_LIMITS;
   const none = async () => {};
-  const byIp = await limiter(env, ipBucket).hit(perIp, windowSeconds);
+  const byIp = await limiter(env, ipBucket).chargeWindow(perIp, windowSeconds);
   if (!byIp.allowed) {
     return { allowed: false, retryAfter: byIp.retryAfter, delayMs: 0, refund: none };
   }
-  const byAccountIp = await limiter(env, accountIpBucket).hit(perAccountIp, windowSeconds);
+  const byAccountIp = await limiter(env, accountIpBucket).chargeWindow(perAccountIp, windowSeconds);
   if (!byAccountIp.allowed) {
-    await limiter(env, ipBucket).hit(perIp, windowSeconds, -1);
+    await limiter(env, ipBucket).chargeWindow(perIp, windowSeconds, -1);
     return { allowed: false, retryAfter: byAccountIp.retryAfter, delayMs: 0, refund: none };
   }
-  const byAccount = await limiter(env, accountBucket).hit(ACCOUNT_COUNT_CAP, windowSeconds);
+  const byAccount = await limiter(env, accountBucket).chargeWindow(ACCOUNT_COUNT_CAP, windowSeconds);
   const failures = ACCOUNT_COUNT_CAP - byAccount.remaining - 1;
   return {
     allowed: true,
     retryAfter: 0,
     delayMs: failures >= perAccountBeforeSlowdown ? slowdownMs : 0,
     refund: async () => {
-      await limiter(env, ipBucket).hit(perIp, windowSeconds, -1);
-      await limiter(env, accountIpBucket).hit(perAccountIp, windowSeconds, -1);
+      await limiter(env, ipBucket).chargeWindow(perIp, windowSeconds, -1);
+      await limiter(env, accountIpBucket).chargeWindow(perAccountIp, windowSeconds, -1);
       if (byAccount.allowed) {
-        await limiter(env, accountBucket).hit(ACCOUNT_COUNT_CAP, windowSeconds, -1);
+        await limiter(env, accountBucket).chargeWindow(ACCOUNT_COUNT_CAP, windowSeconds, -1);
       }
     },
   };

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { type MembershipRole, memberships, projects, tenants, users } from "../../../schema/pg/schema.js";
-import type { Db } from "../../shared/db.js";
+import type { Db } from "../db.js";
 import { burnVerification, hashPassword, passwordProblem, verifyPassword } from "./password.js";
 
 export class AccountError extends Error {}

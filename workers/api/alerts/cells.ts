@@ -1,10 +1,10 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import type { WorstCell } from "../../../schema/pg/columns.js";
 import { CH_ALERT_CELLS, CH_EVENTS } from "../../shared/clickhouse.js";
-import type { WorstCell } from "../../shared/columns.js";
 import { isWorse, METRIC, METRICS, type MetricKey, worseOp } from "../../shared/telemetry/metrics.js";
-import type { Window } from "../../shared/window.js";
 import { fromRollup, MAP_SCOPE } from "../analytics/heatmap.js";
 import { selectRows } from "../analytics/select.js";
+import type { Window } from "../window.js";
 
 /** Device filters of a threshold profile; null matches any value. */
 export type ProfileFilters = {

@@ -1,8 +1,8 @@
 import { inArray } from "drizzle-orm";
 import { notificationChannels } from "../../../schema/pg/schema.js";
 import { configOf } from "../../shared/config.js";
-import { openDb } from "../../shared/db.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { openDb } from "../db.js";
 import type { NotificationMessage } from "./notification.js";
 import { bodyFor } from "./notification.js";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signBody, TIMESTAMP_HEADER } from "./signature.js";

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { asc, eq, inArray } from "drizzle-orm";
+import type { WorstCellsRecord } from "../../../schema/pg/columns.js";
 import {
   type AlertRuleRow,
   alertEvaluationEvents,
@@ -11,10 +12,9 @@ import {
   thresholdProfiles,
 } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
-import type { WorstCellsRecord } from "../../shared/columns.js";
 import { configOf } from "../../shared/config.js";
-import { type Db, openDb } from "../../shared/db.js";
-import { windowOf } from "../../shared/window.js";
+import { type Db, openDb } from "../db.js";
+import { windowOf } from "../window.js";
 import { type CellMeans, type CellScope, cellMeans, failingShares, judgeCells } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
 import { linked } from "./links.js";

@@ -1,9 +1,9 @@
 import { desc, inArray } from "drizzle-orm";
+import type { AlertStatus } from "../../../schema/pg/columns.js";
 import { alertEvaluationEvents } from "../../../schema/pg/schema.js";
-import type { AlertStatus } from "../../shared/columns.js";
-import type { Db } from "../../shared/db.js";
+import type { Db } from "../db.js";
 
-export type { AlertStatus } from "../../shared/columns.js";
+export type { AlertStatus } from "../../../schema/pg/columns.js";
 export type LatestStatus = { status: AlertStatus; at: Date };
 
 /** The newest recorded status of each (rule, evaluated profile) pair, keyed `${ruleId}:${profileId}`. */

@@ -1,4 +1,4 @@
-import type { WorstCell, WorstCellsRecord } from "../../shared/columns.js";
+import type { WorstCell, WorstCellsRecord } from "../../../schema/pg/columns.js";
 import type { MetricKey } from "../../shared/telemetry/metrics.js";
 
 /**

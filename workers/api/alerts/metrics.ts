@@ -1,9 +1,9 @@
+import type { ThresholdLevel } from "../../../schema/pg/columns.js";
 import type { ThresholdProfileRow as ProfileRow } from "../../../schema/pg/schema.js";
-import type { ThresholdLevel } from "../../shared/columns.js";
 import { METRIC, type MetricKey, type ProfileField } from "../../shared/telemetry/metrics.js";
 
 // The lists live below the schema, which types the alert columns with them.
-export { THRESHOLD_LEVELS, type ThresholdLevel } from "../../shared/columns.js";
+export { THRESHOLD_LEVELS, type ThresholdLevel } from "../../../schema/pg/columns.js";
 
 export const CELL_SIZES = [5, 10, 25, 50] as const;
 

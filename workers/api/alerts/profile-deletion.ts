@@ -1,6 +1,6 @@
 import { and, eq, inArray, notExists, sql } from "drizzle-orm";
 import { alertEvaluationEvents, alertRuleProfiles, alertRules } from "../../../schema/pg/schema.js";
-import type { Tx } from "../../shared/db.js";
+import type { Tx } from "../db.js";
 
 export type ProfileDeletionEffects = {
   /** Rules whose bundle held the profile. */

@@ -1,8 +1,8 @@
 import { and, count, eq } from "drizzle-orm";
 import { alertRules, projects, tenants } from "../../../schema/pg/schema.js";
-import type { Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
 import { planOf } from "../../shared/plans.js";
+import type { Tx } from "../db.js";
 
 /**
  * Refuses one more active rule beyond the plan's maximum. Call inside the transaction that activates

@@ -6,9 +6,9 @@ import {
   maps,
   thresholdProfiles,
 } from "../../../schema/pg/schema.js";
-import type { Db, Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
 import type { MetricKey } from "../../shared/telemetry/metrics.js";
+import type { Db, Tx } from "../db.js";
 import { type AlertStatus, latestStatuses } from "./latest.js";
 import type { ThresholdLevel } from "./metrics.js";
 

@@ -1,8 +1,8 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { maps, notificationChannels, thresholdProfiles } from "../../../schema/pg/schema.js";
-import type { Tx } from "../../shared/db.js";
 import { ApiError } from "../../shared/errors.js";
 import type { MetricKey } from "../../shared/telemetry/metrics.js";
+import type { Tx } from "../db.js";
 import { type ThresholdLevel, thresholdField, thresholdOf } from "./metrics.js";
 
 /** The fields of a rule that refer to other records, as they will be after the request. */

@@ -7,7 +7,7 @@
 import { eq, sql } from "drizzle-orm";
 import { projects } from "../../../schema/pg/schema.js";
 import { announceChange } from "../../shared/credentials/cache.js";
-import type { Db } from "../../shared/db.js";
+import type { Db } from "../db.js";
 
 const TTL_SECONDS = 60;
 // A synthetic origin: cache keys must be URLs, and this one can never be fetched by a client.

@@ -8,7 +8,7 @@ import {
   type ProfileField,
   worseOp,
 } from "../../shared/telemetry/metrics.js";
-import type { Window } from "../../shared/window.js";
+import type { Window } from "../window.js";
 import { quantized, rawPercentile } from "./percentiles.js";
 import { byText, distinct, num, pct, selectRows } from "./select.js";
 

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_COMPARE_BUILDS, CH_COMPARE_DAYS } from "../../shared/clickhouse.js";
-import type { Window } from "../../shared/window.js";
+import type { Window } from "../window.js";
 import { num, selectRows } from "./select.js";
 
 /**

@@ -8,7 +8,7 @@ import {
   CH_HOURLY_PLAYERS,
   CH_PLAYER_LAST_SEEN,
 } from "../../shared/clickhouse.js";
-import { chTime, DAY_MS, type Window } from "../../shared/window.js";
+import { chTime, DAY_MS, type Window } from "../window.js";
 import { byText, distinct, num, type RowOf, selectRows } from "./select.js";
 
 // `metric`, not `kind`: an alias would shadow daily_actors.kind in WHERE.

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_FUNNEL_EVENTS } from "../../shared/clickhouse.js";
-import type { Window } from "../../shared/window.js";
+import type { Window } from "../window.js";
 import { num, pct, selectRows } from "./select.js";
 
 export type FunnelStep = {

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_EVENTS, CH_HEATMAP_CELLS } from "../../shared/clickhouse.js";
-import type { Window } from "../../shared/window.js";
+import type { Window } from "../window.js";
 import { rawPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DAILY_ACTORS, CH_DAILY_EVENTS, CH_EVENTS } from "../../shared/clickhouse.js";
-import { chTime, mondayOf, monthOf, type Window } from "../../shared/window.js";
+import { chTime, mondayOf, monthOf, type Window } from "../window.js";
 import { distinct, num, selectRows } from "./select.js";
 
 export const INSIGHT_METRICS = ["count", "unique_players"] as const;

@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { maps } from "../../../schema/pg/schema.js";
-import type { Db } from "../../shared/db.js";
+import type { Db } from "../db.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

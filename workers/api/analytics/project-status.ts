@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { z } from "@hono/zod-openapi";
 import { CH_EVENTS } from "../../shared/clickhouse.js";
-import { chTime, DAY_MS } from "../../shared/window.js";
+import { chTime, DAY_MS } from "../window.js";
 import { type CachedProject, cached, cacheKey, type Defer } from "./cache.js";
 import { num, selectRows } from "./select.js";
 

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_PLAYER_DAYS } from "../../shared/clickhouse.js";
-import { addDays, type Window } from "../../shared/window.js";
+import { addDays, type Window } from "../window.js";
 import { num, pct, selectRows } from "./select.js";
 
 export type RetentionCohort = {

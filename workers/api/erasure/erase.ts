@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import type { ErasureStepOutcome } from "../../shared/columns.js";
+import type { ErasureStepOutcome } from "../../../schema/pg/columns.js";
 import { rebuildRollups } from "./rollups.js";
 import { countRows, deleteRows, ERASURE_STEPS, type ErasureStep, playerSessions } from "./steps.js";
 

@@ -1,6 +1,6 @@
-import type { ExportFormat } from "../../shared/columns.js";
+import type { ExportFormat } from "../../../schema/pg/columns.js";
 
-export { EXPORT_FORMAT_NAMES, type ExportFormat } from "../../shared/columns.js";
+export { EXPORT_FORMAT_NAMES, type ExportFormat } from "../../../schema/pg/columns.js";
 
 type FormatSpec = { clickhouse: string; contentType: string; extension: string };
 

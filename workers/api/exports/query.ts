@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { chTime } from "../../shared/window.js";
 import { projectEventsSelect } from "../query/events-view.js";
+import { chTime } from "../window.js";
 import { EXPORT_FORMATS, type ExportFormat } from "./formats.js";
 
 export type ExportSpec = {

@@ -4,11 +4,11 @@ import type { Mail } from "./smtp.js";
 // The mails the service sends: plain text, one link each, saying how long it works and what to do if
 // the mail was not expected.
 
-export function invitationMail(to: string, studio: string, role: MembershipRole, link: string): Mail {
+export function invitationMail(to: string, tenantName: string, role: MembershipRole, link: string): Mail {
   return {
     to,
-    subject: `You are invited to ${studio} on Game Telemetry Analytics`,
-    text: `You are invited to join the studio "${studio}" as ${role === "owner" ? "an owner" : "a member"}.
+    subject: `You are invited to ${tenantName} on Game Telemetry Analytics`,
+    text: `You are invited to join the studio "${tenantName}" as ${role === "owner" ? "an owner" : "a member"}.
 
 Accept the invitation (the link works once, for 7 days):
 ${link}

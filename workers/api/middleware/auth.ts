@@ -1,23 +1,23 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import type { ProjectRow } from "../../../schema/pg/schema.js";
+import { credentialOf, type Principal } from "../../shared/credentials/principal.js";
+import type { Scope } from "../../shared/credentials/scopes.js";
+import { ApiError } from "../../shared/errors.js";
+import type { AppEnv } from "../context.js";
 import {
   type Bucket,
   chargeAnonymous,
   chargeKeyOrToken,
   chargeSession,
-  type ProjectRow,
   rateLimited,
   reachableProject,
   requireScopeOf,
   tenantProjectsOf,
-} from "../../shared/credentials/gate.js";
-import { credentialOf, type Principal } from "../../shared/credentials/principal.js";
-import type { Scope } from "../../shared/credentials/scopes.js";
-import { ApiError } from "../../shared/errors.js";
-import type { AppEnv } from "../context.js";
+} from "../credentials/gate.js";
 import { currentUser, hasSessionCookie } from "../web/session.js";
 
-// The gate as Hono middleware: reads the request, sets what workers/shared/credentials/gate.ts decides.
+// The gate as Hono middleware: reads the request, sets what workers/api/credentials/gate.ts decides.
 
 /** Requests without valid credentials still count, per client IP, so keys cannot be guessed at speed. */
 export async function limitAnonymous(c: Context<AppEnv>): Promise<void> {

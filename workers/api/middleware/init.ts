@@ -1,10 +1,10 @@
 import { createMiddleware } from "hono/factory";
 import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
-import { openDb } from "../../shared/db.js";
 import { rateLimitHeaders } from "../../shared/rate-limit.js";
 import { requestNow, TEST_NOW_HEADER } from "../clock.js";
 import type { AppEnv } from "../context.js";
+import { openDb } from "../db.js";
 
 /**
  * Reads the request's clock (clock.ts) and builds the per-request services into c.var and, on the way

@@ -1,12 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { projects } from "../../../schema/pg/schema.js";
+import type { ProjectRow } from "../../../schema/pg/schema.js";
 import { ApiError } from "../../shared/errors.js";
 import type { AppEnv } from "../context.js";
 import { projectFor } from "./auth.js";
-
-type ProjectRow = typeof projects.$inferSelect;
 
 const FIELD = "param.id";
 const uuid = z.uuid();

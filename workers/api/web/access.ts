@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { membershipOf, type StudioMembership } from "../accounts/team.js";
+import { membershipOf, type TenantMembership } from "../accounts/team.js";
 import { projectForUser } from "../accounts/users.js";
 import type { AppEnv } from "../context.js";
 import { readForm } from "./form.js";
@@ -16,7 +16,7 @@ export type PageEnv = AppEnv & {
   Variables: AppEnv["Variables"] & {
     visitor: Visitor;
     project: UserProject;
-    studio: StudioMembership;
+    membership: TenantMembership;
     form: Record<string, string>;
   };
 };
@@ -45,12 +45,16 @@ export const userProject = createMiddleware<PageEnv>(async (c, next) => {
 });
 
 /** The studio named by the path's `:tenantId`, when the visitor belongs to it (else 404, as for a stranger's). */
-export const userStudio = createMiddleware<PageEnv>(async (c, next) => {
-  const studio = await membershipOf(c.get("db"), c.get("visitor").user.userId, c.req.param("tenantId") ?? "");
-  if (!studio) {
+export const userTenant = createMiddleware<PageEnv>(async (c, next) => {
+  const membership = await membershipOf(
+    c.get("db"),
+    c.get("visitor").user.userId,
+    c.req.param("tenantId") ?? "",
+  );
+  if (!membership) {
     return errorPage(c, 404, "Not found", "No such studio.");
   }
-  c.set("studio", studio);
+  c.set("membership", membership);
   await next();
 });
 

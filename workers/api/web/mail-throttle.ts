@@ -6,12 +6,15 @@ import type { AppEnv } from "../context.js";
 export const MAIL_FORMS_PER_IP_PER_HOUR = 20;
 
 export function chargeMailIp<E extends AppEnv>(c: Context<E>) {
-  return limiter(c.env, buckets.mailIp(clientIp(c.req.raw.headers))).hit(MAIL_FORMS_PER_IP_PER_HOUR, 3600);
+  return limiter(c.env, buckets.mailIp(clientIp(c.req.raw.headers))).chargeWindow(
+    MAIL_FORMS_PER_IP_PER_HOUR,
+    3600,
+  );
 }
 
 /** Invitation mails (new and resent) per studio per hour: a studio cannot be used to flood inboxes. */
-export const INVITATIONS_PER_STUDIO_PER_HOUR = 50;
+export const INVITATIONS_PER_TENANT_PER_HOUR = 50;
 
-export function chargeStudioInvitation<E extends AppEnv>(c: Context<E>, tenantId: string) {
-  return limiter(c.env, buckets.mailStudio(tenantId)).hit(INVITATIONS_PER_STUDIO_PER_HOUR, 3600);
+export function chargeTenantInvitation<E extends AppEnv>(c: Context<E>, tenantId: string) {
+  return limiter(c.env, buckets.mailTenant(tenantId)).chargeWindow(INVITATIONS_PER_TENANT_PER_HOUR, 3600);
 }

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { SessionUser } from "../../shared/credentials/sessions.js";
 import type { AppEnv } from "../context.js";
+import type { SessionUser } from "../credentials/sessions.js";
 import { errorBody, layout, type NavUser } from "./layout.js";
 import { csrfToken, currentUser, signInRedirect } from "./session.js";
 

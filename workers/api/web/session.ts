@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { newSecret, sha256Hex } from "../../shared/credentials/secrets.js";
-import { SESSION_TTL_SECONDS, type SessionUser, sessionUser } from "../../shared/credentials/sessions.js";
 import type { AppEnv } from "../context.js";
+import { SESSION_TTL_SECONDS, type SessionUser, sessionUser } from "../credentials/sessions.js";
 
 // Browser sessions and CSRF for the pages outside /api. The session cookie is read only here; the Web
 // API's gate asks currentUser() when a request carries no key or token, so the dashboard's scripts read

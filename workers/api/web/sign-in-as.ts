@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import { endSession, startSession } from "../../shared/credentials/sessions.js";
 import { noteSignIn } from "../accounts/account.js";
 import type { AppEnv } from "../context.js";
+import { endSession, startSession } from "../credentials/sessions.js";
 import { currentUser, setSessionCookie } from "./session.js";
 
 /**

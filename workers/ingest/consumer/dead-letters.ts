@@ -1,4 +1,4 @@
-import { openEnvelope } from "../../shared/envelope.js";
+import { deadLetterKey } from "../../shared/dead-letters.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 
 /**
@@ -21,16 +21,6 @@ export async function parkDeadLetters(batch: MessageBatch<unknown>, env: Env): P
       console.error("could not park dead letter", err instanceof Error ? err.message : "");
       message.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.eventsDeadLetter, message.attempts) });
     }
-  }
-}
-
-export function deadLetterKey(bytes: Uint8Array, messageId: string): string {
-  try {
-    const { header } = openEnvelope(bytes);
-    const day = new Date(header.receivedAt).toISOString().slice(0, 10);
-    return `events/${header.projectId}/${day}/${header.batchKey}-${messageId}.bin`;
-  } catch {
-    return `events/unreadable/${messageId}.bin`;
   }
 }
 

@@ -3,7 +3,7 @@ import { CH_EVENTS, insertBinary, openClickHouse } from "../../shared/clickhouse
 import { type Config, configOf } from "../../shared/config.js";
 import { type EnvelopeHeader, gunzipCapped, openEnvelope } from "../../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
-import { LIMITS } from "../wire-scan.js";
+import { LIMITS } from "../../shared/telemetry/limits.js";
 import { appendRows, INSERT_COLUMNS, RowSink } from "./wire-rows.js";
 
 /** A message of this delivery whose batch this consumer holds the claim on. */

@@ -1,7 +1,7 @@
 import type { EnvelopeHeader } from "../../shared/envelope.js";
 import { EVENT_COLUMNS, F, MESSAGES, WIRE, tag as wireTag } from "../../shared/telemetry/fields.js";
+import { LIMITS } from "../../shared/telemetry/limits.js";
 import { WireReader, wireErrorText } from "../wire/reader.js";
-import { LIMITS } from "../wire-scan.js";
 import { parseSdkVersion } from "./rows.js";
 
 /**

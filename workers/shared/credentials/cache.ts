@@ -1,4 +1,4 @@
-import type { CheckedHit, RateLimitResult } from "../../../durable-objects/rate-limiter.js";
+import type { CheckedCharge, RateLimitResult } from "../../../durable-objects/rate-limiter.js";
 import type { Config } from "../config.js";
 import { dependencyDownIn } from "../errors.js";
 import { buckets, bumpGenerations } from "../rate-limit.js";
@@ -7,7 +7,7 @@ import { buckets, bumpGenerations } from "../rate-limit.js";
 // (keyed by the credential's SHA-256, never the secret) for a short TTL. Every authenticated request
 // already makes one call to the RateLimiter object of the bucket it is charged to; that call also
 // compares the generation the cached principal was read at with the bucket's current one
-// (RateLimiter.hitIfCurrent), and counts the request only when they match. A change made through the
+// (RateLimiter.chargeWindowIfCurrent), and counts the request only when they match. A change made through the
 // Workers (a key, token or grant revoked; a plan or project changed) bumps the generation of every
 // bucket the tenant's credentials are charged to (announceChange), so the next request on any isolate
 // anywhere reads Postgres again. A change made outside the Workers cannot bump anything itself: the
@@ -68,27 +68,27 @@ export class CredentialCache<P> {
   }
 
   /**
-   * Keeps a principal read from Postgres at `readStartedAt`, confirmed through `bucket`'s object by `hit`,
+   * Keeps a principal read from Postgres at `readStartedAt`, confirmed through `bucket`'s object by `checked`,
    * unless the bucket changed around the time of the read. `notAfter` caps the entry (a token's expiry).
    */
   remember(
     key: string,
     principal: P,
     bucket: string,
-    hit: CheckedHit,
+    checked: CheckedCharge,
     readStartedAt: number,
     ttlMs: number,
     notAfter = Number.POSITIVE_INFINITY,
     now = Date.now(),
   ): void {
-    if (ttlMs <= 0 || hit.changedAt >= readStartedAt - CLOCK_SKEW_MS) {
+    if (ttlMs <= 0 || checked.changedAt >= readStartedAt - CLOCK_SKEW_MS) {
       this.entries.delete(key);
       return;
     }
     // Generations confirmed through other buckets stay valid: each is compared again on use, and any
     // change since then makes it differ.
     const generations = this.entries.get(key)?.generations ?? new Map<string, number>();
-    generations.set(bucket, hit.generation);
+    generations.set(bucket, checked.generation);
     if (this.entries.size >= MAX_ENTRIES) {
       this.entries.clear();
     }
@@ -119,8 +119,8 @@ export type CredentialPath<P> = {
   onRead: (principal: P) => void;
   /** Throws to refuse the request before anything is charged (a missing scope, say). */
   admit: (principal: P) => void;
-  /** RateLimiter.hitIfCurrent on the bucket's object (shared/rate-limit.ts consumeIfCurrent). */
-  charge: (bucket: string, expected: number | null, limit: number) => Promise<CheckedHit>;
+  /** RateLimiter.chargeWindowIfCurrent on the bucket's object (shared/rate-limit.ts chargeIfCurrent). */
+  charge: (bucket: string, expected: number | null, limit: number) => Promise<CheckedCharge>;
   ttlMs: number;
   /** When the credential itself expires (a token), if it does. */
   notAfter?: (principal: P) => number | undefined;
@@ -184,16 +184,16 @@ async function chargeCached<P>(path: CredentialPath<P>, cached: Cached<P>): Prom
   }
   path.admit(cached.principal);
   const limit = path.limitOf(cached.principal);
-  const hit = await path.charge(cached.bucket, cached.expected, limit);
-  if (!hit.result) {
+  const checked = await path.charge(cached.bucket, cached.expected, limit);
+  if (!checked.result) {
     return null;
   }
   return {
     principal: cached.principal,
     bucket: cached.bucket,
-    generation: hit.generation,
+    generation: checked.generation,
     limit,
-    rate: hit.result,
+    rate: checked.result,
   };
 }
 
@@ -206,21 +206,21 @@ async function chargeRead<P>(
   path.admit(principal);
   const bucket = path.bucketOf(principal);
   const limit = path.limitOf(principal);
-  const hit = await path.charge(bucket, null, limit);
+  const checked = await path.charge(bucket, null, limit);
   path.cache.remember(
     path.key,
     principal,
     bucket,
-    hit,
+    checked,
     readStartedAt,
     path.ttlMs,
     path.notAfter?.(principal),
   );
-  if (!hit.result) {
-    // hitIfCurrent counts whenever no generation is expected; a RateLimiter that did not is a fault.
+  if (!checked.result) {
+    // chargeWindowIfCurrent counts whenever no generation is expected; a RateLimiter that did not is a fault.
     throw new Error(`rate limiter ${bucket} did not count an unconditional hit`);
   }
-  return { principal, bucket, generation: hit.generation, limit, rate: hit.result };
+  return { principal, bucket, generation: checked.generation, limit, rate: checked.result };
 }
 
 /**

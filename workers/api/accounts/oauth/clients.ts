@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { oauthClients } from "../../../../schema/pg/schema.js";
-import type { Db } from "../../../shared/db.js";
+import type { Db } from "../../db.js";
 import { AccountError } from "../users.js";
 
 export type OAuthClient = { id: string; name: string; redirectUris: string[] };

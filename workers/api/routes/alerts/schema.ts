@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ALERT_STATUSES } from "../../../shared/columns.js";
+import { ALERT_STATUSES } from "../../../../schema/pg/columns.js";
 import { METRIC_KEYS } from "../../../shared/telemetry/metrics.js";
 import { CELL_SIZES, THRESHOLD_LEVELS } from "../../alerts/metrics.js";
 import { text } from "../../fields.js";

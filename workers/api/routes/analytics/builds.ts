@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { windowOf } from "../../../shared/window.js";
 import { buildList } from "../../analytics/builds.js";
 import { cached, cacheKey } from "../../analytics/cache.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { windowOf } from "../../window.js";
 import { BuildSchema, BuildsQuery } from "./schema.js";
 
 export const route = createRoute({

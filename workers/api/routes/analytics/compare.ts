@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { ApiError } from "../../../shared/errors.js";
-import { windowOf } from "../../../shared/window.js";
 import { cached, cacheKey } from "../../analytics/cache.js";
 import { compareBuilds } from "../../analytics/compare.js";
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { windowOf } from "../../window.js";
 import { BuildComparisonSchema, CompareQuery } from "./schema.js";
 
 export const route = createRoute({

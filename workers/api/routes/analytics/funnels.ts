@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { windowOf } from "../../../shared/window.js";
 import { funnelSteps } from "../../analytics/funnels.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { windowOf } from "../../window.js";
 import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";
 
 export const route = createRoute({

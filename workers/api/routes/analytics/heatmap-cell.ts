@@ -2,11 +2,11 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
-import { windowOf } from "../../../shared/window.js";
 import { cellDrilldown, type ProfileMarks, profileMarks } from "../../analytics/cell.js";
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { windowOf } from "../../window.js";
 import { CellDrilldownSchema, HeatmapCellQuery } from "./schema.js";
 
 export const route = createRoute({

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { windowOf } from "../../../shared/window.js";
 import { insightGroups, insightTotal } from "../../analytics/insights.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { windowOf } from "../../window.js";
 import { InsightsQuery, InsightsSchema } from "./schema.js";
 
 export const route = createRoute({

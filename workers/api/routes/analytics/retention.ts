@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { windowOf } from "../../../shared/window.js";
 import { retentionCohorts } from "../../analytics/retention.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { windowOf } from "../../window.js";
 import { DaysQuery, RetentionCohortSchema } from "./schema.js";
 
 export const route = createRoute({

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { CHANNEL_KINDS } from "../../../../schema/pg/columns.js";
 import type { NotificationChannelRow } from "../../../../schema/pg/schema.js";
-import { CHANNEL_KINDS } from "../../../shared/columns.js";
 import { channelUrlProblem } from "../../alerts/channel-url.js";
 import { text } from "../../fields.js";
 

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { contentEntries } from "../../../../schema/pg/schema.js";
-import type { Db } from "../../../shared/db.js";
 import type { AppEnv } from "../../context.js";
+import type { Db } from "../../db.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { ContentEntrySchema, contentItem, TypeQuery } from "./schema.js";
 

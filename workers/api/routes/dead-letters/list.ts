@@ -1,7 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { batchKeyOfDeadLetter, deadLetterPrefix } from "../../../shared/dead-letters.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { batchKeyOf, DeadLetterSchema, projectPrefix } from "./schema.js";
+import { DeadLetterSchema } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
@@ -19,14 +20,14 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const listing = await c.env.DEAD_LETTERS.list({
-      prefix: projectPrefix(project.id),
+      prefix: deadLetterPrefix(project.id),
       limit: 100,
       include: ["customMetadata"],
     });
     const data = listing.objects.map((o) => ({
       key: o.key,
       size: o.size,
-      batchKey: batchKeyOf(o.key),
+      batchKey: batchKeyOfDeadLetter(o.key),
       parkedAt: o.customMetadata?.parkedAt ?? null,
       attempts: o.customMetadata?.attempts ? Number(o.customMetadata.attempts) : null,
     }));

@@ -1,7 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { deadLetterPrefix } from "../../../shared/dead-letters.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { projectPrefix, ReplaySchema } from "./schema.js";
+import { ReplaySchema } from "./schema.js";
 
 /** Each batch costs a read, a queue send and a delete: stay well inside one invocation's subrequests. */
 const REPLAY_PER_CALL = 25;
@@ -24,7 +25,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const listing = await c.env.DEAD_LETTERS.list({
-      prefix: projectPrefix(project.id),
+      prefix: deadLetterPrefix(project.id),
       limit: REPLAY_PER_CALL,
     });
     let replayed = 0;

@@ -16,13 +16,3 @@ export const ReplaySchema = z
     remaining: z.boolean().describe("Whether more parked batches are left for another call"),
   })
   .openapi("DeadLetterReplay");
-
-/** Parked batches of one project; the key layout is set by workers/ingest/consumer/dead-letters.ts. */
-export function projectPrefix(projectId: string): string {
-  return `events/${projectId}/`;
-}
-
-export function batchKeyOf(objectKey: string): string {
-  const file = objectKey.slice(objectKey.lastIndexOf("/") + 1);
-  return file.slice(0, file.indexOf("-"));
-}

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { ERASURE_STATUSES } from "../../../../schema/pg/columns.js";
 import type { ErasureRow } from "../../../../schema/pg/schema.js";
-import { ERASURE_STATUSES } from "../../../shared/columns.js";
 
 export const ErasureBodySchema = z
   .object({

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { dataExports } from "../../../../schema/pg/schema.js";
-import { single } from "../../../shared/db.js";
 import type { AppEnv } from "../../context.js";
+import { single } from "../../db.js";
 import type { ExportMessage } from "../../exports/consumer.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { exportRange } from "./range.js";

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { dataExports } from "../../../../schema/pg/schema.js";
-import type { Db } from "../../../shared/db.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
+import type { Db } from "../../db.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { ExportIdParams, ExportSchema, exportItem } from "./schema.js";
 

@@ -1,5 +1,5 @@
 import { ApiError } from "../../../shared/errors.js";
-import { DAY_MS, windowOf } from "../../../shared/window.js";
+import { DAY_MS, windowOf } from "../../window.js";
 import { MAX_EXPORT_DAYS } from "./schema.js";
 
 function bad(field: string, rule: string): ApiError {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { EXPORT_STATUSES } from "../../../../schema/pg/columns.js";
 import type { DataExportRow } from "../../../../schema/pg/schema.js";
-import { EXPORT_STATUSES } from "../../../shared/columns.js";
 import { EXPORT_FORMAT_NAMES } from "../../exports/formats.js";
 
 /** Longest range one export may cover. */

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
-import { OAuthError } from "../../../shared/credentials/tokens.js";
 import { OAUTH_REQUESTS_PER_HOUR } from "../../../shared/plans.js";
-import { buckets, clientIp, consume } from "../../../shared/rate-limit.js";
+import { buckets, charge, clientIp } from "../../../shared/rate-limit.js";
 import { findClient, type OAuthClient } from "../../accounts/oauth/clients.js";
 import type { AppEnv } from "../../context.js";
+import { OAuthError } from "../../credentials/tokens.js";
 
 // The OAuth endpoints under /api speak RFC 6749, not the Web API's envelope: a form body in, and
 // JSON out with {error, error_description} on failure (section 5.2). They take no API credentials.
@@ -48,7 +48,7 @@ export async function readOAuthForm(c: Context<AppEnv>): Promise<Map<string, str
 
 /** Per client IP, in its own bucket: a busy office's CLIs refreshing do not eat the API's quotas. */
 export async function limitOAuth(c: Context<AppEnv>): Promise<Response | null> {
-  const result = await consume(c.env, buckets.oauth(clientIp(c.req.raw.headers)), OAUTH_REQUESTS_PER_HOUR);
+  const result = await charge(c.env, buckets.oauth(clientIp(c.req.raw.headers)), OAUTH_REQUESTS_PER_HOUR);
   c.set("rateLimit", result);
   if (result.allowed) {
     return null;

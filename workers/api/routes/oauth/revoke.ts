@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../shared/credentials/cache.js";
-import { OAuthError, revokeToken } from "../../../shared/credentials/tokens.js";
 import type { AppEnv } from "../../context.js";
+import { OAuthError, revokeToken } from "../../credentials/tokens.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
 
 /**

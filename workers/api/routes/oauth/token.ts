@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../shared/credentials/cache.js";
-import { exchangeCode, OAuthError, refreshTokens } from "../../../shared/credentials/tokens.js";
 import type { AppEnv } from "../../context.js";
+import { exchangeCode, OAuthError, refreshTokens } from "../../credentials/tokens.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
 
 /** POST /api/oauth/token: authorization_code (with PKCE) and refresh_token (rotating) grants. */

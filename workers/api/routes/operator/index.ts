@@ -1,7 +1,7 @@
 import { Hono } from "hono";
-import { announceTenantChange, isOperator } from "../../../shared/credentials/operator.js";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
+import { announceTenantChange, isOperator } from "../../credentials/operator.js";
 import { limitAnonymous } from "../../middleware/auth.js";
 
 // Not in the Web API document: an operator's endpoint, not a client's. POST /api/operator/credential-changes

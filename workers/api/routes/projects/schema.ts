@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { ProjectRow } from "../../../../schema/pg/schema.js";
 
 export const ProjectSchema = z
   .object({
@@ -30,9 +31,7 @@ export const ProjectStatusSchema = z
   })
   .openapi("ProjectStatus");
 
-type ProjectRow = { id: string; name: string; tenantId: string; createdAt: Date; updatedAt: Date };
-
-export function projectItem(row: ProjectRow) {
+export function projectItem(row: Pick<ProjectRow, "id" | "name" | "tenantId" | "createdAt" | "updatedAt">) {
   return {
     id: row.id,
     name: row.name,

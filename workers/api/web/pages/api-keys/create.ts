@@ -1,13 +1,13 @@
 import type { Hono } from "hono";
+import { syncKeyReplica } from "../../../../shared/credentials/key-replica.js";
+import type { AppEnv } from "../../../context.js";
 import {
   createProjectKey,
   isPreset,
   KEY_NAME_MAX,
   keysOfProject,
   mayManagePreset,
-} from "../../../../shared/credentials/key-management.js";
-import { syncKeyReplica } from "../../../../shared/credentials/key-replica.js";
-import type { AppEnv } from "../../../context.js";
+} from "../../../credentials/key-management.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
 import { sealNewKey } from "../../new-key.js";
 import { apiKeysPage, apiKeysPath } from "./view.js";

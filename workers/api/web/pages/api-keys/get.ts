@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { keysOfProject } from "../../../../shared/credentials/key-management.js";
 import type { AppEnv } from "../../../context.js";
+import { keysOfProject } from "../../../credentials/key-management.js";
 import { userProject, visitor } from "../../access.js";
 import { takeNewKey } from "../../new-key.js";
 import { apiKeysPage, apiKeysPath } from "./view.js";

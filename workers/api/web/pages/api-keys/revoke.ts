@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
-import { revokeProjectKey } from "../../../../shared/credentials/key-management.js";
 import { announceKeyChange } from "../../../../shared/credentials/key-replica.js";
 import type { AppEnv } from "../../../context.js";
+import { revokeProjectKey } from "../../../credentials/key-management.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 

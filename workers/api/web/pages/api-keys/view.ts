@@ -1,8 +1,8 @@
 import { html } from "hono/html";
 import type { MembershipRole } from "../../../../../schema/pg/schema.js";
-import type { keysOfProject } from "../../../../shared/credentials/key-management.js";
-import { mayManagePreset, PRESET_LABELS } from "../../../../shared/credentials/key-management.js";
 import { KEY_PRESETS, type KeyPreset } from "../../../../shared/credentials/scopes.js";
+import type { keysOfProject } from "../../../credentials/key-management.js";
+import { mayManagePreset, PRESET_LABELS } from "../../../credentials/key-management.js";
 import { dateCell, type Html, layout, type NavUser } from "../../layout.js";
 
 type Key = Awaited<ReturnType<typeof keysOfProject>>[number];

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { grantsOfUser } from "../../../../shared/credentials/grants.js";
 import type { AppEnv } from "../../../context.js";
+import { grantsOfUser } from "../../../credentials/grants.js";
 import { signedIn } from "../../respond.js";
 import { connectedAppsPage } from "./view.js";
 

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../../shared/credentials/cache.js";
-import { revokeGrantOfUser } from "../../../../shared/credentials/grants.js";
 import type { AppEnv } from "../../../context.js";
+import { revokeGrantOfUser } from "../../../credentials/grants.js";
 import { csrfForm, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 

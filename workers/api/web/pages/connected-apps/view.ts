@@ -1,5 +1,5 @@
 import { html } from "hono/html";
-import type { grantsOfUser } from "../../../../shared/credentials/grants.js";
+import type { grantsOfUser } from "../../../credentials/grants.js";
 import { dateCell, type Html, layout, type NavUser } from "../../layout.js";
 
 type Grant = Awaited<ReturnType<typeof grantsOfUser>>[number];

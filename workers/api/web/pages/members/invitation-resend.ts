@@ -2,8 +2,8 @@ import type { Hono } from "hono";
 import { renewLink } from "../../../accounts/links.js";
 import { invitationOf, mayInvite } from "../../../accounts/team.js";
 import type { AppEnv } from "../../../context.js";
-import { csrfForm, userStudio, visitor } from "../../access.js";
-import { chargeStudioInvitation } from "../../mail-throttle.js";
+import { csrfForm, userTenant, visitor } from "../../access.js";
+import { chargeTenantInvitation } from "../../mail-throttle.js";
 import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 import { mailInvitation } from "./invite.js";
@@ -12,19 +12,19 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/settings/studios/:tenantId/invitations/:invitationId/resend",
     visitor,
-    userStudio,
+    userTenant,
     csrfForm("Invitation not sent"),
     async (c) => {
-      const studio = c.get("studio");
+      const membership = c.get("membership");
       const db = c.get("db");
-      const invitation = await invitationOf(db, studio.tenantId, c.req.param("invitationId"));
+      const invitation = await invitationOf(db, membership.tenantId, c.req.param("invitationId"));
       if (!invitation?.role) {
         return errorPage(c, 404, "Not found", "No such pending invitation.");
       }
-      if (!mayInvite(studio.role, invitation.role)) {
+      if (!mayInvite(membership.role, invitation.role)) {
         return errorPage(c, 403, "Invitation not sent", "Only an owner can invite owners.");
       }
-      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      const throttle = await chargeTenantInvitation(c, membership.tenantId);
       if (!throttle.allowed) {
         c.header("Retry-After", String(throttle.retryAfter));
         return renderMembers(c, { status: 429, error: "Too many invitations this hour. Try again later." });
@@ -37,7 +37,7 @@ export function register(app: Hono<AppEnv>) {
         c.env,
         db,
         c.req.url,
-        studio,
+        membership,
         { id: invitation.id, email: invitation.email, role: invitation.role, token: renewed.token },
         ["resent", "resend-mail-failed"],
       );

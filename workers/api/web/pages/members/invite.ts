@@ -1,13 +1,13 @@
 import type { Hono } from "hono";
 import { isMembershipRole, type MembershipRole } from "../../../../../schema/pg/schema.js";
-import type { Db } from "../../../../shared/db.js";
 import { linkUrl, mailLink } from "../../../accounts/links.js";
 import { invite, mayInvite } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
+import type { Db } from "../../../db.js";
 import { invitationMail } from "../../../mail/messages.js";
-import { csrfForm, userStudio, visitor } from "../../access.js";
-import { chargeStudioInvitation } from "../../mail-throttle.js";
+import { csrfForm, userTenant, visitor } from "../../access.js";
+import { chargeTenantInvitation } from "../../mail-throttle.js";
 import { renderMembers } from "./get.js";
 import { membersPath } from "./view.js";
 
@@ -18,10 +18,10 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/settings/studios/:tenantId/invitations",
     visitor,
-    userStudio,
+    userTenant,
     csrfForm("Invitation not sent"),
     async (c) => {
-      const studio = c.get("studio");
+      const membership = c.get("membership");
       const form = c.get("form");
       const email = (form.email ?? "").trim().slice(0, 320);
       const role = form.role ?? "";
@@ -29,10 +29,10 @@ export function register(app: Hono<AppEnv>) {
       if (!isMembershipRole(role)) {
         return renderMembers(c, { status: 400, error: "Role: choose Owner or Member.", draft });
       }
-      if (!mayInvite(studio.role, role)) {
+      if (!mayInvite(membership.role, role)) {
         return renderMembers(c, { status: 403, error: "Role: only an owner can invite owners.", draft });
       }
-      const throttle = await chargeStudioInvitation(c, studio.tenantId);
+      const throttle = await chargeTenantInvitation(c, membership.tenantId);
       if (!throttle.allowed) {
         c.header("Retry-After", String(throttle.retryAfter));
         return renderMembers(c, {
@@ -44,7 +44,7 @@ export function register(app: Hono<AppEnv>) {
       let created: Awaited<ReturnType<typeof invite>>;
       try {
         created = await invite(c.get("db"), {
-          tenantId: studio.tenantId,
+          tenantId: membership.tenantId,
           email,
           role,
           invitedBy: c.get("visitor").user.userId,
@@ -59,7 +59,7 @@ export function register(app: Hono<AppEnv>) {
         c.env,
         c.get("db"),
         c.req.url,
-        studio,
+        membership,
         { id: created.id, email: created.email, role, token: created.token },
         ["invited", "invite-mail-failed"],
       );
@@ -76,7 +76,7 @@ export async function mailInvitation(
   env: Env,
   db: Db,
   requestUrl: string,
-  studio: { tenantId: string; tenantName: string },
+  membership: { tenantId: string; tenantName: string },
   invitation: { id: string; email: string; role: MembershipRole; token: string },
   [sent, failed]: [string, string],
 ): Promise<string> {
@@ -85,7 +85,7 @@ export async function mailInvitation(
     env,
     db,
     invitation.id,
-    invitationMail(invitation.email, studio.tenantName, invitation.role, link),
+    invitationMail(invitation.email, membership.tenantName, invitation.role, link),
   );
-  return `${membersPath(studio.tenantId)}?done=${ok ? sent : failed}`;
+  return `${membersPath(membership.tenantId)}?done=${ok ? sent : failed}`;
 }

@@ -3,7 +3,7 @@ import { announceChange } from "../../../../shared/credentials/cache.js";
 import { removeMember } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
-import { csrfForm, userStudio, visitor } from "../../access.js";
+import { csrfForm, userTenant, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 import { membersPath } from "./view.js";
@@ -14,18 +14,18 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/settings/studios/:tenantId/members/:userId/remove",
     visitor,
-    userStudio,
+    userTenant,
     csrfForm("Member not removed"),
     async (c) => {
-      const studio = c.get("studio");
+      const membership = c.get("membership");
       const userId = c.req.param("userId");
       const self = userId === c.get("visitor").user.userId;
       // Owners remove anyone; a member may only leave.
-      if (studio.role !== "owner" && !self) {
+      if (membership.role !== "owner" && !self) {
         return errorPage(c, 403, "Member not removed", "Only an owner of the studio can remove members.");
       }
       try {
-        if (!UUID.test(userId) || !(await removeMember(c.get("db"), studio.tenantId, userId))) {
+        if (!UUID.test(userId) || !(await removeMember(c.get("db"), membership.tenantId, userId))) {
           return errorPage(c, 404, "Not found", "No such member of this studio.");
         }
       } catch (err) {
@@ -35,8 +35,8 @@ export function register(app: Hono<AppEnv>) {
         throw err;
       }
       // Before answering: their cached OAuth tokens are refused from the next request, on every isolate.
-      await announceChange(c.env, { tenantId: studio.tenantId });
-      return c.redirect(self ? "/" : `${membersPath(studio.tenantId)}?done=removed`, 303);
+      await announceChange(c.env, { tenantId: membership.tenantId });
+      return c.redirect(self ? "/" : `${membersPath(membership.tenantId)}?done=removed`, 303);
     },
   );
 }

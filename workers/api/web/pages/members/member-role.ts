@@ -4,7 +4,7 @@ import { announceChange } from "../../../../shared/credentials/cache.js";
 import { changeRole } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
-import { csrfForm, userStudio, visitor } from "../../access.js";
+import { csrfForm, userTenant, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 import { membersPath } from "./view.js";
@@ -15,12 +15,12 @@ export function register(app: Hono<AppEnv>) {
   app.post(
     "/settings/studios/:tenantId/members/:userId/role",
     visitor,
-    userStudio,
+    userTenant,
     csrfForm("Role not changed"),
     async (c) => {
-      const studio = c.get("studio");
+      const membership = c.get("membership");
       const userId = c.req.param("userId");
-      if (studio.role !== "owner") {
+      if (membership.role !== "owner") {
         return errorPage(c, 403, "Role not changed", "Only an owner of the studio can change roles.");
       }
       const role = c.get("form").role ?? "";
@@ -28,7 +28,7 @@ export function register(app: Hono<AppEnv>) {
         return renderMembers(c, { status: 400, error: "Role: choose Owner or Member." });
       }
       try {
-        if (!UUID.test(userId) || !(await changeRole(c.get("db"), studio.tenantId, userId, role))) {
+        if (!UUID.test(userId) || !(await changeRole(c.get("db"), membership.tenantId, userId, role))) {
           return errorPage(c, 404, "Not found", "No such member of this studio.");
         }
       } catch (err) {
@@ -37,8 +37,8 @@ export function register(app: Hono<AppEnv>) {
         }
         throw err;
       }
-      await announceChange(c.env, { tenantId: studio.tenantId });
-      return c.redirect(`${membersPath(studio.tenantId)}?done=role`, 303);
+      await announceChange(c.env, { tenantId: membership.tenantId });
+      return c.redirect(`${membersPath(membership.tenantId)}?done=role`, 303);
     },
   );
 }

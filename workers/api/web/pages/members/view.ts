@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import { MEMBERSHIP_ROLES, type MembershipRole } from "../../../../../schema/pg/schema.js";
-import type { membersOf, pendingInvitations, StudioMembership } from "../../../accounts/team.js";
+import type { membersOf, pendingInvitations, TenantMembership } from "../../../accounts/team.js";
 import { dateCell, type Html, layout, type NavUser } from "../../layout.js";
 
 type Member = Awaited<ReturnType<typeof membersOf>>[number];
@@ -25,7 +25,7 @@ export type MembersView = {
   nav: NavUser;
   csrf: string;
   userId: string;
-  studio: StudioMembership;
+  membership: TenantMembership;
   members: Member[];
   invitations: Invitation[];
   notice?: string;
@@ -39,8 +39,8 @@ function roleLabel(role: MembershipRole): string {
 }
 
 export function membersPage(v: MembersView): Html {
-  const base = membersPath(v.studio.tenantId);
-  const owner = v.studio.role === "owner";
+  const base = membersPath(v.membership.tenantId);
+  const owner = v.membership.role === "owner";
   const member = (m: Member) => {
     const label = m.name ? `${m.name} (${m.email})` : m.email;
     const self = m.userId === v.userId;
@@ -84,11 +84,11 @@ export function membersPage(v: MembersView): Html {
       <td class="actions">
         ${
           owner || i.role === "member"
-            ? html`<form method="post" action="/settings/studios/${v.studio.tenantId}/invitations/${i.id}/resend">
+            ? html`<form method="post" action="/settings/studios/${v.membership.tenantId}/invitations/${i.id}/resend">
                 <input type="hidden" name="csrf" value="${v.csrf}" />
                 <button type="submit" aria-label="Resend the invitation of ${i.email}">Resend</button>
               </form>
-              <form method="post" action="/settings/studios/${v.studio.tenantId}/invitations/${i.id}/revoke">
+              <form method="post" action="/settings/studios/${v.membership.tenantId}/invitations/${i.id}/revoke">
                 <input type="hidden" name="csrf" value="${v.csrf}" />
                 <button type="submit" aria-label="Revoke the invitation of ${i.email}">Revoke</button>
               </form>`
@@ -97,8 +97,8 @@ export function membersPage(v: MembersView): Html {
       </td>
     </tr>`;
   const roles = MEMBERSHIP_ROLES.filter((r) => owner || r === "member");
-  const body = html`<p><a href="/">Projects</a> › ${v.studio.tenantName}</p>
-    <h1>Members of ${v.studio.tenantName}</h1>
+  const body = html`<p><a href="/">Projects</a> › ${v.membership.tenantName}</p>
+    <h1>Members of ${v.membership.tenantName}</h1>
     ${v.error ? html`<p class="error" role="alert">${v.error}</p>` : ""}
     ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ""}
     <table>
@@ -117,7 +117,7 @@ export function membersPage(v: MembersView): Html {
         : html`<p>No pending invitations.</p>`
     }
     <h2>Invite someone</h2>
-    <form method="post" action="/settings/studios/${v.studio.tenantId}/invitations">
+    <form method="post" action="/settings/studios/${v.membership.tenantId}/invitations">
       <input type="hidden" name="csrf" value="${v.csrf}" />
       <label for="invite-email">Email</label>
       <input id="invite-email" name="email" type="email" required maxlength="254" value="${v.draft?.email ?? ""}" />
@@ -127,5 +127,5 @@ export function membersPage(v: MembersView): Html {
       </select>
       <p><button type="submit">Send invitation</button></p>
     </form>`;
-  return layout({ title: `Members · ${v.studio.tenantName}`, user: v.nav, body });
+  return layout({ title: `Members · ${v.membership.tenantName}`, user: v.nav, body });
 }

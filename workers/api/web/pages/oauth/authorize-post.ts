@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
-import { issueCode } from "../../../../shared/credentials/tokens.js";
 import { membershipsOf } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
+import { issueCode } from "../../../credentials/tokens.js";
 import { readForm } from "../../form.js";
 import { errorPage, FORM_EXPIRED } from "../../respond.js";
 import { csrfValid, currentUser, signInRedirect } from "../../session.js";

@@ -1,6 +1,6 @@
-import { type GrantScope, parseScope } from "../../../../shared/credentials/grants.js";
-import type { Db } from "../../../../shared/db.js";
 import { findClient, type OAuthClient, redirectUriAllowed } from "../../../accounts/oauth/clients.js";
+import { type GrantScope, parseScope } from "../../../credentials/grants.js";
+import type { Db } from "../../../db.js";
 
 // The authorization request (RFC 6749 section 4.1.1 with PKCE, RFC 7636), checked the same way when
 // the consent page is shown and when its answer comes back. Until the client and its redirect URI are

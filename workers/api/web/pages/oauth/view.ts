@@ -1,6 +1,6 @@
 import { html } from "hono/html";
-import type { GrantScope } from "../../../../shared/credentials/grants.js";
 import type { Membership } from "../../../accounts/users.js";
+import type { GrantScope } from "../../../credentials/grants.js";
 import { type Html, layout, type NavUser } from "../../layout.js";
 import { AUTHORIZE_PARAMS, type AuthorizeParams, type AuthorizeRequest } from "./request.js";
 

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import { endSession } from "../../../../shared/credentials/sessions.js";
 import type { AppEnv } from "../../../context.js";
+import { endSession } from "../../../credentials/sessions.js";
 import { readForm } from "../../form.js";
 import { errorPage, FORM_EXPIRED } from "../../respond.js";
 import { clearSessionCookie, csrfValid, currentUser } from "../../session.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { recordSignup, STUDIO_NAME_MAX } from "../../../accounts/account.js";
+import { recordSignup, TENANT_NAME_MAX } from "../../../accounts/account.js";
 import { linkUrl, mailLink } from "../../../accounts/links.js";
 import { hashPassword, passwordProblem } from "../../../accounts/password.js";
 import { userByEmail } from "../../../accounts/team.js";
@@ -23,9 +23,9 @@ export function register(app: Hono<AppEnv>) {
     }
     const form = await readForm(c);
     const email = normalizeEmail((form?.email ?? "").slice(0, 320));
-    const studio = (form?.studio ?? "").trim();
+    const tenantName = (form?.studio ?? "").trim();
     const again = async (status: 400 | 403 | 429 | 503, error: string) =>
-      c.html(signUpPage({ csrf: await csrfToken(c), email, studio, error }), status);
+      c.html(signUpPage({ csrf: await csrfToken(c), email, tenantName, error }), status);
     if (!form || !(await csrfValid(c, form.csrf))) {
       return again(403, "This form has expired. Send it again.");
     }
@@ -33,7 +33,7 @@ export function register(app: Hono<AppEnv>) {
     const problem =
       (emailProblem(email) && `Email ${emailProblem(email)}.`) ||
       (passwordProblem(password) && `Password ${passwordProblem(password)}.`) ||
-      (studio.length > STUDIO_NAME_MAX ? `Studio name: at most ${STUDIO_NAME_MAX} characters.` : null);
+      (tenantName.length > TENANT_NAME_MAX ? `Studio name: at most ${TENANT_NAME_MAX} characters.` : null);
     if (problem) {
       return again(400, problem);
     }
@@ -51,7 +51,7 @@ export function register(app: Hono<AppEnv>) {
         await sendMail(c.env, alreadyRegisteredMail(email, `${origin}/sign-in`, `${origin}/password-reset`))
       ).sent;
     } else {
-      const link = await recordSignup(db, { email, passwordHash, studioName: studio });
+      const link = await recordSignup(db, { email, passwordHash, tenantName });
       sent = await mailLink(
         c.env,
         db,

@@ -2,7 +2,12 @@ import { html } from "hono/html";
 import { cardPage } from "../../card.js";
 import type { Html } from "../../layout.js";
 
-export function signUpPage(opts: { csrf: string; email?: string; studio?: string; error?: string }): Html {
+export function signUpPage(opts: {
+  csrf: string;
+  email?: string;
+  tenantName?: string;
+  error?: string;
+}): Html {
   return cardPage({
     title: "Sign up",
     error: opts.error,
@@ -14,7 +19,7 @@ export function signUpPage(opts: { csrf: string; email?: string; studio?: string
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="new-password" required minlength="8" maxlength="1024" />
         <label for="studio">Studio name</label>
-        <input id="studio" name="studio" maxlength="100" value="${opts.studio ?? ""}" placeholder="e.g. Crane Valley Games" />
+        <input id="studio" name="studio" maxlength="100" value="${opts.tenantName ?? ""}" placeholder="e.g. Crane Valley Games" />
         <p><button type="submit">Sign up</button></p>
       </form>
       <p>Already have an account? <a href="/sign-in">Sign in</a></p>`,

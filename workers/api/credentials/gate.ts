@@ -1,23 +1,28 @@
 import { asc, eq } from "drizzle-orm";
 import type { RateLimitResult } from "../../../durable-objects/rate-limiter.js";
-import { projects } from "../../../schema/pg/schema.js";
-import type { Config } from "../config.js";
-import { type Db, httpDb } from "../db.js";
-import { ApiError, dependencyDownIn } from "../errors.js";
-import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../plans.js";
-import { buckets, clientIp, consume, consumeIfCurrent } from "../rate-limit.js";
-import { type Charged, CredentialCache, chargeCredential, credentialTtlMs } from "./cache.js";
-import { readReplica } from "./key-replica.js";
-import { findKey } from "./keys.js";
-import { noteUse } from "./last-used.js";
+import { type ProjectRow, projects } from "../../../schema/pg/schema.js";
+import type { Config } from "../../shared/config.js";
+import {
+  type Charged,
+  CredentialCache,
+  chargeCredential,
+  credentialTtlMs,
+} from "../../shared/credentials/cache.js";
+import { readReplica } from "../../shared/credentials/key-replica.js";
+import { findKey } from "../../shared/credentials/keys.js";
+import { noteUse } from "../../shared/credentials/last-used.js";
 import {
   type Credential,
   type CredentialPrincipal,
   credentialHash,
   type Principal,
   type SessionPrincipal,
-} from "./principal.js";
-import type { Scope } from "./scopes.js";
+} from "../../shared/credentials/principal.js";
+import type { Scope } from "../../shared/credentials/scopes.js";
+import { ApiError, dependencyDownIn } from "../../shared/errors.js";
+import { planOf, UNAUTHENTICATED_REQUESTS_PER_HOUR, WHOAMI_REQUESTS_PER_HOUR } from "../../shared/plans.js";
+import { buckets, charge, chargeIfCurrent, clientIp } from "../../shared/rate-limit.js";
+import { type Db, httpDb } from "../db.js";
 import { sessionPrincipal } from "./session-principal.js";
 import type { SessionUser } from "./sessions.js";
 import { findToken } from "./tokens.js";
@@ -40,7 +45,7 @@ export function rateLimited(max: number, result: RateLimitResult): ApiError {
 
 /** Requests without valid credentials still count, per client IP, so keys cannot be guessed at speed. */
 export async function chargeAnonymous(env: Env, headers: Headers): Promise<RateLimitResult> {
-  return consume(env, buckets.anonymous(clientIp(headers)), UNAUTHENTICATED_REQUESTS_PER_HOUR);
+  return charge(env, buckets.anonymous(clientIp(headers)), UNAUTHENTICATED_REQUESTS_PER_HOUR);
 }
 
 /** Resolved keys and tokens of this isolate (cache.ts). */
@@ -93,7 +98,7 @@ export async function chargeKeyOrToken(
     fallback: hashed.startsWith("key:") ? () => readReplica(env, hashed.slice("key:".length)) : undefined,
     onRead: (p) => noteUse(env, ctx, p),
     admit: () => {},
-    charge: (name, expected, max) => consumeIfCurrent(env, name, expected, max),
+    charge: (name, expected, max) => chargeIfCurrent(env, name, expected, max),
     ttlMs: credentialTtlMs(config),
     notAfter: (p) => (p.kind === "token" ? p.expiresAt.getTime() : undefined),
     now,
@@ -153,8 +158,8 @@ export async function chargeSession(
       ? new ApiError("NOT_FOUND", "Project not found.")
       : new ApiError("FORBIDDEN", "This account does not belong to any studio.");
   }
-  const charge = chargeOf(principal, bucket);
-  return { principal, rate: await consume(env, charge.name, charge.max), limit: charge.max };
+  const owed = chargeOf(principal, bucket);
+  return { principal, rate: await charge(env, owed.name, owed.max), limit: owed.max };
 }
 
 export function requireScopeOf(principal: Principal, scope: Scope): void {
@@ -162,8 +167,6 @@ export function requireScopeOf(principal: Principal, scope: Scope): void {
     throw new ApiError("FORBIDDEN", `This operation requires the scope ${scope}.`);
   }
 }
-
-export type ProjectRow = typeof projects.$inferSelect;
 
 /** Each tenant's projects, oldest first, as confirmed at a generation of the bucket the request was charged to. */
 const tenantProjects = new Map<

@@ -1,10 +1,10 @@
-import type { Config } from "../config.js";
-import { ApiError } from "../errors.js";
-import { httpSql } from "../pg.js";
-import { bumpGenerations } from "../rate-limit.js";
-import { changedBuckets } from "./cache.js";
-import { syncKeyReplica } from "./key-replica.js";
-import { sha256Hex, timingSafeEqual } from "./secrets.js";
+import type { Config } from "../../shared/config.js";
+import { changedBuckets } from "../../shared/credentials/cache.js";
+import { syncKeyReplica } from "../../shared/credentials/key-replica.js";
+import { sha256Hex, timingSafeEqual } from "../../shared/credentials/secrets.js";
+import { ApiError } from "../../shared/errors.js";
+import { httpSql } from "../../shared/pg.js";
+import { bumpGenerations } from "../../shared/rate-limit.js";
 
 // Changes made outside the Workers (the admin CLI, an operator's SQL) cannot bump the RateLimiter
 // generations the credential caches are confirmed against (cache.ts), so on their own they take effect

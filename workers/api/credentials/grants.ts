@@ -6,8 +6,8 @@ import {
   oauthTokens,
   tenants,
 } from "../../../schema/pg/schema.js";
+import { TOKEN_SCOPES } from "../../shared/credentials/scopes.js";
 import type { Db, Tx } from "../db.js";
-import { TOKEN_SCOPES } from "./scopes.js";
 
 export type GrantScope = (typeof TOKEN_SCOPES)[number];
 

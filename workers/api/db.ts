@@ -2,8 +2,8 @@ import type { ExtractTablesWithRelations } from "drizzle-orm";
 import { drizzle as drizzleHttp } from "drizzle-orm/neon-http";
 import { drizzle } from "drizzle-orm/neon-serverless";
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from "drizzle-orm/pg-core";
-import type { Config } from "./config.js";
-import { httpSql, openPool } from "./pg.js";
+import type { Config } from "../shared/config.js";
+import { httpSql, openPool } from "../shared/pg.js";
 
 // Without the relational schema: nothing here uses drizzle's relational API (db.query.*), and
 // extracting it from the schema on every request was the largest cost of a cached request's CPU profile.

@@ -1,8 +1,8 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { apiKeys, type MembershipRole } from "../../../schema/pg/schema.js";
+import { KEY_PRESETS, type KeyPreset } from "../../shared/credentials/scopes.js";
 import { createKey } from "../bootstrap.js";
 import type { Db } from "../db.js";
-import { KEY_PRESETS, type KeyPreset } from "./scopes.js";
 
 /** The presets as the API Keys page offers them, with the spec's names. */
 export const PRESET_LABELS: Record<KeyPreset, string> = {

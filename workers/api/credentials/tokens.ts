@@ -7,9 +7,7 @@ import {
   oauthTokens,
   tenants,
 } from "../../../schema/pg/schema.js";
-import type { Db, Tx } from "../db.js";
-import { type GrantScope, parseScope, revokeGrant } from "./grants.js";
-import type { TokenPrincipal } from "./principal.js";
+import type { TokenPrincipal } from "../../shared/credentials/principal.js";
 import {
   base64url,
   looksLikeSecret,
@@ -17,7 +15,9 @@ import {
   sha256Hex,
   TOKEN_PREFIX,
   timingSafeEqual,
-} from "./secrets.js";
+} from "../../shared/credentials/secrets.js";
+import type { Db, Tx } from "../db.js";
+import { type GrantScope, parseScope, revokeGrant } from "./grants.js";
 
 export const CODE_PREFIX = "gtc_";
 export const REFRESH_PREFIX = "gtr_";

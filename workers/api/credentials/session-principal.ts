@@ -1,8 +1,8 @@
 import { asc, eq } from "drizzle-orm";
 import { type MembershipRole, memberships, projects, tenants } from "../../../schema/pg/schema.js";
+import type { SessionPrincipal } from "../../shared/credentials/principal.js";
+import type { Scope } from "../../shared/credentials/scopes.js";
 import type { Db } from "../db.js";
-import type { SessionPrincipal } from "./principal.js";
-import type { Scope } from "./scopes.js";
 import type { SessionUser } from "./sessions.js";
 
 /**

@@ -1,4 +1,4 @@
-import { type Dependency, DependencyDown, dependencyDownIn } from "./errors.js";
+import { type Dependency, DependencyDown, dependencyDownIn } from "../shared/errors.js";
 
 /**
  * A per-isolate circuit breaker in front of one dependency: once a call finds it down, calls for the

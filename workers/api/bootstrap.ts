@@ -1,9 +1,15 @@
 import { eq } from "drizzle-orm";
 import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
-import { isTokenScope, KEY_PRESETS, type KeyPreset, type Scope, TOKEN_SCOPES } from "./credentials/scopes.js";
-import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "./credentials/secrets.js";
+import {
+  isTokenScope,
+  KEY_PRESETS,
+  type KeyPreset,
+  type Scope,
+  TOKEN_SCOPES,
+} from "../shared/credentials/scopes.js";
+import { KEY_PREFIX, newSecret, sha256Hex, TOKEN_PREFIX } from "../shared/credentials/secrets.js";
+import type { PlanId } from "../shared/plans.js";
 import type { Db } from "./db.js";
-import type { PlanId } from "./plans.js";
 
 // Record creation shared by the admin CLI (node-postgres) and the test harness (Neon driver in workerd).
 

@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull, ne } from "drizzle-orm";
 import { sessions, users } from "../../../schema/pg/schema.js";
+import { looksLikeSecret, newSecret, sha256Hex } from "../../shared/credentials/secrets.js";
 import type { Db, Tx } from "../db.js";
-import { looksLikeSecret, newSecret, sha256Hex } from "./secrets.js";
 
 export const SESSION_PREFIX = "gts_";
 /** A session lasts this long from sign-in, then the user signs in again. */
