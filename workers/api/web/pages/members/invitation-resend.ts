@@ -1,12 +1,12 @@
 import type { Hono } from "hono";
 import { renewLink } from "../../../accounts/links.js";
-import { invitationOf, mayInvite } from "../../../accounts/team.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
 import { chargeTenantInvitation } from "../../mail-throttle.js";
 import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 import { mailInvitation } from "./invite.js";
+import { pendingInvitation } from "./pending.js";
 
 export function register(app: Hono<AppEnv>) {
   app.post(
@@ -17,13 +17,11 @@ export function register(app: Hono<AppEnv>) {
     async (c) => {
       const membership = c.get("membership");
       const db = c.get("db");
-      const invitation = await invitationOf(db, membership.tenantId, c.req.param("invitationId"));
-      if (!invitation?.role) {
-        return errorPage(c, 404, "Not found", "No such pending invitation.");
+      const found = await pendingInvitation(c, "Invitation not sent", "Only an owner can invite owners.");
+      if ("refused" in found) {
+        return found.refused;
       }
-      if (!mayInvite(membership.role, invitation.role)) {
-        return errorPage(c, 403, "Invitation not sent", "Only an owner can invite owners.");
-      }
+      const { invitation } = found;
       const throttle = await chargeTenantInvitation(c, membership.tenantId);
       if (!throttle.allowed) {
         c.header("Retry-After", String(throttle.retryAfter));
