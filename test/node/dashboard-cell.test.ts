@@ -4,7 +4,8 @@ import { type Dashboard, perfEvents, SCREENSHOTS, startDashboard, uploadMap } fr
 
 // The cell panel in headless Chromium, on the heatmap and on the Compare page's difference map: a click
 // opens it, its numbers are the API's, the URL names the cell (opening that URL opens the panel), and
-// Copy repro writes the repro to the clipboard.
+// Copy repro writes the repro to the clipboard. A click outlines and describes the cell clicked, and
+// cells stand out over a green map.
 
 let d: Dashboard;
 let profileId = "";
@@ -51,6 +52,30 @@ beforeAll(async () => {
       at: (i) => (i % 2 ? { x: 112.5, y: 112.5 } : { x: 312.5, y: 312.5 }),
       fps: (i) => (i % 2 ? 20 + (i % 7) : 90),
       player: (i) => `p${i % 5}`,
+    }),
+  );
+  // A green meadow: one good cell alone at (200, 200), one bad at (300, 300).
+  await uploadMap(d, {
+    mapId: "meadow",
+    name: "Meadow",
+    minX: 0,
+    minY: 0,
+    maxX: 500,
+    maxY: 500,
+    width: 500,
+    height: 500,
+    tones: [
+      [70, 150, 60],
+      [95, 175, 75],
+    ],
+  });
+  await d.send(
+    perfEvents({
+      count: 20,
+      build: "1.0.0",
+      mapId: "meadow",
+      at: (i) => (i % 2 ? { x: 212.5, y: 212.5 } : { x: 312.5, y: 312.5 }),
+      fps: (i) => (i % 2 ? 90 : 20),
     }),
   );
   // The candidate build in the same two cells: slower still in the slow one.
@@ -122,6 +147,92 @@ it("a click opens the cell's panel with the API's numbers, in a shareable URL, a
   await shared.locator("[data-cell-summary]").waitFor({ timeout: 30_000 });
   expect(await shared.locator("[data-cell-summary]").textContent()).toBe(text);
   await shared.close();
+  await page.close();
+});
+
+it("a click on a cell other than the first outlines, describes and opens that cell", async () => {
+  const page = await d.open(`/projects/${d.projectId}/heatmap?map=harbor&profile=${profileId}`);
+  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  const first = await page.evaluate<{ x: number; y: number }>(
+    `window.dashboardMaps["heatmap-canvas"].cells[0]`,
+  );
+  // The fast cell at (300, 300), not the first of the answer.
+  expect(first).toMatchObject({ x: 100, y: 100 });
+  const canvas = page.locator("#heatmap-canvas");
+  const box = await canvas.boundingBox();
+  if (!box) {
+    throw new Error("no canvas box");
+  }
+  await page.mouse.click(box.x + (312.5 / 500) * box.width, box.y + ((500 - 312.5) / 500) * box.height);
+  await expect.poll(() => new URL(page.url()).searchParams.get("at")).toBe("300,300");
+  const summary = page.locator("[data-cell-summary]");
+  await summary.waitFor({ timeout: 30_000 });
+  const api = await d.api<Drilldown>(
+    `/projects/${d.projectId}/heatmap/cell?mapId=harbor&x=300&y=300&cellSize=25&days=7&profileId=${profileId}`,
+  );
+  expect(await page.locator(".cell-panel h2").textContent()).toBe("Cell x 300…325, y 300…325");
+  expect(await summary.textContent()).toContain(
+    `${api.samples} samples, ${api.sessions} sessions, ${api.players} players.`,
+  );
+  expect(await summary.textContent()).toContain(`p95 ${api.distributions.fps.p95} fps`);
+  // The tooltip describes that cell, and the outline is drawn around it.
+  const tip = page.getByRole("tooltip");
+  expect(await tip.getAttribute("data-cell")).toBe("300:300");
+  expect(await tip.textContent()).toContain("Cell x 300…325, y 300…325");
+  const outline = await page.locator(".cell-focus").boundingBox();
+  const k = box.width / 500;
+  expect(outline).not.toBeNull();
+  expect(Math.abs((outline?.x ?? 0) - (box.x + 300 * k))).toBeLessThan(1.5);
+  expect(Math.abs((outline?.y ?? 0) - (box.y + (500 - 325) * k))).toBeLessThan(1.5);
+  expect(Math.abs((outline?.width ?? 0) - 25 * k)).toBeLessThan(1.5);
+  await page.screenshot({ path: join(SCREENSHOTS, "heatmap-click-second-cell.png"), fullPage: true });
+
+  // A click on the first cell then moves both to it.
+  await page.mouse.click(box.x + (112.5 / 500) * box.width, box.y + ((500 - 112.5) / 500) * box.height);
+  await expect.poll(() => new URL(page.url()).searchParams.get("at")).toBe("100,100");
+  await expect.poll(() => page.locator(".cell-panel h2").textContent()).toBe("Cell x 100…125, y 100…125");
+  expect(await tip.getAttribute("data-cell")).toBe("100:100");
+  const moved = await page.locator(".cell-focus").boundingBox();
+  expect(Math.abs((moved?.x ?? 0) - (box.x + 100 * k))).toBeLessThan(1.5);
+  await page.close();
+});
+
+it("good cells stand out over a green map: an edge of at least 3:1 contrast, and a hue apart from the map", async () => {
+  const page = await d.open(`/projects/${d.projectId}/heatmap?map=meadow&profile=${profileId}`);
+  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  const cells = await page.evaluate<Array<{ x: number; y: number; cls: string }>>(
+    `window.dashboardMaps["heatmap-canvas"].cells`,
+  );
+  expect(cells.map((c) => [c.x, c.y, c.cls])).toEqual([
+    [200, 200, "good"],
+    [300, 300, "bad"],
+  ]);
+  // Canvas pixels (the image is 500 × 500 for 0…500: one pixel per unit). The good cell spans x 200…225
+  // and canvas rows 275…300; the map beside it (x 196) holds no cell.
+  type Rgb = [number, number, number];
+  const px = (x: number, y: number) =>
+    page.evaluate<Rgb>(`(() => {
+      const ctx = document.getElementById("heatmap-canvas").getContext("2d");
+      return [...ctx.getImageData(${x}, ${y}, 1, 1).data.slice(0, 3)];
+    })()`);
+  const [map, edge, centre] = await Promise.all([px(196, 287), px(200, 287), px(212, 287)]);
+  // WCAG's relative luminance and contrast ratio (non-text contrast asks for 3:1).
+  const lum = ([r, g, b]: Rgb) => {
+    const lin = (v: number) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  };
+  const contrast = (a: Rgb, b: Rgb) => {
+    const [hi, lo] = [lum(a), lum(b)].sort((p, q) => q - p) as [number, number];
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  expect(contrast(edge, map), `edge ${edge} over map ${map}`).toBeGreaterThanOrEqual(3);
+  // The cell's fill is clearly another colour than the map around it (distance in RGB).
+  const distance = Math.hypot(centre[0] - map[0], centre[1] - map[1], centre[2] - map[2]);
+  expect(distance, `cell ${centre} over map ${map}`).toBeGreaterThan(60);
+  // Still green where good: the judgement's hue is kept.
+  expect(centre[1]).toBeGreaterThan(centre[0]);
+  await page.locator("#heatmap-canvas").scrollIntoViewIfNeeded();
+  await page.locator("#heatmap-canvas").screenshot({ path: join(SCREENSHOTS, "heatmap-green-map.png") });
   await page.close();
 });
 

@@ -40,7 +40,9 @@ export type Dashboard = {
   close(): Promise<void>;
 };
 
-export async function startDashboard(opts: { plan?: string } = {}): Promise<Dashboard> {
+export async function startDashboard(
+  opts: { plan?: string; studio?: string; project?: string; email?: string } = {},
+): Promise<Dashboard> {
   const service = await startService();
   const { origin } = service;
   const admin = (...args: string[]) => adminCli(service, ...args);
@@ -48,12 +50,13 @@ export async function startDashboard(opts: { plan?: string } = {}): Promise<Dash
   let profileDir: string | undefined;
   try {
     const tenantId = String(
-      (await admin("tenant", "create", "--name", "QA Studio", "--plan", opts.plan ?? "studio")).id,
+      (await admin("tenant", "create", "--name", opts.studio ?? "QA Studio", "--plan", opts.plan ?? "studio"))
+        .id,
     );
     const projectId = String(
-      (await admin("project", "create", "--tenant", tenantId, "--name", "Harbor Run")).id,
+      (await admin("project", "create", "--tenant", tenantId, "--name", opts.project ?? "Harbor Run")).id,
     );
-    const owner = { email: "qa.lead@studio.test", password: "dashboard-test-password-1" };
+    const owner = { email: opts.email ?? "qa.lead@studio.test", password: "dashboard-test-password-1" };
     await admin(
       "user",
       "create",
@@ -257,17 +260,30 @@ export function namedEvents(
   });
 }
 
-/** A real, decodable PNG (a checkerboard of two greys), for map images the browser draws. */
-export function checkerPng(width: number, height: number, square = 32): Uint8Array {
+type Rgb = [number, number, number];
+
+/**
+ * A real, decodable PNG (a checkerboard of two tones, greys by default), for map images the browser
+ * draws.
+ */
+export function checkerPng(
+  width: number,
+  height: number,
+  square = 32,
+  tones: [Rgb, Rgb] = [
+    [160, 180, 160],
+    [200, 220, 200],
+  ],
+): Uint8Array {
   const raw = Buffer.alloc((width * 3 + 1) * height);
   for (let y = 0; y < height; y++) {
     raw[y * (width * 3 + 1)] = 0;
     for (let x = 0; x < width; x++) {
-      const v = (Math.floor(x / square) + Math.floor(y / square)) % 2 ? 200 : 160;
+      const [r, g, b] = (Math.floor(x / square) + Math.floor(y / square)) % 2 ? tones[1] : tones[0];
       const o = y * (width * 3 + 1) + 1 + x * 3;
-      raw[o] = v;
-      raw[o + 1] = v + 20;
-      raw[o + 2] = v;
+      raw[o] = r;
+      raw[o + 1] = g;
+      raw[o + 2] = b;
     }
   }
   const chunk = (type: string, data: Buffer) => {
@@ -316,10 +332,13 @@ export async function uploadMap(
     maxY: number;
     width: number;
     height: number;
+    /** The image's two tones (greys by default). */
+    tones?: [Rgb, Rgb];
   },
 ): Promise<{ id: string; mapId: string }> {
   const form = new FormData();
-  form.set("image", new Blob([checkerPng(map.width, map.height)], { type: "image/png" }), `${map.mapId}.png`);
+  const png = checkerPng(map.width, map.height, 32, map.tones);
+  form.set("image", new Blob([png], { type: "image/png" }), `${map.mapId}.png`);
   form.set("mapId", map.mapId);
   form.set("name", map.name);
   form.set("worldMinX", String(map.minX));

@@ -8,6 +8,11 @@ export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 export type NavUser = { email: string; csrf: string };
 
+// Nothing is wider than the window (test/node/page-widths.test.ts measures every page at 1280 px): a long
+// unbroken name (a build id, a map id, an email) wraps, in a table cell anywhere, so it never widens its
+// table; numbers, times, buttons and the dashboard's short cells (client/table.ts) stay on one line. A
+// table still too wide for its panel scrolls inside the panel (the last resort; never a panel with a map,
+// whose tooltips would make it scroll).
 const STYLE = `
 body{font-family:system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{display:flex;gap:1.5rem;align-items:center;padding:.75rem 1.5rem;background:#1b1f24;color:#fff}
@@ -50,6 +55,12 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .field-grid small{display:block}.checks{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem}.checks label{display:flex;gap:.4rem;align-items:center;margin:.25rem 0}
 .checks input{min-width:0}.actions{display:flex;gap:.4rem;flex-wrap:wrap}[aria-invalid=true]{outline:2px solid #a40000}
 .form-status:empty{display:none}.form-status{color:#1f7a3a}
+main{overflow-wrap:break-word}header span{min-width:0;overflow-wrap:anywhere}.project-name{overflow-wrap:anywhere}
+td{overflow-wrap:anywhere}td:not(.num):not(.short){min-width:6rem}td.num,td.short,td time,td button{white-space:nowrap;overflow-wrap:normal}
+.panel:not(:has(.map-wrap)){overflow-x:auto}
+td input,td select{min-width:0;max-width:100%}pre{overflow-x:auto;max-width:100%}
+.controls select{max-width:24rem}.build-switch{flex-wrap:wrap}.build-switch button{min-width:0;max-width:100%}
+.chart{max-width:100%;overflow:hidden}
 [hidden]{display:none!important}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 

@@ -2,7 +2,8 @@ import uPlot from "uplot";
 import { h } from "./dom.js";
 
 // Charts through uPlot (small, maintained, canvas): one wrapper so every page's charts look and size
-// alike. The numbers drawn are also written as a table beside the chart for screen readers and tests.
+// alike, each as wide as its container and following it when the window is resized. The numbers drawn
+// are also written as a table beside the chart for screen readers and tests.
 
 export type Series = { label: string; values: (number | null)[]; color?: string };
 
@@ -16,11 +17,12 @@ export function timeChart(
   const xs = opts.dates.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
   const target = h("div", { class: "chart", role: "img", "aria-label": opts.title });
   container.append(target, dataTable(opts.title, opts.dates, opts.series));
-  const width = Math.max(320, Math.min(container.clientWidth || 900, 1400) - 8);
-  return new uPlot(
+  const width = widthIn(container);
+  const height = opts.height ?? 260;
+  const chart = new uPlot(
     {
       width,
-      height: opts.height ?? 260,
+      height,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
       scales: { x: { time: true } },
       series: [
@@ -37,6 +39,7 @@ export function timeChart(
     [xs, ...opts.series.map((s) => s.values)],
     target,
   );
+  return fitted(container, chart, height);
 }
 
 /** Horizontal-reading bar chart of labelled values (e.g. top events), drawn by uPlot's bars path. */
@@ -46,13 +49,14 @@ export function barChart(
 ): uPlot {
   const target = h("div", { class: "chart", role: "img", "aria-label": opts.title });
   container.append(target, dataTable(opts.title, opts.labels, [{ label: "Count", values: opts.values }]));
-  const width = Math.max(320, Math.min(container.clientWidth || 900, 1400) - 8);
+  const width = widthIn(container);
   const xs = opts.labels.map((_, i) => i);
   const bars = uPlot.paths.bars?.({ size: [0.6, 64] });
-  return new uPlot(
+  const height = opts.height ?? 240;
+  const chart = new uPlot(
     {
       width,
-      height: opts.height ?? 240,
+      height,
       scales: { x: { time: false, range: [-0.5, Math.max(0.5, xs.length - 0.5)] } },
       series: [
         {},
@@ -71,37 +75,72 @@ export function barChart(
     [xs, opts.values],
     target,
   );
+  return fitted(container, chart, height);
+}
+
+/** The width a chart takes in `container`: its content box (no wider than a readable 1400 px). */
+function widthIn(container: HTMLElement): number {
+  const style = getComputedStyle(container);
+  const inner =
+    container.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight);
+  return Math.max(240, Math.min(inner || 900, 1400));
+}
+
+/** Keeps `chart` as wide as `container` while the container is in the page. */
+function fitted(container: HTMLElement, chart: uPlot, height: number): uPlot {
+  let width = chart.width;
+  const observer = new ResizeObserver(() => {
+    if (!container.isConnected) {
+      observer.disconnect();
+      return;
+    }
+    const next = widthIn(container);
+    if (next !== width) {
+      width = next;
+      chart.setSize({ width, height });
+    }
+  });
+  observer.observe(container);
+  return chart;
 }
 
 function truncate(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
-/** The chart's numbers as a table (visually hidden: the chart shows them; readers and tests read them). */
+/**
+ * The chart's numbers as a table (visually hidden: the chart shows them; readers and tests read them),
+ * in a hidden box: a table is never narrower than its content, so hidden itself it would still widen
+ * the page.
+ */
 function dataTable(title: string, keys: string[], series: Series[]): HTMLElement {
   return h(
-    "table",
-    { class: "visually-hidden chart-data", "data-chart": title },
-    h("caption", {}, title),
+    "div",
+    { class: "visually-hidden" },
     h(
-      "thead",
-      {},
+      "table",
+      { class: "chart-data", "data-chart": title },
+      h("caption", {}, title),
       h(
-        "tr",
+        "thead",
         {},
-        h("th", {}, "Key"),
-        series.map((s) => h("th", {}, s.label)),
-      ),
-    ),
-    h(
-      "tbody",
-      {},
-      keys.map((k, i) =>
         h(
           "tr",
           {},
-          h("th", {}, k),
-          series.map((s) => h("td", {}, String(s.values[i] ?? ""))),
+          h("th", {}, "Key"),
+          series.map((s) => h("th", {}, s.label)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        keys.map((k, i) =>
+          h(
+            "tr",
+            {},
+            h("th", {}, k),
+            series.map((s) => h("td", {}, String(s.values[i] ?? ""))),
+          ),
         ),
       ),
     ),

@@ -5,6 +5,10 @@ import { h } from "./dom.js";
 // heatmap and the build comparison's difference map. World x grows to the right of the image and
 // world y upwards (north at the top of the image, as top-down game maps are drawn): the image spans
 // [worldMinX, worldMaxX] × [worldMinY, worldMaxY].
+//
+// The cells must read over any map, green ones over a green map too: the image is drawn in greys and
+// lightened (no map colour competes with the cells' colours), and each cell large enough for it gets a
+// dark edge, so a cell stands out by its outline as well as by its hue (which not everyone sees).
 
 export type MapRecord = Schemas["Map"];
 
@@ -25,6 +29,10 @@ export type DrawnCell = {
 
 /** How long the tooltip stays on a cell before `more` is asked: a sweep across the map asks nothing. */
 const MORE_AFTER_MS = 150;
+/** Cells narrower than this on the canvas get no edge (it would hide their colour). */
+const EDGE_MIN_PX = 8;
+/** The cells' edge: dark, half opaque. */
+const EDGE = "rgb(27 31 36 / 0.6)";
 
 export type DrawReport = { cells: DrawnCell[]; renderMs: number; cellSize: number; mapId: string };
 
@@ -84,11 +92,16 @@ export async function drawMap(
   if (!ctx) {
     throw new Error("This browser cannot draw on a canvas.");
   }
+  // The map in greys, lightened by a white veil (which also lightens it where `filter` is not supported).
+  ctx.filter = "grayscale(1)";
   ctx.drawImage(img, 0, 0, W, H);
+  ctx.filter = "none";
+  ctx.fillStyle = "rgb(255 255 255 / 0.35)";
+  ctx.fillRect(0, 0, W, H);
   const sx = W / (map.worldMaxX - map.worldMinX);
   const sy = H / (map.worldMaxY - map.worldMinY);
   const byKey = new Map<string, DrawnCell>();
-  ctx.globalAlpha = 0.62;
+  ctx.globalAlpha = 0.7;
   // One fillStyle change per colour run: cells come sorted by x, y, so neighbours often share one.
   let current = "";
   for (const c of opts.cells) {
@@ -102,6 +115,21 @@ export async function drawMap(
     ctx.fillRect(px, py, Math.max(1, cellSize * sx), Math.max(1, cellSize * sy));
   }
   ctx.globalAlpha = 1;
+  // Each cell's edge, inside it, where cells are at least EDGE_MIN_PX wide: one path, one stroke.
+  const cw = cellSize * sx;
+  const ch = cellSize * sy;
+  if (Math.min(cw, ch) >= EDGE_MIN_PX) {
+    const lw = Math.max(1, Math.round(Math.min(cw, ch) / 25));
+    ctx.beginPath();
+    for (const c of opts.cells) {
+      const px = (c.x - map.worldMinX) * sx;
+      const py = (map.worldMaxY - (c.y + cellSize)) * sy;
+      ctx.rect(px + lw / 2, py + lw / 2, cw - lw, ch - lw);
+    }
+    ctx.lineWidth = lw;
+    ctx.strokeStyle = EDGE;
+    ctx.stroke();
+  }
   const renderMs = performance.now() - t0;
   canvas.dataset.cells = String(opts.cells.length);
   canvas.dataset.renderMs = renderMs.toFixed(1);
@@ -146,23 +174,33 @@ export async function drawMap(
       }
     }
     tip.hidden = false;
-    tip.style.left = `${left + 14}px`;
+    // Right of the point, or left of it where it would pass the map's right edge (the page would scroll).
+    const right = left + 14;
+    tip.style.left = `${right + tip.offsetWidth > wrap.clientWidth ? Math.max(0, left - 14 - tip.offsetWidth) : right}px`;
     tip.style.top = `${top + 14}px`;
     tip.dataset.cell = key;
   };
+  /** The drawn cell under the pointer, if any. */
+  const cellAt = (ev: MouseEvent) => {
+    const r = canvas.getBoundingClientRect();
+    const wx = map.worldMinX + ((ev.clientX - r.left) * (W / r.width)) / sx;
+    const wy = map.worldMaxY - ((ev.clientY - r.top) * (H / r.height)) / sy;
+    return byKey.get(`${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`);
+  };
   canvas.addEventListener("mousemove", (ev) => {
     const r = canvas.getBoundingClientRect();
-    const wx = map.worldMinX + ((ev.clientX - r.left) * (W / r.width)) / sx;
-    const wy = map.worldMaxY - ((ev.clientY - r.top) * (H / r.height)) / sy;
-    const key = `${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`;
-    place(byKey.get(key), ev.clientX - r.left, ev.clientY - r.top);
+    place(cellAt(ev), ev.clientX - r.left, ev.clientY - r.top);
+  });
+  // A press focuses the canvas: the focus cell becomes the one pressed before the focus handler outlines
+  // it (the first cell is where the keyboard starts, not where a click lands).
+  canvas.addEventListener("mousedown", (ev) => {
+    at = cellAt(ev) ?? at;
   });
   canvas.addEventListener("click", (ev) => {
-    const r = canvas.getBoundingClientRect();
-    const wx = map.worldMinX + ((ev.clientX - r.left) * (W / r.width)) / sx;
-    const wy = map.worldMaxY - ((ev.clientY - r.top) * (H / r.height)) / sy;
-    const cell = byKey.get(`${Math.floor(wx / cellSize) * cellSize}:${Math.floor(wy / cellSize) * cellSize}`);
+    const cell = cellAt(ev);
     if (cell) {
+      at = cell;
+      showFocus();
       opts.onSelect?.(cell);
     }
   });

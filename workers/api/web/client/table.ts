@@ -1,7 +1,12 @@
 import { h } from "./dom.js";
 
 // A data table as every list page shows one: a caption-less header row, text cells, numeric columns
-// right-aligned (class "num"), and `data-table` naming it for readers of the page and the tests.
+// right-aligned (class "num"), and `data-table` naming it for readers of the page and the tests. Cells
+// whose text is short stay on one line (class "short"); longer ones wrap, anywhere if they must, so a
+// long name never makes the table wider than its panel (the layout's CSS).
+
+/** Up to this many characters a cell's text never wraps: dates, counts, buttons, short names. */
+const SHORT = 24;
 
 export type Column<T> = { label: string; num?: boolean; cell: (row: T) => Node | string };
 
@@ -25,7 +30,13 @@ export function dataTable<T>(name: string, columns: Column<T>[], rows: T[]): HTM
         h(
           "tr",
           {},
-          columns.map((c) => h("td", { class: c.num ? "num" : undefined }, c.cell(r))),
+          columns.map((c) => {
+            const td = h("td", { class: c.num ? "num" : undefined }, c.cell(r));
+            if (!c.num && (td.textContent ?? "").length <= SHORT) {
+              td.classList.add("short");
+            }
+            return td;
+          }),
         ),
       ),
     ),
