@@ -14,6 +14,7 @@ import {
   uploadMap,
 } from "../support/dashboard.js";
 import { linkIn, mailTo } from "../support/mail.js";
+import { waitFor } from "../support/wait.js";
 
 // Every page in headless Chromium at a 1280 px wide window, over data with very long names (studio,
 // project, emails, builds, maps, profiles, content, events, sessions, channels, rules, keys, OAuth
@@ -74,11 +75,16 @@ async function widthOf(page: Page, name: string): Promise<number> {
 /** Waits until the client bundle has drawn the page: no placeholder, no loading state left. */
 async function settled(page: Page): Promise<void> {
   await page.waitForLoadState("load");
-  await page.waitForFunction(
-    `!document.querySelector("[data-placeholder], .state.loading") &&
-      [...document.querySelectorAll("canvas")].every((c) => !c.id || c.dataset.cells !== undefined)`,
-    undefined,
-    { timeout: 30_000 },
+  // Polled with page.evaluate (Playwright's CDP evaluation): a string given to waitForFunction is eval'd
+  // inside the page, which the dashboard's CSP (script-src 'self') refuses.
+  await waitFor(
+    () =>
+      page.evaluate<boolean>(
+        `!document.querySelector("[data-placeholder], .state.loading") &&
+          [...document.querySelectorAll("canvas")].every((c) => !c.id || c.dataset.cells !== undefined)`,
+      ),
+    (drawn) => drawn,
+    { timeoutMs: 30_000, message: `${page.url()} drawn` },
   );
 }
 
