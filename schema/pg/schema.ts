@@ -473,6 +473,11 @@ export const dataExports = pgTable(
     status: text("status", { enum: EXPORT_STATUSES }).notNull().default("queued"),
     rowCount: integer("row_count"),
     sizeBytes: doublePrecision("size_bytes"),
+    // Progress while running: the rows the export will hold (counted before the stream starts), and the
+    // rows and bytes written so far (workers/api/exports/consumer.ts).
+    rowsExpected: integer("rows_expected"),
+    rowsWritten: integer("rows_written"),
+    bytesWritten: doublePrecision("bytes_written"),
     objectKey: text("object_key"),
     error: text("error"),
     createdAt: timestamps.createdAt,

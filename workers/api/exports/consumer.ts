@@ -6,6 +6,7 @@ import { attemptsOf, QUEUES, queueRetryDelaySeconds } from "../../shared/queues.
 import { type Db, openDb } from "../db.js";
 import { EXPORT_FORMATS, objectKeyOf } from "./formats.js";
 import { streamToR2 } from "./multipart.js";
+import { countingStream, RowCounter } from "./progress.js";
 import { countExportRows, type ExportSpec, exportStream } from "./query.js";
 
 export type ExportMessage = { exportId: string };
@@ -53,7 +54,14 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
   const startedAt = new Date();
   await db
     .update(dataExports)
-    .set({ status: "running", startedAt, error: null })
+    .set({
+      status: "running",
+      startedAt,
+      error: null,
+      rowsExpected: null,
+      rowsWritten: null,
+      bytesWritten: null,
+    })
     .where(eq(dataExports.id, exportId));
   const format = row.format;
   const spec: ExportSpec = {
@@ -67,11 +75,22 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
   const ch = openClickHouse(configOf(env), STREAM_TIMEOUT_MS);
   try {
     const rowCount = await countExportRows(ch, spec);
+    await db
+      .update(dataExports)
+      .set({ rowsExpected: rowCount, rowsWritten: format === "parquet" ? null : 0, bytesWritten: 0 })
+      .where(eq(dataExports.id, exportId));
     const key = objectKeyOf(row.projectId, exportId, format);
+    const counter = new RowCounter(format);
+    const progress = async () => {
+      await db
+        .update(dataExports)
+        .set({ rowsWritten: counter.rows, bytesWritten: counter.bytes })
+        .where(eq(dataExports.id, exportId));
+    };
     const uploaded = await streamToR2(
       env.EXPORTS,
       key,
-      await exportStream(ch, spec),
+      countingStream(await exportStream(ch, spec), counter, progress),
       EXPORT_FORMATS[format].contentType,
     );
     await db
@@ -80,6 +99,8 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
         status: "completed",
         rowCount,
         sizeBytes: uploaded.bytes,
+        rowsWritten: counter.rows ?? rowCount,
+        bytesWritten: uploaded.bytes,
         objectKey: key,
         completedAt: new Date(),
       })

@@ -30,6 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       batchKey: batchKeyOfDeadLetter(o.key),
       parkedAt: o.customMetadata?.parkedAt ?? null,
       attempts: o.customMetadata?.attempts ? Number(o.customMetadata.attempts) : null,
+      reason: o.customMetadata?.reason ?? null,
     }));
     return c.json({ success: true as const, data }, 200);
   });

@@ -7,6 +7,12 @@ export const DeadLetterSchema = z
     batchKey: z.string(),
     parkedAt: z.iso.datetime().nullable(),
     attempts: z.number().int().nullable().describe("Delivery attempts before it was dead-lettered"),
+    reason: z
+      .string()
+      .nullable()
+      .describe(
+        "Why it was parked, as the dead-letter consumer read it (null for batches parked before reasons were kept)",
+      ),
   })
   .openapi("DeadLetter");
 

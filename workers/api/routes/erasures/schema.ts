@@ -32,6 +32,18 @@ export const ErasureSchema = z
   })
   .openapi("Erasure");
 
+export const ErasurePreviewSchema = z
+  .object({
+    tables: z
+      .array(z.object({ table: z.string(), rows: z.number().int() }))
+      .describe("The player's rows now, per table the erasure deletes from (events first)"),
+    rebuilt: z
+      .array(z.string())
+      .describe("Rollups without a player key, rebuilt without the player for the player's days"),
+    days: z.number().int().describe("UTC days the player has events on (the days rebuilt)"),
+  })
+  .openapi("ErasurePreview");
+
 export const ErasureIdParams = z.object({
   id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "Project UUID" }),
   erasureId: z.uuid().openapi({ param: { name: "erasureId", in: "path" } }),

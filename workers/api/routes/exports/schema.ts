@@ -33,6 +33,19 @@ export const ExportSchema = z
     eventName: z.string().nullable(),
     rowCount: z.number().int().nullable().describe("Rows in the file, once completed"),
     sizeBytes: z.number().int().nullable().describe("Bytes of the file, once completed"),
+    rowsExpected: z
+      .number()
+      .int()
+      .nullable()
+      .describe("Rows the export will hold, counted when it starts running (the progress bar's end)"),
+    rowsWritten: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "Rows written so far while running (null for parquet until completed), updated about every second",
+      ),
+    bytesWritten: z.number().int().nullable().describe("Bytes written so far while running"),
     downloadUrl: z.string().nullable().describe("Where to GET the file (same credentials), once completed"),
     error: z.string().nullable().describe("Why the last attempt failed, if it did"),
     createdAt: z.iso.datetime(),
@@ -58,6 +71,9 @@ export function exportItem(row: DataExportRow): z.infer<typeof ExportSchema> {
     eventName: row.eventName,
     rowCount: row.rowCount,
     sizeBytes: row.sizeBytes,
+    rowsExpected: row.rowsExpected,
+    rowsWritten: row.rowsWritten,
+    bytesWritten: row.bytesWritten,
     downloadUrl: completed ? `/api/v1/projects/${row.projectId}/exports/${row.id}/download` : null,
     error: row.error,
     createdAt: row.createdAt.toISOString(),

@@ -405,13 +405,37 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The project's erasures, newest first
+         * @description At most 100, running ones included (their `steps` grow as each table is done). Needs data:admin.
+         */
+        get: operations["listErasures"];
         put?: never;
         /**
          * Erase every event of one player in the project
          * @description Removes the player's events (player_id equal to playerId, or session_id equal to it where player_id is empty, plus the anonymous events of the player's sessions) and every player-derived row, with synchronous lightweight DELETEs; other players are untouched. The audit entry (who, when, rows removed per table) is kept and returned. Needs data:admin (API key only).
          */
         post: operations["createErasure"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/erasures/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an erasure of one player would remove, changing nothing
+         * @description Counts the player's rows in every table the erasure deletes from, and names the rollups it rebuilds for the player's days. A POST so the player id stays out of URLs and logs. Needs data:admin.
+         */
+        post: operations["previewErasure"];
         delete?: never;
         options?: never;
         head?: never;
@@ -442,7 +466,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The project's exports, newest first
+         * @description At most 50, with their status and progress. Needs data:admin.
+         */
+        get: operations["listExports"];
         put?: never;
         /**
          * Start an export of the project's events
@@ -726,6 +754,8 @@ export interface components {
             parkedAt: string | null;
             /** @description Delivery attempts before it was dead-lettered */
             attempts: number | null;
+            /** @description Why it was parked, as the dead-letter consumer read it (null for batches parked before reasons were kept) */
+            reason: string | null;
         };
         DeadLetterReplay: {
             /** @description Batches sent back to the events queue by this call */
@@ -1173,6 +1203,17 @@ export interface components {
             /** @description The player: an event's player_id, or its session_id for events without one */
             playerId: string;
         };
+        ErasurePreview: {
+            /** @description The player's rows now, per table the erasure deletes from (events first) */
+            tables: {
+                table: string;
+                rows: number;
+            }[];
+            /** @description Rollups without a player key, rebuilt without the player for the player's days */
+            rebuilt: string[];
+            /** @description UTC days the player has events on (the days rebuilt) */
+            days: number;
+        };
         Export: {
             /** Format: uuid */
             id: string;
@@ -1191,6 +1232,12 @@ export interface components {
             rowCount: number | null;
             /** @description Bytes of the file, once completed */
             sizeBytes: number | null;
+            /** @description Rows the export will hold, counted when it starts running (the progress bar's end) */
+            rowsExpected: number | null;
+            /** @description Rows written so far while running (null for parquet until completed), updated about every second */
+            rowsWritten: number | null;
+            /** @description Bytes written so far while running */
+            bytesWritten: number | null;
             /** @description Where to GET the file (same credentials), once completed */
             downloadUrl: string | null;
             /** @description Why the last attempt failed, if it did */
@@ -3817,6 +3864,84 @@ export interface operations {
             };
         };
     };
+    listErasures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The erasures. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Erasure"][];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createErasure: {
         parameters: {
             query?: never;
@@ -3908,6 +4033,88 @@ export interface operations {
             };
         };
     };
+    previewErasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ErasureRequest"];
+            };
+        };
+        responses: {
+            /** @description What would go. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ErasurePreview"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getErasure: {
         parameters: {
             query?: never;
@@ -3937,6 +4144,84 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["Erasure"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listExports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The exports. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Export"][];
                     };
                 };
             };

@@ -1,0 +1,36 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.js";
+import { REBUILT_ROLLUPS } from "../../erasure/rollups.js";
+import { countRows, ERASURE_STEPS, playerSessions } from "../../erasure/steps.js";
+import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { ErasureBodySchema, ErasurePreviewSchema } from "./schema.js";
+
+export const route = createRoute({
+  method: "post",
+  path: "/v1/projects/{id}/erasures/preview",
+  operationId: "previewErasure",
+  tags: ["Data administration"],
+  summary: "What an erasure of one player would remove, changing nothing",
+  description:
+    "Counts the player's rows in every table the erasure deletes from, and names the rollups it " +
+    "rebuilds for the player's days. A POST so the player id stays out of URLs and logs. Needs data:admin.",
+  ...policy({ scope: "data:admin", project: "path" }),
+  request: {
+    params: ProjectIdParam,
+    body: { required: true, content: { "application/json": { schema: ErasureBodySchema } } },
+  },
+  responses: { 200: envelope(ErasurePreviewSchema, "What would go."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    const ch = c.get("ch");
+    const bound = await playerSessions(ch, c.get("project").id, c.req.valid("json").playerId);
+    const tables = [];
+    for (const step of ERASURE_STEPS) {
+      tables.push({ table: step.table, rows: await countRows(ch, step, bound) });
+    }
+    const data = { tables, rebuilt: REBUILT_ROLLUPS, days: bound.days.length };
+    return c.json({ success: true as const, data }, 200);
+  });
+}
