@@ -27,6 +27,9 @@ export const DASHBOARD_PAGES = [
   { id: "maps", label: "Maps" },
   { id: "profiles", label: "Threshold profiles" },
   { id: "content", label: "Content" },
+  { id: "exports", label: "Exports" },
+  { id: "erasure", label: "Player erasure" },
+  { id: "dead-letters", label: "Dead letters" },
 ] as const;
 
 export type DashboardPageId = (typeof DASHBOARD_PAGES)[number]["id"];

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ERASURE_STATUSES } from "../../../../schema/pg/columns.js";
 import type { ErasureRow } from "../../../../schema/pg/schema.js";
+import { REBUILT_ROLLUPS } from "../../erasure/rollups.js";
 
 export const ErasureBodySchema = z
   .object({
@@ -26,6 +27,11 @@ export const ErasureSchema = z
         "Events removed, counted before and after each delete; `steps` gives every table, rollups included",
       ),
     steps: z.array(z.object({ table: z.string(), rowsRemoved: z.number().int() })),
+    rebuiltTables: z
+      .array(z.string())
+      .describe(
+        "The tables of `steps` that are rollups rebuilt without the player for their days: their rowsRemoved are the rows replaced",
+      ),
     error: z.string().nullable(),
     createdAt: z.iso.datetime(),
     completedAt: z.iso.datetime().nullable(),
@@ -58,6 +64,7 @@ export function erasureItem(row: ErasureRow): z.infer<typeof ErasureSchema> {
     status: row.status,
     rowsRemoved: row.rowsRemoved,
     steps: row.steps,
+    rebuiltTables: [...REBUILT_ROLLUPS],
     error: row.error,
     createdAt: row.createdAt.toISOString(),
     completedAt: row.completedAt?.toISOString() ?? null,

@@ -1193,6 +1193,8 @@ export interface components {
                 table: string;
                 rowsRemoved: number;
             }[];
+            /** @description The tables of `steps` that are rollups rebuilt without the player for their days: their rowsRemoved are the rows replaced */
+            rebuiltTables: string[];
             error: string | null;
             /** Format: date-time */
             createdAt: string;

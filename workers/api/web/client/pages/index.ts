@@ -3,6 +3,9 @@ import { alerts } from "./alerts.js";
 import { builds } from "./builds.js";
 import { compare } from "./compare.js";
 import { content } from "./content.js";
+import { deadLetters } from "./dead-letters.js";
+import { erasure } from "./erasure.js";
+import { exports } from "./exports.js";
 import { funnels } from "./funnels.js";
 import { heatmap } from "./heatmap.js";
 import { insights } from "./insights.js";
@@ -29,4 +32,7 @@ export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> =
   maps,
   profiles,
   content,
+  exports,
+  erasure,
+  "dead-letters": deadLetters,
 };
