@@ -53,11 +53,11 @@ export function progressBar(
 }
 
 /** Runs `tick` every `ms` (after the previous tick finished) until it returns true. */
-export function every(ms: number, tick: () => Promise<boolean | undefined | void>): void {
+export function every(ms: number, tick: () => Promise<boolean>): void {
   const run = async () => {
     let done = false;
     try {
-      done = (await tick()) === true;
+      done = await tick();
     } catch {
       done = false;
     }

@@ -165,6 +165,7 @@ export async function exports({ root, projectId }: PageContext): Promise<void> {
     if (latest.some((e) => e.status === "queued" || e.status === "running")) {
       await refresh();
     }
+    return false;
   });
 }
 
