@@ -31,6 +31,9 @@ beforeAll(async () => {
   await ingestAndWait(t.siblingProjectId, await ingestKeyFor(t.siblingProjectId), siblingEvents);
 });
 
+/** The UTC date of an event's timestamp. */
+const dayOf = (e: Ev) => new Date(Number(e.timestampUs) / 1000).toISOString().slice(0, 10);
+
 function erase(playerId: unknown, projectId = t.projectId, key = t.keys.full.key) {
   return api(
     `/v1/projects/${projectId}/erasures`,
@@ -51,6 +54,7 @@ type Erasure = {
   status: string;
   rowsRemoved: number;
   steps: Array<{ table: string; rowsRemoved: number }>;
+  rebuiltTables: string[];
   createdAt: string;
   completedAt: string | null;
 };
@@ -98,9 +102,35 @@ describe("player erasure", () => {
     const expectedRemoved = events.filter(isAlice).length;
     expect(expectedRemoved).toBe(7);
 
+    // The preview (the dashboard's confirmation) counts what will go, and changes nothing.
+    const previewed = await api(
+      `/v1/projects/${t.projectId}/erasures/preview`,
+      { key: t.keys.full.key },
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ playerId: "alice" }),
+      },
+    );
+    expect(previewed.status).toBe(200);
+    const plan = (
+      (await previewed.json()) as {
+        data: { tables: Array<{ table: string; rows: number }>; rebuilt: string[]; days: number };
+      }
+    ).data;
+    expect(plan.tables[0]).toEqual({ table: "telemetry.events", rows: expectedRemoved });
+    expect(plan.days).toBe(new Set(events.filter(isAlice).map((e) => dayOf(e))).size);
+    expect(await storedCount(t.projectId)).toBe(events.length);
+
     const res = await erase("alice");
     expect(res.status).toBe(201);
     const created = ((await res.json()) as { data: Erasure }).data;
+    // Each deleting step removed what the preview counted; the rest are the rollups it named.
+    expect(
+      created.steps.slice(0, plan.tables.length).map((s) => ({ table: s.table, rows: s.rowsRemoved })),
+    ).toEqual(plan.tables);
+    expect(created.steps.slice(plan.tables.length).map((s) => s.table)).toEqual(plan.rebuilt);
+    expect(created.rebuiltTables).toEqual(plan.rebuilt);
     expect(created).toMatchObject({
       projectId: t.projectId,
       playerIdSha256: await sha256Hex("alice"),
@@ -152,6 +182,11 @@ describe("player erasure", () => {
     const again = ((await (await erase("alice")).json()) as { data: Erasure }).data;
     expect(again.rowsRemoved).toBe(0);
     expect(again.id).not.toBe(created.id);
+    // The history lists both, newest first.
+    const listed = await api(`/v1/projects/${t.projectId}/erasures`, { key: t.keys.full.key });
+    expect(listed.status).toBe(200);
+    const history = ((await listed.json()) as { data: Erasure[] }).data;
+    expect(history.slice(0, 2)).toEqual([again, created]);
   });
 
   it("erases an anonymous player by session id", async () => {

@@ -14,6 +14,10 @@ type Export = {
   status: string;
   rowCount: number | null;
   sizeBytes: number | null;
+  rowsExpected: number | null;
+  rowsWritten: number | null;
+  bytesWritten: number | null;
+  createdAt: string;
   downloadUrl: string | null;
   error: string | null;
 };
@@ -78,6 +82,11 @@ async function exportAndDownload(body: Record<string, unknown>): Promise<{ e: Ex
   expect(file.status).toBe(200);
   const bytes = new Uint8Array(await file.arrayBuffer());
   expect(bytes.byteLength).toBe(e.sizeBytes);
+  // The progress ends where the file does: the rows counted at the start, the rows the consumer counted
+  // in the stream (CSV's quoted newlines are not rows; Parquet takes the count), every byte.
+  expect(e.rowsExpected).toBe(e.rowCount);
+  expect(e.rowsWritten).toBe(e.rowCount);
+  expect(e.bytesWritten).toBe(e.sizeBytes);
   return { e, bytes };
 }
 
@@ -222,6 +231,21 @@ describe("data export round trip", () => {
     const rows = await rs.json<Record<string, unknown>>();
     expect(e.rowCount).toBe(events.length);
     expect(shape(rows)).toEqual(expected());
+  });
+
+  it("lists the project's exports newest first, with their progress fields", async () => {
+    const res = await post({ days: 7, format: "ndjson", eventName: "kill" });
+    const { id } = ((await res.json()) as { data: Export }).data;
+    const done = await finished(id);
+    const listed = await api(`/v1/projects/${t.projectId}/exports`, { key: t.keys.full.key });
+    expect(listed.status).toBe(200);
+    const items = ((await listed.json()) as { data: Export[] }).data;
+    expect(items[0]).toEqual(done);
+    const times = items.map((e) => e.createdAt);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(done.rowsWritten).toBe(events.filter((e) => e.eventName === "kill").length);
+    // The sibling project's exports are not listed here.
+    expect(items.every((e) => (e as Export & { projectId: string }).projectId === t.projectId)).toBe(true);
   });
 
   it("refuses bad requests naming the field, and creates nothing", async () => {

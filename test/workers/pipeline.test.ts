@@ -286,6 +286,15 @@ describe("queue consumer", () => {
     expect(object).not.toBeNull();
     expect(new Uint8Array(await (object as R2ObjectBody).arrayBuffer())).toEqual(env1);
     expect(object?.customMetadata?.attempts).toBe("9");
+    // A batch that reads well was parked because storing it kept failing; one that does not, says so.
+    expect(object?.customMetadata?.reason).toBe(
+      "Storing it failed on every delivery (ClickHouse refused or was unreachable)",
+    );
+    const broken = envelopeOf(t, "dead-2", 2);
+    broken.set([0xff, 0xff, 0xff], broken.length - 3);
+    await runQueue("telemetry-events-dlq", [message("dl-2", broken, 9)]);
+    const parkedBroken = await env.DEAD_LETTERS.head(`events/${t.projectId}/${day}/dead-2-dl-2.bin`);
+    expect(parkedBroken?.customMetadata?.reason).toMatch(/^Not a readable telemetry batch: /);
   });
 
   it("lists parked batches and replays them through the API; replay counts each event once", async () => {
@@ -303,6 +312,10 @@ describe("queue consumer", () => {
     expect(items.every((i) => i.batchKey === "a1b2c3" && i.size === parked.length && i.attempts === 9)).toBe(
       true,
     );
+    expect(items.map((i) => (i as { reason?: string | null }).reason)).toEqual([
+      "Storing it failed on every delivery (ClickHouse refused or was unreachable)",
+      "Storing it failed on every delivery (ClickHouse refused or was unreachable)",
+    ]);
     // Only data:admin may see or replay them, and only for its own project.
     expect(
       (await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.readwrite.key })).status,

@@ -152,6 +152,7 @@ const REQUESTS: Record<string, Variant[]> = {
   runQuery: [{ init: (id) => json({ project_id: id, sql: "SELECT 1" }) }],
   createExport: [{ init: () => json({ days: 7, format: "csv" }) }],
   createErasure: [{ init: () => json({ playerId: "nobody" }) }],
+  previewErasure: [{ init: () => json({ playerId: "nobody" }) }],
   getHeatmap: [
     { query: () => "mapId=dust" },
     { label: "with z", query: () => "mapId=dust&includeZ=true&eventName=kill" },
@@ -463,6 +464,18 @@ describe("a session's reads", () => {
       const a = (await bySession.json()) as { data: unknown };
       const b = (await byKey.json()) as { data: unknown };
       expect(stripTimes(a.data), path).toEqual(stripTimes(b.data));
+    }
+  });
+
+  it("a member's session holds no data:admin: the Exports, Player erasure and Dead letters pages' reads are 403", async () => {
+    for (const path of ["exports", "erasures", "dead-letters"]) {
+      const res = await api(
+        `/v1/projects/${t.projectId}/${path}`,
+        { ip: "192.0.2.16" },
+        { headers: { Cookie: memberSessionCookie } },
+      );
+      expect(res.status, path).toBe(403);
+      expect((await problemOf(res)).detail).toBe("This operation requires the scope data:admin.");
     }
   });
 
