@@ -15,6 +15,8 @@ export type Service = {
   databaseUrl: string;
   /** The mail catcher's web inbox; its REST API (GET /api/email) is what test/support/mail.ts reads. */
   inboxUrl: string;
+  /** wrangler dev's --persist-to: its local R2, Queues and DO state (test/support/dead-letters.ts writes R2). */
+  persistTo: string;
   /**
    * Waits until no INSERT runs in ClickHouse. An insert commits the events' part before each
    * materialized view's, so a count of the events can be complete while a rollup still lags it.
@@ -46,7 +48,8 @@ export async function startService(): Promise<Service> {
     stack = await startLocalStack({ dataDir });
     mail = await startMailCatcher({ dir: join(dataDir, "mail") });
     const port = await freePort();
-    child = startWrangler(stack, { port, persistTo: join(dataDir, "wrangler"), mail });
+    const persistTo = join(dataDir, "wrangler");
+    child = startWrangler(stack, { port, persistTo, mail });
     const origin = `http://127.0.0.1:${port}`;
     await waitUntilServing(child, `${origin}/api`);
     const ch = stack.clickhouse;
@@ -64,7 +67,14 @@ export async function startService(): Promise<Service> {
         { intervalMs: 50, message: "no INSERT running" },
       );
     };
-    return { origin, databaseUrl: stack.databaseUrl, inboxUrl: mail.inboxUrl, insertsSettled, close };
+    return {
+      origin,
+      databaseUrl: stack.databaseUrl,
+      inboxUrl: mail.inboxUrl,
+      persistTo,
+      insertsSettled,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;
