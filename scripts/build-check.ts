@@ -158,7 +158,13 @@ console.log(
   JSON.stringify({
     ok: failures.length === 0 && !sdkOverBudget,
     sdk,
-    client: { jsBytes: client.jsBytes, cssBytes: client.cssBytes, packages: client.packages },
+    client: {
+      jsBytes: client.jsBytes,
+      cssBytes: client.cssBytes,
+      packages: client.packages,
+      initial: client.initial,
+      lazy: client.lazy,
+    },
     docs: client.docs,
     workers: Object.fromEntries(
       built.map((b) => [b.name, { bytes: b.bytes, gzipBytes: b.gzipBytes, packages: b.packages }]),

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { type SpawnSyncReturns, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -6,18 +6,27 @@ import { describe, expect, it } from "vitest";
 // the ingest Worker's bundle holds no framework, ORM or schema library.
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+type Loads = { bytes: number; inputs: string[] };
 type Report = {
   ok: boolean;
+  client: { jsBytes: number; initial: Loads; lazy: Record<string, Loads> };
   workers: Record<"api" | "ingest", { bytes: number; gzipBytes: number; packages: string[] }>;
   sdk: { bytes: number; gzipBytes: number; packages: string[] };
 };
 
+let ran: SpawnSyncReturns<string> | undefined;
+/** One `npm run build:check` for the file (it bundles both Workers). */
+function buildCheck() {
+  ran ??= spawnSync(process.execPath, ["--import", "tsx", "scripts/build-check.ts"], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+  return ran;
+}
+
 describe("the Workers' deploy bundles", () => {
   it("build both, and the ingest bundle carries only its own dependencies", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", "scripts/build-check.ts"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    });
+    const run = buildCheck();
     expect(run.status, run.stderr).toBe(0);
     const report: Report = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}");
     expect(report.ok).toBe(true);
@@ -36,5 +45,29 @@ describe("the Workers' deploy bundles", () => {
     expect(report.sdk.gzipBytes).toBeGreaterThan(1000);
     expect(report.sdk.gzipBytes).toBeLessThanOrEqual(12_000);
     expect(run.stdout).toContain("web SDK (sdk/web, minified)");
+  });
+
+  it("keeps the lazily loaded dashboard pages out of the script every other page loads", () => {
+    const run = buildCheck();
+    expect(run.status, run.stderr).toBe(0);
+    const { client }: Report = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}");
+    const own = ["pages/exports.ts", "pages/erasure.ts", "pages/dead-letters.ts", "client/jobs.ts"];
+    const isOwn = (input: string) => own.some((f) => input.endsWith(f));
+    // Every page loads the entry and its static chunks: none of the data-administration pages' code.
+    expect(client.initial.inputs.filter(isOwn)).toEqual([]);
+    expect(client.initial.inputs).toContain("workers/api/web/client/pages/overview.ts");
+    // Each of them is a chunk of its own, loaded on its page.
+    const lazyInputs = Object.values(client.lazy).flatMap((c) => c.inputs);
+    for (const f of own) {
+      expect(
+        lazyInputs.filter((i) => i.endsWith(f)),
+        f,
+      ).toHaveLength(1);
+    }
+    console.log(
+      `dashboard: ${client.initial.bytes} bytes every page loads (entry ${client.jsBytes}); lazy chunks ${JSON.stringify(
+        Object.fromEntries(Object.values(client.lazy).map((v) => [v.inputs.join("+"), v.bytes])),
+      )}`,
+    );
   });
 });

@@ -126,52 +126,6 @@ it("a refused export says why in the form; a failed one says why and Retry start
   await page.close();
 });
 
-it("erases a player after a confirmation naming the tables, shows each table's rows and the result, and the player is gone from a query", async () => {
-  expect(await count("player_id = 'alice'")).toBe(12);
-  const page = await d.open(`/projects/${d.projectId}/erasure`);
-  await page.getByText("No player has been erased in this project.").waitFor();
-  await page.getByLabel("Player ID").fill("alice");
-  await page.getByRole("button", { name: "Review erasure" }).click();
-  await page.getByRole("heading", { name: "Erase player “alice”?" }).waitFor();
-  const plan = await tableRows(page, "erasure-plan");
-  expect(plan[0]).toEqual(["telemetry.events", "12"]);
-  expect(plan.map((r) => r[0])).toContain("telemetry.player_days");
-  await page.screenshot({ path: join(SCREENSHOTS, "jobs-erasure-confirm.png"), fullPage: true });
-
-  await page.getByRole("button", { name: "Erase player" }).click();
-  const result = page.locator("[data-result=completed]");
-  await result.waitFor({ timeout: 60_000 });
-  expect(squash(await result.textContent())).toMatch(
-    /^Done: [\d,]+ rows removed from \d+ tables \(12 events\); 6 rollups rebuilt without the player\.$/,
-  );
-  const steps = await tableRows(page, "erasure-steps");
-  expect(steps[0]).toEqual(["telemetry.events", "12"]);
-  expect(steps.every((r) => r[1] !== "waiting")).toBe(true);
-  const id = new URL(page.url()).searchParams.get("erasure");
-  const erasure = await d.api<{ status: string; rowsRemoved: number; steps: unknown[] }>(
-    `/projects/${d.projectId}/erasures/${id}`,
-  );
-  expect(erasure).toMatchObject({ status: "completed", rowsRemoved: 12 });
-  expect(steps).toHaveLength(erasure.steps.length);
-  // The studio's history lists it.
-  await expect.poll(async () => (await tableRows(page, "erasures")).length).toBe(1);
-  const [history] = await tableRows(page, "erasures");
-  expect(history?.[2]).toBe("Done");
-  expect(history?.[3]).toBe("12");
-  await page.screenshot({ path: join(SCREENSHOTS, "jobs-erasure-done.png"), fullPage: true });
-
-  // Gone from the SQL query; bob is untouched.
-  expect(await count("player_id = 'alice'")).toBe(0);
-  expect(await count("player_id = 'bob'")).toBe(7);
-
-  // The status page is its URL.
-  const again = await d.open(`/projects/${d.projectId}/erasure?erasure=${id}`);
-  await again.locator("[data-result=completed]").waitFor();
-  expect(await tableRows(again, "erasure-steps")).toEqual(steps);
-  await again.close();
-  await page.close();
-});
-
 it("lists parked batches with reason and size and replays them until none remain; a second replay adds nothing", async () => {
   const events = namedEvents("parked_event", 9, { player: (i) => `dl${i}` });
   // The same batch parked twice (two dead-lettered deliveries of it).
@@ -224,5 +178,51 @@ it("lists parked batches with reason and size and replays them until none remain
   await d.service.insertsSettled();
   expect(await count("event_name = 'parked_event'")).toBe(9);
   await page.screenshot({ path: join(SCREENSHOTS, "jobs-dead-letters-replayed.png"), fullPage: true });
+  await page.close();
+});
+
+it("erases a player after a confirmation naming the tables, shows each table's rows and the result, and the player is gone from a query", async () => {
+  expect(await count("player_id = 'alice'")).toBe(12);
+  const page = await d.open(`/projects/${d.projectId}/erasure`);
+  await page.getByText("No player has been erased in this project.").waitFor();
+  await page.getByLabel("Player ID").fill("alice");
+  await page.getByRole("button", { name: "Review erasure" }).click();
+  await page.getByRole("heading", { name: "Erase player “alice”?" }).waitFor();
+  const plan = await tableRows(page, "erasure-plan");
+  expect(plan[0]).toEqual(["telemetry.events", "12"]);
+  expect(plan.map((r) => r[0])).toContain("telemetry.player_days");
+  await page.screenshot({ path: join(SCREENSHOTS, "jobs-erasure-confirm.png"), fullPage: true });
+
+  await page.getByRole("button", { name: "Erase player" }).click();
+  const result = page.locator("[data-result=completed]");
+  await result.waitFor({ timeout: 60_000 });
+  expect(squash(await result.textContent())).toMatch(
+    /^Done: [\d,]+ rows removed from \d+ tables \(12 events\); 6 rollups rebuilt without the player\.$/,
+  );
+  const steps = await tableRows(page, "erasure-steps");
+  expect(steps[0]).toEqual(["telemetry.events", "12"]);
+  expect(steps.every((r) => r[1] !== "waiting")).toBe(true);
+  const id = new URL(page.url()).searchParams.get("erasure");
+  const erasure = await d.api<{ status: string; rowsRemoved: number; steps: unknown[] }>(
+    `/projects/${d.projectId}/erasures/${id}`,
+  );
+  expect(erasure).toMatchObject({ status: "completed", rowsRemoved: 12 });
+  expect(steps).toHaveLength(erasure.steps.length);
+  // The studio's history lists it.
+  await expect.poll(async () => (await tableRows(page, "erasures")).length).toBe(1);
+  const [history] = await tableRows(page, "erasures");
+  expect(history?.[2]).toBe("Done");
+  expect(history?.[3]).toBe("12");
+  await page.screenshot({ path: join(SCREENSHOTS, "jobs-erasure-done.png"), fullPage: true });
+
+  // Gone from the SQL query; bob is untouched.
+  expect(await count("player_id = 'alice'")).toBe(0);
+  expect(await count("player_id = 'bob'")).toBe(7);
+
+  // The status page is its URL.
+  const again = await d.open(`/projects/${d.projectId}/erasure?erasure=${id}`);
+  await again.locator("[data-result=completed]").waitFor();
+  expect(await tableRows(again, "erasure-steps")).toEqual(steps);
+  await again.close();
   await page.close();
 });

@@ -4,5 +4,7 @@
 export declare const DASHBOARD_HASH: string;
 /** The dashboard's browser bundle (workers/api/web/client/main.ts), minified ES module. */
 export declare const DASHBOARD_JS: string;
+/** The chunks the entry imports (shared code, lazily loaded pages), by file name: chunk-<hash>.js. */
+export declare const DASHBOARD_CHUNKS: Record<string, string>;
 /** uPlot's stylesheet. */
 export declare const DASHBOARD_CSS: string;

@@ -3,9 +3,6 @@ import { alerts } from "./alerts.js";
 import { builds } from "./builds.js";
 import { compare } from "./compare.js";
 import { content } from "./content.js";
-import { deadLetters } from "./dead-letters.js";
-import { erasure } from "./erasure.js";
-import { exports } from "./exports.js";
 import { funnels } from "./funnels.js";
 import { heatmap } from "./heatmap.js";
 import { insights } from "./insights.js";
@@ -15,11 +12,21 @@ import { profiles } from "./profiles.js";
 import { projects } from "./projects.js";
 import { retention } from "./retention.js";
 
+type Page = (ctx: PageContext) => void | Promise<void>;
+
+/**
+ * A page loaded on demand: its module, and whatever only it uses, is a chunk of its own
+ * (scripts/build-client.ts), so the script every other page loads does not grow with it.
+ */
+function lazy(load: () => Promise<Page>): Page {
+  return async (ctx) => (await load())(ctx);
+}
+
 /**
  * The client module of each page, by the id the server's shell names in data-page (the ids of
  * workers/api/web/dashboard.ts DASHBOARD_PAGES, plus "projects" for the project list).
  */
-export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> = {
+export const PAGES: Record<string, Page> = {
   projects,
   overview,
   heatmap,
@@ -32,7 +39,7 @@ export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> =
   maps,
   profiles,
   content,
-  exports,
-  erasure,
-  "dead-letters": deadLetters,
+  exports: lazy(() => import("./exports.js").then((m) => m.exports)),
+  erasure: lazy(() => import("./erasure.js").then((m) => m.erasure)),
+  "dead-letters": lazy(() => import("./dead-letters.js").then((m) => m.deadLetters)),
 };

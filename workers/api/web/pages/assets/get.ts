@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../../context.js";
-import { DASHBOARD_CSS, DASHBOARD_JS } from "../../assets/bundle.gen.js";
+import { DASHBOARD_CHUNKS, DASHBOARD_CSS, DASHBOARD_JS } from "../../assets/bundle.gen.js";
 import { SCRIPT_PATH, STYLE_PATH } from "../../dashboard.js";
 
 // The dashboard bundle, at URLs that carry its hash: cached for good, and a new build gets a new URL.
@@ -14,6 +14,14 @@ export function register(app: Hono<AppEnv>) {
       "Cache-Control": IMMUTABLE,
     }),
   );
+  // The entry's chunks (shared code, lazily loaded pages): content-hashed names, so immutable too.
+  app.get("/assets/:chunk{chunk-[A-Za-z0-9_-]+\\.js}", (c) => {
+    const js = DASHBOARD_CHUNKS[c.req.param("chunk")];
+    if (js === undefined) {
+      return c.notFound();
+    }
+    return c.body(js, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": IMMUTABLE });
+  });
   app.get(STYLE_PATH, (c) =>
     c.body(DASHBOARD_CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": IMMUTABLE }),
   );
