@@ -4,7 +4,7 @@ import { CLAIM_LEASE_MS } from "../../workers/ingest/consumer/events.js";
 import { dispatchIngestQueue } from "../../workers/ingest/queues.js";
 import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
-import { sealEnvelope } from "../../workers/shared/envelope.js";
+import { openEnvelope, sealEnvelope } from "../../workers/shared/envelope.js";
 import { retryDelaySeconds } from "../../workers/shared/queues.js";
 import { batch, event, gzip } from "../support/batches.js";
 import { eventsQueueSettled } from "../support/events.js";
@@ -290,8 +290,9 @@ describe("queue consumer", () => {
     expect(object?.customMetadata?.reason).toBe(
       "Storing it failed on every delivery (ClickHouse refused or was unreachable)",
     );
-    const broken = envelopeOf(t, "dead-2", 2);
-    broken.set([0xff, 0xff, 0xff], broken.length - 3);
+    // An event whose length runs past the end of the batch.
+    const { header } = openEnvelope(envelopeOf(t, "dead-2", 2));
+    const broken = sealEnvelope(header, new Uint8Array([0x0a, 0xff, 0xff, 0x03]));
     await runQueue("telemetry-events-dlq", [message("dl-2", broken, 9)]);
     const parkedBroken = await env.DEAD_LETTERS.head(`events/${t.projectId}/${day}/dead-2-dl-2.bin`);
     expect(parkedBroken?.customMetadata?.reason).toMatch(/^Not a readable telemetry batch: /);
