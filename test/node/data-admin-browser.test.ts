@@ -113,7 +113,10 @@ it("a refused export says why in the form; a failed one says why and Retry start
     await db.end();
   }
   await page.reload();
-  await page.getByText("Failed: Code: 241. DB::Exception: Memory limit exceeded").waitFor();
+  await page.getByText("Code: 241. DB::Exception: Memory limit exceeded").waitFor();
+  const failedRow = (await tableRows(page, "exports"))[0];
+  expect(failedRow?.[4]).toBe("Failed Code: 241. DB::Exception: Memory limit exceeded");
+  expect(failedRow?.[6]).toBe("—");
   await page.screenshot({ path: join(SCREENSHOTS, "jobs-exports-failed.png"), fullPage: true });
   await page.getByRole("button", { name: `Retry export ${created.id}` }).click();
   // The same export again, as a new one, completed with the 5 item pickups.
@@ -168,7 +171,7 @@ it("lists parked batches with reason and size and replays them until none remain
   await page.reload();
   expect(await tableRows(page, "dead-letters")).toHaveLength(1);
   await page.getByRole("button", { name: "Replay all" }).click();
-  await page.getByText("Replayed 1 batches. None remain.").waitFor({ timeout: 30_000 });
+  await page.getByText("Replayed 1 batch. None remain.").waitFor({ timeout: 30_000 });
   await d.send(namedEvents("replay_marker", 1));
   await waitFor(
     () => count("event_name = 'replay_marker'"),

@@ -44,7 +44,7 @@ export function progressBar(
   max: number | null,
   text: string,
 ): HTMLElement {
-  const bar = h("progress", { "aria-label": label });
+  const bar = h("progress", { "aria-label": label, style: "width:7rem" });
   if (value !== null && max !== null) {
     bar.max = max;
     bar.value = Math.min(value, max);
@@ -82,4 +82,9 @@ export function bytes(n: number | null | undefined): string {
     unit++;
   }
   return fmt(unit === 0 ? v : Math.round(v * 10) / 10, UNITS[unit]);
+}
+
+/** "1 batch", "2 batches": a count with its noun. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${fmt(n)} ${n === 1 ? one : many}`;
 }

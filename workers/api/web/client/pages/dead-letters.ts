@@ -1,6 +1,6 @@
 import { api, dataOf, type Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
-import { bytes, firstLoad, progressBar } from "../jobs.js";
+import { bytes, count, firstLoad, progressBar } from "../jobs.js";
 import type { PageContext } from "../page.js";
 import { failed } from "../states.js";
 import { dataTable, when } from "../table.js";
@@ -54,7 +54,9 @@ export async function deadLetters({ root, projectId }: PageContext): Promise<voi
       h(
         "p",
         {},
-        parked.length >= 100 ? "The oldest 100 parked batches:" : `${fmt(parked.length)} parked batches:`,
+        parked.length >= 100
+          ? "The oldest 100 parked batches:"
+          : `${count(parked.length, "parked batch", "parked batches")}:`,
       ),
       dataTable(
         "dead-letters",
@@ -106,8 +108,8 @@ export async function deadLetters({ root, projectId }: PageContext): Promise<voi
             1,
             1,
             parked.length === 0
-              ? `Replayed ${fmt(sent)} batches. None remain.`
-              : `Replayed ${fmt(sent)} batches; ${fmt(parked.length)} are parked (again or still): see their reason.`,
+              ? `Replayed ${count(sent, "batch", "batches")}. None remain.`
+              : `Replayed ${count(sent, "batch", "batches")}; ${count(parked.length, "batch", "batches")} parked (again or still): see the reason.`,
           ),
         );
       } catch (err) {

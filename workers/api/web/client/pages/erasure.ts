@@ -1,7 +1,7 @@
 import { ApiProblem, api, dataOf, type Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import { field, onSubmit } from "../edit-form.js";
-import { every, firstLoad, progressBar } from "../jobs.js";
+import { count, every, firstLoad, progressBar } from "../jobs.js";
 import type { PageContext } from "../page.js";
 import { failed } from "../states.js";
 import { dataTable, when } from "../table.js";
@@ -270,8 +270,8 @@ function renderConfirm(
       : h(
           "p",
           {},
-          `This removes ${fmt(total)} rows from ${fmt(withRows.length)} tables, ${fmt(events)} of them events, ` +
-            `and rebuilds ${fmt(plan.rebuilt.length)} rollups for the player's ${fmt(plan.days)} days. It cannot be undone.`,
+          `This removes ${count(total, "row")} from ${count(withRows.length, "table")}, ${fmt(events)} of them events, ` +
+            `and rebuilds ${fmt(plan.rebuilt.length)} rollups for the player's ${count(plan.days, "day")}. It cannot be undone.`,
         ),
     dataTable(
       "erasure-plan",
@@ -307,7 +307,7 @@ function renderStatus(box: HTMLElement, e: Erasure, plan: Preview | null): void 
       ? h(
           "p",
           { role: "status", "data-result": "completed" },
-          `Done: ${fmt(removed)} rows removed from ${fmt(deleted.filter((s) => s.rowsRemoved > 0).length)} tables (${fmt(e.rowsRemoved)} events); ${fmt(e.steps.length - deleted.length)} rollups rebuilt without the player.`,
+          `Done: ${count(removed, "row")} removed from ${count(deleted.filter((s) => s.rowsRemoved > 0).length, "table")} (${count(e.rowsRemoved, "event")}); ${count(e.steps.length - deleted.length, "rollup")} rebuilt without the player.`,
         )
       : e.status === "failed"
         ? h(

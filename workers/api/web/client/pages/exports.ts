@@ -136,11 +136,32 @@ export async function exports({ root, projectId }: PageContext): Promise<void> {
         [
           { label: "Started", cell: (e) => when(e.createdAt) },
           { label: "Format", cell: (e) => e.format },
-          { label: "Window", cell: (e) => `${when(e.from)} – ${when(e.to)}` },
+          { label: "Window", cell: (e) => `${day(e.from)} – ${day(e.to)}` },
           { label: "Event", cell: (e) => e.eventName ?? "all" },
-          { label: "Status", cell: (e) => h("span", { "data-status": e.status }, STATUS[e.status]) },
+          {
+            label: "Status",
+            cell: (e) =>
+              h(
+                "span",
+                { "data-status": e.status },
+                STATUS[e.status],
+                e.status === "failed" ? " " : null,
+                e.status === "failed"
+                  ? h(
+                      "small",
+                      { class: "export-error", style: "display:block" },
+                      e.error ?? "no reason recorded",
+                    )
+                  : null,
+              ),
+          },
           { label: "Progress", cell: progressOf },
-          { label: "Size", num: true, cell: (e) => bytes(e.sizeBytes ?? e.bytesWritten) },
+          {
+            label: "Size",
+            num: true,
+            cell: (e) =>
+              bytes(e.status === "completed" ? e.sizeBytes : e.status === "running" ? e.bytesWritten : null),
+          },
           { label: "File", cell: (e) => fileCell(e, retry(e)) },
         ],
         rows,
@@ -175,6 +196,11 @@ const STATUS: Record<Export["status"], string> = {
   completed: "Completed",
   failed: "Failed",
 };
+
+/** An instant as its UTC date when it is midnight (windows are whole days), else to the minute. */
+function day(iso: string): string {
+  return iso.slice(11, 23) === "00:00:00.000" ? iso.slice(0, 10) : when(iso);
+}
 
 function isoDay(day: string): string | undefined {
   return /^\d{4}-\d{2}-\d{2}$/.test(day) ? `${day}T00:00:00.000Z` : undefined;
@@ -224,12 +250,7 @@ function fileCell(e: Export, retry: () => Promise<void>): Node {
         button.disabled = false;
       });
     });
-    return h(
-      "span",
-      { class: "actions" },
-      h("span", { class: "export-error" }, `Failed: ${e.error ?? "no reason recorded"}`),
-      button,
-    );
+    return button;
   }
   return h("span", { class: "muted" }, "Not ready");
 }
