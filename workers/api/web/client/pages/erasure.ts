@@ -110,28 +110,23 @@ export async function erasure({ root, projectId }: PageContext): Promise<void> {
     history_(id);
     statusBox.hidden = false;
     const draw = (e: Erasure) => renderStatus(statusBox, e, plan);
-    let current: Erasure;
-    try {
-      current = await dataOf(
+    const read = () =>
+      dataOf(
         api.GET("/v1/projects/{id}/erasures/{erasureId}", {
           params: { path: { id: projectId, erasureId: id } },
         }),
       );
+    let current: Erasure;
+    try {
+      current = await read();
     } catch (err) {
-      clear(statusBox, h("h2", { id: "erasure-status-h" }, "Erasure"));
-      const p = h("p", {});
-      statusBox.append(p);
-      failed(p, err);
+      statusFailed(statusBox, err);
       return;
     }
     draw(current);
     if (current.status === "running") {
       every(500, async () => {
-        current = await dataOf(
-          api.GET("/v1/projects/{id}/erasures/{erasureId}", {
-            params: { path: { id: projectId, erasureId: id } },
-          }),
-        );
+        current = await read();
         draw(current);
         if (current.status !== "running") {
           await loadHistory();
@@ -208,10 +203,7 @@ export async function erasure({ root, projectId }: PageContext): Promise<void> {
       if (id) {
         await follow(id, plan);
       } else {
-        clear(statusBox, h("h2", { id: "erasure-status-h" }, "Erasure"));
-        const p = h("p", {});
-        statusBox.append(p);
-        failed(p, err);
+        statusFailed(statusBox, err);
       }
     }
     await loadHistory().catch(() => {});
@@ -237,6 +229,13 @@ const STATUS: Record<Erasure["status"], string> = {
   completed: "Done",
   failed: "Failed",
 };
+
+/** The status panel when the erasure could not be started or read: the API's detail. */
+function statusFailed(box: HTMLElement, err: unknown): void {
+  const p = h("p", {});
+  clear(box, h("h2", { id: "erasure-status-h" }, "Erasure"), p);
+  failed(p, err);
+}
 
 function history_(id: string): void {
   history.replaceState(null, "", `${location.pathname}?erasure=${encodeURIComponent(id)}`);
