@@ -134,9 +134,12 @@ export async function exports({ root, projectId }: PageContext): Promise<void> {
       dataTable(
         "exports",
         [
-          { label: "Started", cell: (e) => when(e.createdAt) },
+          {
+            label: "Started",
+            cell: (e) => twoLines(when(e.createdAt).slice(0, 10), when(e.createdAt).slice(11)),
+          },
           { label: "Format", cell: (e) => e.format },
-          { label: "Window", cell: (e) => `${day(e.from)} – ${day(e.to)}` },
+          { label: "Window", cell: (e) => twoLines(`${day(e.from)} –`, day(e.to)) },
           { label: "Event", cell: (e) => e.eventName ?? "all" },
           {
             label: "Status",
@@ -196,6 +199,11 @@ const STATUS: Record<Export["status"], string> = {
   completed: "Completed",
   failed: "Failed",
 };
+
+/** Two short lines in one cell (a narrower table than one long unwrapped line). */
+function twoLines(first: string, second: string): Node {
+  return h("span", {}, first, " ", h("br", {}), second);
+}
 
 /** An instant as its UTC date when it is midnight (windows are whole days), else to the minute. */
 function day(iso: string): string {
