@@ -1,7 +1,9 @@
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { launchChromium } from "../support/chromium.js";
 import {
   type Dashboard,
   namedEvents,
@@ -228,4 +230,49 @@ it("erases a player after a confirmation naming the tables, shows each table's r
   expect(await tableRows(again, "erasure-steps")).toEqual(steps);
   await again.close();
   await page.close();
+});
+
+it("a member's session sees that the three pages are the owners', and no form", async () => {
+  const member = { email: "analyst@studio.test", password: "member-test-password-1" };
+  await d.admin(
+    "user",
+    "create",
+    "--tenant",
+    d.tenantId,
+    "--email",
+    member.email,
+    "--password",
+    member.password,
+    "--role",
+    "member",
+  );
+  const profileDir = await mkdtemp(join(tmpdir(), "chromium-member-"));
+  const context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${d.origin}/sign-in`);
+    await page.getByLabel("Email").fill(member.email);
+    await page.getByLabel("Password").fill(member.password);
+    await Promise.all([
+      page.waitForURL(`${d.origin}/`),
+      page.getByRole("button", { name: "Sign in" }).click(),
+    ]);
+    for (const [path, what, form] of [
+      ["exports", "Exports", "Start export"],
+      ["erasure", "Player erasure", "Review erasure"],
+      ["dead-letters", "Dead letters", "Replay all"],
+    ] as const) {
+      await page.goto(`${d.origin}/projects/${d.projectId}/${path}`);
+      await expect
+        .poll(() => page.locator("[data-owners-only]").textContent())
+        .toBe(
+          `${what} is for the studio's owners: ask an owner, or use an API key with the data:admin scope.`,
+        );
+      expect(await page.getByRole("button", { name: form }).count(), path).toBe(0);
+    }
+    await page.screenshot({ path: join(SCREENSHOTS, "jobs-member.png"), fullPage: true });
+  } finally {
+    await context.close();
+    await rm(profileDir, { recursive: true, force: true });
+  }
 });
