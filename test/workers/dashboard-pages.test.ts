@@ -1,5 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { DASHBOARD_CSS, DASHBOARD_HASH, DASHBOARD_JS } from "../../workers/api/web/assets/bundle.gen.js";
+import {
+  DASHBOARD_CHUNKS,
+  DASHBOARD_CSS,
+  DASHBOARD_HASH,
+  DASHBOARD_JS,
+} from "../../workers/api/web/assets/bundle.gen.js";
 import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
 import { Browser, seedUser } from "../support/browser.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
@@ -69,6 +74,32 @@ describe("the bundle", () => {
     expect(await css.text()).toBe(DASHBOARD_CSS);
     // Another hash is no asset: the signed-out 307 like any unknown page.
     expect((await new Browser().get("/assets/dashboard-0000000000000000.js")).status).toBe(307);
+  });
+
+  it("serves the chunks the entry imports (lazily loaded pages) beside it, cacheable for good", async () => {
+    const importsOf = (js: string) =>
+      [...js.matchAll(/"\.\/(chunk-[A-Za-z0-9_-]+\.js)"/g)].map((m) => m[1] as string);
+    // Every chunk is reached from the entry, directly or through another chunk, and none is missing.
+    const reached = new Set<string>();
+    const visit = (js: string) => {
+      for (const chunk of importsOf(js)) {
+        if (!reached.has(chunk)) {
+          reached.add(chunk);
+          visit(DASHBOARD_CHUNKS[chunk] ?? "");
+        }
+      }
+    };
+    visit(DASHBOARD_JS);
+    expect([...reached].sort()).toEqual(Object.keys(DASHBOARD_CHUNKS).sort());
+    expect(reached.size).toBeGreaterThanOrEqual(3);
+    for (const chunk of reached) {
+      const res = await new Browser().get(`/assets/${chunk}`);
+      expect(res.status, chunk).toBe(200);
+      expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+      expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(await res.text()).toBe(DASHBOARD_CHUNKS[chunk]);
+    }
+    expect((await new Browser().get("/assets/chunk-UNKNOWN0.js")).status).toBe(307);
   });
 });
 

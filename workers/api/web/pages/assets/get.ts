@@ -15,10 +15,11 @@ export function register(app: Hono<AppEnv>) {
     }),
   );
   // The entry's chunks (shared code, lazily loaded pages): content-hashed names, so immutable too.
-  app.get("/assets/:chunk{chunk-[A-Za-z0-9_-]+\\.js}", (c) => {
+  app.get("/assets/:chunk{chunk-[A-Za-z0-9_-]+\\.js}", async (c, next) => {
     const js = DASHBOARD_CHUNKS[c.req.param("chunk")];
     if (js === undefined) {
-      return c.notFound();
+      // No such chunk: on to whatever answers an unknown path.
+      return next();
     }
     return c.body(js, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": IMMUTABLE });
   });
