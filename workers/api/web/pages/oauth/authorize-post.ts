@@ -58,7 +58,7 @@ export function register(app: Hono<AppEnv>) {
       scopes: request.scopes,
       redirectUri: request.redirectUri,
       codeChallenge: request.codeChallenge,
-    });
+    }, new Date(c.get("now")));
     return c.redirect(clientRedirect(request.redirectUri, { code, state: request.state, iss: issuer }), 303);
   });
 }
