@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
-import type { Config } from "../../../shared/config.js";
 import { openClickHouse } from "../../../shared/clickhouse.js";
+import type { Config } from "../../../shared/config.js";
 import { ApiError, DEPENDENCY_RETRY_AFTER_SECONDS, problemResponse } from "../../../shared/errors.js";
 import { httpSql } from "../../../shared/pg.js";
 import type { AppEnv } from "../../context.js";
