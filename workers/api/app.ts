@@ -110,7 +110,7 @@ function newApi() {
   });
   registerIngestDoc(api);
   api.use("*", init);
-  // A token or key in the query string is refused before anything reads it (RFC 9700 section 2.4.2).
+  // A token or key in the query string is refused before anything reads it (RFC 6750 section 5.3).
   api.use("*", refuseUrlCredentials);
 
   // Public routes come first: they answer before the authentication gate below runs.

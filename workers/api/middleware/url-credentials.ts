@@ -4,8 +4,8 @@ import type { AppEnv } from "../context.js";
 
 /**
  * Query parameters that would carry a credential in the URL, where proxies, browser history and access
- * logs keep it: RFC 6750's `access_token` (section 2.3, which RFC 9700 section 2.4.2 tells servers not
- * to support), and the API key's and OAuth's other secrets. None of them is a parameter of any operation.
+ * logs keep it: RFC 6750's `access_token` (section 2.3, which section 5.3 and RFC 9700 advise against:
+ * URLs leak), and the API key's and OAuth's other secrets. None of them is a parameter of any operation.
  */
 export const URL_CREDENTIALS = [
   "access_token",
