@@ -2,6 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { beforeAll, describe, expect, it } from "vitest";
 import { startSession } from "../../workers/api/credentials/sessions.js";
 import api from "../../workers/api/index.js";
+import type { HostEnv } from "../support/app-host.js";
 import { seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { problemOf } from "../support/http.js";
@@ -80,7 +81,7 @@ describe("GET /api/health", () => {
 
 describe("GET /health on the ingest Worker", () => {
   it("answers 200 {status: ok} without a key, from the deployed bundle", async () => {
-    const res = await env.INGEST.fetch("https://ingest.example.com/health");
+    const res = await (env as HostEnv).INGEST.fetch("https://ingest.example.com/health");
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
@@ -88,7 +89,7 @@ describe("GET /health on the ingest Worker", () => {
   });
 
   it("other paths and methods stay what they were: POST /health is 404", async () => {
-    const res = await env.INGEST.fetch("https://ingest.example.com/health", { method: "POST" });
+    const res = await (env as HostEnv).INGEST.fetch("https://ingest.example.com/health", { method: "POST" });
     expect(res.status).toBe(404);
   });
 });
