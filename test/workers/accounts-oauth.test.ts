@@ -1,4 +1,6 @@
+import { SELF } from "cloudflare:test";
 import { eq } from "drizzle-orm";
+import * as oauth from "oauth4webapi";
 import { beforeAll, describe, expect, it } from "vitest";
 import { oauthCodes, oauthGrants, oauthRefreshTokens, oauthTokens } from "../../schema/pg/schema.js";
 import { addMembership } from "../../workers/api/accounts/users.js";
@@ -6,7 +8,7 @@ import { createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { Browser, hiddenFields, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
-import { api, ingest } from "../support/http.js";
+import { api, ingest, problemOf } from "../support/http.js";
 import { waitFor } from "../support/wait.js";
 
 const CLI = "fdc_framedash_cli";
@@ -581,6 +583,280 @@ describe("refusals", () => {
     expect(missing.body).toEqual({
       error: "invalid_request",
       error_description: "Missing code, redirect_uri, code_verifier.",
+    });
+  });
+});
+
+/**
+ * The same server driven by a strict, spec-following client (oauth4webapi): it discovers the endpoints
+ * from the RFC 8414 metadata, checks the issuer, the `iss` of every authorization response (RFC 9207),
+ * the state, the token responses' shapes, and refuses anything off-spec. The flow is the CLI's
+ * (crane-valley/framedash-cli): loopback redirect on a port of its choosing, PKCE S256, rotating
+ * refresh, revocation of the refresh token at logout.
+ */
+describe("a strict client (oauth4webapi)", () => {
+  const client: oauth.Client = { client_id: CLI };
+  const clientAuth = oauth.None();
+  let as: oauth.AuthorizationServer;
+
+  /** The tests' way to the Worker: SELF, one client address, and (for expiry) the request's clock. */
+  function options(now?: number) {
+    return {
+      [oauth.allowInsecureRequests]: true,
+      [oauth.customFetch]: (url: string, init: RequestInit) => {
+        const headers = new Headers(init.headers);
+        headers.set("CF-Connecting-IP", "198.18.0.40");
+        if (now !== undefined) {
+          headers.set("X-Test-Now", String(now));
+        }
+        return SELF.fetch(url, { ...init, headers, redirect: "manual" });
+      },
+    };
+  }
+
+  /** The authorization request the CLI builds, from the discovered endpoint. */
+  function authorizeUrl(p: {
+    challenge?: string | null;
+    method?: string | null;
+    redirectUri: string;
+    state: string;
+  }) {
+    const url = new URL(as.authorization_endpoint ?? "");
+    url.searchParams.set("response_type", "code");
+    url.searchParams.set("client_id", CLI);
+    url.searchParams.set("redirect_uri", p.redirectUri);
+    url.searchParams.set("scope", "analytics:read resources:write");
+    url.searchParams.set("state", p.state);
+    if (p.challenge !== null && p.challenge !== undefined) {
+      url.searchParams.set("code_challenge", p.challenge);
+    }
+    if (p.method !== null) {
+      url.searchParams.set("code_challenge_method", p.method ?? "S256");
+    }
+    return `${url.pathname}${url.search}`;
+  }
+
+  /** Consent in the browser, then the callback as the CLI's loopback server receives it, validated. */
+  async function authorize(port = 53682) {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+    const state = oauth.generateRandomState();
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    const callback = await approve(browser, authorizeUrl({ challenge, redirectUri, state }), t.tenantId);
+    const params = oauth.validateAuthResponse(as, client, callback, state);
+    return { params, verifier, redirectUri };
+  }
+
+  async function exchange(
+    a: Awaited<ReturnType<typeof authorize>>,
+    now?: number,
+    redirectUri = a.redirectUri,
+  ) {
+    const res = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth,
+      a.params,
+      redirectUri,
+      a.verifier,
+      options(now),
+    );
+    return oauth.processAuthorizationCodeResponse(as, client, res);
+  }
+
+  async function refreshGrant(refreshToken: string) {
+    const res = await oauth.refreshTokenGrantRequest(as, client, clientAuth, refreshToken, options());
+    return oauth.processRefreshTokenResponse(as, client, res);
+  }
+
+  /** A protected resource read with the token in the Authorization header, as the library sends it. */
+  async function projects(accessToken: string) {
+    return oauth.protectedResourceRequest(
+      accessToken,
+      "GET",
+      new URL(`${BASE}/api/v1/projects`),
+      undefined,
+      undefined,
+      options(),
+    );
+  }
+
+  /** The OAuth error a refused token request throws, by its fields. */
+  async function refusal(p: Promise<unknown>) {
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(oauth.ResponseBodyError);
+    const { status, error, error_description } = err as oauth.ResponseBodyError;
+    return { status, error, error_description };
+  }
+
+  beforeAll(async () => {
+    const issuer = new URL(BASE);
+    as = await oauth.processDiscoveryResponse(
+      issuer,
+      await oauth.discoveryRequest(issuer, { ...options(), algorithm: "oauth2" }),
+    );
+  });
+
+  it("discovers the server from its metadata: the issuer is the origin, PKCE S256, public clients", () => {
+    expect(as.issuer).toBe(BASE);
+    expect(as.token_endpoint).toBe(`${BASE}/api/oauth/token`);
+    expect(as.revocation_endpoint).toBe(`${BASE}/api/oauth/revoke`);
+    expect(as.code_challenge_methods_supported).toEqual(["S256"]);
+    expect(as.authorization_response_iss_parameter_supported).toBe(true);
+  });
+
+  it("the CLI's login: loopback redirect, PKCE S256, iss and state checked, a Bearer pair that reads", async () => {
+    const a = await authorize(49152);
+    expect(a.params.get("iss")).toBe(BASE);
+    const tokens = await exchange(a);
+    expect(tokens.token_type).toBe("bearer");
+    expect(tokens.expires_in).toBe(3600);
+    expect(tokens.scope).toBe("analytics:read resources:write");
+    expect(tokens.refresh_token).toMatch(/^gtr_/);
+    const res = await projects(tokens.access_token);
+    expect(res.status).toBe(200);
+  });
+
+  it("refresh rotates, and revoking the refresh token (logout) ends the grant", async () => {
+    const first = await exchange(await authorize());
+    const second = await refreshGrant(first.refresh_token ?? "");
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect(second.access_token).not.toBe(first.access_token);
+    expect((await projects(second.access_token)).status).toBe(200);
+    const revoked = await oauth.revocationRequest(
+      as,
+      client,
+      clientAuth,
+      second.refresh_token ?? "",
+      options(),
+    );
+    await oauth.processRevocationResponse(revoked);
+    expect((await projects(second.access_token)).status).toBe(401);
+    expect(await refusal(refreshGrant(second.refresh_token ?? ""))).toMatchObject({
+      status: 400,
+      error: "invalid_grant",
+    });
+  });
+
+  it("a rotated refresh token used again: refused, and the whole grant revoked (RFC 9700 4.14.2)", async () => {
+    const first = await exchange(await authorize());
+    const second = await refreshGrant(first.refresh_token ?? "");
+    expect(await refusal(refreshGrant(first.refresh_token ?? ""))).toMatchObject({
+      status: 400,
+      error: "invalid_grant",
+    });
+    // The newest pair, which the thief or the client holds, is dead too.
+    expect((await projects(second.access_token)).status).toBe(401);
+    expect((await refusal(refreshGrant(second.refresh_token ?? ""))).error).toBe("invalid_grant");
+  });
+
+  it("a code used twice: refused, and the tokens its first use bought revoked (RFC 6749 4.1.2)", async () => {
+    const a = await authorize();
+    const tokens = await exchange(a);
+    expect((await projects(tokens.access_token)).status).toBe(200);
+    expect(await refusal(exchange(a))).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect((await projects(tokens.access_token)).status).toBe(401);
+    expect((await refusal(refreshGrant(tokens.refresh_token ?? ""))).error).toBe("invalid_grant");
+  });
+
+  it("an expired code (past its 60 s on the request's clock): invalid_grant", async () => {
+    const a = await authorize();
+    expect(await refusal(exchange(a, Date.now() + 61_000))).toEqual({
+      status: 400,
+      error: "invalid_grant",
+      error_description: "The authorization code has expired.",
+    });
+  });
+
+  it("a redirect_uri at the exchange that is not exactly the authorized one: invalid_grant", async () => {
+    for (const other of [
+      "http://127.0.0.1:53683/callback",
+      "http://localhost:53682/callback",
+      "http://127.0.0.1:53682/callback/",
+      "http://127.0.0.1:53682/callback?x=1",
+      "https://127.0.0.1:53682/callback",
+    ]) {
+      const a = await authorize();
+      const refused = await refusal(exchange(a, undefined, other));
+      expect(refused, other).toEqual({
+        status: 400,
+        error: "invalid_grant",
+        error_description: "redirect_uri does not match the authorization request.",
+      });
+    }
+  });
+
+  it("PKCE missing or plain at authorize: invalid_request back to the client, with iss and state", async () => {
+    const verifier = oauth.generateRandomCodeVerifier();
+    for (const input of [
+      { challenge: null, method: null },
+      { challenge: verifier, method: "plain" },
+      { challenge: await oauth.calculatePKCECodeChallenge(verifier), method: null },
+    ]) {
+      const state = oauth.generateRandomState();
+      const res = await browser.get(
+        authorizeUrl({ ...input, redirectUri: "http://127.0.0.1:53682/callback", state }),
+      );
+      expect(res.status).toBe(303);
+      const callback = new URL(res.headers.get("location") ?? "");
+      let thrown: unknown = null;
+      try {
+        oauth.validateAuthResponse(as, client, callback, state);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown, JSON.stringify(input)).toBeInstanceOf(oauth.AuthorizationResponseError);
+      expect((thrown as oauth.AuthorizationResponseError).error).toBe("invalid_request");
+    }
+  });
+
+  it("PKCE missing at the exchange (the library's nopkce): invalid_request, and the code still unused", async () => {
+    const a = await authorize();
+    const res = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth,
+      a.params,
+      a.redirectUri,
+      oauth.nopkce,
+      options(),
+    );
+    expect(await refusal(oauth.processAuthorizationCodeResponse(as, client, res))).toEqual({
+      status: 400,
+      error: "invalid_request",
+      error_description: "Missing code_verifier.",
+    });
+    // Refused before the code was looked at: the CLI's proper request still works.
+    expect((await exchange(a)).access_token).toMatch(/^gto_/);
+  });
+
+  it("a token in the query string is refused, also beside a valid header; credentials in the token endpoint's URL too", async () => {
+    const tokens = await exchange(await authorize());
+    const inQuery = await api(`/v1/projects?access_token=${tokens.access_token}`, { ip: "198.18.0.41" });
+    expect(inQuery.status).toBe(400);
+    expect((await problemOf(inQuery)).field).toBe("access_token");
+    const both = await api(`/v1/projects?access_token=${tokens.access_token}`, {
+      token: tokens.access_token,
+    });
+    expect(both.status).toBe(400);
+    // The header alone still works: the refusal revoked nothing.
+    expect((await projects(tokens.access_token)).status).toBe(200);
+    const res = await api(
+      `/oauth/token?refresh_token=${tokens.refresh_token}`,
+      { ip: "198.18.0.41" },
+      {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "refresh_token", client_id: CLI }).toString(),
+      },
+    );
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: "invalid_request",
+      error_description: "refresh_token must be sent in the form body, never in the URL.",
     });
   });
 });

@@ -621,6 +621,8 @@ const PUBLIC = [
   STYLE_PATH,
   "/.well-known/oauth-authorization-server",
   "/api/docs",
+  // Liveness: public by design, it reads no credential and names nothing (health.test.ts).
+  "/api/health",
   ...Object.values(DOCS_ASSETS).map((path) => `/api${path}`),
 ];
 
@@ -689,6 +691,8 @@ const OWN_TESTS = [
   "POST /api/oauth/token",
   "POST /api/oauth/revoke",
   "POST /api/operator/credential-changes",
+  // The readiness view, operator secret only (health.test.ts).
+  "GET /api/operator/health",
 ];
 
 describe.each(PUBLIC)("public GET %s", (path) => {

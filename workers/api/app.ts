@@ -6,6 +6,7 @@ import { ApiError, codeOfStatus, problemResponse, toApiError } from "../shared/e
 import type { AppEnv } from "./context.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
+import { refuseUrlCredentials } from "./middleware/url-credentials.js";
 import { defaultHook } from "./openapi.js";
 import { alertsApp } from "./routes/alerts/index.js";
 import { analyticsApp } from "./routes/analytics/index.js";
@@ -16,6 +17,7 @@ import { DOCS_PATH, DOCUMENT_PATH, docsApp } from "./routes/docs/index.js";
 import { erasuresApp } from "./routes/erasures/index.js";
 import { registerIngestDoc } from "./routes/events/openapi.js";
 import { exportsApp } from "./routes/exports/index.js";
+import { healthApp } from "./routes/health/index.js";
 import { mapsApp } from "./routes/maps/index.js";
 import { oauthApp } from "./routes/oauth/index.js";
 import { operatorApp } from "./routes/operator/index.js";
@@ -108,6 +110,8 @@ function newApi() {
   });
   registerIngestDoc(api);
   api.use("*", init);
+  // A token or key in the query string is refused before anything reads it (RFC 6750 section 5.3).
+  api.use("*", refuseUrlCredentials);
 
   // Public routes come first: they answer before the authentication gate below runs.
   api.use(DOCUMENT_PATH, publicLimit);
@@ -118,8 +122,10 @@ function newApi() {
   // resource is mounted at the root: `git grep` of a URL lands in the file that serves it.
   // OAuth token and revocation endpoints: public clients, no API credentials, their own rate bucket.
   api.route("/", oauthApp);
-  // The admin CLI's change announcements: the operator secret, no API credentials.
+  // The admin CLI's change announcements and the readiness view: the operator secret, no API credentials.
   api.route("/", operatorApp);
+  // Liveness: public by design, no credentials read, nothing checked (routes/health).
+  api.route("/", healthApp);
 
   // Key validation is charged to its own bucket; everything else to the tenant's plan quota.
   api.use(whoamiRoute.path, gate("whoami"));

@@ -4,12 +4,32 @@
 import { ApiError, problemResponse } from "../shared/errors.js";
 import { handleIngest } from "./handler.js";
 import { dispatchIngestQueue } from "./queues.js";
-import { isIngestPath } from "./routes.js";
+import { HEALTH_PATH, isIngestPath } from "./routes.js";
+
+/**
+ * GET /health on the ingest host: liveness, public by design. From the isolate alone: no dependency is
+ * asked, no key is read, nothing about a studio is said (the operator's readiness view is the API
+ * Worker's GET /api/operator/health).
+ */
+function health(): Response {
+  return new Response(JSON.stringify({ success: true, data: { status: "ok" } }), {
+    status: 200,
+    headers: {
+      "Content-Type": "application/json",
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+}
 
 export default {
   fetch(request, env, ctx) {
-    if (isIngestPath(new URL(request.url).pathname)) {
+    const { pathname } = new URL(request.url);
+    if (isIngestPath(pathname)) {
       return handleIngest(request, env, ctx);
+    }
+    if (pathname === HEALTH_PATH && (request.method === "GET" || request.method === "HEAD")) {
+      return Promise.resolve(health());
     }
     // The ingest host serves nothing else; a problem rather than a redirect, which SDKs refuse.
     return Promise.resolve(

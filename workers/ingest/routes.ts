@@ -8,3 +8,9 @@ export const INGEST_PATHS: readonly string[] = ["/v1/events", "/api/v1/events"];
 export function isIngestPath(pathname: string): boolean {
   return INGEST_PATHS.includes(pathname);
 }
+
+/**
+ * Liveness on the ingest host (the whole host routes here in production; on the app host /api/health is
+ * the API Worker's).
+ */
+export const HEALTH_PATH = "/health";

@@ -4,6 +4,7 @@ import { buckets, charge, clientIp } from "../../../shared/rate-limit.js";
 import { findClient, type OAuthClient } from "../../accounts/oauth/clients.js";
 import type { AppEnv } from "../../context.js";
 import { OAuthError } from "../../credentials/tokens.js";
+import { credentialInUrl } from "../../middleware/url-credentials.js";
 
 // The OAuth endpoints under /api speak RFC 6749, not the Web API's envelope: a form body in, and
 // JSON out with {error, error_description} on failure (section 5.2). They take no API credentials.
@@ -21,9 +22,13 @@ export function oauthError(c: Context<AppEnv>, err: OAuthError) {
 
 /**
  * The form parameters, each at most once (section 3.2). Throws invalid_request for another media
- * type, an oversized body or a repeated parameter.
+ * type, an oversized body, a repeated parameter, or a credential in the URL's query string.
  */
 export async function readOAuthForm(c: Context<AppEnv>): Promise<Map<string, string>> {
+  const inUrl = credentialInUrl(c.req.url);
+  if (inUrl !== null) {
+    throw new OAuthError("invalid_request", `${inUrl} must be sent in the form body, never in the URL.`);
+  }
   const type = (c.req.header("content-type") ?? "").toLowerCase();
   if (!type.startsWith("application/x-www-form-urlencoded")) {
     throw new OAuthError("invalid_request", "The body must be application/x-www-form-urlencoded.");

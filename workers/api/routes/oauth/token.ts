@@ -10,6 +10,8 @@ export function register(app: Hono<AppEnv>) {
     "/oauth/token",
     clientEndpoint(async (c, form, client) => {
       const announce = (tenantId: string) => announceChange(c.env, { tenantId });
+      // The request's clock (c.var.now): codes and refresh tokens expire by it, as everything else does.
+      const now = new Date(c.get("now"));
       const grantType = form.get("grant_type");
       if (grantType === "authorization_code") {
         const tokens = await exchangeCode(
@@ -21,6 +23,7 @@ export function register(app: Hono<AppEnv>) {
             codeVerifier: form.get("code_verifier"),
           },
           announce,
+          now,
         );
         return oauthJson(c, tokens);
       }
@@ -33,6 +36,7 @@ export function register(app: Hono<AppEnv>) {
             scope: form.get("scope"),
           },
           announce,
+          now,
         );
         return oauthJson(c, tokens);
       }

@@ -1,13 +1,16 @@
 import { Hono } from "hono";
 import { ApiError } from "../../../shared/errors.js";
 import type { AppEnv } from "../../context.js";
-import { announceTenantChange, isOperator } from "../../credentials/operator.js";
-import { limitAnonymous } from "../../middleware/auth.js";
+import { announceTenantChange } from "../../credentials/operator.js";
+import * as health from "./health.js";
+import { requireOperator } from "./require.js";
 
 // Not in the Web API document: an operator's endpoint, not a client's. POST /api/operator/credential-changes
 // with `Authorization: Bearer <OPERATOR_SECRET>` and {"tenantId", "projectIds"?} announces a change made
 // outside the Workers (credentials/operator.ts); the admin CLI calls it after each change it commits.
+// GET /api/operator/health, with the same secret, is the readiness view (health.ts).
 export const operatorApp = new Hono<AppEnv>();
+health.register(operatorApp);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -20,11 +23,7 @@ function uuidField(body: object, name: string): string {
 }
 
 operatorApp.post("/operator/credential-changes", async (c) => {
-  if (!(await isOperator(c.get("config"), c.req.header("authorization") ?? null))) {
-    // Charged per client address as any request without valid credentials is.
-    await limitAnonymous(c);
-    throw new ApiError("UNAUTHORIZED", "This endpoint requires the operator secret (Authorization: Bearer).");
-  }
+  await requireOperator(c);
   const body: unknown = await c.req.json().catch(() => null);
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ApiError("BAD_REQUEST", "The body must be a JSON object with tenantId.", {

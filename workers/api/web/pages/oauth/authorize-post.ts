@@ -51,14 +51,18 @@ export function register(app: Hono<AppEnv>) {
     if (!tenant) {
       return errorPage(c, 400, "Authorization not given", "Choose one of your studios.");
     }
-    const code = await issueCode(c.get("db"), {
-      clientId: request.client.id,
-      userId: user.userId,
-      tenantId: tenant.tenantId,
-      scopes: request.scopes,
-      redirectUri: request.redirectUri,
-      codeChallenge: request.codeChallenge,
-    });
+    const code = await issueCode(
+      c.get("db"),
+      {
+        clientId: request.client.id,
+        userId: user.userId,
+        tenantId: tenant.tenantId,
+        scopes: request.scopes,
+        redirectUri: request.redirectUri,
+        codeChallenge: request.codeChallenge,
+      },
+      new Date(c.get("now")),
+    );
     return c.redirect(clientRedirect(request.redirectUri, { code, state: request.state, iss: issuer }), 303);
   });
 }
