@@ -137,7 +137,7 @@ export async function buildRegressions(
     q.mapId === undefined ? Promise.resolve([]) : cellValues(ch, projectId, w, baseline, q),
   ]);
   const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
-  const judge = judgeFamily(q, worse);
+  const judge = (family: SessionSides[]) => judgeGroups(family, q);
 
   const overall = judge([{ key: null, b: values.overall.b, c: values.overall.c }])[0] as RegressionGroup;
   const keyed =
@@ -160,7 +160,8 @@ export async function buildRegressions(
 }
 
 /** Both builds' session values of one group, ascending. */
-type Sides = { key: string | null; b: number[]; c: number[] };
+export type SessionSides = { key: string | null; b: number[]; c: number[] };
+type Sides = SessionSides;
 
 /**
  * One family of comparisons (the groups, or the cells) judged together: each group with enough
@@ -172,44 +173,46 @@ type Sides = { key: string | null; b: number[]; c: number[] };
  * - improved: the same on the better side;
  * - no_change: otherwise.
  */
-function judgeFamily(q: RegressionQuery, worse: 1 | -1) {
-  return (family: Sides[]): RegressionGroup[] => {
-    const tested: (Tested | null)[] = family.map((g) =>
-      g.b.length >= q.minSessions && g.c.length >= q.minSessions ? test(g.b, g.c) : null,
-    );
-    const level = adjustedLevel(tested.flatMap((t) => (t === null ? [] : [t.p])));
-    return family.map((g, i) => {
-      const bMedian = nearestRankMedian(g.b);
-      const cMedian = nearestRankMedian(g.c);
-      const diff =
-        bMedian === null || cMedian === null || bMedian === 0 ? null : ((cMedian - bMedian) / bMedian) * 100;
-      const t = tested[i] ?? null;
-      const ci = t === null ? null : interval(t, level);
-      let verdict: Verdict = "insufficient_data";
-      if (t !== null && ci !== null && diff !== null) {
-        const [low, high] = ci;
-        const worseSide = worse === 1 ? low > 0 : high < 0;
-        const betterSide = worse === 1 ? high < 0 : low > 0;
-        verdict =
-          worseSide && diff * worse >= q.minEffectPct
-            ? "regressed"
-            : betterSide && -diff * worse >= q.minEffectPct
-              ? "improved"
-              : "no_change";
-      } else if (t === null && g.b.length >= q.minSessions && g.c.length >= q.minSessions) {
-        // Enough sessions but a value ≤ 0 (no ratio): nothing can be said about a relative change.
-        verdict = "no_change";
-      }
-      return {
-        key: g.key,
-        baseline: { sessions: g.b.length, median: bMedian },
-        candidate: { sessions: g.c.length, median: cMedian },
-        diffPct: diff === null ? null : round2(diff),
-        ci95: ci === null ? null : [round2(ci[0]), round2(ci[1])],
-        verdict,
-      };
-    });
-  };
+export function judgeGroups(
+  family: SessionSides[],
+  q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
+): RegressionGroup[] {
+  const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
+  const tested: (Tested | null)[] = family.map((g) =>
+    g.b.length >= q.minSessions && g.c.length >= q.minSessions ? test(g.b, g.c) : null,
+  );
+  const level = adjustedLevel(tested.flatMap((t) => (t === null ? [] : [t.p])));
+  return family.map((g, i) => {
+    const bMedian = nearestRankMedian(g.b);
+    const cMedian = nearestRankMedian(g.c);
+    const diff =
+      bMedian === null || cMedian === null || bMedian === 0 ? null : ((cMedian - bMedian) / bMedian) * 100;
+    const t = tested[i] ?? null;
+    const ci = t === null ? null : interval(t, level);
+    let verdict: Verdict = "insufficient_data";
+    if (t !== null && ci !== null && diff !== null) {
+      const [low, high] = ci;
+      const worseSide = worse === 1 ? low > 0 : high < 0;
+      const betterSide = worse === 1 ? high < 0 : low > 0;
+      verdict =
+        worseSide && diff * worse >= q.minEffectPct
+          ? "regressed"
+          : betterSide && -diff * worse >= q.minEffectPct
+            ? "improved"
+            : "no_change";
+    } else if (t === null && g.b.length >= q.minSessions && g.c.length >= q.minSessions) {
+      // Enough sessions but a value ≤ 0 (no ratio): nothing can be said about a relative change.
+      verdict = "no_change";
+    }
+    return {
+      key: g.key,
+      baseline: { sessions: g.b.length, median: bMedian },
+      candidate: { sessions: g.c.length, median: cMedian },
+      diffPct: diff === null ? null : round2(diff),
+      ci95: ci === null ? null : [round2(ci[0]), round2(ci[1])],
+      verdict,
+    };
+  });
 }
 
 const VERDICT_RANK: Record<Verdict, number> = {
