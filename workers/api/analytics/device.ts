@@ -56,18 +56,20 @@ const effective = (t: string, c: DeviceColumn) =>
  * the effective device (the row's own, else its session's device_info): a FROM source for a statement
  * that filters or groups by device. `keep` names the table's MATERIALIZED and ALIAS columns the
  * statement reads (`*` leaves them out). `where` is applied inside, unqualified, so the primary key
- * prunes as before; it must not name a device column (it would read the stored one).
+ * prunes as before; it must not name a device column (it would read the stored one). `session` is the
+ * row's session hash: cityHash64 of its session_id, or a table's own hash column (`t.session`).
  */
 export function withSessionDevices(
   table: string,
   where: string,
   columns: readonly DeviceColumn[],
   keep: readonly string[] = [],
+  session = "cityHash64(t.session_id)",
 ): string {
   return `(
       SELECT t.* REPLACE (${columns.map((c) => effective("t", c)).join(", ")})${keep.map((k) => `, t.${k} AS ${k}`).join("")}
       FROM ${table} AS t
-      LEFT JOIN ${SESSION_DEVICES} AS sd ON sd.sd_session = cityHash64(t.session_id)
+      LEFT JOIN ${SESSION_DEVICES} AS sd ON sd.sd_session = ${session}
       WHERE ${where})`;
 }
 
