@@ -33,6 +33,9 @@ export const CH_PLAYER_DAYS = `${CH_DB}.player_days`;
 export const CH_DAILY_PLAYERS = `${CH_DB}.daily_players`;
 export const CH_DAILY_PLAYER_COUNTS = `${CH_DB}.daily_player_counts`;
 export const CH_PLAYER_LAST_SEEN = `${CH_DB}.player_last_seen`;
+// The engine SDKs' hardware context (0010_session_devices.sql): the latest `device_info` event per
+// project, day and session hash, attached to a session's samples at read time (api/analytics/device.ts).
+export const CH_SESSION_DEVICES = `${CH_DB}.session_devices`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 
