@@ -59,6 +59,17 @@ const groups: GroupSpec[] = [
     sampleSd: 0.1,
     samplesPerSession: 8,
   },
+  // An engine SDK's sessions: their GPU only in a device_info sent after every sample.
+  {
+    deviceInfoGpu: "Arc A770",
+    platform: "windows",
+    sessions: 25,
+    frameTimeMs: 14,
+    shift: 1,
+    sessionSd: 0.1,
+    sampleSd: 0.1,
+    samplesPerSession: 8,
+  },
 ];
 
 let t: Tenant & { now: number };
@@ -128,6 +139,8 @@ describe("builds/regressions", () => {
       "RTX 3060": "regressed",
       "RTX 4070": "no_change",
       "Adreno 740": "insufficient_data",
+      // Every sample of these sessions came before their device_info.
+      "Arc A770": "no_change",
       null: "no_change",
     });
     // Worst first, and the regression's size where it was drawn.
@@ -143,7 +156,8 @@ describe("builds/regressions", () => {
       candidate: { sessions: 5 },
       ci95: null,
     });
-    expect(data.overall.baseline.sessions).toBe(89);
+    expect(data.overall.baseline.sessions).toBe(114);
+    expect(data.groups.find((g) => g.key === "Arc A770")?.baseline.sessions).toBe(25);
     expect(data.cells).toEqual([]);
   });
 
@@ -162,8 +176,10 @@ describe("builds/regressions", () => {
   it("gpu_tier: tiers learned from the baseline's frame times; the rare GPU is unknown", async () => {
     const data = await getData<Answer>(t, query({ ...DEFAULTS, by: "gpu_tier" }));
     // RTX 4070 (10 ms) is faster than RTX 3060 (16 ms); Adreno's 5 sessions are too few to place.
+    // Arc A770 (14 ms, known from device_info only) sits between them.
     expect(Object.fromEntries(data.groups.map((g) => [String(g.key), g.verdict]))).toEqual({
       slow: "regressed",
+      mid: "no_change",
       fast: "no_change",
       unknown: "insufficient_data",
       null: "no_change",
