@@ -53,6 +53,23 @@ const BENCH_CELL = {
   metric: "frame_time",
 } as const satisfies CellQuery;
 
+/** builds/regressions of two generated builds (one released every three days). */
+function regressionsOf(by: "platform" | "gpu_tier", mapId?: string) {
+  return {
+    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}${mapId ? `&mapId=${mapId}` : ""}`,
+    sql: (ch: ClickHouseClient, p: string) =>
+      buildRegressions(ch, p, windowOf(30, Date.now()), {
+        candidate: "1.25",
+        baseline: "1.24",
+        metric: "frame_time",
+        by,
+        mapId,
+        minEffectPct: 3,
+        minSessions: 20,
+      }),
+  };
+}
+
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<
   Endpoint,
@@ -120,32 +137,9 @@ const ENDPOINTS: Record<
     sql: (ch, p) => compareBuilds(ch, p, windowOf(30, Date.now()), { baseline: "1.24", candidate: "1.25" }),
   },
   // The same two builds judged per platform (the defaults: frame_time, 30 days, no cache).
-  regressions: {
-    query: "builds/regressions?candidate=1.25&baseline=1.24",
-    sql: (ch, p) =>
-      buildRegressions(ch, p, windowOf(30, Date.now()), {
-        candidate: "1.25",
-        baseline: "1.24",
-        metric: "frame_time",
-        by: "platform",
-        minEffectPct: 3,
-        minSessions: 20,
-      }),
-  },
+  regressions: regressionsOf("platform"),
   // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
-  regressions_map: {
-    query: "builds/regressions?candidate=1.25&baseline=1.24&by=gpu_tier&mapId=maps/desert_outpost",
-    sql: (ch, p) =>
-      buildRegressions(ch, p, windowOf(30, Date.now()), {
-        candidate: "1.25",
-        baseline: "1.24",
-        metric: "frame_time",
-        by: "gpu_tier",
-        mapId: "maps/desert_outpost",
-        minEffectPct: 3,
-        minSessions: 20,
-      }),
-  },
+  regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
 };
 
 /** The client, adding up the rows each statement read (ClickHouse's X-ClickHouse-Summary header). */
