@@ -17,6 +17,7 @@ import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
@@ -141,32 +142,6 @@ const ENDPOINTS: Record<
   // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
   regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
 };
-
-/** The client, adding up the rows each statement read (ClickHouse's X-ClickHouse-Summary header). */
-function counting(ch: ClickHouseClient) {
-  let rows = 0;
-  const client = new Proxy(ch, {
-    get(target, prop, receiver) {
-      if (prop === "query") {
-        return async (params: Parameters<ClickHouseClient["query"]>[0]) => {
-          const rs = await target.query(params);
-          const summary = rs.response_headers["x-clickhouse-summary"];
-          rows += Number(JSON.parse(typeof summary === "string" ? summary : "{}").read_rows ?? 0);
-          return rs;
-        };
-      }
-      return Reflect.get(target, prop, receiver);
-    },
-  });
-  return {
-    client,
-    take: () => {
-      const n = rows;
-      rows = 0;
-      return n;
-    },
-  };
-}
 
 /** The same client with every project predicate turned into TRUE: the query over all projects. */
 function withoutProjectFilter(ch: ClickHouseClient): ClickHouseClient {
@@ -358,9 +333,16 @@ async function measure(
     const direct = sqlColumns ? String(await medianMs(() => e.sql(ch, projectId))) : "";
     const all = sqlColumns ? String(await medianMs(() => e.sql(unfiltered, projectId))) : "";
     // Rows one call of the project's SQL reads, all its statements together.
-    counted.take();
+    await counted.take();
     await e.sql(counted.client, projectId);
-    rows.push([name, String(medians[name]), direct, all, counted.take().toLocaleString("en"), e.query]);
+    rows.push([
+      name,
+      String(medians[name]),
+      direct,
+      all,
+      (await counted.take()).toLocaleString("en"),
+      e.query,
+    ]);
   }
   if (ONLY) {
     return { medians, rows };
