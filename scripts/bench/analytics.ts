@@ -10,12 +10,14 @@ import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics
 import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
+import { buildRegressions } from "../../workers/api/analytics/regressions.js";
 import { retentionCohorts } from "../../workers/api/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
@@ -28,6 +30,8 @@ const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
+// BENCH_ENDPOINTS=compare,regressions,… measures only those (a run on a busy machine); all by default.
+const ONLY = process.env.BENCH_ENDPOINTS?.split(",").map((s) => s.trim());
 
 type Endpoint =
   | "dashboard"
@@ -38,7 +42,9 @@ type Endpoint =
   | "funnels"
   | "insights"
   | "builds"
-  | "compare";
+  | "compare"
+  | "regressions"
+  | "regressions_map";
 
 const BENCH_CELL = {
   mapId: "maps/desert_outpost",
@@ -47,6 +53,23 @@ const BENCH_CELL = {
   y: 0,
   metric: "frame_time",
 } as const satisfies CellQuery;
+
+/** builds/regressions of two generated builds (one released every three days). */
+function regressionsOf(by: "platform" | "gpu_tier", mapId?: string) {
+  return {
+    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}${mapId ? `&mapId=${mapId}` : ""}`,
+    sql: (ch: ClickHouseClient, p: string) =>
+      buildRegressions(ch, p, windowOf(30, Date.now()), {
+        candidate: "1.25",
+        baseline: "1.24",
+        metric: "frame_time",
+        by,
+        mapId,
+        minEffectPct: 3,
+        minSessions: 20,
+      }),
+  };
+}
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<
@@ -114,6 +137,10 @@ const ENDPOINTS: Record<
     query: "builds/compare?baseline=1.24&candidate=1.25&days=30&fresh=1",
     sql: (ch, p) => compareBuilds(ch, p, windowOf(30, Date.now()), { baseline: "1.24", candidate: "1.25" }),
   },
+  // The same two builds judged per platform (the defaults: frame_time, 30 days, no cache).
+  regressions: regressionsOf("platform"),
+  // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
+  regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
 };
 
 /** The same client with every project predicate turned into TRUE: the query over all projects. */
@@ -297,16 +324,40 @@ async function measure(
   };
   const medians = {} as Record<Endpoint, number>;
   const rows: string[][] = [];
+  const counted = counting(ch);
   for (const [name, e] of Object.entries(ENDPOINTS) as Array<[Endpoint, (typeof ENDPOINTS)[Endpoint]]>) {
+    if (ONLY && !ONLY.includes(name)) {
+      continue;
+    }
     medians[name] = await medianMs(http(e.query));
     const direct = sqlColumns ? String(await medianMs(() => e.sql(ch, projectId))) : "";
     const all = sqlColumns ? String(await medianMs(() => e.sql(unfiltered, projectId))) : "";
-    rows.push([name, String(medians[name]), direct, all, e.query]);
+    // Rows one call of the project's SQL reads, all its statements together.
+    await counted.take();
+    await e.sql(counted.client, projectId);
+    rows.push([
+      name,
+      String(medians[name]),
+      direct,
+      all,
+      (await counted.take()).toLocaleString("en"),
+      e.query,
+    ]);
   }
-  rows.push(["builds (cached)", String(await medianMs(http("builds?days=30"))), "", "", "builds?days=30"]);
+  if (ONLY) {
+    return { medians, rows };
+  }
+  rows.push([
+    "builds (cached)",
+    String(await medianMs(http("builds?days=30"))),
+    "",
+    "",
+    "",
+    "builds?days=30",
+  ]);
   // A repeated step name runs windowFunnel over one row per (event, step position) instead.
   const repeated = "funnels?steps=match_start,level_up,level_up,match_end&window=86400&days=30";
-  rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", repeated]);
+  rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", "", repeated]);
   return { medians, rows };
 }
 
@@ -386,6 +437,7 @@ async function main(): Promise<Record<string, number>> {
       `HTTP median ms, ${size}`,
       "SQL, project",
       "SQL, no project filter",
+      "rows read (SQL, project)",
       "request",
     ];
     if (before) {
@@ -403,6 +455,10 @@ async function main(): Promise<Record<string, number>> {
     }
     Object.assign(result, after.medians);
     printTable(header, after.rows);
+    if (ONLY) {
+      await ch.close();
+      return result;
+    }
     await explainCell(ch, projectId);
 
     // Alert evaluation: one cron run over ALERT_RULES rules × 2 profiles, twice (see the header).

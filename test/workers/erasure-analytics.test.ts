@@ -104,6 +104,7 @@ beforeAll(async () => {
     "telemetry.player_days",
     "telemetry.daily_players",
     "telemetry.player_last_seen",
+    "telemetry.session_devices",
     // Rebuilt for the player's days from the events left (workers/api/erasure/rollups.ts).
     "telemetry.heatmap_cells",
     "telemetry.alert_cells",
@@ -111,6 +112,8 @@ beforeAll(async () => {
     "telemetry.build_days",
     "telemetry.compare_days",
     "telemetry.compare_builds",
+    "telemetry.session_values",
+    "telemetry.session_cells",
   ]);
 }, 240_000);
 
@@ -185,6 +188,14 @@ describe("after a player's erasure, every analytics read equals the reference wi
     [
       "compare_builds",
       "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
+    ],
+    [
+      "session_values",
+      "uniqExact(build_id, session, platform, gpu, map_id), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(fps_q), quantileExactLowMerge(0.5)(mem_q)",
+    ],
+    [
+      "session_cells",
+      "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(gpu_q)",
     ],
   ])("rollup %s equals a fresh build from the events left", async (table, totals) => {
     const read = async (from: string) => {

@@ -148,12 +148,15 @@ describe("player erasure", () => {
       "telemetry.player_days",
       "telemetry.daily_players",
       "telemetry.player_last_seen",
+      "telemetry.session_devices",
       "telemetry.heatmap_cells",
       "telemetry.alert_cells",
       "telemetry.daily_events",
       "telemetry.build_days",
       "telemetry.compare_days",
       "telemetry.compare_builds",
+      "telemetry.session_values",
+      "telemetry.session_cells",
     ]);
     expect(created.steps[0]?.rowsRemoved).toBe(expectedRemoved);
     // alice and the pre-sign-in player of s-a1 had daily rows of both kinds, and a player-day each.

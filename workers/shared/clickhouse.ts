@@ -17,6 +17,10 @@ export const CH_DAILY_EVENTS = `${CH_DB}.daily_events`;
 export const CH_BUILD_DAYS = `${CH_DB}.build_days`;
 export const CH_COMPARE_DAYS = `${CH_DB}.compare_days`;
 export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
+// Build regressions (0012_session_values.sql): per build, day, map, session hash and hardware key, and
+// per build, day, map cell and session hash, each session's mergeable median states.
+export const CH_SESSION_VALUES = `${CH_DB}.session_values`;
+export const CH_SESSION_CELLS = `${CH_DB}.session_cells`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
@@ -29,6 +33,9 @@ export const CH_PLAYER_DAYS = `${CH_DB}.player_days`;
 export const CH_DAILY_PLAYERS = `${CH_DB}.daily_players`;
 export const CH_DAILY_PLAYER_COUNTS = `${CH_DB}.daily_player_counts`;
 export const CH_PLAYER_LAST_SEEN = `${CH_DB}.player_last_seen`;
+// The engine SDKs' hardware context (0010_session_devices.sql): the latest `device_info` event per
+// project, day and session hash, attached to a session's samples at read time (api/analytics/device.ts).
+export const CH_SESSION_DEVICES = `${CH_DB}.session_devices`;
 
 const clients = new WeakMap<Config, Map<number, ClickHouseClient>>();
 

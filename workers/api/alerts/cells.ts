@@ -2,6 +2,7 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { WorstCell } from "../../../schema/pg/columns.js";
 import { CH_ALERT_CELLS, CH_EVENTS } from "../../shared/clickhouse.js";
 import { isWorse, METRIC, METRICS, type MetricKey, worseOp } from "../../shared/telemetry/metrics.js";
+import { hasSessionDevices, withSessionDevices } from "../analytics/device.js";
 import { fromRollup, MAP_SCOPE } from "../analytics/heatmap.js";
 import { selectRows } from "../analytics/select.js";
 import type { Window } from "../window.js";
@@ -52,6 +53,23 @@ const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
         AND ({anyGpu:Bool} OR gpu = {gpu:String})
         AND ({anyStorage:Bool} OR storage = {storage:String})`;
 
+/**
+ * Whether a profile filters on a device column other than the platform: those columns may come from the
+ * session's device_info (analytics/device.ts), which the events' own columns and the rollup lack.
+ */
+const filtersDevice = (f: ProfileFilters) =>
+  f.resolution !== null || f.buildConfig !== null || f.gpu !== null || f.storage !== null;
+
+/**
+ * The performance-bearing events of the scope, as a FROM source named `events`: with device filters,
+ * their device columns are the effective ones (their own, else their session's device_info).
+ */
+function scopeEvents(f: ProfileFilters): string {
+  return filtersDevice(f)
+    ? `${withSessionDevices(CH_EVENTS, `${MAP_SCOPE} AND has_perf`, ["resolution", "build_config", "gpu", "storage"], ["has_perf", "memory_mb"])} AS events`
+    : CH_EVENTS;
+}
+
 /** The bound values of a scope: its project, window, map, cell size and FILTERS' device filters. */
 function scopeParams(q: CellScope) {
   const f = q.filters;
@@ -79,19 +97,24 @@ function scopeParams(q: CellScope) {
  * performance-bearing events matching the profile's filters, in one statement: every rule and profile
  * of the same scope is then judged from it (judgeCells), whatever its metric and threshold. Cell sizes
  * that are multiples of 25 read telemetry.alert_cells (sums and counts per day, device and base cell);
- * 5 and 10 read the events. Every value is bound.
+ * 5 and 10 read the events. A profile with device filters reads the events for every size when the
+ * project sent any device_info in the window (the rollup keeps the events' own device columns, and a
+ * device_info may name the device of samples stored before it). Every value is bound.
  */
 export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<CellMeans[]> {
+  const rollup =
+    fromRollup(q.cellSize) &&
+    !(filtersDevice(q.filters) && (await hasSessionDevices(ch, q.projectId, q.window)));
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
   // Per metric: its mean under its key and its sample count as n_<key>, from the rollup's sums and
   // counts or from the events' sample column.
-  const perMetric = fromRollup(q.cellSize)
+  const perMetric = rollup
     ? METRICS.map(
         ({ key, rollup: r }) =>
           `if(sum(${r}_n) = 0, NULL, sum(${r}_sum) / sum(${r}_n)) AS ${key}, sum(${r}_n) AS n_${key}`,
       )
     : METRICS.map(({ key, column }) => `avg(${column}) AS ${key}, count(events.${column}) AS n_${key}`);
-  const sql = fromRollup(q.cellSize)
+  const sql = rollup
     ? `
       SELECT ${cell("x", "cx")}, ${cell("y", "cy")},
         ${perMetric.join(",\n        ")}
@@ -103,7 +126,7 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
     : `
       SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")},
         ${perMetric.join(",\n        ")}
-      FROM ${CH_EVENTS}
+      FROM ${scopeEvents(q.filters)}
       WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
       GROUP BY cx, cy`;
   const rows = await selectRows(ch, sql, scopeParams(q), {
@@ -197,7 +220,7 @@ export async function failingShares(
     `
     SELECT ${cell("position_x")} AS cx, ${cell("position_y")} AS cy,
       countIf(${column} ${worse} {threshold:Float64}) AS failing, count(${column}) AS samples
-    FROM ${CH_EVENTS}
+    FROM ${scopeEvents(q.filters)}
     WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
       AND has(arrayZip({xs:Array(Float64)}, {ys:Array(Float64)}), (cx, cy))
     GROUP BY cx, cy`,

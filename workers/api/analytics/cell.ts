@@ -9,6 +9,7 @@ import {
   worseOp,
 } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../window.js";
+import { CELL_SAMPLE_DEVICE_COLUMNS, withSessionDevices } from "./device.js";
 import { quantized, rawPercentile } from "./percentiles.js";
 import { byText, distinct, num, pct, selectRows } from "./select.js";
 
@@ -167,6 +168,13 @@ function scope(q: CellQuery): string {
 
 /** Whether a sample of `m` is worse than `mark` (fps below it, the others above it; equal passes). */
 const worse = (m: MetricKey, mark: string) => `${METRIC[m].column} ${worseOp(METRIC[m])} ${mark}`;
+
+/**
+ * The cell's samples with their effective device (their own, else their session's device_info:
+ * device.ts), for the statements that group by device: breakdowns, worst sessions, the repro's device.
+ */
+const withDevices = (where: string) =>
+  withSessionDevices(CH_CELL_SAMPLES, where, CELL_SAMPLE_DEVICE_COLUMNS, ["memory_mb"]);
 
 /** The profile mark a sample must pass not to count as failing: warn, or good where warn is unset (the heatmap's red). */
 function failMark(q: CellQuery): number | null {
@@ -361,7 +369,7 @@ async function breakdownsOf(
     `SELECT d.1 AS dim, d.2 AS key, count() AS samples, avg(fps) AS mean_fps,
       ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time,
       count(${c}) AS judged, countIf(${worse(q.metric, "{mark:Float64}")}) AS failing
-    FROM ${CH_CELL_SAMPLES}
+    FROM ${withDevices(where)}
     ARRAY JOIN [${BREAKDOWN_DIMENSIONS.map((d) => `('${d}', toString(${d}))`).join(", ")}] AS d
     WHERE ${where}
     GROUP BY dim, key`,
@@ -431,7 +439,7 @@ async function worstSessionsOf(
       toString(argMax(os_version, timestamp)) AS last_os_version, count() AS samples,
       ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time, ${rawPercentile(0.05, "fps")} AS p05_fps,
       ${FORMAT_TS("min(timestamp)")} AS first_seen, ${FORMAT_TS("max(timestamp)")} AS last_seen
-    FROM ${CH_CELL_SAMPLES}
+    FROM ${withDevices(where)}
     WHERE ${where}
     GROUP BY session_id
     ORDER BY p95_frame_time DESC NULLS LAST, p05_fps ASC NULLS LAST, session_id
@@ -512,7 +520,7 @@ async function reproOf(ch: ClickHouseClient, where: string, params: Record<strin
       SELECT toString(build_id) AS g_build_id, toString(platform) AS g_platform, toString(gpu) AS g_gpu,
         toString(device_model) AS g_device_model, toString(resolution) AS g_resolution,
         toString(os_version) AS g_os_version, count() AS n
-      FROM ${CH_CELL_SAMPLES}
+      FROM ${withDevices(where)}
       WHERE ${tailWhere}
       GROUP BY g_build_id, g_platform, g_gpu, g_device_model, g_resolution, g_os_version`,
       params,

@@ -8,6 +8,7 @@ import {
   CH_HOURLY_PLAYERS,
   CH_PLAYER_DAYS,
   CH_PLAYER_LAST_SEEN,
+  CH_SESSION_DEVICES,
 } from "../../shared/clickhouse.js";
 
 /**
@@ -41,7 +42,8 @@ const PLAYER_HASHES = `project_id = {project:UUID} AND player_hash IN
  * their hourly rows (0004_rollups.sql); their copies in the cell samples (0005_cell_samples.sql); their
  * per-day rows (by hash) and latest-event rows (0007_dashboard_distincts.sql; the stored closed-day
  * counts hold no identifier: the data_version bump after the erasure makes every read recompute them);
- * and their funnel events and player-days (0008_funnel_retention.sql).
+ * and their funnel events and player-days (0008_funnel_retention.sql); and the device_info rows of the
+ * sessions left without any event (0010_session_devices.sql, keyed by the session's hash).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS },
@@ -67,6 +69,10 @@ export const ERASURE_STEPS: ErasureStep[] = [
     table: CH_PLAYER_LAST_SEEN,
     where:
       "project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})",
+  },
+  {
+    table: CH_SESSION_DEVICES,
+    where: "project_id = {project:UUID} AND session IN arrayMap(s -> cityHash64(s), {emptied:Array(String)})",
   },
 ];
 
