@@ -17,6 +17,10 @@ export const CH_DAILY_EVENTS = `${CH_DB}.daily_events`;
 export const CH_BUILD_DAYS = `${CH_DB}.build_days`;
 export const CH_COMPARE_DAYS = `${CH_DB}.compare_days`;
 export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
+// Build regressions (0012_session_values.sql): per build, day, map, session hash and hardware key, and
+// per build, day, map cell and session hash, each session's mergeable median states.
+export const CH_SESSION_VALUES = `${CH_DB}.session_values`;
+export const CH_SESSION_CELLS = `${CH_DB}.session_cells`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;

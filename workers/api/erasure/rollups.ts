@@ -6,6 +6,8 @@ import {
   CH_COMPARE_DAYS,
   CH_DAILY_EVENTS,
   CH_HEATMAP_CELLS,
+  CH_SESSION_CELLS,
+  CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
 import type { Bound } from "./steps.js";
 
@@ -22,6 +24,8 @@ export const REBUILT_ROLLUPS = [
   CH_BUILD_DAYS,
   CH_COMPARE_DAYS,
   CH_COMPARE_BUILDS,
+  CH_SESSION_VALUES,
+  CH_SESSION_CELLS,
 ];
 
 /** What one rebuild replaced: the rows of the player's days before it (merged or not). */

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { METRIC_KEYS, METRICS, type MetricKey } from "../../../shared/telemetry/metrics.js";
 import { COMPARE_METRICS } from "../../analytics/compare.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
+import { REGRESSION_GROUPINGS, REGRESSION_METRICS, VERDICTS } from "../../analytics/regressions.js";
 
 // Integer enumerations arrive as query strings; an enum of their spellings gives a 400 that names the
 // parameter and lists the allowed values.
@@ -103,6 +104,120 @@ export const CompareQuery = z.object({
   platform: z.string().min(1).max(64).optional().openapi({ description: "Only events of this platform" }),
   fresh: z.enum(["0", "1"]).optional().openapi({ description: "1 bypasses (and refreshes) the ~60 s cache" }),
 });
+
+export const RegressionsQuery = z.object({
+  candidate: buildIdParam("The build_id under test"),
+  baseline: buildIdParam(
+    "The known-good build_id; must differ from candidate. Default: the build whose first sample came last before the candidate's first",
+  ).optional(),
+  metric: z.enum(REGRESSION_METRICS).default("frame_time").openapi({
+    description:
+      "frame_time, gpu_time (ms) and memory (MB) are worse when higher, fps when lower; each session's value is the median of its samples",
+    example: "frame_time",
+  }),
+  by: z.enum(REGRESSION_GROUPINGS).default("platform").openapi({
+    description:
+      "The hardware key of the groups; gpu_tier: GPUs tiered by their baseline sessions' median frame time (fast, mid, slow; too rare: unknown)",
+    example: "platform",
+  }),
+  days,
+  mapId: mapIdParam
+    .optional()
+    .openapi({ description: "Only that map's samples; also answers the map's significant cells" }),
+  minEffectPct: z
+    .string()
+    .regex(/^\d{1,3}(\.\d{1,2})?$/, "a number from 0 to 100 with at most 2 decimals")
+    .transform(Number)
+    .refine((v) => v <= 100, "at most 100")
+    .default(3)
+    .openapi({
+      type: "string",
+      example: "3",
+      description:
+        "Smallest change of the median, in percent of the baseline's, that is a regression (0–100)",
+    }),
+  minSessions: z
+    .string()
+    .regex(/^\d{1,5}$/, "a whole number from 2 to 10000")
+    .transform(Number)
+    .refine((v) => v >= 2 && v <= 10_000, "from 2 to 10000")
+    .default(20)
+    .openapi({
+      type: "string",
+      example: "20",
+      description: "Fewest sessions each build needs in a group or cell to be judged (2–10000)",
+    }),
+});
+
+const buildSide = z
+  .object({
+    sessions: count.describe("Sessions of the build in the group with a sample of the metric"),
+    median: z
+      .number()
+      .nullable()
+      .describe(
+        "Median of the sessions' values (nearest-rank), each the median of the session's samples (quantized within 0.39 %); null without sessions",
+      ),
+  })
+  .openapi("RegressionBuild");
+const regressionFields = {
+  baseline: buildSide,
+  candidate: buildSide,
+  diffPct: z
+    .number()
+    .nullable()
+    .describe("(candidate median − baseline median) / baseline median × 100, 2 decimals; null without both"),
+  ci95: z
+    .tuple([z.number(), z.number()])
+    .nullable()
+    .describe(
+      "Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested",
+    ),
+  verdict: z
+    .enum(VERDICTS)
+    .describe(
+      "regressed: ci95 wholly on the worse side and the change at least minEffectPct that way; improved: the same on the better side; insufficient_data: a build has fewer than minSessions sessions; otherwise no_change",
+    ),
+};
+const regressionGroup = z
+  .object({
+    key: z
+      .string()
+      .nullable()
+      .describe("The group's value; null where the sessions did not send it (and for overall)"),
+    ...regressionFields,
+  })
+  .openapi("RegressionGroup");
+
+export const RegressionsSchema = z
+  .object({
+    candidate: z.string(),
+    baseline: z.string().describe("As given, or the default baseline found"),
+    metric: z.enum(REGRESSION_METRICS),
+    by: z.enum(REGRESSION_GROUPINGS),
+    // Every session of the two builds, tested alone (95 %); its key is null.
+    overall: regressionGroup,
+    groups: z
+      .array(regressionGroup)
+      .describe(
+        "Worst first: regressed, no_change, improved, insufficient_data; within each the larger change for the worse first",
+      ),
+    cells: z
+      .array(
+        z
+          .object({
+            x: z.number().describe("Cell origin (floor(x / cellSize) · cellSize), world units"),
+            y: z.number(),
+            cellSize: count.describe("25, the heatmap's default cell size"),
+            ...regressionFields,
+          })
+          .openapi("RegressionCell"),
+      )
+      .describe(
+        "With mapId: the cells where the candidate is significantly worse or better (the same rules per cell, corrected across the cells tested), worst first; [] without mapId",
+      ),
+  })
+  .openapi("BuildRegressions");
 
 export const DashboardSchema = z
   .object({

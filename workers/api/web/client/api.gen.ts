@@ -663,6 +663,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{id}/builds/regressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the candidate build made a metric worse, per hardware group and map cell, with statistics
+         * @description The unit is the session: each session's value is the median of its samples of the metric. Per group (and overall, and per map cell with mapId) the two builds' session medians are compared: diffPct is the relative difference of the medians, ci95 its interval (exact bootstrap of the ratio of medians, deterministic), corrected for the number of groups by Benjamini–Hochberg. A group is regressed only when the interval lies wholly on the worse side (higher frame_time, gpu_time, memory; lower fps) and the change is at least minEffectPct; insufficient_data when either build has fewer than minSessions sessions there. For CI: gate on data.overall.verdict (docs/analytics.md, "Gating CI on a regression"). 422 when baseline is omitted and no build was first seen before the candidate.
+         */
+        get: operations["buildRegressions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1517,6 +1537,65 @@ export interface components {
             candidateTail: number | null;
             baselineSamples: number;
             candidateSamples: number;
+        };
+        BuildRegressions: {
+            candidate: string;
+            /** @description As given, or the default baseline found */
+            baseline: string;
+            /** @enum {string} */
+            metric: "frame_time" | "fps" | "gpu_time" | "memory";
+            /** @enum {string} */
+            by: "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
+            overall: components["schemas"]["RegressionGroup"];
+            /** @description Worst first: regressed, no_change, improved, insufficient_data; within each the larger change for the worse first */
+            groups: components["schemas"]["RegressionGroup"][];
+            /** @description With mapId: the cells where the candidate is significantly worse or better (the same rules per cell, corrected across the cells tested), worst first; [] without mapId */
+            cells: components["schemas"]["RegressionCell"][];
+        };
+        RegressionGroup: {
+            /** @description The group's value; null where the sessions did not send it (and for overall) */
+            key: string | null;
+            baseline: components["schemas"]["RegressionBuild"];
+            candidate: components["schemas"]["RegressionBuild"];
+            /** @description (candidate median − baseline median) / baseline median × 100, 2 decimals; null without both */
+            diffPct: number | null;
+            /** @description Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested */
+            ci95: [
+                number,
+                number
+            ] | null;
+            /**
+             * @description regressed: ci95 wholly on the worse side and the change at least minEffectPct that way; improved: the same on the better side; insufficient_data: a build has fewer than minSessions sessions; otherwise no_change
+             * @enum {string}
+             */
+            verdict: "regressed" | "improved" | "no_change" | "insufficient_data";
+        };
+        RegressionBuild: {
+            /** @description Sessions of the build in the group with a sample of the metric */
+            sessions: number;
+            /** @description Median of the sessions' values (nearest-rank), each the median of the session's samples (quantized within 0.39 %); null without sessions */
+            median: number | null;
+        };
+        RegressionCell: {
+            /** @description Cell origin (floor(x / cellSize) · cellSize), world units */
+            x: number;
+            y: number;
+            /** @description 25, the heatmap's default cell size */
+            cellSize: number;
+            baseline: components["schemas"]["RegressionBuild"];
+            candidate: components["schemas"]["RegressionBuild"];
+            /** @description (candidate median − baseline median) / baseline median × 100, 2 decimals; null without both */
+            diffPct: number | null;
+            /** @description Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested */
+            ci95: [
+                number,
+                number
+            ] | null;
+            /**
+             * @description regressed: ci95 wholly on the worse side and the change at least minEffectPct that way; improved: the same on the better side; insufficient_data: a build has fewer than minSessions sessions; otherwise no_change
+             * @enum {string}
+             */
+            verdict: "regressed" | "improved" | "no_change" | "insufficient_data";
         };
     };
     responses: never;
@@ -4975,6 +5054,101 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["BuildComparison"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    buildRegressions: {
+        parameters: {
+            query: {
+                /** @description The build_id under test */
+                candidate: string;
+                /** @description The known-good build_id; must differ from candidate. Default: the build whose first sample came last before the candidate's first */
+                baseline?: string;
+                /** @description frame_time, gpu_time (ms) and memory (MB) are worse when higher, fps when lower; each session's value is the median of its samples */
+                metric?: "frame_time" | "fps" | "gpu_time" | "memory";
+                /** @description The hardware key of the groups; gpu_tier: GPUs tiered by their baseline sessions' median frame time (fast, mid, slow; too rare: unknown) */
+                by?: "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
+                /** @description UTC calendar days ending today, today included */
+                days?: "7" | "14" | "30" | "90";
+                /** @description Only that map's samples; also answers the map's significant cells */
+                mapId?: string;
+                /** @description Smallest change of the median, in percent of the baseline's, that is a regression (0–100) */
+                minEffectPct?: string;
+                /** @description Fewest sessions each build needs in a group or cell to be judged (2–10000) */
+                minSessions?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overall comparison, the groups worst first, and the significant cells. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["BuildRegressions"];
                     };
                 };
             };

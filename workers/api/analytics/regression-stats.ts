@@ -1,0 +1,244 @@
+// The statistics of build regressions (docs/analytics.md, "Build regressions"), pure functions over
+// session values: no I/O, no randomness, so the same data always gives the same answer.
+//
+// A build's value in a group is the median of its sessions' values (nearest-rank: the k-th smallest of
+// n, k = ceil(n / 2), as every percentile of the house). The interval for the relative difference of the
+// two medians is the percentile interval of the *exact* bootstrap distribution of the ratio of medians:
+// the distribution that infinitely many resamples would give, computed instead of sampled. For sorted
+// values x, the k-th smallest of n draws with replacement is ≤ x_j exactly when at least k draws are
+// ≤ x_j, a Binomial(n, c_j / n) event (c_j: how many values are ≤ x_j), so each build's bootstrap median
+// has a closed-form distribution (Maritz & Jarrett 1978); the two builds' resamples are independent, so
+// the ratio's distribution is their product, and its quantiles are found by bisection on the ratio.
+// No seed is needed: there is no sampling error to seed.
+
+/** Two-sided level of each interval before the correction for the number of groups. */
+export const ALPHA = 0.05;
+
+/** Probability mass below which the tails of a bootstrap median's distribution are cut. */
+const TAIL_CUT = 1e-13;
+
+/** Nearest-rank median of ascending values (the k-th smallest, k = ceil(n / 2)); null when empty. */
+export function nearestRankMedian(sorted: readonly number[]): number | null {
+  if (sorted.length === 0) {
+    return null;
+  }
+  return sorted[Math.max(1, Math.ceil(sorted.length / 2)) - 1] ?? null;
+}
+
+/** The distinct values a build's bootstrap median takes, ascending, with their probabilities. */
+export type MedianDistribution = { values: number[]; probs: number[] };
+
+/**
+ * The exact bootstrap distribution of the nearest-rank median of `sorted` (ascending, n ≥ 1):
+ * P(median* ≤ v_i) = P(Binomial(n, c_i / n) ≥ k) = I_{c_i/n}(k, n − k + 1), the regularized incomplete
+ * beta function. Values whose probability is below 1e-13 on either tail are left out (at most 2e-13 of
+ * the mass); that keeps about 8·√n values of a large build instead of all n.
+ */
+export function medianDistribution(sorted: readonly number[]): MedianDistribution {
+  const n = sorted.length;
+  const k = Math.max(1, Math.ceil(n / 2));
+  // Distinct values and how many values are ≤ each.
+  const distinct: number[] = [];
+  const atMost: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const v = sorted[i] as number;
+    if (i + 1 < n && sorted[i + 1] === v) {
+      continue;
+    }
+    distinct.push(v);
+    atMost.push(i + 1);
+  }
+  const cdf = (i: number) => (i < 0 ? 0 : betaRegularized((atMost[i] as number) / n, k, n - k + 1));
+  // The first index whose cdf passes TAIL_CUT and the first whose cdf reaches 1 − TAIL_CUT: the cdf is
+  // monotone, so two binary searches bound the support without evaluating every value.
+  const firstAbove = (limit: number) => {
+    let lo = 0;
+    let hi = distinct.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf(mid) > limit) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  };
+  const from = firstAbove(TAIL_CUT);
+  const to = Math.max(from, firstAbove(1 - TAIL_CUT));
+  const values: number[] = [];
+  const probs: number[] = [];
+  let prev = cdf(from - 1);
+  for (let i = from; i <= to; i++) {
+    const c = i === distinct.length - 1 ? 1 : cdf(i);
+    values.push(distinct[i] as number);
+    probs.push(c - prev);
+    prev = c;
+  }
+  return { values, probs };
+}
+
+/**
+ * P(C / B ≤ r) (strict: P(C / B < r)) for independent B and C with these distributions, all values > 0:
+ * Σ_i P(B = b_i) · P(C ≤ r · b_i), one pass as r · b_i ascends with b_i.
+ */
+function ratioCdf(b: MedianDistribution, c: MedianDistribution, r: number, strict: boolean): number {
+  let total = 0;
+  let j = 0;
+  let below = 0;
+  for (let i = 0; i < b.values.length; i++) {
+    const t = r * (b.values[i] as number);
+    while (j < c.values.length && (strict ? (c.values[j] as number) < t : (c.values[j] as number) <= t)) {
+      below += c.probs[j] as number;
+      j++;
+    }
+    total += (b.probs[i] as number) * below;
+  }
+  return total;
+}
+
+/** The smallest ratio r with P(C / B ≤ r) ≥ p (the step function's jump), by bisection. */
+function ratioQuantile(b: MedianDistribution, c: MedianDistribution, p: number): number {
+  const bMin = b.values[0] as number;
+  const bMax = b.values[b.values.length - 1] as number;
+  const cMin = c.values[0] as number;
+  const cMax = c.values[c.values.length - 1] as number;
+  let lo = cMin / bMax;
+  let hi = cMax / bMin;
+  if (ratioCdf(b, c, lo, false) >= p) {
+    return lo;
+  }
+  // Invariant: cdf(lo) < p ≤ cdf(hi). 200 halvings reach the jump to the last bit of a double.
+  for (let i = 0; i < 200 && hi - lo > hi * 1e-15; i++) {
+    const mid = (lo + hi) / 2;
+    if (ratioCdf(b, c, mid, false) >= p) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  return hi;
+}
+
+/** What one comparison (a group or a cell) gives before the correction for the number of tests. */
+export type Tested = {
+  baseline: MedianDistribution;
+  candidate: MedianDistribution;
+  /** Two-sided bootstrap p-value of "the medians are equal": 2 · min(P(ratio ≤ 1), P(ratio ≥ 1)), ≤ 1. */
+  p: number;
+};
+
+/** Both builds' bootstrap distributions and the p-value; null when a value is not positive. */
+export function test(baseline: readonly number[], candidate: readonly number[]): Tested | null {
+  if (
+    baseline.length === 0 ||
+    candidate.length === 0 ||
+    (baseline[0] as number) <= 0 ||
+    (candidate[0] as number) <= 0
+  ) {
+    return null;
+  }
+  const b = medianDistribution(baseline);
+  const c = medianDistribution(candidate);
+  const atMostOne = ratioCdf(b, c, 1, false);
+  const atLeastOne = 1 - ratioCdf(b, c, 1, true);
+  return { baseline: b, candidate: c, p: Math.min(1, 2 * Math.min(atMostOne, atLeastOne)) };
+}
+
+/**
+ * The two-sided interval at level 1 − a for the relative difference of medians, in percent of the
+ * baseline: [Q(a/2) − 1, Q(1 − a/2) − 1] · 100 with Q the ratio's bootstrap quantile.
+ */
+export function interval(t: Tested, a: number): [number, number] {
+  const low = ratioQuantile(t.baseline, t.candidate, a / 2);
+  const high = ratioQuantile(t.baseline, t.candidate, 1 - a / 2);
+  return [(low - 1) * 100, (high - 1) * 100];
+}
+
+/**
+ * Benjamini–Hochberg at ALPHA over the p-values of one family of tests: R, the number of discoveries
+ * (the largest i with p_(i) ≤ i · ALPHA / m). The intervals are then taken at level 1 − max(R, 1) · ALPHA / m
+ * (Benjamini & Yekutieli 2005, false-coverage-rate adjusted intervals): a test's interval excludes "no
+ * difference" exactly when BH rejects it, so "the interval lies wholly on the worse side" already
+ * carries the correction.
+ */
+export function adjustedLevel(ps: readonly number[]): number {
+  const m = ps.length;
+  if (m === 0) {
+    return ALPHA;
+  }
+  const sorted = [...ps].sort((x, y) => x - y);
+  let r = 0;
+  for (let i = 1; i <= m; i++) {
+    if ((sorted[i - 1] as number) <= (i * ALPHA) / m) {
+      r = i;
+    }
+  }
+  return (Math.max(r, 1) * ALPHA) / m;
+}
+
+/**
+ * Regularized incomplete beta I_x(a, b) by its continued fraction (modified Lentz), with the symmetry
+ * I_x(a, b) = 1 − I_{1−x}(b, a) where the fraction converges slowly. Accurate to about 1e-14 for the
+ * integer a, b of a binomial tail.
+ */
+export function betaRegularized(x: number, a: number, b: number): number {
+  if (x <= 0) {
+    return 0;
+  }
+  if (x >= 1) {
+    return 1;
+  }
+  const lnFront = logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log1p(-x);
+  if (x < (a + 1) / (a + b + 2)) {
+    return (Math.exp(lnFront) * betaFraction(x, a, b)) / a;
+  }
+  return 1 - (Math.exp(lnFront) * betaFraction(1 - x, b, a)) / b;
+}
+
+function betaFraction(x: number, a: number, b: number): number {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  d = 1 / (Math.abs(d) < tiny ? tiny : d);
+  let h = d;
+  for (let m = 1; m <= 100_000; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    d = 1 / (Math.abs(d) < tiny ? tiny : d);
+    c = 1 + aa / c;
+    c = Math.abs(c) < tiny ? tiny : c;
+    h *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    d = 1 / (Math.abs(d) < tiny ? tiny : d);
+    c = 1 + aa / c;
+    c = Math.abs(c) < tiny ? tiny : c;
+    const del = d * c;
+    h *= del;
+    if (Math.abs(del - 1) < 1e-15) {
+      break;
+    }
+  }
+  return h;
+}
+
+/** ln Γ(z) for z > 0 (Lanczos, g = 7, 9 terms): relative error about 1e-15. */
+export function logGamma(z: number): number {
+  const g = 7;
+  const coef = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
+  if (z < 0.5) {
+    return Math.log(Math.PI / Math.sin(Math.PI * z)) - logGamma(1 - z);
+  }
+  const x = z - 1;
+  let sum = coef[0] as number;
+  for (let i = 1; i < g + 2; i++) {
+    sum += (coef[i] as number) / (x + i);
+  }
+  const t = x + g + 0.5;
+  return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t + Math.log(sum);
+}

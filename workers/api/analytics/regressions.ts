@@ -1,0 +1,412 @@
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { CH_BUILD_DAYS, CH_SESSION_CELLS, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
+import type { Window } from "../window.js";
+import { adjustedLevel, interval, nearestRankMedian, type Tested, test } from "./regression-stats.js";
+import { num, selectRows } from "./select.js";
+
+// Build regressions: did the candidate make a metric worse, for whom and where (docs/analytics.md,
+// "Build regressions"). The unit is the session: each session's value is the median of its samples of
+// the metric (telemetry.session_values and session_cells, 0012_session_values.sql); the two builds'
+// session values are compared per group with the exact bootstrap interval of regression-stats.ts,
+// corrected for the number of groups (Benjamini–Hochberg), and judged by the verdict rules below.
+
+export const REGRESSION_METRICS = ["frame_time", "fps", "gpu_time", "memory"] as const;
+export type RegressionMetric = (typeof REGRESSION_METRICS)[number];
+
+export const REGRESSION_GROUPINGS = [
+  "platform",
+  "gpu",
+  "device_model",
+  "resolution",
+  "os_version",
+  "gpu_tier",
+] as const;
+export type RegressionBy = (typeof REGRESSION_GROUPINGS)[number];
+
+export const VERDICTS = ["regressed", "improved", "no_change", "insufficient_data"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/** The heatmap's default cell size; the cells of session_cells. */
+export const REGRESSION_CELL_SIZE = 25;
+
+/** The rollup's state column of each metric; fps is the only higher-is-better one. */
+const METRIC_STATE: Record<RegressionMetric, string> = {
+  frame_time: "frame_q",
+  fps: "fps_q",
+  gpu_time: "gpu_q",
+  memory: "mem_q",
+};
+const HIGHER_IS_BETTER: Record<RegressionMetric, boolean> = {
+  frame_time: false,
+  fps: true,
+  gpu_time: false,
+  memory: false,
+};
+
+export type RegressionQuery = {
+  candidate: string;
+  /** Omitted: the build first seen before the candidate (defaultBaseline). */
+  baseline?: string;
+  metric: RegressionMetric;
+  by: RegressionBy;
+  /** User map id as events carry it; restricts every group to that map's samples and adds cells. */
+  mapId?: string;
+  /** Smallest change, in percent of the baseline's median, that counts as a regression (default 3). */
+  minEffectPct: number;
+  /** Fewest sessions each build needs in a group (or cell) to be judged (default 20). */
+  minSessions: number;
+};
+
+export type BuildSide = { sessions: number; median: number | null };
+
+export type RegressionGroup = {
+  /** The group's value; null for "not sent" (and for `overall`). */
+  key: string | null;
+  baseline: BuildSide;
+  candidate: BuildSide;
+  /** (candidate median − baseline median) / baseline median × 100, 2 decimals; null without both. */
+  diffPct: number | null;
+  /** Interval for diffPct, percent of the baseline, corrected for the groups tested; null when not tested. */
+  ci95: [number, number] | null;
+  verdict: Verdict;
+};
+
+export type RegressionCell = Omit<RegressionGroup, "key"> & { x: number; y: number; cellSize: number };
+
+export type Regressions = {
+  candidate: string;
+  baseline: string;
+  metric: RegressionMetric;
+  by: RegressionBy;
+  overall: RegressionGroup;
+  groups: RegressionGroup[];
+  cells: RegressionCell[];
+};
+
+/** The baseline's default: the build whose first sample came last before the candidate's first. */
+export async function defaultBaseline(
+  ch: ClickHouseClient,
+  projectId: string,
+  candidate: string,
+): Promise<string | null> {
+  // Cost: build_days holds a row per project, day and build (granules of 64); this reads the project's
+  // rows of all time, a few per day, and keeps one.
+  const rows = await selectRows(
+    ch,
+    `
+    SELECT toString(build_id) AS build
+    FROM ${CH_BUILD_DAYS}
+    WHERE project_id = {projectId:UUID}
+    GROUP BY build_id
+    HAVING min(first_seen) < (
+      SELECT min(first_seen) FROM ${CH_BUILD_DAYS}
+      WHERE project_id = {projectId:UUID} AND build_id = {candidate:String})
+    ORDER BY min(first_seen) DESC, build DESC
+    LIMIT 1`,
+    { projectId, candidate },
+    { build: "string" },
+  );
+  return rows[0]?.build ?? null;
+}
+
+/** Thrown when no baseline was named and the candidate has no predecessor. */
+export class NoBaseline extends Error {
+  constructor(candidate: string) {
+    super(`no build was first seen before ${candidate}`);
+    this.name = "NoBaseline";
+  }
+}
+
+/**
+ * The whole answer of builds/regressions for one project and window. Two reads of rollups, both
+ * narrowed by the primary key to the two builds' rows of the window: the session values grouped by
+ * the hardware key (and without it, for `overall`), and with a map the per-cell session values.
+ */
+export async function buildRegressions(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: RegressionQuery,
+): Promise<Regressions> {
+  const baseline = q.baseline ?? (await defaultBaseline(ch, projectId, q.candidate));
+  if (baseline === null) {
+    throw new NoBaseline(q.candidate);
+  }
+  const [values, cellRows] = await Promise.all([
+    sessionValues(ch, projectId, w, baseline, q),
+    q.mapId === undefined ? Promise.resolve([]) : cellValues(ch, projectId, w, baseline, q),
+  ]);
+  const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
+  const judge = (family: SessionSides[]) => judgeGroups(family, q);
+
+  const overall = judge([{ key: null, b: values.overall.b, c: values.overall.c }])[0] as RegressionGroup;
+  const keyed =
+    q.by === "gpu_tier" ? byTier(values.groups, values.tierFrameTimes, q.minSessions) : values.groups;
+  const groups = judge(keyed).sort(worstFirst(worse));
+  // Cells are one family of their own; only the significant ones are answered (the key "x,y" only
+  // orders ties).
+  const cells = judge(cellRows.map((r) => ({ key: `${r.x},${r.y}`, b: r.b, c: r.c })))
+    .map(({ key, ...g }, i) => ({
+      x: cellRows[i]?.x ?? 0,
+      y: cellRows[i]?.y ?? 0,
+      cellSize: REGRESSION_CELL_SIZE,
+      ...g,
+      key,
+    }))
+    .filter((c) => c.verdict === "regressed" || c.verdict === "improved")
+    .sort(worstFirst(worse))
+    .map(({ key: _key, ...c }) => c);
+  return { candidate: q.candidate, baseline, metric: q.metric, by: q.by, overall, groups, cells };
+}
+
+/** Both builds' session values of one group, ascending. */
+export type SessionSides = { key: string | null; b: number[]; c: number[] };
+type Sides = SessionSides;
+
+/**
+ * One family of comparisons (the groups, or the cells) judged together: each group with enough
+ * sessions on both sides is tested, the intervals are taken at the level Benjamini–Hochberg leaves
+ * (regression-stats.ts adjustedLevel), and the verdict is
+ * - insufficient_data: either build has fewer than minSessions sessions in the group;
+ * - regressed: the interval lies wholly on the worse side (above 0 for frame time, GPU time and
+ *   memory, below 0 for fps) and diffPct is at least minEffectPct on that side;
+ * - improved: the same on the better side;
+ * - no_change: otherwise.
+ */
+export function judgeGroups(
+  family: SessionSides[],
+  q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
+): RegressionGroup[] {
+  const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
+  const tested: (Tested | null)[] = family.map((g) =>
+    g.b.length >= q.minSessions && g.c.length >= q.minSessions ? test(g.b, g.c) : null,
+  );
+  const level = adjustedLevel(tested.flatMap((t) => (t === null ? [] : [t.p])));
+  return family.map((g, i) => {
+    const bMedian = nearestRankMedian(g.b);
+    const cMedian = nearestRankMedian(g.c);
+    const diff =
+      bMedian === null || cMedian === null || bMedian === 0 ? null : ((cMedian - bMedian) / bMedian) * 100;
+    const t = tested[i] ?? null;
+    const ci = t === null ? null : interval(t, level);
+    let verdict: Verdict = "insufficient_data";
+    if (t !== null && ci !== null && diff !== null) {
+      const [low, high] = ci;
+      const worseSide = worse === 1 ? low > 0 : high < 0;
+      const betterSide = worse === 1 ? high < 0 : low > 0;
+      verdict =
+        worseSide && diff * worse >= q.minEffectPct
+          ? "regressed"
+          : betterSide && -diff * worse >= q.minEffectPct
+            ? "improved"
+            : "no_change";
+    } else if (t === null && g.b.length >= q.minSessions && g.c.length >= q.minSessions) {
+      // Enough sessions but a value ≤ 0 (no ratio): nothing can be said about a relative change.
+      verdict = "no_change";
+    }
+    return {
+      key: g.key,
+      baseline: { sessions: g.b.length, median: bMedian },
+      candidate: { sessions: g.c.length, median: cMedian },
+      diffPct: diff === null ? null : round2(diff),
+      ci95: ci === null ? null : [round2(ci[0]), round2(ci[1])],
+      verdict,
+    };
+  });
+}
+
+const VERDICT_RANK: Record<Verdict, number> = {
+  regressed: 0,
+  no_change: 1,
+  improved: 2,
+  insufficient_data: 3,
+};
+
+/**
+ * Worst first: regressed, no_change, improved, insufficient_data; within a verdict the larger change
+ * for the worse first (changes unknown last), then by key (null last).
+ */
+function worstFirst(worse: 1 | -1) {
+  return (a: RegressionGroup, b: RegressionGroup) =>
+    VERDICT_RANK[a.verdict] - VERDICT_RANK[b.verdict] ||
+    (b.diffPct ?? Number.NEGATIVE_INFINITY) * worse - (a.diffPct ?? Number.NEGATIVE_INFINITY) * worse ||
+    keyOrder(a.key, b.key);
+}
+
+function keyOrder(a: string | null, b: string | null): number {
+  if (a === b) {
+    return 0;
+  }
+  if (a === null) {
+    return 1;
+  }
+  if (b === null) {
+    return -1;
+  }
+  return a < b ? -1 : 1;
+}
+
+function round2(v: number): number {
+  return Math.round(v * 100) / 100;
+}
+
+/** GPU tiers learned from the data, in order from the fastest; see byTier. */
+const TIER_NAMES: Record<number, string[]> = { 1: ["mid"], 2: ["fast", "slow"], 3: ["fast", "mid", "slow"] };
+
+/**
+ * gpu_tier: the GPUs with at least minSessions baseline sessions carrying frame time are ordered by the
+ * median of those sessions' frame times (fastest first) and cut into up to three tiers of about equal
+ * baseline sessions (a GPU joins the tier holding the middle of its sessions): fast, mid, slow (two
+ * GPUs: fast, slow; one: mid). Rarer GPUs, and GPUs the baseline never saw, are `unknown` rather than a
+ * guess; sessions that sent no GPU stay null. Tiers come from the baseline only, so a candidate's
+ * regression cannot move a GPU between tiers.
+ */
+function byTier(groups: Sides[], tierFrameTimes: Map<string, number[]>, minSessions: number): Sides[] {
+  const ranked = [...tierFrameTimes.entries()]
+    .filter(([, ft]) => ft.length >= minSessions)
+    .map(([gpu, ft]) => ({ gpu, median: nearestRankMedian(ft) ?? 0, sessions: ft.length }))
+    .sort((a, b) => a.median - b.median || (a.gpu < b.gpu ? -1 : 1));
+  const total = ranked.reduce((s, g) => s + g.sessions, 0);
+  const names = TIER_NAMES[Math.min(3, ranked.length)] ?? [];
+  const tierOf = new Map<string, string>();
+  let before = 0;
+  for (const g of ranked) {
+    const middle = (before + g.sessions / 2) / total;
+    tierOf.set(g.gpu, names[Math.min(names.length - 1, Math.floor(middle * names.length))] ?? "unknown");
+    before += g.sessions;
+  }
+  const merged = new Map<string | null, Sides>();
+  for (const g of groups) {
+    const tier = g.key === null ? null : (tierOf.get(g.key) ?? "unknown");
+    const into = merged.get(tier) ?? { key: tier, b: [], c: [] };
+    into.b.push(...g.b);
+    into.c.push(...g.c);
+    merged.set(tier, into);
+  }
+  return [...merged.values()].map((s) => ({ ...s, b: s.b.sort(ascending), c: s.c.sort(ascending) }));
+}
+
+const ascending = (a: number, b: number) => a - b;
+
+const HARDWARE_COLUMN: Record<RegressionBy, string> = {
+  platform: "platform",
+  gpu: "gpu",
+  device_model: "device_model",
+  resolution: "resolution",
+  os_version: "os_version",
+  gpu_tier: "gpu",
+};
+
+type SessionValues = {
+  overall: Sides;
+  groups: Sides[];
+  /** gpu_tier: each GPU's baseline sessions' frame-time medians. */
+  tierFrameTimes: Map<string, number[]>;
+};
+
+async function sessionValues(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  baseline: string,
+  q: RegressionQuery,
+): Promise<SessionValues> {
+  const state = METRIC_STATE[q.metric];
+  const tier = q.by === "gpu_tier";
+  // Cost: the primary key (project_id, build_id, day, …) narrows the read to the two builds' rows of
+  // the window: about one row per session and day (a session's hardware key rarely changes), so
+  // rows read ≈ the two builds' sessions, whatever their events. Each row's state holds one entry per
+  // distinct quantized sample of the session; merging them per session is the work. The inner GROUP
+  // BY gives one value per (build, session, key) and, by the second grouping set, per (build,
+  // session) for `overall`; the outer one sends each build's values of a group as one sorted array, so
+  // the answer is a row per build and group rather than per session.
+  const rows = await selectRows(
+    ch,
+    `
+    SELECT build, overall, key, arraySort(groupArrayIf(v, NOT isNaN(v))) AS vs,
+      ${tier ? "groupArrayIf(ft, NOT isNaN(ft))" : "[]"} AS fts
+    FROM (
+      SELECT toString(build_id) AS build, ${HARDWARE_COLUMN[q.by]} AS key, grouping(key) AS overall,
+        quantileExactWeightedMerge(0.5)(${state}) AS v
+        ${tier ? ", quantileExactWeightedMerge(0.5)(frame_q) AS ft" : ""}
+      FROM ${CH_SESSION_VALUES}
+      WHERE project_id = {projectId:UUID}
+        AND build_id IN ({baseline:String}, {candidate:String})
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+        ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}
+      GROUP BY GROUPING SETS ((build_id, session, key), (build_id, session))
+    )
+    GROUP BY build, overall, key`,
+    { projectId, baseline, candidate: q.candidate, from: w.from, to: w.to, mapId: q.mapId },
+    { build: "string", overall: "unknown", key: "string", vs: "unknown", fts: "unknown" },
+  );
+  const out: SessionValues = { overall: { key: null, b: [], c: [] }, groups: [], tierFrameTimes: new Map() };
+  const byKey = new Map<string | null, Sides>();
+  for (const r of rows) {
+    const vs = numbers(r.vs);
+    const side = r.build === baseline ? "b" : "c";
+    if (num(r.overall) === 1) {
+      out.overall[side] = vs;
+      continue;
+    }
+    const key = r.key === "" ? null : r.key;
+    const g = byKey.get(key) ?? { key, b: [], c: [] };
+    g[side] = vs;
+    byKey.set(key, g);
+    if (tier && side === "b" && key !== null) {
+      out.tierFrameTimes.set(key, numbers(r.fts));
+    }
+  }
+  out.groups = [...byKey.values()].filter((g) => g.b.length > 0 || g.c.length > 0);
+  return out;
+}
+
+type CellSides = { x: number; y: number; b: number[]; c: number[] };
+
+async function cellValues(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  baseline: string,
+  q: RegressionQuery,
+): Promise<CellSides[]> {
+  const state = METRIC_STATE[q.metric];
+  // Cost: the primary key (project_id, map_id, build_id, day, x, y, session) narrows the read to the
+  // map's rows of the two builds in the window, a row per session, cell and day; each session's
+  // median per cell is merged from its states. Only cells where both builds have minSessions
+  // sessions (the only ones that can be judged) leave ClickHouse, as two sorted arrays per cell.
+  const rows = await selectRows(
+    ch,
+    `
+    SELECT x, y,
+      arraySort(groupArrayIf(v, build = {baseline:String})) AS b,
+      arraySort(groupArrayIf(v, build = {candidate:String})) AS c
+    FROM (
+      SELECT toString(build_id) AS build, x, y, quantileExactWeightedMerge(0.5)(${state}) AS v
+      FROM ${CH_SESSION_CELLS}
+      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
+        AND build_id IN ({baseline:String}, {candidate:String})
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+      GROUP BY build_id, x, y, session
+      HAVING NOT isNaN(v)
+    )
+    GROUP BY x, y
+    HAVING length(b) >= {minSessions:UInt32} AND length(c) >= {minSessions:UInt32}
+    ORDER BY x, y`,
+    {
+      projectId,
+      mapId: q.mapId,
+      baseline,
+      candidate: q.candidate,
+      from: w.from,
+      to: w.to,
+      minSessions: q.minSessions,
+    },
+    { x: "unknown", y: "unknown", b: "unknown", c: "unknown" },
+  );
+  return rows.map((r) => ({ x: num(r.x), y: num(r.y), b: numbers(r.b), c: numbers(r.c) }));
+}
+
+function numbers(v: unknown): number[] {
+  return Array.isArray(v) ? v.map((x) => Number(x)) : [];
+}
