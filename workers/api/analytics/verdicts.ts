@@ -292,3 +292,74 @@ export async function judgeBuilds(env: Env, now: Date): Promise<VerdictRunSummar
     await close().catch(() => {});
   }
 }
+
+export type MetricVerdict = {
+  verdict: BuildVerdictRow["verdict"];
+  diff_pct: number | null;
+  ci95: [number, number] | null;
+  baseline_sessions: number;
+  candidate_sessions: number;
+};
+
+export type BuildVerdict = {
+  baseline_build_id: string;
+  baseline_pinned: boolean;
+  judged_at: string;
+  metrics: Record<BuildVerdictRow["metric"], MetricVerdict | null>;
+};
+
+/**
+ * The Builds list's additive fields: whether each build is the pinned baseline, and its kept verdicts
+ * (null until judged). Two Postgres reads by primary key, whatever the list's length (at most 50).
+ */
+export async function decorateBuilds<B extends { build_id: string }>(
+  db: Db,
+  projectId: string,
+  builds: B[],
+): Promise<Array<B & { pinned_baseline: boolean; verdict: BuildVerdict | null }>> {
+  const [rows, [pin]] = await Promise.all([
+    verdictsOf(
+      db,
+      projectId,
+      builds.map((b) => b.build_id),
+    ),
+    db.select().from(buildBaselines).where(eq(buildBaselines.projectId, projectId)),
+  ]);
+  const byBuild = new Map<string, BuildVerdictRow[]>();
+  for (const r of rows) {
+    byBuild.set(r.buildId, [...(byBuild.get(r.buildId) ?? []), r]);
+  }
+  return builds.map((b) => {
+    const kept = byBuild.get(b.build_id) ?? [];
+    const first = kept[0];
+    const metric = (m: BuildVerdictRow["metric"]): MetricVerdict | null => {
+      const r = kept.find((k) => k.metric === m);
+      return r
+        ? {
+            verdict: r.verdict,
+            diff_pct: r.diffPct,
+            ci95: r.ciLow === null || r.ciHigh === null ? null : [r.ciLow, r.ciHigh],
+            baseline_sessions: r.baselineSessions,
+            candidate_sessions: r.candidateSessions,
+          }
+        : null;
+    };
+    return {
+      ...b,
+      pinned_baseline: pin?.buildId === b.build_id,
+      verdict: first
+        ? {
+            baseline_build_id: first.baselineBuildId,
+            baseline_pinned: first.baselinePinned,
+            judged_at: first.judgedAt.toISOString(),
+            metrics: {
+              fps: metric("fps"),
+              frame_time: metric("frame_time"),
+              memory: metric("memory"),
+              gpu_time: metric("gpu_time"),
+            },
+          }
+        : null,
+    };
+  });
+}

@@ -329,7 +329,11 @@ export interface paths {
         delete: operations["deleteChannel"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change whether a notification channel takes build regressions
+         * @description buildRegressions: true sends the project's build regressions to this channel (one message per build and metric judged regressed against its baseline); false stops them. Kind, name and URL are fixed: delete and create to change them.
+         */
+        patch: operations["updateChannel"];
         trace?: never;
     };
     "/v1/projects/{id}/alerts/history": {
@@ -632,7 +636,7 @@ export interface paths {
         };
         /**
          * Builds with performance-bearing events in the window, newest first
-         * @description The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.
+         * @description The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache. pinned_baseline and verdict (each build's kept verdict against its baseline, per metric) are read fresh on every request.
          */
         get: operations["listBuilds"];
         put?: never;
@@ -678,6 +682,30 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/builds/baseline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Pin the build every new build is judged against
+         * @description From now on each build that first has enough sessions is judged against this build instead of its predecessor (docs/analytics.md, "Verdicts per build"); verdicts already kept stay as judged. One pinned build per project: a new pin replaces it. The build need not have arrived yet.
+         */
+        put: operations["pinBuildBaseline"];
+        post?: never;
+        /**
+         * Unpin the baseline: new builds are judged against their predecessors again
+         * @description Answers deleted: false when no build was pinned.
+         */
+        delete: operations["unpinBuildBaseline"];
         options?: never;
         head?: never;
         patch?: never;
@@ -997,6 +1025,8 @@ export interface components {
             name: string;
             /** @description The webhook URL; for slack only the origin, since an incoming-webhook URL is a credential */
             url: string;
+            /** @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build") */
+            buildRegressions: boolean;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1015,6 +1045,15 @@ export interface components {
             name: string;
             /** @description https URL (plain http only to a loopback host, for local development) */
             url: string;
+            /**
+             * @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build")
+             * @default false
+             */
+            buildRegressions: boolean;
+        };
+        UpdateNotificationChannel: {
+            /** @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build") */
+            buildRegressions: boolean;
         };
         AlertEvaluationEvent: {
             /** Format: uuid */
@@ -1504,7 +1543,36 @@ export interface components {
             event_count: number;
             session_count: number;
             player_count: number;
+            /** @description This build is the studio's pinned baseline (PUT builds/baseline) */
+            pinned_baseline: boolean;
+            /** @description The build's kept verdict against its baseline per metric, judged once when it first had 20 sessions (docs/analytics.md, "Verdicts per build"); null until then */
+            verdict: {
+                baseline_build_id: string;
+                /** @description Judged against the pinned baseline rather than its predecessor */
+                baseline_pinned: boolean;
+                /** Format: date-time */
+                judged_at: string;
+                metrics: {
+                    fps: components["schemas"]["BuildMetricVerdict"];
+                    frame_time: components["schemas"]["BuildMetricVerdict"];
+                    memory: components["schemas"]["BuildMetricVerdict"];
+                    gpu_time: components["schemas"]["BuildMetricVerdict"];
+                };
+            } | null;
         };
+        BuildMetricVerdict: {
+            /** @enum {string} */
+            verdict: "regressed" | "improved" | "no_change" | "insufficient_data";
+            /** @description Change of the median session value, percent of the baseline's */
+            diff_pct: number | null;
+            /** @description 95 % interval of diff_pct (null when not tested: insufficient data) */
+            ci95: [
+                number,
+                number
+            ] | null;
+            baseline_sessions: number;
+            candidate_sessions: number;
+        } | null;
         BuildComparison: {
             baseline: components["schemas"]["BuildSummary"];
             candidate: components["schemas"]["BuildSummary"];
@@ -1596,6 +1664,14 @@ export interface components {
              * @enum {string}
              */
             verdict: "regressed" | "improved" | "no_change" | "insufficient_data";
+        };
+        PinnedBaseline: {
+            buildId: string;
+            /** Format: date-time */
+            pinnedAt: string;
+        };
+        PinBuildBaseline: {
+            buildId: string;
         };
     };
     responses: never;
@@ -3389,6 +3465,99 @@ export interface operations {
             };
         };
     };
+    updateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+                /** @description Channel UUID */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNotificationChannel"];
+            };
+        };
+        responses: {
+            /** @description The channel as it now is. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["NotificationChannel"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listAlertHistory: {
         parameters: {
             query?: {
@@ -5149,6 +5318,177 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["BuildRegressions"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    pinBuildBaseline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinBuildBaseline"];
+            };
+        };
+        responses: {
+            /** @description The pinned baseline. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PinnedBaseline"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unpinBuildBaseline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether a pin was removed. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            deleted: boolean;
+                        };
                     };
                 };
             };
