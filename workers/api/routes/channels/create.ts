@@ -42,7 +42,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
         name: body.name,
         url: body.url,
         signingSecret,
-        buildRegressions: body.buildRegressions,
+        buildRegressions: body.buildRegressions ?? false,
       })
       .returning();
     if (!row) {

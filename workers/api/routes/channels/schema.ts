@@ -24,7 +24,7 @@ export const CreateChannelSchema = z
     kind: z.enum(CHANNEL_KINDS).describe("webhook: signed JSON POST; slack: incoming-webhook URL"),
     name: text(100, { trim: true }),
     url: ChannelUrl,
-    buildRegressions: BuildRegressions.default(false),
+    buildRegressions: BuildRegressions.optional(),
   })
   .openapi("CreateNotificationChannel");
 

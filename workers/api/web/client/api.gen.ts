@@ -1045,11 +1045,8 @@ export interface components {
             name: string;
             /** @description https URL (plain http only to a loopback host, for local development) */
             url: string;
-            /**
-             * @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build")
-             * @default false
-             */
-            buildRegressions: boolean;
+            /** @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build") */
+            buildRegressions?: boolean;
         };
         UpdateNotificationChannel: {
             /** @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build") */
