@@ -10,12 +10,15 @@ import {
 import { CH_BUILD_DAYS, openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../db.js";
-import { windowOf } from "../window.js";
+import { type Window, windowOf } from "../window.js";
+import type { Comparison } from "./compare.js";
 import {
   buildRegressions,
   defaultBaseline,
   REGRESSION_METRICS,
   type RegressionGroup,
+  type RegressionMetric,
+  type Verdict,
 } from "./regressions.js";
 import { selectRows } from "./select.js";
 
@@ -362,4 +365,78 @@ export async function decorateBuilds<B extends { build_id: string }>(
         : null,
     };
   });
+}
+
+/** builds/compare's additive fields per metric: the session-level verdict the regressions endpoint gives. */
+export type DiffVerdict = {
+  /** Null for the metrics the regressions do not judge (io.*, load_time_ms, mem.vram). */
+  verdict: Verdict | null;
+  ci95: [number, number] | null;
+  sessionDiffPct: number | null;
+  baselineSessions: number | null;
+  candidateSessions: number | null;
+};
+
+/** builds/compare's metrics the regressions judge, by their name there. */
+const JUDGED: Partial<Record<string, RegressionMetric>> = {
+  frame_time: "frame_time",
+  memory: "memory",
+  gpu_time: "gpu_time",
+};
+
+/**
+ * Adds each judged metric's verdict and interval to a comparison: the candidate against the baseline with
+ * the regressions' defaults (minSessions 20, minEffectPct 3), overall, or the platform's group when the
+ * comparison is filtered to one platform, on the same map filter. A metric with too few sessions is
+ * insufficient_data rather than a regression (the reason for these fields: isRegression says only that
+ * the candidate's p50 is higher, however few the samples).
+ */
+export async function withVerdicts(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: { baseline: string; candidate: string; mapId?: string; platform?: string },
+  cmp: Comparison,
+): Promise<Comparison & { diffs: Array<Comparison["diffs"][number] & DiffVerdict> }> {
+  const judged = await Promise.all(
+    cmp.diffs.map(async (d): Promise<DiffVerdict> => {
+      const metric = JUDGED[d.metric];
+      if (!metric) {
+        return {
+          verdict: null,
+          ci95: null,
+          sessionDiffPct: null,
+          baselineSessions: null,
+          candidateSessions: null,
+        };
+      }
+      const r = await buildRegressions(ch, projectId, w, {
+        baseline: q.baseline,
+        candidate: q.candidate,
+        metric,
+        by: "platform",
+        mapId: q.mapId,
+        minEffectPct: VERDICT_MIN_EFFECT_PCT,
+        minSessions: VERDICT_MIN_SESSIONS,
+      });
+      const g =
+        q.platform === undefined
+          ? r.overall
+          : (r.groups.find((x) => x.key === q.platform) ?? {
+              baseline: { sessions: 0, median: null },
+              candidate: { sessions: 0, median: null },
+              diffPct: null,
+              ci95: null,
+              verdict: "insufficient_data" as const,
+            });
+      return {
+        verdict: g.verdict,
+        ci95: g.ci95,
+        sessionDiffPct: g.diffPct,
+        baselineSessions: g.baseline.sessions,
+        candidateSessions: g.candidate.sessions,
+      };
+    }),
+  );
+  return { ...cmp, diffs: cmp.diffs.map((d, i) => ({ ...d, ...(judged[i] as DiffVerdict) })) };
 }

@@ -366,6 +366,25 @@ export const BuildComparisonSchema = z
           candidateTail: p,
           baselineSamples: count,
           candidateSamples: count,
+          verdict: z
+            .enum(VERDICTS)
+            .nullable()
+            .describe(
+              "frame_time, memory, gpu_time: the session-level verdict (builds/regressions with its defaults, overall or the platform filter's group); null for the other metrics",
+            ),
+          ci95: z
+            .tuple([z.number(), z.number()])
+            .nullable()
+            .describe(
+              "95 % interval of sessionDiffPct, percent of the baseline; null when not judged or too few sessions",
+            ),
+          sessionDiffPct: p.describe(
+            "Change of the median session value, percent of the baseline's: what verdict judges",
+          ),
+          baselineSessions: count
+            .nullable()
+            .describe("Sessions of the baseline with the metric; null when not judged"),
+          candidateSessions: count.nullable(),
         })
         .openapi("MetricDiff"),
     ),

@@ -656,7 +656,7 @@ export interface paths {
         };
         /**
          * Two builds' exact p50 and p95 per performance metric, and the candidate's change
-         * @description Metrics frame_time, memory, gpu_time, io.read_bytes, io.read_time_ms, io.read_ops, load_time_ms and mem.vram, all lower-is-better (memory and mem.vram in MB). Per metric: each build's exact p50 and tail (p95) over its samples in the window and filters, diffPct = (candidateP50 − baselineP50) / baselineP50 × 100 (null when the baseline p50 is 0 or a build has no sample) and isRegression = candidateP50 > baselineP50; clients apply their own tolerance to diffPct. An unknown build id is a build without samples. Cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.
+         * @description Metrics frame_time, memory, gpu_time, io.read_bytes, io.read_time_ms, io.read_ops, load_time_ms and mem.vram, all lower-is-better (memory and mem.vram in MB). Per metric: each build's exact p50 and tail (p95) over its samples in the window and filters, diffPct = (candidateP50 − baselineP50) / baselineP50 × 100 (null when the baseline p50 is 0 or a build has no sample) and isRegression = candidateP50 > baselineP50; clients apply their own tolerance to diffPct. For frame_time, memory and gpu_time, verdict and ci95 judge the change with statistics over sessions, as builds/regressions does with its defaults (each session's median; at least 20 sessions per build, else insufficient_data; regressed only when the 95 % interval of the change of the median session value, sessionDiffPct, lies wholly above 0 and the change is at least 3 %), overall or for the platform filter's group; null for the other metrics. An unknown build id is a build without samples. Cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.
          */
         get: operations["compareBuilds"];
         put?: never;
@@ -1602,6 +1602,21 @@ export interface components {
             candidateTail: number | null;
             baselineSamples: number;
             candidateSamples: number;
+            /**
+             * @description frame_time, memory, gpu_time: the session-level verdict (builds/regressions with its defaults, overall or the platform filter's group); null for the other metrics
+             * @enum {string|null}
+             */
+            verdict: "regressed" | "improved" | "no_change" | "insufficient_data" | null;
+            /** @description 95 % interval of sessionDiffPct, percent of the baseline; null when not judged or too few sessions */
+            ci95: [
+                number,
+                number
+            ] | null;
+            /** @description Change of the median session value, percent of the baseline's: what verdict judges */
+            sessionDiffPct: number | null;
+            /** @description Sessions of the baseline with the metric; null when not judged */
+            baselineSessions: number | null;
+            candidateSessions: number | null;
         };
         BuildRegressions: {
             candidate: string;
