@@ -67,17 +67,14 @@ async function main() {
     const projectId = crypto.randomUUID();
     const others = Array.from({ length: 9 }, () => crypto.randomUUID());
     const progress = (line: string) => process.stdout.write(`\r${line}   `);
-    const loaded = await loadBenchData(
-      stack.clickhouse,
-      {
-        mainProject: projectId,
-        mainEvents: MAIN_EVENTS,
-        otherProjects: others,
-        otherEvents: OTHER_EVENTS,
-        players: PLAYERS,
-      },
-      progress,
-    );
+    const plan = {
+      mainProject: projectId,
+      mainEvents: MAIN_EVENTS,
+      otherProjects: others,
+      otherEvents: OTHER_EVENTS,
+      players: PLAYERS,
+    };
+    const loaded = await loadBenchData(stack.clickhouse, plan, progress);
     console.log(
       `\nloaded ${(MAIN_EVENTS + OTHER_EVENTS).toLocaleString("en")} events in ${loaded.toFixed(1)} s`,
     );
@@ -160,18 +157,7 @@ async function main() {
     const after = await measure();
     // The view's cost on ordinary inserts: the same 1M events loaded with and without it.
     const extra = async () =>
-      loadBenchData(
-        stack.clickhouse,
-        {
-          mainProject: projectId,
-          mainEvents: MAIN_EVENTS,
-          otherProjects: others,
-          otherEvents: OTHER_EVENTS,
-          players: PLAYERS,
-        },
-        () => {},
-        { extraMain: 1_000_000, skipPlan: true },
-      );
+      loadBenchData(stack.clickhouse, plan, () => {}, { extraMain: 1_000_000, skipPlan: true });
     const withView = await extra();
     await clickhouseQuery(stack.clickhouse.url, target, "DETACH TABLE telemetry.session_devices_mv", {});
     const withoutView = await extra();
