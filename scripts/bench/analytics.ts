@@ -10,6 +10,7 @@ import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics
 import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
+import { buildRegressions } from "../../workers/api/analytics/regressions.js";
 import { retentionCohorts } from "../../workers/api/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { windowOf } from "../../workers/api/window.js";
@@ -28,6 +29,8 @@ const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
+// BENCH_ENDPOINTS=compare,regressions,… measures only those (a run on a busy machine); all by default.
+const ONLY = process.env.BENCH_ENDPOINTS?.split(",").map((s) => s.trim());
 
 type Endpoint =
   | "dashboard"
@@ -38,7 +41,9 @@ type Endpoint =
   | "funnels"
   | "insights"
   | "builds"
-  | "compare";
+  | "compare"
+  | "regressions"
+  | "regressions_map";
 
 const BENCH_CELL = {
   mapId: "maps/desert_outpost",
@@ -114,7 +119,60 @@ const ENDPOINTS: Record<
     query: "builds/compare?baseline=1.24&candidate=1.25&days=30&fresh=1",
     sql: (ch, p) => compareBuilds(ch, p, windowOf(30, Date.now()), { baseline: "1.24", candidate: "1.25" }),
   },
+  // The same two builds judged per platform (the defaults: frame_time, 30 days, no cache).
+  regressions: {
+    query: "builds/regressions?candidate=1.25&baseline=1.24",
+    sql: (ch, p) =>
+      buildRegressions(ch, p, windowOf(30, Date.now()), {
+        candidate: "1.25",
+        baseline: "1.24",
+        metric: "frame_time",
+        by: "platform",
+        minEffectPct: 3,
+        minSessions: 20,
+      }),
+  },
+  // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
+  regressions_map: {
+    query: "builds/regressions?candidate=1.25&baseline=1.24&by=gpu_tier&mapId=maps/desert_outpost",
+    sql: (ch, p) =>
+      buildRegressions(ch, p, windowOf(30, Date.now()), {
+        candidate: "1.25",
+        baseline: "1.24",
+        metric: "frame_time",
+        by: "gpu_tier",
+        mapId: "maps/desert_outpost",
+        minEffectPct: 3,
+        minSessions: 20,
+      }),
+  },
 };
+
+/** The client, adding up the rows each statement read (ClickHouse's X-ClickHouse-Summary header). */
+function counting(ch: ClickHouseClient) {
+  let rows = 0;
+  const client = new Proxy(ch, {
+    get(target, prop, receiver) {
+      if (prop === "query") {
+        return async (params: Parameters<ClickHouseClient["query"]>[0]) => {
+          const rs = await target.query(params);
+          const summary = rs.response_headers["x-clickhouse-summary"];
+          rows += Number(JSON.parse(typeof summary === "string" ? summary : "{}").read_rows ?? 0);
+          return rs;
+        };
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
+  return {
+    client,
+    take: () => {
+      const n = rows;
+      rows = 0;
+      return n;
+    },
+  };
+}
 
 /** The same client with every project predicate turned into TRUE: the query over all projects. */
 function withoutProjectFilter(ch: ClickHouseClient): ClickHouseClient {
@@ -297,16 +355,33 @@ async function measure(
   };
   const medians = {} as Record<Endpoint, number>;
   const rows: string[][] = [];
+  const counted = counting(ch);
   for (const [name, e] of Object.entries(ENDPOINTS) as Array<[Endpoint, (typeof ENDPOINTS)[Endpoint]]>) {
+    if (ONLY && !ONLY.includes(name)) {
+      continue;
+    }
     medians[name] = await medianMs(http(e.query));
     const direct = sqlColumns ? String(await medianMs(() => e.sql(ch, projectId))) : "";
     const all = sqlColumns ? String(await medianMs(() => e.sql(unfiltered, projectId))) : "";
-    rows.push([name, String(medians[name]), direct, all, e.query]);
+    // Rows one call of the project's SQL reads, all its statements together.
+    counted.take();
+    await e.sql(counted.client, projectId);
+    rows.push([name, String(medians[name]), direct, all, counted.take().toLocaleString("en"), e.query]);
   }
-  rows.push(["builds (cached)", String(await medianMs(http("builds?days=30"))), "", "", "builds?days=30"]);
+  if (ONLY) {
+    return { medians, rows };
+  }
+  rows.push([
+    "builds (cached)",
+    String(await medianMs(http("builds?days=30"))),
+    "",
+    "",
+    "",
+    "builds?days=30",
+  ]);
   // A repeated step name runs windowFunnel over one row per (event, step position) instead.
   const repeated = "funnels?steps=match_start,level_up,level_up,match_end&window=86400&days=30";
-  rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", repeated]);
+  rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", "", repeated]);
   return { medians, rows };
 }
 
@@ -386,6 +461,7 @@ async function main(): Promise<Record<string, number>> {
       `HTTP median ms, ${size}`,
       "SQL, project",
       "SQL, no project filter",
+      "rows read (SQL, project)",
       "request",
     ];
     if (before) {
@@ -403,6 +479,10 @@ async function main(): Promise<Record<string, number>> {
     }
     Object.assign(result, after.medians);
     printTable(header, after.rows);
+    if (ONLY) {
+      await ch.close();
+      return result;
+    }
     await explainCell(ch, projectId);
 
     // Alert evaluation: one cron run over ALERT_RULES rules × 2 profiles, twice (see the header).

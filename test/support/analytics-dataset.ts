@@ -38,6 +38,8 @@ export type GenEvent = {
   camera?: { yaw: number; pitch: number };
   /** Our SDKs' device context (event field 22); absent for the engine SDKs, which send none. */
   device?: DeviceInit;
+  /** The event's attributes (a `device_info` event carries the device's fields by name). */
+  attributes?: Record<string, string>;
 };
 
 export type DeviceInit = { gpu?: string; deviceModel?: string; resolution?: string; osVersion?: string };

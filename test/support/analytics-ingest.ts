@@ -30,6 +30,7 @@ export function toWire(e: GenEvent): EventInit {
     ...(e.engineVersion ? { engineVersion: e.engineVersion } : {}),
     ...(e.camera ? { cameraYaw: e.camera.yaw, cameraPitch: e.camera.pitch } : {}),
     ...(e.device ? { device: e.device } : {}),
+    ...(e.attributes ? { attributes: e.attributes } : {}),
   };
 }
 

@@ -40,6 +40,11 @@ export function normal(r: () => number): number {
 export type GroupSpec = {
   /** The device's gpu; undefined: the sessions send no device context. */
   gpu?: string;
+  /**
+   * An engine SDK's session: no device message, but one `device_info` event naming this gpu, sent
+   * after all of the session's samples.
+   */
+  deviceInfoGpu?: string;
   platform: string;
   sessions: number;
   /** Median frame time of the group's sessions, ms. */
@@ -104,6 +109,19 @@ export function buildPairEvents(seed: number, spec: BuildPairSpec): GenEvent[] {
             pos: { x: cell.x + 1 + (k % 20), y: cell.y + 2 + (k % 19) },
             perf: { frameTimeMs, fps: Math.fround(1000 / frameTimeMs) },
             ...(g.gpu === undefined ? {} : { device: { gpu: g.gpu } }),
+          });
+          tsUs += 1_000_000;
+        }
+        if (g.deviceInfoGpu !== undefined) {
+          events.push({
+            tsUs,
+            eventName: "device_info",
+            sessionId,
+            playerId: `p-${sessionId}`,
+            buildId,
+            mapId: "",
+            platform: g.platform,
+            attributes: { gpu: g.deviceInfoGpu, device_model: "Desktop PC" },
           });
           tsUs += 1_000_000;
         }

@@ -55,19 +55,38 @@ function sampleOf(e: GenEvent, m: Metric): number | undefined {
   return m === "memory" ? v : Math.fround(v);
 }
 
-function hardwareOf(e: GenEvent, by: By): string {
+/** A session's latest device_info attributes (docs/ingest.md: within a day either side of the window). */
+type DeviceInfos = Map<string, Record<string, string>>;
+
+function deviceInfos(events: GenEvent[], fromUs: number, toUs: number): DeviceInfos {
+  const latest = new Map<string, GenEvent>();
+  for (const e of events) {
+    if (e.eventName !== "device_info" || e.tsUs < fromUs - DAY_MS * 1000 || e.tsUs >= toUs + DAY_MS * 1000) {
+      continue;
+    }
+    const seen = latest.get(e.sessionId);
+    if (seen === undefined || e.tsUs > seen.tsUs) {
+      latest.set(e.sessionId, e);
+    }
+  }
+  return new Map([...latest].map(([s, e]) => [s, e.attributes ?? {}]));
+}
+
+/** The sample's own device field where sent, else its session's device_info (platform: the batch's). */
+function hardwareOf(e: GenEvent, by: By, infos: DeviceInfos): string {
+  const own = (v: string | undefined, name: string) => (v ? v : (infos.get(e.sessionId)?.[name] ?? ""));
   switch (by) {
     case "platform":
       return e.platform;
     case "gpu":
     case "gpu_tier":
-      return e.device?.gpu ?? "";
+      return own(e.device?.gpu, "gpu");
     case "device_model":
-      return e.device?.deviceModel ?? "";
+      return own(e.device?.deviceModel, "device_model");
     case "resolution":
-      return e.device?.resolution ?? "";
+      return own(e.device?.resolution, "resolution");
     case "os_version":
-      return e.device?.osVersion ?? "";
+      return own(e.device?.osVersion, "os_version");
   }
 }
 
@@ -275,15 +294,16 @@ export function refRegressions(events: GenEvent[], q: RegressionParams, nowMs: n
     );
   const base = of(q.baseline);
   const cand = of(q.candidate);
+  const infos = deviceInfos(events, fromUs, toUs);
   const all = (xs: GenEvent[]) => sessionMedians(xs, q.metric, () => "").get("") ?? [];
   const overall = refJudge([{ key: null, b: all(base), c: all(cand) }], q)[0] as RefGroup;
 
-  const bGroups = sessionMedians(base, q.metric, (e) => hardwareOf(e, q.by));
-  const cGroups = sessionMedians(cand, q.metric, (e) => hardwareOf(e, q.by));
+  const bGroups = sessionMedians(base, q.metric, (e) => hardwareOf(e, q.by, infos));
+  const cGroups = sessionMedians(cand, q.metric, (e) => hardwareOf(e, q.by, infos));
   let family: Array<{ key: string | null; b: number[]; c: number[] }>;
   if (q.by === "gpu_tier") {
     const tierOf = tiers(
-      sessionMedians(base, "frame_time", (e) => hardwareOf(e, "gpu")),
+      sessionMedians(base, "frame_time", (e) => hardwareOf(e, "gpu", infos)),
       q.minSessions,
     );
     // A tier's sessions: each (session, gpu) value of the GPUs in it.

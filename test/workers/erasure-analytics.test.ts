@@ -112,6 +112,8 @@ beforeAll(async () => {
     "telemetry.build_days",
     "telemetry.compare_days",
     "telemetry.compare_builds",
+    "telemetry.session_values",
+    "telemetry.session_cells",
   ]);
 }, 240_000);
 
@@ -186,6 +188,14 @@ describe("after a player's erasure, every analytics read equals the reference wi
     [
       "compare_builds",
       "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
+    ],
+    [
+      "session_values",
+      "uniqExact(build_id, session, platform, gpu, map_id), uniqExact(session), quantileExactWeightedMerge(0.5)(frame_q), quantileExactWeightedMerge(0.5)(fps_q), quantileExactWeightedMerge(0.5)(mem_q)",
+    ],
+    [
+      "session_cells",
+      "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactWeightedMerge(0.5)(frame_q), quantileExactWeightedMerge(0.5)(gpu_q)",
     ],
   ])("rollup %s equals a fresh build from the events left", async (table, totals) => {
     const read = async (from: string) => {

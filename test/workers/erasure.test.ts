@@ -125,6 +125,8 @@ describe("player erasure", () => {
       "telemetry.build_days",
       "telemetry.compare_days",
       "telemetry.compare_builds",
+      "telemetry.session_values",
+      "telemetry.session_cells",
     ]);
     expect(created.steps[0]?.rowsRemoved).toBe(expectedRemoved);
     // alice and the pre-sign-in player of s-a1 had daily rows of both kinds, and a player-day each.

@@ -175,6 +175,7 @@ const REQUESTS: Record<string, Variant[]> = {
       query: () => "baseline=1.0.0&candidate=1.1.0&mapId=dust&platform=windows&fresh=1",
     },
   ],
+  buildRegressions: [{ query: () => "candidate=1.1.0&baseline=1.0.0&by=gpu_tier&mapId=dust" }],
 };
 
 /** Why an operation cannot be called without an entry in REQUESTS, or null when it can. */

@@ -117,7 +117,29 @@ function ratioQuantile(b: MedianDistribution, c: MedianDistribution, p: number):
       lo = mid;
     }
   }
-  return hi;
+  // The jump is a ratio of two medians in (lo, hi]: answer that ratio itself, not its approximation
+  // (a ratio of exactly 1 must read 0 %, not +1e-13 %, or "wholly above 0" would hold by rounding).
+  let exact = hi;
+  for (const bv of b.values) {
+    // The smallest c with c / bv > lo.
+    let l = 0;
+    let h = c.values.length;
+    while (l < h) {
+      const mid = (l + h) >> 1;
+      if ((c.values[mid] as number) / bv > lo) {
+        h = mid;
+      } else {
+        l = mid + 1;
+      }
+    }
+    if (l < c.values.length) {
+      const r = (c.values[l] as number) / bv;
+      if (r <= hi && r < exact) {
+        exact = r;
+      }
+    }
+  }
+  return exact;
 }
 
 /** What one comparison (a group or a cell) gives before the correction for the number of tests. */

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_BUILD_DAYS, CH_SESSION_CELLS, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
+import { withSessionDevices } from "./device.js";
 import { adjustedLevel, interval, nearestRankMedian, type Tested, test } from "./regression-stats.js";
 import { num, selectRows } from "./select.js";
 
@@ -288,7 +289,10 @@ function byTier(groups: Sides[], tierFrameTimes: Map<string, number[]>, minSessi
 
 const ascending = (a: number, b: number) => a - b;
 
-const HARDWARE_COLUMN: Record<RegressionBy, string> = {
+const HARDWARE_COLUMN: Record<
+  RegressionBy,
+  "platform" | "gpu" | "device_model" | "resolution" | "os_version"
+> = {
   platform: "platform",
   gpu: "gpu",
   device_model: "device_model",
@@ -320,20 +324,28 @@ async function sessionValues(
   // BY gives one value per (build, session, key) and, by the second grouping set, per (build,
   // session) for `overall`; the outer one sends each build's values of a group as one sorted array, so
   // the answer is a row per build and group rather than per session.
+  // A device key reads the session's effective hardware (device.ts): the row's own, else the
+  // session's device_info, joined on the session hash from telemetry.session_devices' rows of the
+  // window's days ± 1 (one row per session that sent one); platform is the batch's and needs no join.
+  const where = `project_id = {projectId:UUID}
+        AND build_id IN ({baseline:String}, {candidate:String})
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+        ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}`;
+  const column = HARDWARE_COLUMN[q.by];
+  const from =
+    column === "platform"
+      ? `${CH_SESSION_VALUES} WHERE ${where}`
+      : withSessionDevices(CH_SESSION_VALUES, where, [column], [], "t.session");
   const rows = await selectRows(
     ch,
     `
     SELECT build, overall, key, arraySort(groupArrayIf(v, NOT isNaN(v))) AS vs,
       ${tier ? "groupArrayIf(ft, NOT isNaN(ft))" : "[]"} AS fts
     FROM (
-      SELECT toString(build_id) AS build, ${HARDWARE_COLUMN[q.by]} AS key, grouping(key) AS overall,
+      SELECT toString(build_id) AS build, ${column} AS key, grouping(key) AS overall,
         quantileExactWeightedMerge(0.5)(${state}) AS v
         ${tier ? ", quantileExactWeightedMerge(0.5)(frame_q) AS ft" : ""}
-      FROM ${CH_SESSION_VALUES}
-      WHERE project_id = {projectId:UUID}
-        AND build_id IN ({baseline:String}, {candidate:String})
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-        ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}
+      FROM ${from}
       GROUP BY GROUPING SETS ((build_id, session, key), (build_id, session))
     )
     GROUP BY build, overall, key`,
