@@ -133,7 +133,6 @@ const REQUESTS: Record<string, Variant[]> = {
   ],
   updateChannel: [{ init: () => json({ buildRegressions: true }) }],
   pinBuildBaseline: [{ init: () => json({ buildId: "intruder" }) }],
-  buildRegressions: [{ query: () => "candidate=1.0&baseline=0.9" }],
   createAlertRule: [
     {
       init: () =>
