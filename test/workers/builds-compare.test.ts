@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { GenEvent, Perf } from "../support/analytics-dataset.js";
 import { getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CompareParams, REF_COMPARE_METRICS, refCompare } from "../support/analytics-reference.js";
+import { samplesOnly } from "../support/compare.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -126,21 +127,6 @@ beforeAll(async () => {
 
 type Diff = ReturnType<typeof refCompare>["diffs"][number];
 type Comparison = ReturnType<typeof refCompare>;
-
-/**
- * The answer without its session-level verdict fields (verdict, ci95, sessionDiffPct and the session
- * counts: build-verdicts.test.ts and the regressions' reference tests prove those), as the sample
- * reference computes it.
- */
-function samplesOnly(c: unknown): unknown {
-  const cmp = c as { diffs: Array<Record<string, unknown>> };
-  return {
-    ...cmp,
-    diffs: cmp.diffs.map(
-      ({ verdict: _v, ci95: _c, sessionDiffPct: _s, baselineSessions: _b, candidateSessions: _n, ...d }) => d,
-    ),
-  };
-}
 
 const path = (q: Record<string, string>) => `/builds/compare?${new URLSearchParams({ ...q, fresh: "1" })}`;
 
