@@ -17,6 +17,7 @@ import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
@@ -52,6 +53,23 @@ const BENCH_CELL = {
   y: 0,
   metric: "frame_time",
 } as const satisfies CellQuery;
+
+/** builds/regressions of two generated builds (one released every three days). */
+function regressionsOf(by: "platform" | "gpu_tier", mapId?: string) {
+  return {
+    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}${mapId ? `&mapId=${mapId}` : ""}`,
+    sql: (ch: ClickHouseClient, p: string) =>
+      buildRegressions(ch, p, windowOf(30, Date.now()), {
+        candidate: "1.25",
+        baseline: "1.24",
+        metric: "frame_time",
+        by,
+        mapId,
+        minEffectPct: 3,
+        minSessions: 20,
+      }),
+  };
+}
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<
@@ -120,59 +138,10 @@ const ENDPOINTS: Record<
     sql: (ch, p) => compareBuilds(ch, p, windowOf(30, Date.now()), { baseline: "1.24", candidate: "1.25" }),
   },
   // The same two builds judged per platform (the defaults: frame_time, 30 days, no cache).
-  regressions: {
-    query: "builds/regressions?candidate=1.25&baseline=1.24",
-    sql: (ch, p) =>
-      buildRegressions(ch, p, windowOf(30, Date.now()), {
-        candidate: "1.25",
-        baseline: "1.24",
-        metric: "frame_time",
-        by: "platform",
-        minEffectPct: 3,
-        minSessions: 20,
-      }),
-  },
+  regressions: regressionsOf("platform"),
   // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
-  regressions_map: {
-    query: "builds/regressions?candidate=1.25&baseline=1.24&by=gpu_tier&mapId=maps/desert_outpost",
-    sql: (ch, p) =>
-      buildRegressions(ch, p, windowOf(30, Date.now()), {
-        candidate: "1.25",
-        baseline: "1.24",
-        metric: "frame_time",
-        by: "gpu_tier",
-        mapId: "maps/desert_outpost",
-        minEffectPct: 3,
-        minSessions: 20,
-      }),
-  },
+  regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
 };
-
-/** The client, adding up the rows each statement read (ClickHouse's X-ClickHouse-Summary header). */
-function counting(ch: ClickHouseClient) {
-  let rows = 0;
-  const client = new Proxy(ch, {
-    get(target, prop, receiver) {
-      if (prop === "query") {
-        return async (params: Parameters<ClickHouseClient["query"]>[0]) => {
-          const rs = await target.query(params);
-          const summary = rs.response_headers["x-clickhouse-summary"];
-          rows += Number(JSON.parse(typeof summary === "string" ? summary : "{}").read_rows ?? 0);
-          return rs;
-        };
-      }
-      return Reflect.get(target, prop, receiver);
-    },
-  });
-  return {
-    client,
-    take: () => {
-      const n = rows;
-      rows = 0;
-      return n;
-    },
-  };
-}
 
 /** The same client with every project predicate turned into TRUE: the query over all projects. */
 function withoutProjectFilter(ch: ClickHouseClient): ClickHouseClient {
@@ -364,9 +333,16 @@ async function measure(
     const direct = sqlColumns ? String(await medianMs(() => e.sql(ch, projectId))) : "";
     const all = sqlColumns ? String(await medianMs(() => e.sql(unfiltered, projectId))) : "";
     // Rows one call of the project's SQL reads, all its statements together.
-    counted.take();
+    await counted.take();
     await e.sql(counted.client, projectId);
-    rows.push([name, String(medians[name]), direct, all, counted.take().toLocaleString("en"), e.query]);
+    rows.push([
+      name,
+      String(medians[name]),
+      direct,
+      all,
+      (await counted.take()).toLocaleString("en"),
+      e.query,
+    ]);
   }
   if (ONLY) {
     return { medians, rows };

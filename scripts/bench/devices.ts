@@ -1,10 +1,11 @@
-import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
+import { createClient } from "@clickhouse/client-web";
 import { type CellScope, cellMeans, failingShares, judgeCells } from "../../workers/api/alerts/cells.js";
 import { cellDrilldown } from "../../workers/api/analytics/cell.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_EVENTS, CH_SESSION_DEVICES } from "../../workers/shared/clickhouse.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
 // The cost of the engine SDKs' device_info (docs/ingest.md, "Hardware context from the engine SDKs";
@@ -19,38 +20,6 @@ const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const RUNS = 5;
 /** Events loaded again with and without the view, for its insert cost. */
 const EXTRA_EVENTS = Number(process.env.BENCH_EXTRA_EVENTS ?? 1_000_000);
-
-/**
- * The client, keeping each statement it runs; `take` answers the rows the primary keys leave to read
- * for them (EXPLAIN ESTIMATE, summed over statements and tables) and forgets them.
- */
-function counting(ch: ClickHouseClient) {
-  let seen: Array<Parameters<ClickHouseClient["query"]>[0]> = [];
-  const client = new Proxy(ch, {
-    get(target, prop, receiver) {
-      if (prop === "query") {
-        return (params: Parameters<ClickHouseClient["query"]>[0]) => {
-          seen.push(params);
-          return target.query(params);
-        };
-      }
-      return Reflect.get(target, prop, receiver);
-    },
-  });
-  const take = async () => {
-    const statements = seen;
-    seen = [];
-    let rows = 0;
-    for (const p of statements) {
-      const rs = await ch.query({ ...p, query: `EXPLAIN ESTIMATE ${p.query}`, format: "JSONEachRow" });
-      for (const r of await rs.json<{ rows: string | number }>()) {
-        rows += Number(r.rows);
-      }
-    }
-    return rows;
-  };
-  return { client, take };
-}
 
 async function median(fn: () => Promise<unknown>): Promise<number> {
   await fn();

@@ -101,7 +101,7 @@ const NO_COHORT_DAYS = new Set([5, 11, 17, 23]);
 export const SOAK_BUILDS = 52;
 
 /** sfc32: a small seeded generator, floats in [0, 1). */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = 0x9e3779b9;
   let b = 0x243f6a88;
   let c = 0xb7e15162;

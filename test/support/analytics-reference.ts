@@ -80,7 +80,7 @@ export function refDashboard(events: GenEvent[], days: number, fetchedAt: number
  * A sample as percentiles count it (docs/analytics.md: Percentiles, workers/api/analytics/percentiles.ts):
  * the lower bound of its bucket, the Float64 values sharing sign, exponent and the 8 leading mantissa bits.
  */
-function bucketFloor(v: number): number {
+export function bucketFloor(v: number): number {
   const bits = new DataView(new ArrayBuffer(8));
   bits.setFloat64(0, v);
   // Big-endian: the first 32 bits hold sign, exponent and the top 20 mantissa bits; keep 1 + 11 + 8.

@@ -3,33 +3,9 @@
 // chosen shift of the candidate, so the verdicts have a truth to meet. Each session has its own level
 // (sessions differ: a player's settings, a scene) and its samples scatter around it; both are lognormal,
 // as frame times are. Samples are float32 values, as the wire carries them.
-import type { GenEvent } from "./analytics-dataset.js";
+import { type GenEvent, rng } from "./analytics-dataset.js";
 
-/** sfc32 (as analytics-dataset.ts): floats in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = 0x9e3779b9;
-  let b = 0x243f6a88;
-  let c = 0xb7e15162;
-  let d = seed >>> 0;
-  const next = () => {
-    a >>>= 0;
-    b >>>= 0;
-    c >>>= 0;
-    d >>>= 0;
-    let t = (a + b) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    d = (d + 1) | 0;
-    t = (t + d) | 0;
-    c = (c + t) | 0;
-    return (t >>> 0) / 4294967296;
-  };
-  for (let i = 0; i < 12; i++) {
-    next();
-  }
-  return next;
-}
+export { rng };
 
 /** A standard normal draw (Box–Muller). */
 export function normal(r: () => number): number {

@@ -4,6 +4,7 @@
 // binomial terms (not the incomplete beta function), the ratio's distribution by listing every pair of
 // medians (not bisection), Benjamini–Hochberg by its step-up rule.
 import type { GenEvent } from "./analytics-dataset.js";
+import { bucketFloor as quantize } from "./analytics-reference.js";
 
 type Metric = "frame_time" | "fps" | "gpu_time" | "memory";
 type By = "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
@@ -22,15 +23,6 @@ export type RegressionParams = {
 const DAY_MS = 86_400_000;
 const ALPHA = 0.05;
 const round2 = (v: number) => Math.round(v * 100) / 100;
-
-/** The lower bound of the sample's bucket (8 leading mantissa bits), as every percentile counts it. */
-function quantize(v: number): number {
-  const bits = new DataView(new ArrayBuffer(8));
-  bits.setFloat64(0, v);
-  bits.setUint32(0, bits.getUint32(0) & 0xfffff000);
-  bits.setUint32(4, 0);
-  return bits.getFloat64(0);
-}
 
 /** The k-th smallest, k = ceil(n / 2). */
 function median(sorted: number[]): number | null {

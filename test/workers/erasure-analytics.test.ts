@@ -192,11 +192,11 @@ describe("after a player's erasure, every analytics read equals the reference wi
     ],
     [
       "session_values",
-      "uniqExact(build_id, session, platform, gpu, map_id), uniqExact(session), quantileExactWeightedMerge(0.5)(frame_q), quantileExactWeightedMerge(0.5)(fps_q), quantileExactWeightedMerge(0.5)(mem_q)",
+      "uniqExact(build_id, session, platform, gpu, map_id), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(fps_q), quantileExactLowMerge(0.5)(mem_q)",
     ],
     [
       "session_cells",
-      "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactWeightedMerge(0.5)(frame_q), quantileExactWeightedMerge(0.5)(gpu_q)",
+      "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(gpu_q)",
     ],
   ])("rollup %s equals a fresh build from the events left", async (table, totals) => {
     const read = async (from: string) => {

@@ -319,8 +319,9 @@ async function sessionValues(
   const tier = q.by === "gpu_tier";
   // Cost: the primary key (project_id, build_id, day, …) narrows the read to the two builds' rows of
   // the window: about one row per session and day (a session's hardware key rarely changes), so
-  // rows read ≈ the two builds' sessions, whatever their events. Each row's state holds one entry per
-  // distinct quantized sample of the session; merging them per session is the work. The inner GROUP
+  // rows read ≈ the two builds' sessions (times the maps and keys each touched), whatever the other
+  // builds' events. Each row's state holds the session's quantized samples (Float32) of the metric;
+  // merging them per session (array concatenation, then the lower median) is the work. The inner GROUP
   // BY gives one value per (build, session, key) and, by the second grouping set, per (build,
   // session) for `overall`; the outer one sends each build's values of a group as one sorted array, so
   // the answer is a row per build and group rather than per session.
@@ -343,8 +344,8 @@ async function sessionValues(
       ${tier ? "groupArrayIf(ft, NOT isNaN(ft))" : "[]"} AS fts
     FROM (
       SELECT toString(build_id) AS build, ${column} AS key, grouping(key) AS overall,
-        quantileExactWeightedMerge(0.5)(${state}) AS v
-        ${tier ? ", quantileExactWeightedMerge(0.5)(frame_q) AS ft" : ""}
+        quantileExactLowMerge(0.5)(${state}) AS v
+        ${tier ? ", quantileExactLowMerge(0.5)(frame_q) AS ft" : ""}
       FROM ${from}
       GROUP BY GROUPING SETS ((build_id, session, key), (build_id, session))
     )
@@ -394,7 +395,7 @@ async function cellValues(
       arraySort(groupArrayIf(v, build = {baseline:String})) AS b,
       arraySort(groupArrayIf(v, build = {candidate:String})) AS c
     FROM (
-      SELECT toString(build_id) AS build, x, y, quantileExactWeightedMerge(0.5)(${state}) AS v
+      SELECT toString(build_id) AS build, x, y, quantileExactLowMerge(0.5)(${state}) AS v
       FROM ${CH_SESSION_CELLS}
       WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
         AND build_id IN ({baseline:String}, {candidate:String})
