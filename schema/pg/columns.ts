@@ -14,6 +14,23 @@ export type AlertStatus = (typeof ALERT_STATUSES)[number];
 export const CHANNEL_KINDS = ["webhook", "slack"] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
 
+/** A build's verdict against its baseline, per metric (build_verdicts.verdict; the regressions' verdicts). */
+export const BUILD_VERDICTS = ["regressed", "improved", "no_change", "insufficient_data"] as const;
+export type BuildVerdict = (typeof BUILD_VERDICTS)[number];
+
+/** One group of a kept verdict (build_verdicts.groups): the regressions endpoint's Group. */
+export type VerdictGroup = {
+  key: string | null;
+  baseline: { sessions: number; median: number | null };
+  candidate: { sessions: number; median: number | null };
+  diffPct: number | null;
+  ci95: [number, number] | null;
+  verdict: BuildVerdict;
+};
+
+/** The groups a kept verdict was judged in: by platform and by GPU, worst first. */
+export type VerdictGroups = { platform: VerdictGroup[]; gpu: VerdictGroup[] };
+
 /** Data export file formats (workers/api/exports/formats.ts says how ClickHouse writes each). */
 export const EXPORT_FORMAT_NAMES = ["ndjson", "parquet", "csv"] as const;
 export type ExportFormat = (typeof EXPORT_FORMAT_NAMES)[number];

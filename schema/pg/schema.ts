@@ -18,6 +18,7 @@ import { PLAN_IDS } from "../../workers/shared/plans.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import {
   ALERT_STATUSES,
+  BUILD_VERDICTS,
   CHANNEL_KINDS,
   type ContentMetadata,
   ERASURE_STATUSES,
@@ -25,6 +26,7 @@ import {
   EXPORT_FORMAT_NAMES,
   EXPORT_STATUSES,
   THRESHOLD_LEVELS,
+  type VerdictGroups,
   type WorstCellsRecord,
 } from "./columns.js";
 
@@ -398,6 +400,8 @@ export const notificationChannels = pgTable(
     name: text("name").notNull(),
     url: text("url").notNull(),
     signingSecret: text("signing_secret"),
+    // Build regressions (a build's kept verdict `regressed`, per metric) are sent to this channel too.
+    buildRegressions: boolean("build_regressions").notNull().default(false),
     ...timestamps,
   },
   (t) => [index("notification_channels_project_idx").on(t.projectId, t.createdAt)],
@@ -520,3 +524,41 @@ export type NotificationChannelRow = typeof notificationChannels.$inferSelect;
 export type AlertEvaluationEventRow = typeof alertEvaluationEvents.$inferSelect;
 export type DataExportRow = typeof dataExports.$inferSelect;
 export type ErasureRow = typeof erasures.$inferSelect;
+
+// The build a studio pins on the Builds page as every new build's baseline (one per project); without
+// it a build is judged against its predecessor (docs/analytics.md, "Verdicts per build").
+export const buildBaselines = pgTable("build_baselines", {
+  projectId: uuid("project_id")
+    .primaryKey()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  buildId: text("build_id").notNull(),
+  ...timestamps,
+});
+
+// A build's verdict against its baseline, one row per build and metric, kept once the cron judged it
+// (workers/api/analytics/verdicts.ts); the primary key is what makes its notification once per build and
+// metric.
+export const buildVerdicts = pgTable(
+  "build_verdicts",
+  {
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    buildId: text("build_id").notNull(),
+    metric: text("metric", { enum: METRIC_KEYS }).notNull(),
+    baselineBuildId: text("baseline_build_id").notNull(),
+    baselinePinned: boolean("baseline_pinned").notNull(),
+    verdict: text("verdict", { enum: BUILD_VERDICTS }).notNull(),
+    diffPct: doublePrecision("diff_pct"),
+    ciLow: doublePrecision("ci_low"),
+    ciHigh: doublePrecision("ci_high"),
+    baselineSessions: integer("baseline_sessions").notNull(),
+    candidateSessions: integer("candidate_sessions").notNull(),
+    groups: jsonb("groups").$type<VerdictGroups>().notNull(),
+    notified: boolean("notified").notNull().default(false),
+    judgedAt: timestamp("judged_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.buildId, t.metric] })],
+);
+
+export type BuildVerdictRow = typeof buildVerdicts.$inferSelect;

@@ -292,6 +292,7 @@ type Comparison = {
     isRegression: boolean;
     baselineTail: number | null;
     candidateTail: number | null;
+    verdict: string | null;
   }[];
 };
 
@@ -315,7 +316,7 @@ it("compares two builds: the API's table with regressions marked, and the per-ce
   expect(rows).toEqual(
     cmp.diffs.map((x) => ({
       metric: x.metric,
-      regression: x.isRegression,
+      regression: x.verdict === "regressed",
       values: [
         str(x.baselineP50),
         str(x.candidateP50),
@@ -323,19 +324,27 @@ it("compares two builds: the API's table with regressions marked, and the per-ce
         str(x.baselineTail),
         str(x.candidateTail),
       ],
-      verdict: x.isRegression ? "▲ Regression" : expect.any(String),
+      verdict:
+        x.verdict === "insufficient_data"
+          ? expect.stringMatching(/^Too few sessions \(6 \/ 6/)
+          : expect.any(String),
     })),
   );
-  // The seeded candidate is heavier (memory, GPU time); its median frame time is unchanged (only the
-  // slow half got slower).
+  // The seeded candidate is heavier (memory, GPU time): its p50s are higher; its median frame time is
+  // unchanged (only the slow half got slower). Six sessions a build are too few to call it.
   expect(cmp.diffs.filter((x) => x.isRegression).map((x) => x.metric)).toEqual(["memory", "gpu_time"]);
+  expect(cmp.diffs.filter((x) => x.verdict !== null).map((x) => [x.metric, x.verdict])).toEqual([
+    ["frame_time", "insufficient_data"],
+    ["memory", "insufficient_data"],
+    ["gpu_time", "insufficient_data"],
+  ]);
   const memory = cmp.diffs.find((x) => x.metric === "memory");
   const shown = await page.locator('tr[data-metric="memory"] td').nth(2).textContent();
   expect(shown).toBe(
     `+${new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 }).format(memory?.diffPct ?? 0)} %`,
   );
   expect(await page.locator(".compare-table p[role=status]").textContent()).toBe(
-    "2 metrics regressed: the candidate's median is higher than the baseline's.",
+    "No regression: no metric's change is both outside the noise (95 % interval over sessions) and at least 3 %.",
   );
 
   // The difference map: candidate − baseline mean FPS per cell, from the two builds' heatmaps.

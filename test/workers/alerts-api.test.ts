@@ -599,7 +599,7 @@ describe("OpenAPI document", () => {
     };
     const methods = (path: string) => Object.keys(doc.paths[path] ?? {}).sort();
     expect(methods("/v1/projects/{id}/channels")).toEqual(["get", "post"]);
-    expect(methods("/v1/projects/{id}/channels/{channelId}")).toEqual(["delete"]);
+    expect(methods("/v1/projects/{id}/channels/{channelId}")).toEqual(["delete", "patch"]);
     expect(methods("/v1/projects/{id}/alerts")).toEqual(["get", "post"]);
     expect(methods("/v1/projects/{id}/alerts/{alertId}")).toEqual(["delete", "get", "patch"]);
     expect(methods("/v1/projects/{id}/alerts/history")).toEqual(["get"]);

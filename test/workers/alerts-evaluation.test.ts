@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { alertRuleProfiles, alertRules } from "../../schema/pg/schema.js";
 import { countFailingCells, judgeScope } from "../../workers/api/alerts/cells.js";
 import { deliveryRetryDelaySeconds } from "../../workers/api/alerts/deliver.js";
-import type { NotificationMessage } from "../../workers/api/alerts/notification.js";
+import type { AlertNotification, NotificationMessage } from "../../workers/api/alerts/notification.js";
 import worker from "../../workers/api/index.js";
 import { windowOf } from "../../workers/api/window.js";
 import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
@@ -454,7 +454,7 @@ describe("alert evaluation, end to end", () => {
     expect(d.headers["x-telemetry-signature"]).toBe(`sha256=${await hmacHex(secret, d.body)}`);
     expect(d.headers["x-telemetry-signature"]).not.toBe(`sha256=${await hmacHex(`${secret}x`, d.body)}`);
     expect(Math.abs(Number(d.headers["x-telemetry-timestamp"]) - Date.now() / 1000)).toBeLessThan(120);
-    const payload = JSON.parse(d.body) as NotificationMessage["alert"];
+    const payload = JSON.parse(d.body) as AlertNotification;
     expect(payload).toMatchObject({
       type: "alert.triggered",
       eventId: byProfile.get(everyone)?.id,

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { GenEvent, Perf } from "../support/analytics-dataset.js";
 import { getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CompareParams, REF_COMPARE_METRICS, refCompare } from "../support/analytics-reference.js";
+import { samplesOnly } from "../support/compare.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -164,7 +165,7 @@ describe("builds/compare", () => {
   ])("matches the reference with %o", async (filters) => {
     const q = { baseline: "1.4.0", candidate: "1.5.0", ...filters };
     const query = Object.fromEntries(Object.entries(q).map(([k, v]) => [k, String(v)]));
-    expect(await getData(t, path(query))).toEqual(refCompare(events, q, Date.now()));
+    expect(samplesOnly(await getData(t, path(query)))).toEqual(refCompare(events, q, Date.now()));
   });
 
   it("without a map filter, map loads count: load_time_ms 1500 → 1400", async () => {
@@ -198,7 +199,15 @@ describe("builds/compare", () => {
     expect(data.diffs.every((d) => d.candidateP50 === null && d.diffPct === null && !d.isRegression)).toBe(
       true,
     );
-    expect(data).toEqual(refCompare(events, { baseline: "1.4.0", candidate: "9.9.9", days: 30 }, Date.now()));
+    expect(samplesOnly(data)).toEqual(
+      refCompare(events, { baseline: "1.4.0", candidate: "9.9.9", days: 30 }, Date.now()),
+    );
+    // Nothing to judge: the session-level verdict says so instead of guessing.
+    expect(
+      data.diffs
+        .filter((d) => ["frame_time", "memory", "gpu_time"].includes(d.metric))
+        .map((d) => (d as { verdict?: string }).verdict),
+    ).toEqual(["insufficient_data", "insufficient_data", "insufficient_data"]);
   });
 
   it.each([
@@ -308,7 +317,7 @@ describe("the CLI's request (perf-diff, run-profile-test through the API client)
           expect(d[k] === null || Number.isFinite(d[k]), k).toBe(true);
         }
       }
-      expect(body.data).toEqual(refCompare(events, params, Date.now()));
+      expect(samplesOnly(body.data)).toEqual(refCompare(events, params, Date.now()));
     }
   });
 

@@ -131,6 +131,8 @@ const REQUESTS: Record<string, Variant[]> = {
   createChannel: [
     { init: () => json({ kind: "slack", name: "n", url: "https://hooks.slack.com/services/x" }) },
   ],
+  updateChannel: [{ init: () => json({ buildRegressions: true }) }],
+  pinBuildBaseline: [{ init: () => json({ buildId: "intruder" }) }],
   createAlertRule: [
     {
       init: () =>

@@ -2,6 +2,7 @@
 // notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
 // Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
 import { evaluateAlerts } from "./alerts/evaluate.js";
+import { judgeBuilds } from "./analytics/verdicts.js";
 import { newApp } from "./app.js";
 import { dispatchApiQueue } from "./queues.js";
 
@@ -19,6 +20,8 @@ export default {
   queue: dispatchApiQueue,
   async scheduled(controller, env) {
     // Awaited rather than left to waitUntil: the run is the whole point of this invocation.
-    await evaluateAlerts(env, new Date(controller.scheduledTime));
+    const now = new Date(controller.scheduledTime);
+    await evaluateAlerts(env, now);
+    await judgeBuilds(env, now);
   },
 } satisfies ExportedHandler<Env, unknown>;

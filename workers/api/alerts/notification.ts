@@ -1,12 +1,16 @@
 import { METRIC, type MetricKey } from "../../shared/telemetry/metrics.js";
+import type { RegressionNotification } from "../analytics/verdicts.js";
 import type { EvaluationLinks, LinkedCell } from "./links.js";
 import type { ThresholdLevel } from "./metrics.js";
 
-/** What one queue message carries: one evaluation event for one channel. No secrets travel in it. */
+/**
+ * What one queue message carries: one evaluation event, or one build regression (analytics/verdicts.ts),
+ * for one channel. No secrets travel in it.
+ */
 export type NotificationMessage = {
   v: 1;
   channelId: string;
-  alert: AlertNotification;
+  alert: AlertNotification | RegressionNotification;
 };
 
 /** The webhook body, as JSON; Slack gets `{text, blocks}` rendered from the same facts. */
@@ -128,10 +132,65 @@ export function slackBlocks(a: AlertNotification): Block[] {
 }
 
 /** The exact body bytes of a delivery; signatures are computed over these. */
-export function bodyFor(kind: string, alert: AlertNotification): Uint8Array {
+export function bodyFor(kind: string, alert: AlertNotification | RegressionNotification): Uint8Array {
   const json =
-    kind === "slack"
-      ? JSON.stringify({ text: slackText(alert), blocks: slackBlocks(alert) })
-      : JSON.stringify(alert);
+    kind !== "slack"
+      ? JSON.stringify(alert)
+      : alert.type === "build.regressed"
+        ? JSON.stringify({ text: regressionText(alert), blocks: regressionBlocks(alert) })
+        : JSON.stringify({ text: slackText(alert), blocks: slackBlocks(alert) });
   return new TextEncoder().encode(json);
+}
+
+const signed = (n: number | null) => (n === null ? "n/a" : `${n > 0 ? "+" : ""}${round2(n)} %`);
+const interval = (ci: [number, number] | null) =>
+  ci ? ` (95 % CI ${signed(ci[0])} to ${signed(ci[1])})` : "";
+
+/** Slack's fallback line of a build regression. */
+export function regressionText(r: RegressionNotification): string {
+  return (
+    `Build ${r.build.id} regressed ${METRIC[r.metric].phrase} against ${r.build.baseline}` +
+    `${r.build.baselinePinned ? " (pinned baseline)" : ""}: ${signed(r.overall.diffPct)}${interval(r.overall.ci95)}, ` +
+    `${r.overall.candidate.sessions} sessions vs ${r.overall.baseline.sessions}.`
+  );
+}
+
+/** Block Kit of a build regression: the overall change, the regressed groups, a button to Compare. */
+export function regressionBlocks(r: RegressionNotification): Block[] {
+  const line = (g: RegressionNotification["overall"]) =>
+    `• ${esc(g.key ?? "not sent")}: ${signed(g.diffPct)}${interval(g.ci95)}, ${g.verdict.replace("_", " ")}` +
+    ` (${g.candidate.sessions} vs ${g.baseline.sessions} sessions)`;
+  const section = (title: string, groups: RegressionNotification["overall"][]) =>
+    groups.length
+      ? [{ type: "section", text: { type: "mrkdwn", text: `*${title}*\n${groups.map(line).join("\n")}` } }]
+      : [];
+  return [
+    {
+      type: "header",
+      text: {
+        type: "plain_text",
+        text: `Build regressed: ${r.build.id} (${r.metric})`.slice(0, 150),
+        emoji: false,
+      },
+    },
+    { type: "section", text: { type: "mrkdwn", text: esc(regressionText(r)) } },
+    ...section("By platform", r.groups.platform),
+    ...section("By GPU", r.groups.gpu),
+    ...(absolute(r.links.compare)
+      ? [
+          {
+            type: "actions",
+            elements: [
+              {
+                type: "button",
+                text: { type: "plain_text", text: "Open Compare" },
+                url: r.links.compare,
+                action_id: "open_compare",
+              },
+            ],
+          },
+        ]
+      : []),
+    { type: "context", elements: [{ type: "mrkdwn", text: `Judged ${r.createdAt} · event ${r.eventId}` }] },
+  ];
 }

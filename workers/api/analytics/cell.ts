@@ -174,7 +174,7 @@ const worse = (m: MetricKey, mark: string) => `${METRIC[m].column} ${worseOp(MET
  * device.ts), for the statements that group by device: breakdowns, worst sessions, the repro's device.
  */
 const withDevices = (where: string) =>
-  withSessionDevices(CH_CELL_SAMPLES, where, CELL_SAMPLE_DEVICE_COLUMNS, ["memory_mb"]);
+  withSessionDevices(CH_CELL_SAMPLES, where, CELL_SAMPLE_DEVICE_COLUMNS, ["memory_mb"], undefined, true);
 
 /** The profile mark a sample must pass not to count as failing: warn, or good where warn is unset (the heatmap's red). */
 function failMark(q: CellQuery): number | null {

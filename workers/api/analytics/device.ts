@@ -37,13 +37,19 @@ export const CELL_SAMPLE_DEVICE_COLUMNS = ["gpu", "device_model", "resolution", 
  * One row per session hash (`sd_session`) with its latest device_info of the window's days ± 1
  * (`sd_<column>`). Bound with {projectId:UUID}, {from:DateTime64(6, 'UTC')} and {to:DateTime64(6, 'UTC')}.
  */
-export const SESSION_DEVICES = `(
+export const SESSION_DEVICES = sessionDevices("");
+
+/** SESSION_DEVICES, its sessions further limited by `and` (an SQL condition on `session`, or ""). */
+function sessionDevices(and: string): string {
+  return `(
       SELECT session AS sd_session,
         ${DEVICE_COLUMNS.map((c) => `argMax(${c}, timestamp) AS sd_${c}`).join(", ")}
       FROM ${CH_SESSION_DEVICES}
       WHERE project_id = {projectId:UUID}
         AND day >= toDate({from:DateTime64(6, 'UTC')}) - 1 AND day <= toDate({to:DateTime64(6, 'UTC')}) + 1
+        ${and}
       GROUP BY session)`;
+}
 
 /** A sample's effective device column: its own where sent, else its session's device_info. */
 const effective = (t: string, c: DeviceColumn) =>
@@ -58,6 +64,8 @@ const effective = (t: string, c: DeviceColumn) =>
  * statement reads (`*` leaves them out). `where` is applied inside, unqualified, so the primary key
  * prunes as before; it must not name a device column (it would read the stored one). `session` is the
  * row's session hash: cityHash64 of its session_id, or a table's own hash column (`t.session`).
+ * `narrow`: the device rows are limited to the sessions `where` selects (read once more for that): for
+ * a selective `where` (one cell's samples), whose few sessions make a small join instead of the window's.
  */
 export function withSessionDevices(
   table: string,
@@ -65,11 +73,15 @@ export function withSessionDevices(
   columns: readonly DeviceColumn[],
   keep: readonly string[] = [],
   session = "cityHash64(t.session_id)",
+  narrow = false,
 ): string {
+  const devices = narrow
+    ? sessionDevices(`AND session IN (SELECT ${session.replace(/\bt\./g, "")} FROM ${table} WHERE ${where})`)
+    : SESSION_DEVICES;
   return `(
       SELECT t.* REPLACE (${columns.map((c) => effective("t", c)).join(", ")})${keep.map((k) => `, t.${k} AS ${k}`).join("")}
       FROM ${table} AS t
-      LEFT JOIN ${SESSION_DEVICES} AS sd ON sd.sd_session = ${session}
+      LEFT JOIN ${devices} AS sd ON sd.sd_session = ${session}
       WHERE ${where})`;
 }
 

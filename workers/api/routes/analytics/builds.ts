@@ -1,10 +1,11 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { buildList } from "../../analytics/builds.js";
 import { cached, cacheKey } from "../../analytics/cache.js";
+import { decorateBuilds } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { windowOf } from "../../window.js";
-import { BuildSchema, BuildsQuery } from "./schema.js";
+import { BuildRowSchema, BuildSchema, BuildsQuery } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
@@ -13,7 +14,7 @@ export const route = createRoute({
   tags: ["Analytics"],
   summary: "Builds with performance-bearing events in the window, newest first",
   description:
-    "The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.",
+    "The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache. pinned_baseline and verdict (each build's kept verdict against its baseline, per metric) are read fresh on every request.",
   ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: BuildsQuery },
   responses: { 200: envelope(z.array(BuildSchema), "Builds, newest first."), ...errorResponses },
@@ -31,8 +32,8 @@ export function register(app: OpenAPIHono<AppEnv>) {
       q.fresh === "1",
       () => buildList(c.get("ch"), project.id, windowOf(days, c.get("now")), q.buildId),
       (p) => c.executionCtx.waitUntil(p),
-      (stored) => z.array(BuildSchema).parse(stored),
+      (stored) => z.array(BuildRowSchema).parse(stored),
     );
-    return c.json({ success: true as const, data }, 200);
+    return c.json({ success: true as const, data: await decorateBuilds(c.get("db"), project.id, data) }, 200);
   });
 }

@@ -3,6 +3,7 @@ import { ApiError } from "../../../shared/errors.js";
 import { cached, cacheKey } from "../../analytics/cache.js";
 import { compareBuilds } from "../../analytics/compare.js";
 import { eventMapId } from "../../analytics/maps.js";
+import { withVerdicts } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { windowOf } from "../../window.js";
@@ -15,7 +16,7 @@ export const route = createRoute({
   tags: ["Analytics"],
   summary: "Two builds' exact p50 and p95 per performance metric, and the candidate's change",
   description:
-    "Metrics frame_time, memory, gpu_time, io.read_bytes, io.read_time_ms, io.read_ops, load_time_ms and mem.vram, all lower-is-better (memory and mem.vram in MB). Per metric: each build's exact p50 and tail (p95) over its samples in the window and filters, diffPct = (candidateP50 − baselineP50) / baselineP50 × 100 (null when the baseline p50 is 0 or a build has no sample) and isRegression = candidateP50 > baselineP50; clients apply their own tolerance to diffPct. An unknown build id is a build without samples. Cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.",
+    "Metrics frame_time, memory, gpu_time, io.read_bytes, io.read_time_ms, io.read_ops, load_time_ms and mem.vram, all lower-is-better (memory and mem.vram in MB). Per metric: each build's exact p50 and tail (p95) over its samples in the window and filters, diffPct = (candidateP50 − baselineP50) / baselineP50 × 100 (null when the baseline p50 is 0 or a build has no sample) and isRegression = candidateP50 > baselineP50; clients apply their own tolerance to diffPct. For frame_time, memory and gpu_time, verdict and ci95 judge the change with statistics over sessions, as builds/regressions does with its defaults (each session's median; at least 20 sessions per build, else insufficient_data; regressed only when the 95 % interval of the change of the median session value, sessionDiffPct, lies wholly above 0 and the change is at least 3 %), overall or for the platform filter's group; null for the other metrics. An unknown build id is a build without samples. Cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.",
   ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: CompareQuery },
   responses: {
@@ -42,7 +43,16 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const data = await cached(
       key,
       q.fresh === "1",
-      () => compareBuilds(c.get("ch"), project.id, windowOf(days, c.get("now")), query),
+      async () => {
+        const w = windowOf(days, c.get("now"));
+        return withVerdicts(
+          c.get("ch"),
+          project.id,
+          w,
+          query,
+          await compareBuilds(c.get("ch"), project.id, w, query),
+        );
+      },
       (p) => c.executionCtx.waitUntil(p),
       (stored) => BuildComparisonSchema.parse(stored),
     );

@@ -2,6 +2,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
 import { defaultHook } from "../../openapi.js";
 import * as builds from "./builds.js";
+import * as pinBaseline from "./builds-baseline-pin.js";
+import * as unpinBaseline from "./builds-baseline-unpin.js";
 import * as compare from "./compare.js";
 import * as dashboard from "./dashboard.js";
 import * as funnels from "./funnels.js";
@@ -23,6 +25,8 @@ for (const r of [
   builds,
   compare,
   regressions,
+  pinBaseline,
+  unpinBaseline,
 ]) {
   r.register(analyticsApp);
 }

@@ -290,16 +290,48 @@ export const InsightsSchema = z
   })
   .openapi("Insights");
 
-export const BuildSchema = z
+/** A build as the rollup gives it (and the cache keeps it). */
+export const BuildRowSchema = z.object({
+  build_id: z.string(),
+  first_seen: z.string(),
+  last_seen: z.string(),
+  event_count: count,
+  session_count: count,
+  player_count: count,
+});
+
+const MetricVerdictSchema = z
   .object({
-    build_id: z.string(),
-    first_seen: z.string(),
-    last_seen: z.string(),
-    event_count: count,
-    session_count: count,
-    player_count: count,
+    verdict: z.enum(VERDICTS),
+    diff_pct: z.number().nullable().describe("Change of the median session value, percent of the baseline's"),
+    ci95: z
+      .tuple([z.number(), z.number()])
+      .nullable()
+      .describe("95 % interval of diff_pct (null when not tested: insufficient data)"),
+    baseline_sessions: count,
+    candidate_sessions: count,
   })
-  .openapi("Build");
+  .openapi("BuildMetricVerdict");
+
+export const BuildSchema = BuildRowSchema.extend({
+  pinned_baseline: z.boolean().describe("This build is the studio's pinned baseline (PUT builds/baseline)"),
+  verdict: z
+    .object({
+      baseline_build_id: z.string(),
+      baseline_pinned: z.boolean().describe("Judged against the pinned baseline rather than its predecessor"),
+      judged_at: z.iso.datetime(),
+      metrics: z.object(
+        Object.fromEntries(METRIC_KEYS.map((m) => [m, MetricVerdictSchema.nullable()])) as Record<
+          MetricKey,
+          z.ZodNullable<typeof MetricVerdictSchema>
+        >,
+      ),
+    })
+    .nullable()
+    .describe(
+      'The build\'s kept verdict against its baseline per metric, judged once when it first had 20 sessions (docs/analytics.md, "Verdicts per build"); null until then',
+    ),
+}).openapi("Build");
 
 const p = z.number().nullable();
 
@@ -334,6 +366,25 @@ export const BuildComparisonSchema = z
           candidateTail: p,
           baselineSamples: count,
           candidateSamples: count,
+          verdict: z
+            .enum(VERDICTS)
+            .nullable()
+            .describe(
+              "frame_time, memory, gpu_time: the session-level verdict (builds/regressions with its defaults, overall or the platform filter's group); null for the other metrics",
+            ),
+          ci95: z
+            .tuple([z.number(), z.number()])
+            .nullable()
+            .describe(
+              "95 % interval of sessionDiffPct, percent of the baseline; null when not judged or too few sessions",
+            ),
+          sessionDiffPct: p.describe(
+            "Change of the median session value, percent of the baseline's: what verdict judges",
+          ),
+          baselineSessions: count
+            .nullable()
+            .describe("Sessions of the baseline with the metric; null when not judged"),
+          candidateSessions: count.nullable(),
         })
         .openapi("MetricDiff"),
     ),

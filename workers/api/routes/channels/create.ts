@@ -36,7 +36,14 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const [row] = await c
       .get("db")
       .insert(notificationChannels)
-      .values({ projectId: project.id, kind: body.kind, name: body.name, url: body.url, signingSecret })
+      .values({
+        projectId: project.id,
+        kind: body.kind,
+        name: body.name,
+        url: body.url,
+        signingSecret,
+        buildRegressions: body.buildRegressions ?? false,
+      })
       .returning();
     if (!row) {
       throw new Error("channel insert returned no row");

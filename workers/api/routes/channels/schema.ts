@@ -4,6 +4,12 @@ import type { NotificationChannelRow } from "../../../../schema/pg/schema.js";
 import { channelUrlProblem } from "../../alerts/channel-url.js";
 import { text } from "../../fields.js";
 
+const BuildRegressions = z
+  .boolean()
+  .describe(
+    'Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build")',
+  );
+
 const ChannelUrl = text(2048)
   .superRefine((value, ctx) => {
     const problem = channelUrlProblem(value);
@@ -18,8 +24,14 @@ export const CreateChannelSchema = z
     kind: z.enum(CHANNEL_KINDS).describe("webhook: signed JSON POST; slack: incoming-webhook URL"),
     name: text(100, { trim: true }),
     url: ChannelUrl,
+    buildRegressions: BuildRegressions.optional(),
   })
   .openapi("CreateNotificationChannel");
+
+export const UpdateChannelSchema = z
+  .object({ buildRegressions: BuildRegressions })
+  .strict()
+  .openapi("UpdateNotificationChannel");
 
 export const ChannelSchema = z
   .object({
@@ -30,6 +42,7 @@ export const ChannelSchema = z
     url: z
       .string()
       .describe("The webhook URL; for slack only the origin, since an incoming-webhook URL is a credential"),
+    buildRegressions: BuildRegressions,
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -54,6 +67,7 @@ export function channelItem(row: NotificationChannelRow) {
     kind: row.kind,
     name: row.name,
     url: row.kind === "slack" ? `${new URL(row.url).origin}/…` : row.url,
+    buildRegressions: row.buildRegressions,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -329,7 +329,11 @@ export interface paths {
         delete: operations["deleteChannel"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change whether a notification channel takes build regressions
+         * @description buildRegressions: true sends the project's build regressions to this channel (one message per build and metric judged regressed against its baseline); false stops them. Kind, name and URL are fixed: delete and create to change them.
+         */
+        patch: operations["updateChannel"];
         trace?: never;
     };
     "/v1/projects/{id}/alerts/history": {
@@ -660,7 +664,7 @@ export interface paths {
         };
         /**
          * Builds with performance-bearing events in the window, newest first
-         * @description The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.
+         * @description The newest 50 by first_seen, or the one build named by buildId. Answers are cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache. pinned_baseline and verdict (each build's kept verdict against its baseline, per metric) are read fresh on every request.
          */
         get: operations["listBuilds"];
         put?: never;
@@ -680,7 +684,7 @@ export interface paths {
         };
         /**
          * Two builds' exact p50 and p95 per performance metric, and the candidate's change
-         * @description Metrics frame_time, memory, gpu_time, io.read_bytes, io.read_time_ms, io.read_ops, load_time_ms and mem.vram, all lower-is-better (memory and mem.vram in MB). Per metric: each build's exact p50 and tail (p95) over its samples in the window and filters, diffPct = (candidateP50 − baselineP50) / baselineP50 × 100 (null when the baseline p50 is 0 or a build has no sample) and isRegression = candidateP50 > baselineP50; clients apply their own tolerance to diffPct. An unknown build id is a build without samples. Cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.
+         * @description Metrics frame_time, memory, gpu_time, io.read_bytes, io.read_time_ms, io.read_ops, load_time_ms and mem.vram, all lower-is-better (memory and mem.vram in MB). Per metric: each build's exact p50 and tail (p95) over its samples in the window and filters, diffPct = (candidateP50 − baselineP50) / baselineP50 × 100 (null when the baseline p50 is 0 or a build has no sample) and isRegression = candidateP50 > baselineP50; clients apply their own tolerance to diffPct. For frame_time, memory and gpu_time, verdict and ci95 judge the change with statistics over sessions, as builds/regressions does with its defaults (each session's median; at least 20 sessions per build, else insufficient_data; regressed only when the 95 % interval of the change of the median session value, sessionDiffPct, lies wholly above 0 and the change is at least 3 %), overall or for the platform filter's group; null for the other metrics. An unknown build id is a build without samples. Cached about 60 seconds per project and parameters; fresh=1 recomputes and refreshes the cache.
          */
         get: operations["compareBuilds"];
         put?: never;
@@ -706,6 +710,30 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}/builds/baseline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Pin the build every new build is judged against
+         * @description From now on each build that first has enough sessions is judged against this build instead of its predecessor (docs/analytics.md, "Verdicts per build"); verdicts already kept stay as judged. One pinned build per project: a new pin replaces it. The build need not have arrived yet.
+         */
+        put: operations["pinBuildBaseline"];
+        post?: never;
+        /**
+         * Unpin the baseline: new builds are judged against their predecessors again
+         * @description Answers deleted: false when no build was pinned.
+         */
+        delete: operations["unpinBuildBaseline"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1027,6 +1055,8 @@ export interface components {
             name: string;
             /** @description The webhook URL; for slack only the origin, since an incoming-webhook URL is a credential */
             url: string;
+            /** @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build") */
+            buildRegressions: boolean;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1045,6 +1075,12 @@ export interface components {
             name: string;
             /** @description https URL (plain http only to a loopback host, for local development) */
             url: string;
+            /** @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build") */
+            buildRegressions?: boolean;
+        };
+        UpdateNotificationChannel: {
+            /** @description Also send build regressions here: one message per build and metric whose kept verdict against its baseline is regressed (docs/analytics.md, "Verdicts per build") */
+            buildRegressions: boolean;
         };
         AlertEvaluationEvent: {
             /** Format: uuid */
@@ -1553,7 +1589,36 @@ export interface components {
             event_count: number;
             session_count: number;
             player_count: number;
+            /** @description This build is the studio's pinned baseline (PUT builds/baseline) */
+            pinned_baseline: boolean;
+            /** @description The build's kept verdict against its baseline per metric, judged once when it first had 20 sessions (docs/analytics.md, "Verdicts per build"); null until then */
+            verdict: {
+                baseline_build_id: string;
+                /** @description Judged against the pinned baseline rather than its predecessor */
+                baseline_pinned: boolean;
+                /** Format: date-time */
+                judged_at: string;
+                metrics: {
+                    fps: components["schemas"]["BuildMetricVerdict"];
+                    frame_time: components["schemas"]["BuildMetricVerdict"];
+                    memory: components["schemas"]["BuildMetricVerdict"];
+                    gpu_time: components["schemas"]["BuildMetricVerdict"];
+                };
+            } | null;
         };
+        BuildMetricVerdict: {
+            /** @enum {string} */
+            verdict: "regressed" | "improved" | "no_change" | "insufficient_data";
+            /** @description Change of the median session value, percent of the baseline's */
+            diff_pct: number | null;
+            /** @description 95 % interval of diff_pct (null when not tested: insufficient data) */
+            ci95: [
+                number,
+                number
+            ] | null;
+            baseline_sessions: number;
+            candidate_sessions: number;
+        } | null;
         BuildComparison: {
             baseline: components["schemas"]["BuildSummary"];
             candidate: components["schemas"]["BuildSummary"];
@@ -1586,6 +1651,21 @@ export interface components {
             candidateTail: number | null;
             baselineSamples: number;
             candidateSamples: number;
+            /**
+             * @description frame_time, memory, gpu_time: the session-level verdict (builds/regressions with its defaults, overall or the platform filter's group); null for the other metrics
+             * @enum {string|null}
+             */
+            verdict: "regressed" | "improved" | "no_change" | "insufficient_data" | null;
+            /** @description 95 % interval of sessionDiffPct, percent of the baseline; null when not judged or too few sessions */
+            ci95: [
+                number,
+                number
+            ] | null;
+            /** @description Change of the median session value, percent of the baseline's: what verdict judges */
+            sessionDiffPct: number | null;
+            /** @description Sessions of the baseline with the metric; null when not judged */
+            baselineSessions: number | null;
+            candidateSessions: number | null;
         };
         BuildRegressions: {
             candidate: string;
@@ -1645,6 +1725,14 @@ export interface components {
              * @enum {string}
              */
             verdict: "regressed" | "improved" | "no_change" | "insufficient_data";
+        };
+        PinnedBaseline: {
+            buildId: string;
+            /** Format: date-time */
+            pinnedAt: string;
+        };
+        PinBuildBaseline: {
+            buildId: string;
         };
     };
     responses: never;
@@ -3420,6 +3508,99 @@ export interface operations {
             };
             /** @description Not found, or not reachable with this credential. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+                /** @description Channel UUID */
+                channelId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNotificationChannel"];
+            };
+        };
+        responses: {
+            /** @description The channel as it now is. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["NotificationChannel"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 65536 bytes. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5436,6 +5617,177 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: components["schemas"]["BuildRegressions"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    pinBuildBaseline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinBuildBaseline"];
+            };
+        };
+        responses: {
+            /** @description The pinned baseline. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["PinnedBaseline"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unpinBuildBaseline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether a pin was removed. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            deleted: boolean;
+                        };
                     };
                 };
             };

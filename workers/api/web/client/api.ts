@@ -98,7 +98,7 @@ const client = createClient<paths>({
 });
 client.use(problems);
 
-type Method = "get" | "post" | "patch" | "delete";
+type Method = "get" | "post" | "put" | "patch" | "delete";
 type PathOf<M extends Method> = {
   [P in keyof paths]: paths[P][M] extends undefined ? never : P;
 }[keyof paths];
@@ -117,6 +117,7 @@ type Call<M extends Method> = <P extends PathOf<M>>(
 export const api = client as unknown as {
   GET: Call<"get">;
   POST: Call<"post">;
+  PUT: Call<"put">;
   PATCH: Call<"patch">;
   DELETE: Call<"delete">;
 };

@@ -9,6 +9,51 @@ const CONTROLS: Control[] = [
   { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
 ];
 
+const VERDICT_MARK: Record<string, string> = {
+  regressed: "▲",
+  improved: "▼",
+  no_change: "=",
+  insufficient_data: "?",
+};
+const METRIC_NAMES = {
+  frame_time: "frame time",
+  fps: "fps",
+  gpu_time: "GPU time",
+  memory: "memory",
+} as const;
+
+/** A build's kept verdicts against its baseline, one short line per metric, regressions first. */
+function verdictCell(b: {
+  verdict: {
+    baseline_build_id: string;
+    baseline_pinned: boolean;
+    metrics: Record<keyof typeof METRIC_NAMES, { verdict: string; diff_pct: number | null } | null>;
+  } | null;
+}): HTMLElement | string {
+  const v = b.verdict;
+  if (!v) {
+    return "not judged yet";
+  }
+  const metrics = (Object.keys(METRIC_NAMES) as Array<keyof typeof METRIC_NAMES>)
+    .map((m) => [m, v.metrics[m]] as const)
+    .filter(([, r]) => r !== null);
+  const regressed = metrics.filter(([, r]) => r?.verdict === "regressed");
+  return h(
+    "span",
+    { class: regressed.length ? "regression" : "", "data-verdict": regressed.length ? "regressed" : "ok" },
+    `vs ${v.baseline_build_id}${v.baseline_pinned ? " (pinned)" : ""}: `,
+    metrics
+      .map(([m, r]) => {
+        const pct =
+          r?.diff_pct === null || r?.diff_pct === undefined
+            ? ""
+            : ` ${r.diff_pct > 0 ? "+" : ""}${fmt(r.diff_pct)} %`;
+        return `${METRIC_NAMES[m]} ${VERDICT_MARK[r?.verdict ?? ""] ?? ""}${r?.verdict === "insufficient_data" ? "" : pct}`;
+      })
+      .join(", "),
+  );
+}
+
 /** The builds that sent performance samples in the period, newest first, each linking to Compare. */
 export async function builds({ root, projectId }: PageContext): Promise<void> {
   const body = h("section", { class: "panel", "aria-label": "Builds" });
@@ -35,6 +80,34 @@ export async function builds({ root, projectId }: PageContext): Promise<void> {
               { label: "Events", num: true, cell: (b) => fmt(b.event_count) },
               { label: "Sessions", num: true, cell: (b) => fmt(b.session_count) },
               { label: "Players", num: true, cell: (b) => fmt(b.player_count) },
+              { label: "Verdict vs baseline", cell: verdictCell },
+              {
+                label: "Baseline",
+                cell: (b) =>
+                  h(
+                    "button",
+                    {
+                      type: "button",
+                      class: b.pinned_baseline ? undefined : "secondary",
+                      "data-pin": b.build_id,
+                      "aria-pressed": String(b.pinned_baseline),
+                      onclick: async () => {
+                        if (b.pinned_baseline) {
+                          await api.DELETE("/v1/projects/{id}/builds/baseline", {
+                            params: { path: { id: projectId } },
+                          });
+                        } else {
+                          await api.PUT("/v1/projects/{id}/builds/baseline", {
+                            params: { path: { id: projectId } },
+                            body: { buildId: b.build_id },
+                          });
+                        }
+                        await load(controls.state.days ?? "30");
+                      },
+                    },
+                    b.pinned_baseline ? "Pinned: unpin" : "Pin as baseline",
+                  ),
+              },
               {
                 label: "Compare",
                 cell: (b) => {

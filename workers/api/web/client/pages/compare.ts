@@ -1,4 +1,4 @@
-import { type Answer, api, dataOf } from "../api.js";
+import { api, dataOf } from "../api.js";
 import { type CellRef, cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord } from "../map-canvas.js";
@@ -74,6 +74,13 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
       def: "frame_time",
     },
     {
+      name: "group",
+      label: "Verdicts by",
+      kind: "select",
+      options: GROUPINGS.map((g) => ({ value: g.value, label: g.label })),
+      def: "platform",
+    },
+    {
       name: "cell",
       label: "Cell size",
       kind: "select",
@@ -83,6 +90,8 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
   ];
   const table = h("section", { class: "panel compare-table", "aria-label": "Per-metric comparison" });
   const diffMap = h("section", { class: "panel diff-map", "aria-label": "Difference map" });
+  const groups = h("section", { class: "panel verdict-groups", "aria-label": "Verdicts per group" });
+  const sigMap = h("section", { class: "panel significant-map", "aria-label": "Significant cells" });
   // The selected difference-map cell: a switch between the two builds, then the heatmap's cell panel
   // for the build switched to (the candidate unless the URL says side=baseline).
   const buildSwitch = h("div", {
@@ -139,7 +148,7 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
     closeCell();
     void show(s);
   });
-  clear(body, form.form, table, diffMap, cellSection);
+  clear(body, form.form, table, groups, sigMap, diffMap, cellSection);
   // A first visit compares the two newest builds; the URL then names them, so the link is stable.
   if (!form.state.baseline && !form.state.candidate) {
     form.set("candidate", builds[0] ?? "");
@@ -150,29 +159,23 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
     if (!s.baseline || !s.candidate) {
       empty(table, "Choose a baseline and a candidate build.");
       clear(diffMap);
+      clear(groups);
+      clear(sigMap);
       return;
     }
     const map = maps.find((m) => m.mapId === s.map);
     return Promise.all([
       withStates(
         table,
-        () =>
-          dataOf(
-            api.GET("/v1/projects/{id}/builds/compare", {
-              params: {
-                path: { id: projectId },
-                query: {
-                  baseline: s.baseline ?? "",
-                  candidate: s.candidate ?? "",
-                  days: s.days as Days,
-                  mapId: s.map,
-                  platform: s.platform,
-                },
-              },
-            }),
-          ),
+        () => fetchCompare(projectId, s),
         (cmp) => renderTable(table, cmp),
       ),
+      withStates(
+        groups,
+        () => fetchRegressions(projectId, s),
+        (r) => renderGroups(groups, r, s),
+      ),
+      map ? renderSignificant(sigMap, projectId, map, s) : emptySignificant(sigMap),
       map
         ? renderDiffMap(diffMap, projectId, map, s, (cell) => openCell(s, map, cell, sideFromUrl())).then(
             (drawn) => {
@@ -207,8 +210,41 @@ function num(v: number | null, digits = true): HTMLElement {
   );
 }
 
-function renderTable(el: HTMLElement, cmp: Answer<"compareBuilds">): void {
-  const regressions = cmp.diffs.filter((d) => d.isRegression).length;
+const fetchCompare = (projectId: string, s: State) =>
+  dataOf(
+    api.GET("/v1/projects/{id}/builds/compare", {
+      params: {
+        path: { id: projectId },
+        query: {
+          baseline: s.baseline ?? "",
+          candidate: s.candidate ?? "",
+          days: s.days as Days,
+          mapId: s.map,
+          platform: s.platform,
+        },
+      },
+    }),
+  );
+type Comparison = Awaited<ReturnType<typeof fetchCompare>>;
+
+/** What a verdict says, to a person. */
+const VERDICT_TEXT: Record<string, string> = {
+  regressed: "▲ Regressed",
+  improved: "▼ Improved",
+  no_change: "No change",
+  insufficient_data: "Too few sessions",
+};
+
+/** Colours a person can tell apart, colour-blind safe (Okabe–Ito vermillion and blue). */
+const SIG_FILL = { regressed: "#d55e00", improved: "#0072b2" } as const;
+
+const signedPct = (v: number) => `${v > 0 ? "+" : ""}${fmt(v)} %`;
+const intervalText = (ci: readonly number[] | null | undefined) =>
+  ci && ci.length === 2 ? `${signedPct(ci[0] as number)} to ${signedPct(ci[1] as number)}` : "—";
+
+function renderTable(el: HTMLElement, cmp: Comparison): void {
+  // A regression is a verdict, not a higher p50: noise between a few sessions is never called one.
+  const regressions = cmp.diffs.filter((d) => d.verdict === "regressed").length;
   const builds = h(
     "table",
     { class: "builds-summary" },
@@ -242,18 +278,20 @@ function renderTable(el: HTMLElement, cmp: Answer<"compareBuilds">): void {
   );
   const rows = cmp.diffs.map((d) => {
     const unit = UNITS[d.metric] ?? "";
-    const verdict = d.isRegression
-      ? "Regression"
-      : d.diffPct !== null && d.diffPct < 0
-        ? "Better"
-        : d.baselineP50 === null || d.candidateP50 === null
+    const text =
+      d.verdict === null
+        ? d.baselineP50 === null || d.candidateP50 === null
           ? "No samples"
-          : "Same";
+          : "Not judged (p50 only)"
+        : d.verdict === "insufficient_data"
+          ? `Too few sessions (${fmt(d.baselineSessions)} / ${fmt(d.candidateSessions)}, 20 each needed)`
+          : (VERDICT_TEXT[d.verdict] ?? d.verdict);
     return h(
       "tr",
       {
         "data-metric": d.metric,
-        class: d.isRegression ? "regression" : verdict === "Better" ? "improvement" : "",
+        "data-verdict": d.verdict ?? "",
+        class: d.verdict === "regressed" ? "regression" : d.verdict === "improved" ? "improvement" : "",
       },
       h("th", { scope: "row" }, unit ? `${d.metric} (${unit})` : d.metric),
       num(d.baselineP50),
@@ -261,12 +299,17 @@ function renderTable(el: HTMLElement, cmp: Answer<"compareBuilds">): void {
       h(
         "td",
         { class: "num", "data-value": d.diffPct === null ? "" : String(d.diffPct) },
-        d.diffPct === null ? "—" : `${d.diffPct > 0 ? "+" : ""}${fmt(d.diffPct)} %`,
+        d.diffPct === null ? "—" : signedPct(d.diffPct),
       ),
       num(d.baselineTail),
       num(d.candidateTail),
       h("td", { class: "num" }, `${fmt(d.baselineSamples)} / ${fmt(d.candidateSamples)}`),
-      h("td", { class: "verdict" }, d.isRegression ? h("strong", {}, "▲ Regression") : verdict),
+      h(
+        "td",
+        { class: "num interval", "data-ci95": d.ci95 ? d.ci95.join(",") : "" },
+        d.sessionDiffPct === null ? "—" : `${signedPct(d.sessionDiffPct)} (${intervalText(d.ci95)})`,
+      ),
+      h("td", { class: "verdict" }, d.verdict === "regressed" ? h("strong", {}, text) : text),
     );
   });
   el.append(
@@ -276,8 +319,8 @@ function renderTable(el: HTMLElement, cmp: Answer<"compareBuilds">): void {
       "p",
       { class: regressions ? "regression" : "improvement", role: "status" },
       regressions
-        ? `${regressions} metric${regressions === 1 ? "" : "s"} regressed: the candidate's median is higher than the baseline's.`
-        : "No regression: no candidate median is higher than the baseline's.",
+        ? `${regressions} metric${regressions === 1 ? "" : "s"} regressed: the 95 % interval of the change of the median session lies wholly on the worse side and the change is at least 3 %.`
+        : "No regression: no metric's change is both outside the noise (95 % interval over sessions) and at least 3 %.",
     ),
     h(
       "table",
@@ -296,12 +339,169 @@ function renderTable(el: HTMLElement, cmp: Answer<"compareBuilds">): void {
             "Baseline p95",
             "Candidate p95",
             "Samples (b / c)",
-            "",
-          ].map((t, i) => h("th", { class: i > 0 && i < 7 ? "num" : "" }, t)),
+            "Δ median session (95 % interval)",
+            "Verdict",
+          ].map((t, i) => h("th", { class: i > 0 && i < 8 ? "num" : "" }, t)),
         ),
       ),
       h("tbody", {}, rows),
     ),
+  );
+}
+
+/** The groupings of builds/regressions (`by`), as the page offers them. */
+const GROUPINGS = [
+  { value: "platform", label: "Platform" },
+  { value: "gpu", label: "GPU" },
+  { value: "gpu_tier", label: "GPU tier" },
+  { value: "device_model", label: "Device model" },
+  { value: "resolution", label: "Resolution" },
+  { value: "os_version", label: "OS version" },
+] as const;
+type Grouping = (typeof GROUPINGS)[number]["value"];
+
+/** The metric the groups and the significant cells judge: the difference map's, as builds/regressions names it. */
+const regressionMetric = (s: State) =>
+  (s.metric ?? "frame_time") as "frame_time" | "fps" | "gpu_time" | "memory";
+
+const fetchRegressions = (projectId: string, s: State, mapId?: string) =>
+  dataOf(
+    api.GET("/v1/projects/{id}/builds/regressions", {
+      params: {
+        path: { id: projectId },
+        query: {
+          baseline: s.baseline ?? "",
+          candidate: s.candidate ?? "",
+          metric: regressionMetric(s),
+          by: (GROUPINGS.some((g) => g.value === s.group) ? s.group : "platform") as Grouping,
+          days: s.days as Days,
+          mapId,
+        },
+      },
+    }),
+  );
+type Regressions = Awaited<ReturnType<typeof fetchRegressions>>;
+
+/** The verdicts per group (and overall) of the chosen metric and grouping, worst first, with intervals. */
+function renderGroups(el: HTMLElement, r: Regressions, s: State): void {
+  const label = GROUPINGS.find((g) => g.value === r.by)?.label ?? r.by;
+  const row = (g: Regressions["overall"], name: string) =>
+    h(
+      "tr",
+      {
+        "data-group": g.key ?? "",
+        "data-verdict": g.verdict,
+        class: g.verdict === "regressed" ? "regression" : g.verdict === "improved" ? "improvement" : "",
+      },
+      h("th", { scope: "row" }, name),
+      num(g.baseline.sessions),
+      num(g.candidate.sessions),
+      num(g.baseline.median),
+      num(g.candidate.median),
+      h("td", { class: "num" }, g.diffPct === null ? "—" : signedPct(g.diffPct)),
+      h("td", { class: "num interval", "data-ci95": g.ci95 ? g.ci95.join(",") : "" }, intervalText(g.ci95)),
+      h("td", { class: "verdict" }, VERDICT_TEXT[g.verdict] ?? g.verdict),
+    );
+  el.append(
+    h("h2", {}, `Verdicts by ${label.toLowerCase()}: ${metricOf(regressionMetric(s)).label}`),
+    h(
+      "p",
+      { class: "muted" },
+      "One value per session (the median of its samples); a group is regressed only when the 95 % interval of the change " +
+        "(corrected for the number of groups) lies wholly on the worse side and the change is at least 3 %; " +
+        "groups with fewer than 20 sessions of either build are not judged.",
+    ),
+    h(
+      "table",
+      { class: "groups" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          [
+            label,
+            "Sessions (b)",
+            "Sessions (c)",
+            "Median (b)",
+            "Median (c)",
+            "Change",
+            "95 % interval",
+            "Verdict",
+          ].map((t, i) => h("th", { class: i > 0 && i < 7 ? "num" : "" }, t)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        row(r.overall, "All sessions"),
+        r.groups.map((g) => row(g, g.key ?? "not sent")),
+      ),
+    ),
+  );
+}
+
+function emptySignificant(el: HTMLElement): void {
+  empty(el, "Choose a map to see the cells where the candidate is significantly worse or better.");
+}
+
+/** The map with only its significant cells (builds/regressions' cells, 25 units), in two colours. */
+async function renderSignificant(
+  el: HTMLElement,
+  projectId: string,
+  map: MapRecord,
+  s: State,
+): Promise<void> {
+  const metric = metricOf(regressionMetric(s));
+  await withStates(
+    el,
+    () => fetchRegressions(projectId, s, map.mapId),
+    async (r) => {
+      const counts = {
+        regressed: r.cells.filter((c) => c.verdict === "regressed").length,
+        improved: r.cells.filter((c) => c.verdict === "improved").length,
+      };
+      el.append(
+        h("h2", {}, `Significant cells: ${metric.label}`),
+        h(
+          "p",
+          { class: "muted", role: "status" },
+          `${map.name}: ${fmt(counts.regressed)} cells significantly worse, ${fmt(counts.improved)} significantly better ` +
+            "(cells of 25 units, the same rules as the groups); the others are left blank.",
+        ),
+        legend([
+          { fill: SIG_FILL.regressed, label: "Worse (regressed)" },
+          { fill: SIG_FILL.improved, label: "Better (improved)" },
+        ]),
+      );
+      await drawMap(el, {
+        id: "significant-canvas",
+        map,
+        cellSize: r.cells[0]?.cellSize ?? 25,
+        cells: r.cells
+          .filter((c) => c.verdict === "regressed" || c.verdict === "improved")
+          .sort((a, b) => a.x - b.x || a.y - b.y)
+          .map((c) => ({
+            x: c.x,
+            y: c.y,
+            value: c.diffPct,
+            cls: c.verdict,
+            fill: c.verdict === "regressed" ? SIG_FILL.regressed : SIG_FILL.improved,
+            lines: [
+              `Cell x ${fmt(c.x)}…${fmt(c.x + c.cellSize)}, y ${fmt(c.y)}…${fmt(c.y + c.cellSize)}`,
+              `${VERDICT_TEXT[c.verdict]}: ${c.diffPct === null ? "—" : signedPct(c.diffPct)} (${intervalText(c.ci95)})`,
+              `Sessions: ${fmt(c.baseline.sessions)} baseline, ${fmt(c.candidate.sessions)} candidate`,
+            ],
+          })),
+        label: `Cells where ${s.candidate} is significantly worse or better than ${s.baseline}`,
+      });
+    },
+    {
+      isEmpty: (r) => !r.cells.some((c) => c.verdict === "regressed" || c.verdict === "improved"),
+      emptyMessage:
+        "No cell of this map is significantly worse or better (or none has 20 sessions of each build).",
+    },
   );
 }
 

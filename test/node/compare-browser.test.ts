@@ -1,0 +1,202 @@
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  type Dashboard,
+  SCREENSHOTS,
+  type SdkEvent,
+  startDashboard,
+  uploadMap,
+} from "../support/dashboard.js";
+
+// The Compare page's verdicts in headless Chromium, on seeded telemetry: per metric with intervals,
+// per group (platform) and the map's significant cells, each checked against builds/compare and
+// builds/regressions; and a difference inside the noise (four sessions a build) not called a regression.
+
+let d: Dashboard;
+
+/** 30 sessions × 3 samples of `build` on `platform` at (x, y), session k at fps × (1 ± up to 4 %). */
+function sessions(build: string, platform: string, x: number, fps: number): SdkEvent[] {
+  const now = BigInt(Date.now() - 120_000) * 1000n;
+  return Array.from({ length: 90 }, (_, i) => {
+    const k = Math.floor(i / 3);
+    const f = fps * (1 + (((k * 7919) % 9) - 4) / 100);
+    return {
+      eventName: "perf_sample",
+      timestampUs: now - BigInt(i) * 1000n,
+      sessionId: `${build}-${platform}-${k}`,
+      playerId: `${platform}-${k}`,
+      buildId: build,
+      platform,
+      mapId: "harbor",
+      position: { x: x + (i % 5), y: 12 + (i % 7), z: 0 },
+      fps: f,
+      frameTimeMs: 1000 / f,
+      memoryUsedBytes: 2048n * 1_048_576n,
+      gpuTimeMs: 8,
+    };
+  });
+}
+
+/** Four sessions per build, the candidate 3.45 % slower: a higher p50 that is noise. */
+function fewSessions(build: string, fps: number): SdkEvent[] {
+  const now = BigInt(Date.now() - 60_000) * 1000n;
+  return Array.from({ length: 16 }, (_, i) => ({
+    eventName: "perf_sample",
+    timestampUs: now - BigInt(i) * 1000n,
+    sessionId: `${build}-few-${i % 4}`,
+    playerId: `few-${i % 4}`,
+    buildId: build,
+    platform: "Windows",
+    mapId: "harbor",
+    position: { x: 400 + (i % 4), y: 400, z: 0 },
+    fps: fps * (1 + (i % 4) / 100),
+    frameTimeMs: 1000 / (fps * (1 + (i % 4) / 100)),
+    memoryUsedBytes: 2048n * 1_048_576n,
+    gpuTimeMs: 8,
+  }));
+}
+
+beforeAll(async () => {
+  d = await startDashboard();
+  await uploadMap(d, {
+    mapId: "harbor",
+    name: "Harbor",
+    minX: 0,
+    minY: 0,
+    maxX: 500,
+    maxY: 500,
+    width: 500,
+    height: 500,
+  });
+  await d.send([
+    // Windows unchanged in the cell at x 0–25; PS5 20 % fewer fps in the cell at x 100–125.
+    ...sessions("2.0.0", "Windows", 5, 60),
+    ...sessions("2.0.0", "PS5", 105, 50),
+    ...sessions("2.1.0", "Windows", 5, 60),
+    ...sessions("2.1.0", "PS5", 105, 40),
+    ...fewSessions("3.0.0", 60),
+    ...fewSessions("3.0.1", 58),
+  ]);
+}, 300_000);
+
+afterAll(async () => {
+  await d?.close();
+}, 60_000);
+
+type Group = {
+  key: string | null;
+  diffPct: number | null;
+  ci95: [number, number] | null;
+  verdict: string;
+  baseline: { sessions: number };
+  candidate: { sessions: number };
+};
+type Regressions = {
+  overall: Group;
+  groups: Group[];
+  cells: Array<Omit<Group, "key"> & { x: number; y: number }>;
+};
+type Diff = {
+  metric: string;
+  isRegression: boolean;
+  verdict: string | null;
+  ci95: [number, number] | null;
+  sessionDiffPct: number | null;
+};
+
+const rowsOf = (page: Page, selector: string) =>
+  page.locator(selector).evaluateAll((trs) =>
+    trs.map((tr) => ({
+      key: tr.getAttribute("data-group") ?? tr.getAttribute("data-metric"),
+      verdict: tr.getAttribute("data-verdict"),
+      ci95: tr.querySelector(".interval")?.getAttribute("data-ci95") ?? "",
+      regression: tr.classList.contains("regression"),
+      text: tr.querySelector(".verdict")?.textContent ?? "",
+    })),
+  );
+
+it("shows each metric's verdict and interval, each platform's, and only the significant cells in two colours", async () => {
+  const page = await d.open(
+    `/projects/${d.projectId}/compare?baseline=2.0.0&candidate=2.1.0&map=harbor&metric=fps&group=platform`,
+  );
+  await page.locator("table.groups tbody tr").first().waitFor({ timeout: 30_000 });
+  await page.locator("table.diffs tbody tr").first().waitFor();
+  const cmp = await d.api<{ diffs: Diff[] }>(
+    `/projects/${d.projectId}/builds/compare?baseline=2.0.0&candidate=2.1.0&days=30&mapId=harbor`,
+  );
+  const metrics = await rowsOf(page, "table.diffs tbody tr");
+  expect(metrics).toEqual(
+    cmp.diffs.map((x) => ({
+      key: x.metric,
+      verdict: x.verdict ?? "",
+      ci95: x.ci95 ? x.ci95.join(",") : "",
+      regression: x.verdict === "regressed",
+      text: expect.any(String),
+    })),
+  );
+  // Frame time: the PS5 half of the sessions got 25 % slower; judged over sessions.
+  const frame = cmp.diffs.find((x) => x.metric === "frame_time") as Diff;
+  expect(frame.verdict).not.toBe("insufficient_data");
+  expect(frame.ci95).not.toBeNull();
+
+  // Per platform (fps): PS5 regressed with its interval wholly below 0 and at least 3 % away, Windows not.
+  const r = await d.api<Regressions>(
+    `/projects/${d.projectId}/builds/regressions?baseline=2.0.0&candidate=2.1.0&metric=fps&by=platform&days=30`,
+  );
+  const groups = await rowsOf(page, "table.groups tbody tr");
+  expect(groups).toEqual(
+    [r.overall, ...r.groups].map((g) => ({
+      key: g.key ?? "",
+      verdict: g.verdict,
+      ci95: g.ci95 ? g.ci95.join(",") : "",
+      regression: g.verdict === "regressed",
+      text: expect.any(String),
+    })),
+  );
+  const ps5 = r.groups.find((g) => g.key === "PS5") as Group;
+  expect(ps5.verdict).toBe("regressed");
+  expect((ps5.ci95 as [number, number])[1]).toBeLessThan(-3);
+  expect(r.groups.find((g) => g.key === "Windows")?.verdict).toBe("no_change");
+  expect(await page.locator('table.groups tr[data-group="PS5"] .verdict').textContent()).toBe("▲ Regressed");
+
+  // The map: only the significant cells, in the colours of their verdicts.
+  await page.locator("#significant-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  const drawn = await page.evaluate<Array<{ x: number; y: number; cls: string; fill: string }>>(
+    `window.dashboardMaps["significant-canvas"].cells`,
+  );
+  const onMap = await d.api<Regressions>(
+    `/projects/${d.projectId}/builds/regressions?baseline=2.0.0&candidate=2.1.0&metric=fps&by=platform&days=30&mapId=harbor`,
+  );
+  const significant = onMap.cells.filter((c) => c.verdict === "regressed" || c.verdict === "improved");
+  expect(significant.map((c) => [c.x, c.y, c.verdict])).toEqual([[100, 0, "regressed"]]);
+  expect(drawn.map((c) => [c.x, c.y, c.cls, c.fill])).toEqual([[100, 0, "regressed", "#d55e00"]]);
+  expect(await page.locator(".significant-map p[role=status]").textContent()).toMatch(
+    /^Harbor: 1 cells significantly worse, 0 significantly better/,
+  );
+  await page.screenshot({ path: join(SCREENSHOTS, "compare-verdicts.png"), fullPage: true });
+  await page.close();
+});
+
+it("does not call a higher median over four sessions a regression", async () => {
+  const page = await d.open(`/projects/${d.projectId}/compare?baseline=3.0.0&candidate=3.0.1`);
+  await page.locator("table.diffs tbody tr").first().waitFor({ timeout: 30_000 });
+  const cmp = await d.api<{ diffs: Diff[] }>(
+    `/projects/${d.projectId}/builds/compare?baseline=3.0.0&candidate=3.0.1&days=30`,
+  );
+  const frame = cmp.diffs.find((x) => x.metric === "frame_time") as Diff;
+  // The p50 is higher (the old page's red "▲ Regression") but four sessions a build prove nothing.
+  expect(frame.isRegression).toBe(true);
+  expect(frame.verdict).toBe("insufficient_data");
+  expect(await page.locator('tr[data-metric="frame_time"] .verdict').textContent()).toBe(
+    "Too few sessions (4 / 4, 20 each needed)",
+  );
+  expect(await page.locator('tr[data-metric="frame_time"]').getAttribute("class")).toBe("");
+  expect(await page.locator(".compare-table p[role=status]").textContent()).toBe(
+    "No regression: no metric's change is both outside the noise (95 % interval over sessions) and at least 3 %.",
+  );
+  expect(await page.locator("table.groups tbody tr").first().getAttribute("data-verdict")).toBe(
+    "insufficient_data",
+  );
+  await page.close();
+});
