@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, type SQL } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
+import { auditInProject } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import { DeletedMapSchema, discardImage, MapRefParams } from "./schema.js";
@@ -45,12 +46,25 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const remove = async (which: SQL) => {
       try {
-        const [row] = await c
-          .get("db")
-          .delete(maps)
-          .where(and(eq(maps.projectId, project.id), which))
-          .returning({ id: maps.id, imageKey: maps.imageKey });
-        return row;
+        return await c.get("db").transaction(async (tx) => {
+          const [row] = await tx
+            .delete(maps)
+            .where(and(eq(maps.projectId, project.id), which))
+            .returning({ id: maps.id, imageKey: maps.imageKey, mapId: maps.mapId, name: maps.name });
+          if (row) {
+            await auditInProject(
+              c,
+              project,
+              {
+                action: "map.deleted",
+                target: { type: "map", id: row.id, label: row.name },
+                detail: { mapId: row.mapId },
+              },
+              tx,
+            );
+          }
+          return row;
+        });
       } catch (err) {
         if (sqlState(err) === FOREIGN_KEY_VIOLATION) {
           throw new ApiError("CONFLICT", "map: the map is still used by alert rules", {
