@@ -15,6 +15,7 @@ import type { Db } from "../../workers/api/db.js";
 import type { CredentialChange } from "../../workers/shared/credentials/cache.js";
 import { KEY_PRESETS, type KeyPreset } from "../../workers/shared/credentials/scopes.js";
 import { isPlanId, PLAN_IDS } from "../../workers/shared/plans.js";
+import { recordCommand } from "./audit.js";
 
 export const USAGE = `usage:
   admin tenant create --name N --plan ${PLAN_IDS.join("|")}
@@ -62,7 +63,12 @@ export async function run(
   values: Record<string, string | undefined>,
   redirectUris: string[],
 ): Promise<Outcome> {
-  const result = await execute(db, words, values, redirectUris);
+  // The change and its audit entry commit together.
+  const result = await db.transaction(async (tx) => {
+    const done = await execute(tx, words, values, redirectUris);
+    await recordCommand(tx, words.join(" "), values, done);
+    return done;
+  });
   switch (words.join(" ")) {
     case "key revoke": {
       const [key] = await db
