@@ -391,7 +391,12 @@ describe("player erasure", () => {
     const res = await fetchHandler(
       new Request(`${BASE}/api/v1/projects/${t.projectId}/erasures`, {
         method: "POST",
-        headers: { "Content-Type": "application/json", "X-API-Key": t.keys.full.key, "CF-Connecting-IP": IP },
+        headers: {
+          "Content-Type": "application/json",
+          "X-API-Key": t.keys.full.key,
+          "CF-Connecting-IP": IP,
+          "User-Agent": UA,
+        },
         body: JSON.stringify({ playerId: "someone" }),
       }) as Request<unknown, IncomingRequestCfProperties>,
       { ...env, CLICKHOUSE_URL: `http://${CLOSED}` },
