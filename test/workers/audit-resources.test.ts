@@ -18,6 +18,7 @@ import { Browser, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { type Auth, api } from "../support/http.js";
 import { multipart, png } from "../support/images.js";
+import { CLI, cliLogin } from "../support/oauth.js";
 import { insertMap, insertProfile } from "../support/records.js";
 import { waitFor } from "../support/wait.js";
 
@@ -30,11 +31,19 @@ const UA = "audit-resources-test/1.0";
 // Nothing listens on port 1 of loopback: ClickHouse "down".
 const CLOSED = "127.0.0.1:1";
 
+// Each request a clock of its own, a second after the last: entries (stamped with the request's clock)
+// sort in the order the requests were sent.
+let clock = Date.now() - 600_000;
+const tick = () => {
+  clock += 1000;
+  return clock;
+};
+
 /** A JSON request with the client's address and user agent, as Cloudflare hands it to the Worker. */
 function call(path: string, auth: Auth, method: string, body?: unknown): Promise<Response> {
   return api(
     path,
-    { ...auth, ip: IP },
+    { ...auth, ip: IP, now: tick() },
     {
       method,
       headers: { "content-type": "application/json", "user-agent": UA },
@@ -147,12 +156,11 @@ describe("alert rules", () => {
     expect(await auditEntries(other.tenantId)).toEqual([]);
   });
 
-  it("names the signed-in owner for a session's change, and the operator for an admin-made token's", async () => {
+  it("names the signed-in owner for a session's change, the operator for an admin-made token's, the client and its user for an OAuth token's", async () => {
     const t = await seedTenant("pro", "Audit Rules Session");
     const owner = await seedUser(t.tenantId, "owner");
     const browser = new Browser(IP);
     expect((await browser.signIn(owner.email, owner.password)).status).toBe(303);
-    const signedIn = (await auditEntries(t.tenantId)).length;
 
     const res = await browser.fetch(`/api/v1/projects/${t.projectId}/threshold-profiles`, {
       method: "POST",
@@ -184,7 +192,28 @@ describe("alert rules", () => {
     );
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ actorType: "operator", actorId: null, projectId: t.projectId });
-    expect((await auditEntries(t.tenantId)).length).toBe(signedIn + 2);
+    expect(await auditEntries(t.tenantId, "threshold_profile.created")).toHaveLength(2);
+
+    // The CLI's OAuth token: the client, acting for the person who allowed it.
+    const { access_token } = await cliLogin(browser, t.tenantId);
+    const channel = await json<{ id: string }>(
+      await call(`/v1/projects/${t.projectId}/channels`, { token: access_token }, "POST", {
+        kind: "webhook",
+        name: "CLI hook",
+        url: "https://example.com/cli",
+      }),
+      201,
+    );
+    expect(await onlyAuditEntry(t.tenantId, "channel.created")).toMatchObject({
+      actorType: "oauth_client",
+      actorId: CLI,
+      actorUserId: owner.id,
+      targetId: channel.id,
+      projectId: t.projectId,
+      ip: IP,
+      userAgent: UA,
+    });
+    expect((await onlyAuditEntry(t.tenantId, "channel.created")).actorLabel).toContain(owner.email);
   });
 });
 
@@ -298,7 +327,7 @@ describe("maps", () => {
       ]);
       return api(
         "/v1/maps/upload",
-        { ...auth, ip: IP },
+        { ...auth, ip: IP, now: tick() },
         {
           method: "POST",
           headers: { "Content-Type": contentType, "X-Project-Id": t.projectId, "User-Agent": UA },
@@ -377,7 +406,7 @@ describe("player erasure", () => {
       expect(e.detail.playerIdSha256).toBe(hash);
     }
     expect(completed.detail.rowsRemoved).toBe(erasure.rowsRemoved);
-    expect(completed.at.getTime()).toBeGreaterThanOrEqual(requested.at.getTime());
+    expect(completed.at.getTime()).toBe(requested.at.getTime());
     expect(JSON.stringify(await auditEntries(t.tenantId))).not.toContain(playerId);
   });
 
@@ -406,7 +435,8 @@ describe("player erasure", () => {
     expect(res.status).toBe(503);
     const [row] = await withDb((db) => db.select().from(erasures).where(eq(erasures.projectId, t.projectId)));
     expect(row?.status).toBe("failed");
-    expect(await actions(t.tenantId)).toEqual(["erasure.requested", "erasure.failed"]);
+    // One request, one clock: both entries carry the same time.
+    expect((await actions(t.tenantId)).sort()).toEqual(["erasure.failed", "erasure.requested"]);
     expect(await onlyAuditEntry(t.tenantId, "erasure.failed")).toMatchObject({
       ...byKey(t, t.keys.full.id),
       targetId: row?.id,
