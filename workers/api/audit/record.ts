@@ -1,7 +1,14 @@
 import { eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AuditActorType, AuditDetail, AuditOutcome } from "../../../schema/pg/columns.js";
-import { apiKeys, auditLog, oauthClients, oauthGrants, users } from "../../../schema/pg/schema.js";
+import {
+  apiKeys,
+  auditLog,
+  memberships,
+  oauthClients,
+  oauthGrants,
+  users,
+} from "../../../schema/pg/schema.js";
 import type { AppEnv } from "../context.js";
 import type { Db } from "../db.js";
 import { currentUser } from "../web/session.js";
@@ -72,7 +79,7 @@ const MAX_USER_AGENT = 512;
  * given, and when the insert fails.
  */
 export async function audit<E extends AppEnv>(c: Context<E>, input: AuditInput, db?: Db): Promise<void> {
-  const handle = db ?? c.get("db");
+  const handle: Db = db ?? c.get("db");
   const derived = input.actor ? null : await requestActor(c, handle);
   const actor = input.actor ?? derived?.actor;
   if (!actor) {
@@ -88,6 +95,45 @@ export async function audit<E extends AppEnv>(c: Context<E>, input: AuditInput, 
     ip: requestIp(c),
     userAgent: c.req.header("user-agent") ?? null,
   });
+}
+
+/**
+ * Records an event of a person rather than of one studio (sign-in, password change, sign-out): one
+ * entry in every studio `userId` belongs to, so each studio's owners see it, or one entry of no studio
+ * when they belong to none. An `aggregate` key is kept apart per studio.
+ */
+export async function auditUser<E extends AppEnv>(
+  c: Context<E>,
+  userId: string,
+  input: Omit<AuditInput, "tenantId">,
+  db?: Db,
+): Promise<void> {
+  const handle: Db = db ?? c.get("db");
+  const rows = await handle
+    .select({ tenantId: memberships.tenantId })
+    .from(memberships)
+    .where(eq(memberships.userId, userId));
+  const tenantIds = rows.length > 0 ? rows.map((r) => r.tenantId) : [null];
+  for (const tenantId of tenantIds) {
+    const aggregate = input.aggregate && { ...input.aggregate, key: `${input.aggregate.key}|${tenantId}` };
+    await audit(c, { ...input, tenantId, projectId: null, aggregate }, handle);
+  }
+}
+
+/** A user's email, as a target's or actor's label (their id when they no longer exist). */
+export async function userLabel(db: Db, userId: string): Promise<string> {
+  const [user] = await db.select({ email: users.email }).from(users).where(eq(users.id, userId)).limit(1);
+  return user?.email ?? userId;
+}
+
+/** A key's label: its name, else its prefix (never more of the secret than the page shows). */
+export async function keyLabel(db: Db, keyId: string): Promise<string> {
+  const [key] = await db
+    .select({ name: apiKeys.name, prefix: apiKeys.prefix })
+    .from(apiKeys)
+    .where(eq(apiKeys.id, keyId))
+    .limit(1);
+  return key ? (key.name ?? `${key.prefix}…`) : keyId;
 }
 
 /** Records one entry outside a request (queue consumers, the cron, the admin CLI, tests). */
@@ -167,7 +213,7 @@ async function requestActor<E extends AppEnv>(c: Context<E>, db: Db): Promise<De
       .where(eq(apiKeys.id, p.keyId))
       .limit(1);
     return {
-      actor: { type: "api_key", id: p.keyId, label: key ? (key.name ?? key.prefix) : p.keyId },
+      actor: { type: "api_key", id: p.keyId, label: key ? (key.name ?? `${key.prefix}…`) : p.keyId },
       tenantId: p.tenantId,
       projectId: p.projectId,
     };
