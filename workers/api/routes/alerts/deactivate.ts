@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
-import { auditInProject } from "../../audit/project.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { RuleIdParams } from "./schema.js";
@@ -35,15 +35,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       if (!updated) {
         throw new ApiError("NOT_FOUND", "Alert rule not found.");
       }
-      await auditInProject(
-        c,
-        project,
-        {
-          action: "alert_rule.deactivated",
-          target: { type: "alert_rule", id: updated.id, label: updated.name },
-        },
-        tx,
-      );
+      await auditResource(c, project, "alert_rule.deactivated", updated, tx);
       return { id: updated.id, isActive: updated.isActive };
     });
     return c.json({ success: true as const, data: row }, 200);

@@ -4,7 +4,7 @@ import { alertRules } from "../../../../schema/pg/schema.js";
 import { assertActiveRuleQuota } from "../../alerts/quota.js";
 import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rules.js";
 import { validateReferences } from "../../alerts/validate.js";
-import { auditInProject, fieldsOf } from "../../audit/project.js";
+import { auditResource, fieldsOf } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
@@ -69,22 +69,16 @@ export function register(app: OpenAPIHono<AppEnv>) {
       if (patch.channelIds) {
         await writeChannels(tx, alertId, patch.channelIds);
       }
-      await auditInProject(
-        c,
-        project,
-        {
-          // Pausing and resuming are told apart from other edits: they decide whether anyone is paged.
-          action:
-            current.isActive === next.isActive
-              ? "alert_rule.updated"
-              : next.isActive
-                ? "alert_rule.reactivated"
-                : "alert_rule.deactivated",
-          target: { type: "alert_rule", id: alertId, label: next.name },
-          detail: { fields: fieldsOf(patch) },
-        },
-        tx,
-      );
+      // Pausing and resuming are told apart from other edits: they decide whether anyone is paged.
+      const action =
+        current.isActive === next.isActive
+          ? "alert_rule.updated"
+          : next.isActive
+            ? "alert_rule.reactivated"
+            : "alert_rule.deactivated";
+      await auditResource(c, project, action, { id: alertId, name: next.name }, tx, {
+        fields: fieldsOf(patch),
+      });
       return loadRule(tx, project.id, alertId);
     });
     return c.json({ success: true as const, data: detailOf(rule) }, 200);

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { notificationChannels } from "../../../../schema/pg/schema.js";
 import { newSecret } from "../../../shared/credentials/secrets.js";
 import { SIGNING_SECRET_PREFIX } from "../../alerts/signature.js";
-import { auditInProject } from "../../audit/project.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
@@ -43,16 +43,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
         throw new Error("channel insert returned no row");
       }
       // Not the URL: a Slack webhook's URL is its secret.
-      await auditInProject(
-        c,
-        project,
-        {
-          action: "channel.created",
-          target: { type: "channel", id: inserted.id, label: inserted.name },
-          detail: { kind: inserted.kind },
-        },
-        tx,
-      );
+      await auditResource(c, project, "channel.created", inserted, tx, { kind: inserted.kind });
       return inserted;
     });
     return c.json({ success: true as const, data: { ...channelItem(row), signingSecret } }, 201);

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { notificationChannels } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
-import { auditInProject } from "../../audit/project.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { ChannelIdParams } from "./schema.js";
@@ -39,16 +39,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       if (!deleted) {
         throw new ApiError("NOT_FOUND", "Notification channel not found.");
       }
-      await auditInProject(
-        c,
-        project,
-        {
-          action: "channel.deleted",
-          target: { type: "channel", id: deleted.id, label: deleted.name },
-          detail: { kind: deleted.kind },
-        },
-        tx,
-      );
+      await auditResource(c, project, "channel.deleted", deleted, tx, { kind: deleted.kind });
       return deleted;
     });
     return c.json({ success: true as const, data: { id: row.id, deleted: true as const } }, 200);

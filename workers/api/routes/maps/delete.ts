@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, type SQL } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
-import { auditInProject } from "../../audit/project.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import { DeletedMapSchema, discardImage, MapRefParams } from "./schema.js";
@@ -52,16 +52,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
             .where(and(eq(maps.projectId, project.id), which))
             .returning({ id: maps.id, imageKey: maps.imageKey, mapId: maps.mapId, name: maps.name });
           if (row) {
-            await auditInProject(
-              c,
-              project,
-              {
-                action: "map.deleted",
-                target: { type: "map", id: row.id, label: row.name },
-                detail: { mapId: row.mapId },
-              },
-              tx,
-            );
+            await auditResource(c, project, "map.deleted", row, tx, { mapId: row.mapId });
           }
           return row;
         });

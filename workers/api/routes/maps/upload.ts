@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
-import { auditInProject } from "../../audit/project.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { boundedForm } from "../../middleware/body-limits.js";
 import { ProjectHeader } from "../../middleware/project-header.js";
@@ -99,12 +99,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
           .onConflictDoNothing({ target: [maps.projectId, maps.mapId] })
           .returning({ id: maps.id });
         const entry = (id: string, action: "map.created" | "map.updated") =>
-          auditInProject(
-            c,
-            project,
-            { action, target: { type: "map", id, label: fields.name }, detail: { mapId: fields.mapId } },
-            tx,
-          );
+          auditResource(c, project, action, { id, name: fields.name }, tx, { mapId: fields.mapId });
         if (created) {
           await entry(created.id, "map.created");
           return { id: created.id, action: "created" as const, replacedKey: null };

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
-import { auditInProject } from "../../audit/project.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
@@ -40,15 +40,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       if (!inserted) {
         throw new Error("insert returned no row");
       }
-      await auditInProject(
-        c,
-        project,
-        {
-          action: "threshold_profile.created",
-          target: { type: "threshold_profile", id: inserted.id, label: inserted.name },
-        },
-        tx,
-      );
+      await auditResource(c, project, "threshold_profile.created", inserted, tx);
       return inserted;
     });
     return c.json({ success: true as const, data: profileItem(row) }, 201);

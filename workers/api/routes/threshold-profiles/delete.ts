@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import { applyProfileDeletion } from "../../alerts/profile-deletion.js";
-import { auditInProject } from "../../audit/project.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { DeletedSchema, ProfileParams } from "./schema.js";
@@ -37,15 +37,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       }
       await applyProfileDeletion(tx, project.id, locked.id);
       await tx.delete(thresholdProfiles).where(eq(thresholdProfiles.id, locked.id));
-      await auditInProject(
-        c,
-        project,
-        {
-          action: "threshold_profile.deleted",
-          target: { type: "threshold_profile", id: locked.id, label: locked.name },
-        },
-        tx,
-      );
+      await auditResource(c, project, "threshold_profile.deleted", locked, tx);
       return locked;
     });
     return c.json({ success: true as const, data: { id: deleted.id } }, 200);

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
-import { auditInProject, fieldsOf } from "../../audit/project.js";
+import { auditResource, fieldsOf } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
@@ -50,16 +50,9 @@ export function register(app: OpenAPIHono<AppEnv>) {
         .where(inProject)
         .returning();
       if (updated) {
-        await auditInProject(
-          c,
-          project,
-          {
-            action: "threshold_profile.updated",
-            target: { type: "threshold_profile", id: updated.id, label: updated.name },
-            detail: { fields: fieldsOf(changes) },
-          },
-          tx,
-        );
+        await auditResource(c, project, "threshold_profile.updated", updated, tx, {
+          fields: fieldsOf(changes),
+        });
       }
       return updated;
     });
