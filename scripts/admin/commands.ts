@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { apiKeys, MEMBERSHIP_ROLES, type MembershipRole, projects } from "../../schema/pg/schema.js";
 import { registerClient } from "../../workers/api/accounts/oauth/clients.js";
 import { addMembership, createUser } from "../../workers/api/accounts/users.js";
+import { auditOutside, keyLabel, OPERATOR_ACTOR } from "../../workers/api/audit/record.js";
 import {
   createKey,
   createProject,
@@ -76,6 +77,9 @@ export async function run(
         .from(apiKeys)
         .innerJoin(projects, eq(projects.id, apiKeys.projectId))
         .where(eq(apiKeys.id, need(values, "id")));
+      if (key) {
+        await auditOperator(db, "key.revoked", key.tenantId, key.projectId, need(values, "id"));
+      }
       return { result, change: key ? { tenantId: key.tenantId, projectIds: [key.projectId] } : null };
     }
     case "key create": {
@@ -86,13 +90,48 @@ export async function run(
         .from(projects)
         .where(eq(projects.id, need(values, "project")));
       const projectId = need(values, "project");
+      if (project && isCreated(result)) {
+        await auditOperator(db, "key.created", project.tenantId, projectId, result.id);
+      }
       return { result, change: project ? { tenantId: project.tenantId, projectIds: [projectId] } : null };
     }
     case "project create":
       return { result, change: { tenantId: need(values, "tenant") } };
+    case "token create":
+      await auditOutside(db, {
+        tenantId: need(values, "tenant"),
+        actor: OPERATOR_ACTOR,
+        action: "token.created",
+        target: { type: "token", id: null, label: "operator token" },
+        detail: { scope: need(values, "scopes") },
+        at: new Date(),
+      });
+      return { result, change: null };
     default:
       return { result, change: null };
   }
+}
+
+function isCreated(result: unknown): result is { id: string } {
+  return typeof result === "object" && result !== null && typeof (result as { id?: unknown }).id === "string";
+}
+
+/** The operator's key changes in the audit log (docs/accounts.md, "Audit log"). */
+async function auditOperator(
+  db: Db,
+  action: "key.created" | "key.revoked",
+  tenantId: string,
+  projectId: string,
+  keyId: string,
+): Promise<void> {
+  await auditOutside(db, {
+    tenantId,
+    projectId,
+    actor: OPERATOR_ACTOR,
+    action,
+    target: { type: "key", id: keyId, label: await keyLabel(db, keyId) },
+    at: new Date(),
+  });
 }
 
 async function execute(

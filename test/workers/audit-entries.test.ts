@@ -1,6 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
 import { accountLinks, apiKeys, auditLog, oauthGrants } from "../../schema/pg/schema.js";
+import { run } from "../../scripts/admin/commands.js";
 import { SIGN_IN_LIMITS } from "../../workers/api/accounts/throttle.js";
 import { auditEntries, onlyAuditEntry } from "../support/audit.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
@@ -234,6 +235,33 @@ async function revoke(token: string): Promise<number> {
   });
   return res.status;
 }
+
+describe("operator entries", () => {
+  it("the admin CLI's key create, key revoke and token create: one row each, as the operator", async () => {
+    const t = await seedTenant("pro", "Audit Operator");
+    const made = await withDb((db) =>
+      run(db, ["key", "create"], { project: t.projectId, preset: "read" }, []),
+    );
+    const keyId = (made.result as { id: string }).id;
+    expect(await onlyAuditEntry(t.tenantId, "key.created")).toMatchObject({
+      actorType: "operator",
+      actorId: null,
+      projectId: t.projectId,
+      targetId: keyId,
+    });
+    await withDb((db) => run(db, ["key", "revoke"], { id: keyId }, []));
+    expect(await onlyAuditEntry(t.tenantId, "key.revoked")).toMatchObject({
+      actorType: "operator",
+      targetId: keyId,
+    });
+    await withDb((db) => run(db, ["token", "create"], { tenant: t.tenantId, scopes: "analytics:read" }, []));
+    expect(await onlyAuditEntry(t.tenantId, "token.created")).toMatchObject({
+      actorType: "operator",
+      targetType: "token",
+      detail: { scope: "analytics:read" },
+    });
+  });
+});
 
 describe("team entries", () => {
   it("invitation sent, resent, revoked and accepted: one row each", async () => {
