@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import { apiKeys, MEMBERSHIP_ROLES, type MembershipRole, projects } from "../../schema/pg/schema.js";
 import { registerClient } from "../../workers/api/accounts/oauth/clients.js";
 import { addMembership, createUser } from "../../workers/api/accounts/users.js";
+import { auditOutside, keyLabel, OPERATOR_ACTOR } from "../../workers/api/audit/record.js";
 import {
   createKey,
   createProject,
@@ -15,6 +16,7 @@ import type { Db } from "../../workers/api/db.js";
 import type { CredentialChange } from "../../workers/shared/credentials/cache.js";
 import { KEY_PRESETS, type KeyPreset } from "../../workers/shared/credentials/scopes.js";
 import { isPlanId, PLAN_IDS } from "../../workers/shared/plans.js";
+import { recordCommand } from "./audit.js";
 
 export const USAGE = `usage:
   admin tenant create --name N --plan ${PLAN_IDS.join("|")}
@@ -62,7 +64,12 @@ export async function run(
   values: Record<string, string | undefined>,
   redirectUris: string[],
 ): Promise<Outcome> {
-  const result = await execute(db, words, values, redirectUris);
+  // The change and its audit entry commit together.
+  const result = await db.transaction(async (tx) => {
+    const done = await execute(tx, words, values, redirectUris);
+    await recordCommand(tx, words.join(" "), values, done);
+    return done;
+  });
   switch (words.join(" ")) {
     case "key revoke": {
       const [key] = await db
@@ -70,6 +77,9 @@ export async function run(
         .from(apiKeys)
         .innerJoin(projects, eq(projects.id, apiKeys.projectId))
         .where(eq(apiKeys.id, need(values, "id")));
+      if (key) {
+        await auditOperator(db, "key.revoked", key.tenantId, key.projectId, need(values, "id"));
+      }
       return { result, change: key ? { tenantId: key.tenantId, projectIds: [key.projectId] } : null };
     }
     case "key create": {
@@ -80,13 +90,48 @@ export async function run(
         .from(projects)
         .where(eq(projects.id, need(values, "project")));
       const projectId = need(values, "project");
+      if (project && isCreated(result)) {
+        await auditOperator(db, "key.created", project.tenantId, projectId, result.id);
+      }
       return { result, change: project ? { tenantId: project.tenantId, projectIds: [projectId] } : null };
     }
     case "project create":
       return { result, change: { tenantId: need(values, "tenant") } };
+    case "token create":
+      await auditOutside(db, {
+        tenantId: need(values, "tenant"),
+        actor: OPERATOR_ACTOR,
+        action: "token.created",
+        target: { type: "token", id: null, label: "operator token" },
+        detail: { scope: need(values, "scopes") },
+        at: new Date(),
+      });
+      return { result, change: null };
     default:
       return { result, change: null };
   }
+}
+
+function isCreated(result: unknown): result is { id: string } {
+  return typeof result === "object" && result !== null && typeof (result as { id?: unknown }).id === "string";
+}
+
+/** The operator's key changes in the audit log (docs/accounts.md, "Audit log"). */
+async function auditOperator(
+  db: Db,
+  action: "key.created" | "key.revoked",
+  tenantId: string,
+  projectId: string,
+  keyId: string,
+): Promise<void> {
+  await auditOutside(db, {
+    tenantId,
+    projectId,
+    actor: OPERATOR_ACTOR,
+    action,
+    target: { type: "key", id: keyId, label: await keyLabel(db, keyId) },
+    at: new Date(),
+  });
 }
 
 async function execute(

@@ -6,6 +6,7 @@ import { CH_EVENTS, openClickHouse } from "../../workers/shared/clickhouse.js";
 import { configOf } from "../../workers/shared/config.js";
 import { openEnvelope, sealEnvelope } from "../../workers/shared/envelope.js";
 import { retryDelaySeconds } from "../../workers/shared/queues.js";
+import { auditEntries, onlyAuditEntry } from "../support/audit.js";
 import { batch, event, gzip } from "../support/batches.js";
 import { eventsQueueSettled } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
@@ -325,6 +326,14 @@ describe("queue consumer", () => {
       (await api(`/v1/projects/${t.projectId}/dead-letters`, { key: tenant.keys.full.key })).status,
     ).toBe(404);
 
+    // Without data:admin the replay is refused and recorded nowhere.
+    const refused = await api(
+      `/v1/projects/${tenant.projectId}/dead-letters/replay`,
+      { key: tenant.keys.readwrite.key },
+      { method: "POST" },
+    );
+    expect(refused.status).toBe(403);
+    expect(await auditEntries(tenant.tenantId)).toEqual([]);
     const replay = await api(
       `/v1/projects/${tenant.projectId}/dead-letters/replay`,
       { key: tenant.keys.full.key },
@@ -332,10 +341,28 @@ describe("queue consumer", () => {
     );
     expect(replay.status).toBe(200);
     expect(await replay.json()).toEqual({ success: true, data: { replayed: 2, remaining: false } });
+    expect(await onlyAuditEntry(tenant.tenantId, "dead_letters.replayed")).toMatchObject({
+      tenantId: tenant.tenantId,
+      projectId: tenant.projectId,
+      actorType: "api_key",
+      actorId: tenant.keys.full.id,
+      targetType: "project",
+      targetId: tenant.projectId,
+      detail: { replayed: 2, remaining: false },
+      outcome: "success",
+    });
     await waitForTotal(tenant, 6);
     await eventsQueueSettled();
     expect((await kpis(tenant)).totalEvents).toBe(6);
     const after = await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.full.key });
     expect(((await after.json()) as { data: unknown[] }).data).toEqual([]);
+    // Nothing left to replay: the call changes nothing and records nothing more.
+    const empty = await api(
+      `/v1/projects/${tenant.projectId}/dead-letters/replay`,
+      { key: tenant.keys.full.key },
+      { method: "POST" },
+    );
+    expect(await empty.json()).toEqual({ success: true, data: { replayed: 0, remaining: false } });
+    expect((await auditEntries(tenant.tenantId)).map((e) => e.action)).toEqual(["dead_letters.replayed"]);
   });
 });

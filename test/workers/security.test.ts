@@ -495,6 +495,20 @@ describe("a session's reads", () => {
     expect(res.status).toBe(403);
     expect((await problemOf(res)).detail).toBe("This operation requires the scope data:admin.");
   });
+  it("the audit log is owners' only: a member's session is 403 on the API and the page", async () => {
+    const res = await api(
+      "/v1/audit-log",
+      { ip: "192.0.2.17" },
+      { headers: { Cookie: memberSessionCookie } },
+    );
+    expect(res.status).toBe(403);
+    expect((await problemOf(res)).detail).toBe("This operation requires the scope data:admin.");
+    const b = new Browser();
+    b.cookies.set("gt_session", memberSessionCookie.slice("gt_session=".length));
+    expect((await b.get(`/settings/studios/${t.tenantId}/audit-log`)).status).toBe(403);
+    const owner = await api("/v1/audit-log", { ip: "192.0.2.17" }, { headers: { Cookie: sessionCookie } });
+    expect(owner.status).toBe(200);
+  });
 });
 
 /** fetchedAt is when each answer was computed: everything else must match. */
@@ -540,6 +554,7 @@ const PAGES: PageRoute[] = [
     }),
   ),
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/members`, crossTenant: true },
+  { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/audit-log`, crossTenant: true },
   { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/invitations`, crossTenant: true },
   ...["resend", "revoke"].map(
     (action): PageRoute => ({

@@ -10,6 +10,7 @@ import { refuseUrlCredentials } from "./middleware/url-credentials.js";
 import { defaultHook } from "./openapi.js";
 import { alertsApp } from "./routes/alerts/index.js";
 import { analyticsApp } from "./routes/analytics/index.js";
+import { auditLogApp } from "./routes/audit-log/index.js";
 import { channelsApp } from "./routes/channels/index.js";
 import { contentApp } from "./routes/content/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
@@ -59,6 +60,10 @@ const DOCUMENT_TAGS = [
   { name: "Query", description: "Read-only SQL over the project's events (data:admin)." },
   { name: "Data administration", description: "Exports and player erasure (data:admin)." },
   { name: "Dead letters", description: "Batches the consumer could not store, and their replay." },
+  {
+    name: "Audit log",
+    description: "Who did what in the studio, from where, and how it ended (data:admin).",
+  },
   { name: "Ingest", description: "Telemetry batches from the engine SDKs (served by the ingest Worker)." },
 ];
 
@@ -144,6 +149,7 @@ function newApi() {
     exportsApp,
     queryApp,
     analyticsApp,
+    auditLogApp,
   ]) {
     api.route("/", resource);
   }

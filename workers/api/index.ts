@@ -1,9 +1,12 @@
 // The API Worker: /api/* (the Web API), the web pages, scheduled() alert evaluation, and the
 // notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
 // Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
+import { configOf } from "../shared/config.js";
 import { evaluateAlerts } from "./alerts/evaluate.js";
 import { judgeBuilds } from "./analytics/verdicts.js";
 import { newApp } from "./app.js";
+import { purgeAuditLog } from "./audit/retention.js";
+import { httpDb } from "./db.js";
 import { dispatchApiQueue } from "./queues.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
@@ -23,5 +26,10 @@ export default {
     const now = new Date(controller.scheduledTime);
     await evaluateAlerts(env, now);
     await judgeBuilds(env, now);
+    // Audit entries past their retention (audit/retention.ts). A failure only delays the purge to the
+    // next run; it is logged, not thrown, so it never stands in the alerts' way.
+    await purgeAuditLog(httpDb(configOf(env))).catch((err: unknown) => {
+      console.error("audit purge failed", err instanceof Error ? err.message : String(err));
+    });
   },
 } satisfies ExportedHandler<Env, unknown>;

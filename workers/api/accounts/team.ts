@@ -176,12 +176,16 @@ export class LastOwnerError extends AccountError {
   }
 }
 
-/** Changes a member's role; false when they are not a member. */
+/**
+ * Changes a member's role; false when they are not a member. `record` (the audit entry) runs in the
+ * same transaction once the role changed, with the role they had.
+ */
 export async function changeRole(
   db: Db,
   tenantId: string,
   userId: string,
   role: MembershipRole,
+  record?: (tx: Tx, previous: MembershipRole) => Promise<void>,
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, tenantId);
@@ -193,6 +197,9 @@ export async function changeRole(
       .set({ role })
       .where(and(eq(memberships.tenantId, tenantId), eq(memberships.userId, userId)))
       .returning({ userId: memberships.userId });
+    if (changed.length === 1) {
+      await record?.(tx, owners.includes(userId) ? "owner" : "member");
+    }
     return changed.length === 1;
   });
 }
@@ -203,7 +210,12 @@ export async function changeRole(
  * request: a session's principal is read from the memberships on every request. The caller announces
  * the change so cached tokens are dropped everywhere. False when they were not a member.
  */
-export async function removeMember(db: Db, tenantId: string, userId: string): Promise<boolean> {
+export async function removeMember(
+  db: Db,
+  tenantId: string,
+  userId: string,
+  record?: (tx: Tx) => Promise<void>,
+): Promise<boolean> {
   return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, tenantId);
     if (owners.length === 1 && owners[0] === userId) {
@@ -214,6 +226,9 @@ export async function removeMember(db: Db, tenantId: string, userId: string): Pr
       .where(and(eq(memberships.tenantId, tenantId), eq(memberships.userId, userId)))
       .returning({ userId: memberships.userId });
     await revokeGrantsOfUser(tx, userId, tenantId);
+    if (removed.length === 1) {
+      await record?.(tx);
+    }
     return removed.length === 1;
   });
 }

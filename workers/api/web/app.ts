@@ -11,6 +11,7 @@ import * as apiKeysCreate from "./pages/api-keys/create.js";
 import * as apiKeysGet from "./pages/api-keys/get.js";
 import * as apiKeysRevoke from "./pages/api-keys/revoke.js";
 import * as assetsGet from "./pages/assets/get.js";
+import * as auditLogGet from "./pages/audit-log/get.js";
 import * as connectedAppsGet from "./pages/connected-apps/get.js";
 import * as connectedAppsRevoke from "./pages/connected-apps/revoke.js";
 import * as dashboardGet from "./pages/dashboard/get.js";
@@ -90,6 +91,7 @@ export function webApp() {
     membersInvitationRevoke,
     membersMemberRole,
     membersMemberRemove,
+    auditLogGet,
     accountGet,
     accountName,
     accountPassword,

@@ -3,6 +3,7 @@ import { alertRules } from "../../../../schema/pg/schema.js";
 import { assertActiveRuleQuota } from "../../alerts/quota.js";
 import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rules.js";
 import { validateReferences } from "../../alerts/validate.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
@@ -64,6 +65,11 @@ export function register(app: OpenAPIHono<AppEnv>) {
       }
       await writeBundle(tx, row.id, bundle);
       await writeChannels(tx, row.id, channelIds);
+      await auditResource(c, project, "alert_rule.created", { id: row.id, name: body.name }, tx, {
+        metric: body.metric,
+        thresholdLevel: body.thresholdLevel,
+        mapId: body.mapId,
+      });
       return loadRule(tx, project.id, row.id);
     });
     return c.json({ success: true as const, data: detailOf(rule) }, 201);

@@ -4,6 +4,7 @@ import { alertRules } from "../../../../schema/pg/schema.js";
 import { assertActiveRuleQuota } from "../../alerts/quota.js";
 import { detailOf, loadRule, writeBundle, writeChannels } from "../../alerts/rules.js";
 import { validateReferences } from "../../alerts/validate.js";
+import { auditResource, fieldsOf } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
@@ -68,6 +69,16 @@ export function register(app: OpenAPIHono<AppEnv>) {
       if (patch.channelIds) {
         await writeChannels(tx, alertId, patch.channelIds);
       }
+      // Pausing and resuming are told apart from other edits: they decide whether anyone is paged.
+      const action =
+        current.isActive === next.isActive
+          ? "alert_rule.updated"
+          : next.isActive
+            ? "alert_rule.reactivated"
+            : "alert_rule.deactivated";
+      await auditResource(c, project, action, { id: alertId, name: next.name }, tx, {
+        fields: fieldsOf(patch),
+      });
       return loadRule(tx, project.id, alertId);
     });
     return c.json({ success: true as const, data: detailOf(rule) }, 200);

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { notificationChannels } from "../../../../schema/pg/schema.js";
 import { newSecret } from "../../../shared/credentials/secrets.js";
 import { SIGNING_SECRET_PREFIX } from "../../alerts/signature.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
@@ -33,21 +34,25 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const body = c.req.valid("json");
     const signingSecret = body.kind === "webhook" ? newSecret(SIGNING_SECRET_PREFIX) : null;
-    const [row] = await c
-      .get("db")
-      .insert(notificationChannels)
-      .values({
-        projectId: project.id,
-        kind: body.kind,
-        name: body.name,
-        url: body.url,
-        signingSecret,
-        buildRegressions: body.buildRegressions ?? false,
-      })
-      .returning();
-    if (!row) {
-      throw new Error("channel insert returned no row");
-    }
+    const row = await c.get("db").transaction(async (tx) => {
+      const [inserted] = await tx
+        .insert(notificationChannels)
+        .values({
+          projectId: project.id,
+          kind: body.kind,
+          name: body.name,
+          url: body.url,
+          signingSecret,
+          buildRegressions: body.buildRegressions ?? false,
+        })
+        .returning();
+      if (!inserted) {
+        throw new Error("channel insert returned no row");
+      }
+      // Not the URL: a Slack webhook's URL is its secret.
+      await auditResource(c, project, "channel.created", inserted, tx, { kind: inserted.kind });
+      return inserted;
+    });
     return c.json({ success: true as const, data: { ...channelItem(row), signingSecret } }, 201);
   });
 }

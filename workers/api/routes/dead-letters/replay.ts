@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { deadLetterPrefix } from "../../../shared/dead-letters.js";
+import { auditInProject } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { ReplaySchema } from "./schema.js";
@@ -37,6 +38,14 @@ export function register(app: OpenAPIHono<AppEnv>) {
       await c.env.EVENTS_QUEUE.send(new Uint8Array(await object.arrayBuffer()), { contentType: "bytes" });
       await c.env.DEAD_LETTERS.delete(key);
       replayed++;
+    }
+    // A call that found nothing to replay changed nothing and records nothing.
+    if (replayed > 0) {
+      await auditInProject(c, project, {
+        action: "dead_letters.replayed",
+        target: { type: "project", id: project.id, label: project.name },
+        detail: { replayed, remaining: listing.truncated },
+      });
     }
     return c.json({ success: true as const, data: { replayed, remaining: listing.truncated } }, 200);
   });

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { dataExports } from "../../../../schema/pg/schema.js";
+import { auditInProject } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { single } from "../../db.js";
 import type { ExportMessage } from "../../exports/consumer.js";
@@ -34,21 +35,39 @@ export function register(app: OpenAPIHono<AppEnv>) {
     // Set by the gate before projectFromPath could pass.
     const principal = c.get("principal");
     const db = c.get("db");
-    const created = single(
-      await db
-        .insert(dataExports)
-        .values({
-          projectId: project.id,
-          requestedBy: principal?.kind === "key" ? principal.keyId : null,
-          format: body.format,
-          rangeFrom: from,
-          rangeTo: to,
-          eventName: body.eventName ?? null,
-          status: "queued",
-        })
-        .returning(),
-      "export insert",
-    );
+    const created = await db.transaction(async (tx) => {
+      const inserted = single(
+        await tx
+          .insert(dataExports)
+          .values({
+            projectId: project.id,
+            requestedBy: principal?.kind === "key" ? principal.keyId : null,
+            format: body.format,
+            rangeFrom: from,
+            rangeTo: to,
+            eventName: body.eventName ?? null,
+            status: "queued",
+          })
+          .returning(),
+        "export insert",
+      );
+      await auditInProject(
+        c,
+        project,
+        {
+          action: "export.requested",
+          target: { type: "export", id: inserted.id, label: null },
+          detail: {
+            format: inserted.format,
+            from: inserted.rangeFrom.toISOString(),
+            to: inserted.rangeTo.toISOString(),
+            eventName: inserted.eventName,
+          },
+        },
+        tx,
+      );
+      return inserted;
+    });
     try {
       await c.env.EXPORTS_QUEUE.send({ exportId: created.id } satisfies ExportMessage);
     } catch (err) {

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { ApiError } from "../../../shared/errors.js";
+import { auditInProject } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { EXPORT_FORMATS } from "../../exports/formats.js";
 import { errorResponses, ProblemSchema, policy, rateLimitHeaderDocs } from "../../openapi.js";
@@ -42,6 +43,12 @@ export function register(app: OpenAPIHono<AppEnv>) {
       throw new ApiError("NOT_FOUND", "The export's file is gone.");
     }
     const format = EXPORT_FORMATS[row.format];
+    // The file leaves the service here: who took it, and how much.
+    await auditInProject(c, c.get("project"), {
+      action: "export.downloaded",
+      target: { type: "export", id: exportId, label: null },
+      detail: { format: row.format, sizeBytes: object.size },
+    });
     return new Response(object.body, {
       status: 200,
       headers: {

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, type SQL } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import { DeletedMapSchema, discardImage, MapRefParams } from "./schema.js";
@@ -45,12 +46,16 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const remove = async (which: SQL) => {
       try {
-        const [row] = await c
-          .get("db")
-          .delete(maps)
-          .where(and(eq(maps.projectId, project.id), which))
-          .returning({ id: maps.id, imageKey: maps.imageKey });
-        return row;
+        return await c.get("db").transaction(async (tx) => {
+          const [row] = await tx
+            .delete(maps)
+            .where(and(eq(maps.projectId, project.id), which))
+            .returning({ id: maps.id, imageKey: maps.imageKey, mapId: maps.mapId, name: maps.name });
+          if (row) {
+            await auditResource(c, project, "map.deleted", row, tx, { mapId: row.mapId });
+          }
+          return row;
+        });
       } catch (err) {
         if (sqlState(err) === FOREIGN_KEY_VIOLATION) {
           throw new ApiError("CONFLICT", "map: the map is still used by alert rules", {

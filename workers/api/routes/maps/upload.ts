@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { maps } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { boundedForm } from "../../middleware/body-limits.js";
 import { ProjectHeader } from "../../middleware/project-header.js";
@@ -72,7 +73,8 @@ export function register(app: OpenAPIHono<AppEnv>) {
         );
       }
     }
-    const projectId = c.get("project").id;
+    const project = c.get("project");
+    const projectId = project.id;
     const record = {
       name: fields.name,
       imageContentType: info.contentType,
@@ -96,7 +98,10 @@ export function register(app: OpenAPIHono<AppEnv>) {
           .values({ ...record, projectId, mapId: fields.mapId })
           .onConflictDoNothing({ target: [maps.projectId, maps.mapId] })
           .returning({ id: maps.id });
+        const entry = (id: string, action: "map.created" | "map.updated") =>
+          auditResource(c, project, action, { id, name: fields.name }, tx, { mapId: fields.mapId });
         if (created) {
+          await entry(created.id, "map.created");
           return { id: created.id, action: "created" as const, replacedKey: null };
         }
         // The conflicting row is committed by now; lock it to learn which image it replaces.
@@ -114,6 +119,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
           .update(maps)
           .set({ ...record, updatedAt: sql`now()` })
           .where(eq(maps.id, existing.id));
+        await entry(existing.id, "map.updated");
         return { id: existing.id, action: "updated" as const, replacedKey: existing.imageKey };
       });
     } catch (err) {

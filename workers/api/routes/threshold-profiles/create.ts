@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, ProjectIdParam, policy, problemDoc } from "../../openapi.js";
@@ -31,14 +32,17 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
-    const [row] = await c
-      .get("db")
-      .insert(thresholdProfiles)
-      .values({ ...c.req.valid("json"), projectId: project.id })
-      .returning();
-    if (!row) {
-      throw new Error("insert returned no row");
-    }
+    const row = await c.get("db").transaction(async (tx) => {
+      const [inserted] = await tx
+        .insert(thresholdProfiles)
+        .values({ ...c.req.valid("json"), projectId: project.id })
+        .returning();
+      if (!inserted) {
+        throw new Error("insert returned no row");
+      }
+      await auditResource(c, project, "threshold_profile.created", inserted, tx);
+      return inserted;
+    });
     return c.json({ success: true as const, data: profileItem(row) }, 201);
   });
 }

@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
 import { applyProfileDeletion } from "../../alerts/profile-deletion.js";
+import { auditResource } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { DeletedSchema, ProfileParams } from "./schema.js";
@@ -27,7 +28,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     // One transaction: what the deletion means for alert rules and their history commits with it or not at all.
     const deleted = await c.get("db").transaction(async (tx) => {
       const [locked] = await tx
-        .select({ id: thresholdProfiles.id })
+        .select({ id: thresholdProfiles.id, name: thresholdProfiles.name })
         .from(thresholdProfiles)
         .where(and(eq(thresholdProfiles.id, profileId), eq(thresholdProfiles.projectId, project.id)))
         .for("update");
@@ -36,6 +37,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       }
       await applyProfileDeletion(tx, project.id, locked.id);
       await tx.delete(thresholdProfiles).where(eq(thresholdProfiles.id, locked.id));
+      await auditResource(c, project, "threshold_profile.deleted", locked, tx);
       return locked;
     });
     return c.json({ success: true as const, data: { id: deleted.id } }, 200);

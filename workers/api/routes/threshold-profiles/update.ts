@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { thresholdProfiles } from "../../../../schema/pg/schema.js";
 import { ApiError } from "../../../shared/errors.js";
+import { auditResource, fieldsOf } from "../../audit/project.js";
 import type { AppEnv } from "../../context.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
@@ -38,16 +39,23 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const changes = c.req.valid("json");
     const inProject = and(eq(thresholdProfiles.id, profileId), eq(thresholdProfiles.projectId, project.id));
-    const db = c.get("db");
-    // An empty patch changes nothing, updatedAt included.
-    const [row] =
-      Object.keys(changes).length === 0
-        ? await db.select().from(thresholdProfiles).where(inProject)
-        : await db
-            .update(thresholdProfiles)
-            .set({ ...changes, updatedAt: sql`now()` })
-            .where(inProject)
-            .returning();
+    // An empty patch changes nothing, updatedAt included, and records no entry.
+    const row = await c.get("db").transaction(async (tx) => {
+      if (Object.keys(changes).length === 0) {
+        return (await tx.select().from(thresholdProfiles).where(inProject))[0];
+      }
+      const [updated] = await tx
+        .update(thresholdProfiles)
+        .set({ ...changes, updatedAt: sql`now()` })
+        .where(inProject)
+        .returning();
+      if (updated) {
+        await auditResource(c, project, "threshold_profile.updated", updated, tx, {
+          fields: fieldsOf(changes),
+        });
+      }
+      return updated;
+    });
     if (!row) {
       throw new ApiError("NOT_FOUND", "Threshold profile not found.");
     }

@@ -739,6 +739,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who did what in the studio: the audit log, newest first
+         * @description Needs data:admin: an owner's session reads every entry of the studio; a Full key (made by an owner) reads only the entries of its own project. OAuth tokens and members' sessions never hold data:admin (403). Entries are kept 400 days and cannot be changed or deleted.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1733,6 +1753,56 @@ export interface components {
         };
         PinBuildBaseline: {
             buildId: string;
+        };
+        AuditLogPage: {
+            /** @description Newest first */
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description Pass as `cursor` for the next (older) page; null at the end */
+            nextCursor: string | null;
+        };
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it happened (for a counted row: the start of its window)
+             */
+            at: string;
+            /**
+             * Format: date-time
+             * @description The last attempt a counted row counts; equal to `at` otherwise
+             */
+            lastAt: string;
+            /** @description Attempts this row counts (failed sign-ins per account, IP and window); 1 otherwise */
+            count: number;
+            /** @description Dotted verb, e.g. key.created, member.role_changed */
+            action: string;
+            /** @enum {string} */
+            outcome: "success" | "failure" | "denied";
+            /** Format: uuid */
+            projectId: string | null;
+            actor: {
+                /** @enum {string} */
+                type: "user" | "api_key" | "oauth_client" | "operator" | "system";
+                id: string | null;
+                /** @description As it was then: an email, a key's name, an OAuth client and its user */
+                label: string;
+                /**
+                 * Format: uuid
+                 * @description The person behind the actor, when known
+                 */
+                userId: string | null;
+            };
+            target: {
+                type: string;
+                id: string | null;
+                label: string | null;
+            } | null;
+            ip: string | null;
+            userAgent: string | null;
+            detail: {
+                [key: string]: string | number | boolean | null;
+            };
         };
     };
     responses: never;
@@ -5788,6 +5858,94 @@ export interface operations {
                         data: {
                             deleted: boolean;
                         };
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /** @description An actor's id or label (email, key name), exactly */
+                actor?: string;
+                action?: string;
+                /** @description Only entries of this project */
+                project?: string;
+                /** @description Entries at or after this instant */
+                from?: string;
+                /** @description Entries at or before this instant */
+                to?: string;
+                cursor?: string;
+                /** @description Default 50 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AuditLogPage"];
                     };
                 };
             };

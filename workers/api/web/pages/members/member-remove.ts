@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { removeMember } from "../../../accounts/team.js";
+import { audit, userLabel } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
@@ -18,9 +19,28 @@ export function register(app: Hono<AppEnv>) {
       const self = userId === c.get("visitor").user.userId;
       // Owners remove anyone; a member may only leave.
       if (membership.role !== "owner" && !self) {
+        await audit(c, {
+          action: "member.removed",
+          outcome: "denied",
+          tenantId: membership.tenantId,
+          target: { type: "user", id: userId, label: await userLabel(c.get("db"), userId) },
+        });
         return errorPage(c, 403, "Member not removed", "Only an owner of the studio can remove members.");
       }
-      const refused = await changeMember(c, userId, removeMember);
+      const refused = await changeMember(c, userId, (db, tenantId, id) =>
+        removeMember(db, tenantId, id, async (tx) =>
+          audit(
+            c,
+            {
+              action: "member.removed",
+              tenantId,
+              target: { type: "user", id, label: await userLabel(tx, id) },
+              detail: { left: self },
+            },
+            tx,
+          ),
+        ),
+      );
       if (refused) {
         return refused;
       }
