@@ -480,7 +480,11 @@ describe("a session's reads", () => {
     expect((await problemOf(res)).detail).toBe("This operation requires the scope data:admin.");
   });
   it("the audit log is owners' only: a member's session is 403 on the API and the page", async () => {
-    const res = await api("/v1/audit-log", { ip: "192.0.2.17" }, { headers: { Cookie: memberSessionCookie } });
+    const res = await api(
+      "/v1/audit-log",
+      { ip: "192.0.2.17" },
+      { headers: { Cookie: memberSessionCookie } },
+    );
     expect(res.status).toBe(403);
     expect((await problemOf(res)).detail).toBe("This operation requires the scope data:admin.");
     const b = new Browser();
