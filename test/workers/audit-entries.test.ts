@@ -147,6 +147,24 @@ describe("account entries", () => {
   });
 });
 
+describe("account deletion", () => {
+  it("user.deleted: one row in the studio, written before the membership goes", async () => {
+    const t = await seedTenant("pro", "Audit Deletion");
+    await seedUser(t.tenantId, "owner");
+    const user = await seedUser(t.tenantId, "member");
+    const b = await signedIn(user.email, user.password);
+    const res = await b.submit("/settings/account", { password: user.password }, "/settings/account/delete");
+    expect(res.status).toBe(303);
+    expect(await onlyAuditEntry(t.tenantId, "user.deleted")).toMatchObject({
+      actorType: "user",
+      actorId: user.id,
+      actorLabel: user.email,
+      targetId: user.id,
+      outcome: "success",
+    });
+  });
+});
+
 describe("credential entries", () => {
   it("key created and revoked on the API Keys page; a member's refused revoke is recorded as denied", async () => {
     const { t, owner, member, ob, mb } = await studio("Audit Keys");

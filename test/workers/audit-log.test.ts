@@ -1,8 +1,12 @@
+import { env } from "cloudflare:test";
 import { eq, sql } from "drizzle-orm";
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { auditLog } from "../../schema/pg/schema.js";
-import { auditOutside, SYSTEM_ACTOR } from "../../workers/api/audit/record.js";
+import { audit, auditOutside, SYSTEM_ACTOR } from "../../workers/api/audit/record.js";
 import { AUDIT_RETENTION_DAYS, purgeAuditLog } from "../../workers/api/audit/retention.js";
+import type { AppEnv } from "../../workers/api/context.js";
+import type { Principal } from "../../workers/shared/credentials/principal.js";
 import { auditEntries, onlyAuditEntry } from "../support/audit.js";
 import { seedTenant, withDb } from "../support/harness.js";
 
@@ -118,5 +122,78 @@ describe("audit_log in Postgres", () => {
     }
     const del = await refusal(() => withDb((db) => db.delete(auditLog).where(eq(auditLog.id, young.id))));
     expect(del).toContain("kept for 400 days");
+  });
+});
+
+describe("audit(c, …): the actor, studio, project, IP, user agent and time from the request", () => {
+  /** Runs audit() inside a request whose principal is `principal`. */
+  async function record(principal: Principal, action: `${string}.${string}`) {
+    await withDb(async (db) => {
+      const app = new Hono<AppEnv>();
+      app.get("/", async (c) => {
+        c.set("now", Date.UTC(2026, 10, 1, 9, 30));
+        c.set("db", db);
+        c.set("principal", principal);
+        await audit(c, { action, target: { type: "thing", id: "t1" } });
+        return c.text("ok");
+      });
+      const res = await app.request(
+        "/",
+        { headers: { "CF-Connecting-IP": "203.0.113.77", "User-Agent": "audit-test/1" } },
+        env,
+      );
+      expect(res.status).toBe(200);
+    });
+  }
+
+  it("an API key: the key (its name or prefix), its studio and project", async () => {
+    const t = await seedTenant("pro", "Audit Key Actor");
+    const key = t.keys.full;
+    await record(
+      {
+        kind: "key",
+        keyId: key.id,
+        projectId: t.projectId,
+        projectName: "main",
+        tenantId: t.tenantId,
+        planId: "pro",
+        scopes: key.scopes,
+        lastUsedAt: null,
+      },
+      "test.by_key",
+    );
+    expect(await onlyAuditEntry(t.tenantId, "test.by_key")).toMatchObject({
+      actorType: "api_key",
+      actorId: key.id,
+      actorLabel: `${key.key.slice(0, 10)}…`,
+      projectId: t.projectId,
+      ip: "203.0.113.77",
+      userAgent: "audit-test/1",
+      at: new Date(Date.UTC(2026, 10, 1, 9, 30)),
+      outcome: "success",
+    });
+  });
+
+  it("an admin-made token: the operator, in the token's studio", async () => {
+    const t = await seedTenant("pro", "Audit Token Actor");
+    await record(
+      {
+        kind: "token",
+        tokenId: "tok-1",
+        tenantId: t.tenantId,
+        planId: "pro",
+        scopes: ["analytics:read"],
+        grantId: null,
+        lastUsedAt: null,
+        expiresAt: new Date(Date.UTC(2027, 0, 1)),
+      },
+      "test.by_token",
+    );
+    expect(await onlyAuditEntry(t.tenantId, "test.by_token")).toMatchObject({
+      actorType: "operator",
+      actorId: null,
+      actorLabel: "operator token tok-1",
+      projectId: null,
+    });
   });
 });

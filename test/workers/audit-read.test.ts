@@ -153,4 +153,34 @@ describe("Audit log page", () => {
     expect(out.status).toBe(307);
     expect(out.headers.get("location")).toContain("/sign-in");
   });
+
+  it("pages: 50 entries, then an Older entries link carrying the filters to the rest", async () => {
+    const t = await seedTenant("pro", "Audit Paging");
+    const owner = await seedUser(t.tenantId, "owner");
+    await withDb(async (db) => {
+      for (let i = 0; i < 52; i++) {
+        await auditOutside(db, {
+          tenantId: t.tenantId,
+          actor: { type: "system", id: null, label: "system" },
+          action: "test.paged",
+          target: { type: "thing", id: `n${i}`, label: `thing ${i}` },
+          at: new Date(T0 + i * 1000),
+        });
+      }
+    });
+    const b = new Browser();
+    expect((await b.signIn(owner.email, owner.password)).status).toBe(303);
+    const first = await (await b.get(`/settings/studios/${t.tenantId}/audit-log?action=test.paged`)).text();
+    expect(first.match(/<code>test\.paged<\/code>/g)).toHaveLength(50);
+    expect(first).toContain("thing 51");
+    expect(first).not.toContain("thing 1<");
+    const next =
+      /<a href="([^"]+)" rel="next">Older entries<\/a>/.exec(first)?.[1]?.replaceAll("&amp;", "&") ?? "";
+    expect(next).toContain("action=test.paged");
+    const second = await (await b.get(next)).text();
+    expect(second.match(/<code>test\.paged<\/code>/g)).toHaveLength(2);
+    expect(second).toContain("thing 1<");
+    expect(second).toContain("thing 0<");
+    expect(second).not.toContain('rel="next"');
+  });
 });

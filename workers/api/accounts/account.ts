@@ -172,7 +172,12 @@ export async function noteSignIn(db: Db, userId: string): Promise<void> {
  * studio would be left without anyone to run it). Sessions, memberships and grants go with the user
  * (foreign keys); the grants are revoked first so the tenants to announce are known. Returns them.
  */
-export async function deleteAccount(db: Db, userId: string, password: string): Promise<string[]> {
+export async function deleteAccount(
+  db: Db,
+  userId: string,
+  password: string,
+  record?: (tx: Tx) => Promise<void>,
+): Promise<string[]> {
   const [user] = await db
     .select({ passwordHash: users.passwordHash })
     .from(users)
@@ -200,6 +205,8 @@ export async function deleteAccount(db: Db, userId: string, password: string): P
         );
       }
     }
+    // While the memberships still say which studios see the entry.
+    await record?.(tx);
     const tenantIds = await revokeGrantsOfUser(tx, userId);
     await endSessionsOfUser(tx, userId);
     await tx.delete(users).where(eq(users.id, userId));

@@ -46,25 +46,19 @@ const grantColumns = {
 export async function grantOfToken(db: Db, token: string): Promise<GrantParties | null> {
   const hash = await sha256Hex(token);
   const [access] = await db
-    .select(grantColumns)
+    .select({ grantId: oauthTokens.grantId })
     .from(oauthTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthTokens.grantId))
-    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
-    .innerJoin(users, eq(users.id, oauthGrants.userId))
     .where(eq(oauthTokens.tokenHash, hash))
     .limit(1);
-  if (access) {
-    return parties(access);
-  }
-  const [refresh] = await db
-    .select(grantColumns)
-    .from(oauthRefreshTokens)
-    .innerJoin(oauthGrants, eq(oauthGrants.id, oauthRefreshTokens.grantId))
-    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
-    .innerJoin(users, eq(users.id, oauthGrants.userId))
-    .where(eq(oauthRefreshTokens.tokenHash, hash))
-    .limit(1);
-  return refresh ? parties(refresh) : null;
+  const [refresh] = access?.grantId
+    ? []
+    : await db
+        .select({ grantId: oauthRefreshTokens.grantId })
+        .from(oauthRefreshTokens)
+        .where(eq(oauthRefreshTokens.tokenHash, hash))
+        .limit(1);
+  const grantId = access?.grantId ?? refresh?.grantId;
+  return grantId ? grantById(db, grantId) : null;
 }
 
 /** The grant by id; null if none. */

@@ -1,17 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AuditActorType, AuditDetail, AuditOutcome } from "../../../schema/pg/columns.js";
-import {
-  apiKeys,
-  auditLog,
-  memberships,
-  oauthClients,
-  oauthGrants,
-  users,
-} from "../../../schema/pg/schema.js";
+import { apiKeys, auditLog, memberships, users } from "../../../schema/pg/schema.js";
 import type { AppEnv } from "../context.js";
 import type { Db } from "../db.js";
 import { currentUser } from "../web/session.js";
+import { grantById } from "./oauth.js";
 
 // The audit log's one writer (docs/accounts.md, "Audit log"). Every security-relevant change records one
 // entry through `audit(c, …)` inside a request, or `auditOutside(db, …)` in a queue consumer, the cron
@@ -207,13 +201,8 @@ async function requestActor<E extends AppEnv>(c: Context<E>, db: Db): Promise<De
     };
   }
   if (p.kind === "key") {
-    const [key] = await db
-      .select({ name: apiKeys.name, prefix: apiKeys.prefix })
-      .from(apiKeys)
-      .where(eq(apiKeys.id, p.keyId))
-      .limit(1);
     return {
-      actor: { type: "api_key", id: p.keyId, label: key ? (key.name ?? `${key.prefix}…`) : p.keyId },
+      actor: { type: "api_key", id: p.keyId, label: await keyLabel(db, p.keyId) },
       tenantId: p.tenantId,
       projectId: p.projectId,
     };
@@ -226,27 +215,9 @@ async function requestActor<E extends AppEnv>(c: Context<E>, db: Db): Promise<De
       projectId: null,
     };
   }
-  const [grant] = await db
-    .select({
-      clientId: oauthClients.id,
-      clientName: oauthClients.name,
-      userId: users.id,
-      email: users.email,
-    })
-    .from(oauthGrants)
-    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
-    .innerJoin(users, eq(users.id, oauthGrants.userId))
-    .where(eq(oauthGrants.id, p.grantId))
-    .limit(1);
+  const grant = await grantById(db, p.grantId);
   return {
-    actor: grant
-      ? {
-          type: "oauth_client",
-          id: grant.clientId,
-          label: `${grant.clientName} (${grant.email})`,
-          userId: grant.userId,
-        }
-      : { type: "oauth_client", id: null, label: `grant ${p.grantId}` },
+    actor: grant?.actor ?? { type: "oauth_client", id: null, label: `grant ${p.grantId}` },
     tenantId: p.tenantId,
     projectId: null,
   };
