@@ -46,7 +46,10 @@ export function register(app: Hono<AppEnv>) {
       if (!mayManagePreset(project.role, preset)) {
         return page(403, "Only an owner of the studio can create Full keys.");
       }
-      const created = await createProjectKey(db, project.id, preset, name || null);
+      const created = await createProjectKey(db, project.id, preset, name || null, {
+        type: "user",
+        userId: v.user.userId,
+      });
       // A new key changes no cached principal, so nothing is announced; the replica learns it now, so the
       // key works through a Postgres outage from its first request. Postgres stays the source of truth:
       // a failed write is mended by the ingest Worker's first lookup of the key.
