@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { changePassword } from "../../../accounts/account.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, visitor } from "../../access.js";
+import { mailPasswordChanged } from "../../password-mail.js";
 import { attempt } from "./get.js";
 
 export function register(app: Hono<AppEnv>) {
@@ -15,6 +16,7 @@ export function register(app: Hono<AppEnv>) {
         current: (form.current ?? "").slice(0, 1024),
         next: form.next ?? "",
       });
+      mailPasswordChanged(c, user.email, "changed");
       return c.redirect("/settings/account?done=password", 303);
     }),
   );

@@ -5,6 +5,7 @@ import { liveLink } from "../../../accounts/links.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";
+import { mailPasswordChanged } from "../../password-mail.js";
 import { csrfToken, csrfValid } from "../../session.js";
 import { confirmPage, dead } from "./view.js";
 
@@ -47,6 +48,7 @@ export function register(app: Hono<AppEnv>) {
     for (const tenantId of tenants) {
       await announceChange(c.env, { tenantId });
     }
+    mailPasswordChanged(c, link.email, "reset");
     return c.redirect("/sign-in?done=reset", 303);
   });
 }
