@@ -55,3 +55,14 @@ export type WorstCell = {
  * for a resolved one).
  */
 export type WorstCellsRecord = { mapId: string; days: number; cellSize: number; cells: WorstCell[] };
+
+/** Who did what an audit_log entry records (workers/api/audit/record.ts says how each is derived). */
+export const AUDIT_ACTOR_TYPES = ["user", "api_key", "oauth_client", "operator", "system"] as const;
+export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
+
+/** How the recorded attempt ended: done, refused by a rule or check, or refused for lack of rights. */
+export const AUDIT_OUTCOMES = ["success", "failure", "denied"] as const;
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+
+/** audit_log.detail: a few flat facts about the entry (never a secret: no key, token or password). */
+export type AuditDetail = Record<string, string | number | boolean | null>;

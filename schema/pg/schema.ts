@@ -18,6 +18,9 @@ import { PLAN_IDS } from "../../workers/shared/plans.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import {
   ALERT_STATUSES,
+  AUDIT_ACTOR_TYPES,
+  AUDIT_OUTCOMES,
+  type AuditDetail,
   CHANNEL_KINDS,
   type ContentMetadata,
   ERASURE_STATUSES,
@@ -518,6 +521,47 @@ export const erasures = pgTable(
   (t) => [index("erasures_project_idx").on(t.projectId, t.createdAt)],
 );
 
+// The audit log: who did what, to what, from where, and how it ended (workers/api/audit/). Rows are
+// immutable: a trigger (migration 0009_audit_log_immutable) refuses every UPDATE but the growth of an
+// aggregated row's count, every DELETE of a row younger than the retention (AUDIT_RETENTION_DAYS) and
+// every TRUNCATE. No foreign keys: an entry outlives the user, key, project or studio it names, so ids
+// are kept as they were, with the label (email, key name) they had then.
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    // Null only for what belongs to no studio (a failed sign-in to an unknown address).
+    tenantId: uuid("tenant_id"),
+    projectId: uuid("project_id"),
+    actorType: text("actor_type", { enum: AUDIT_ACTOR_TYPES }).notNull(),
+    // A user's, key's or OAuth client's id; null for the operator and the system.
+    actorId: text("actor_id"),
+    actorLabel: text("actor_label").notNull(),
+    // The person behind the actor: the signed-in user, the user an OAuth token acts for.
+    actorUserId: uuid("actor_user_id"),
+    action: text("action").notNull(),
+    targetType: text("target_type"),
+    targetId: text("target_id"),
+    targetLabel: text("target_label"),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    outcome: text("outcome", { enum: AUDIT_OUTCOMES }).notNull(),
+    detail: jsonb("detail").$type<AuditDetail>().notNull().default({}),
+    // Aggregated entries (failed sign-ins): one row per key and window, counting the attempts.
+    aggregateKey: text("aggregate_key").unique(),
+    count: integer("count").notNull().default(1),
+    at: timestamp("at", { withTimezone: true, mode: "date" }).notNull(),
+    // The last attempt an aggregated row counts; equal to `at` for every other row.
+    lastAt: timestamp("last_at", { withTimezone: true, mode: "date" }).notNull(),
+  },
+  (t) => [
+    index("audit_log_tenant_at_idx").on(t.tenantId, t.at, t.id),
+    index("audit_log_at_idx").on(t.at),
+    check("audit_log_action_check", sql`${t.action} ~ '^[a-z_]+(\\.[a-z_]+)+$'`),
+    check("audit_log_count_check", sql`${t.count} >= 1`),
+  ],
+);
+
 // Rows as selected, for code that passes them around. The typed text and jsonb columns above make
 // these the exact shapes: no cast is needed to read a status, metric, kind or format.
 export type TenantRow = typeof tenants.$inferSelect;
@@ -530,3 +574,4 @@ export type NotificationChannelRow = typeof notificationChannels.$inferSelect;
 export type AlertEvaluationEventRow = typeof alertEvaluationEvents.$inferSelect;
 export type DataExportRow = typeof dataExports.$inferSelect;
 export type ErasureRow = typeof erasures.$inferSelect;
+export type AuditLogRow = typeof auditLog.$inferSelect;

@@ -1,8 +1,11 @@
 // The API Worker: /api/* (the Web API), the web pages, scheduled() alert evaluation, and the
 // notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
 // Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
+import { configOf } from "../shared/config.js";
 import { evaluateAlerts } from "./alerts/evaluate.js";
 import { newApp } from "./app.js";
+import { purgeAuditLog } from "./audit/retention.js";
+import { httpDb } from "./db.js";
 import { dispatchApiQueue } from "./queues.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
@@ -20,5 +23,10 @@ export default {
   async scheduled(controller, env) {
     // Awaited rather than left to waitUntil: the run is the whole point of this invocation.
     await evaluateAlerts(env, new Date(controller.scheduledTime));
+    // Audit entries past their retention (audit/retention.ts). A failure only delays the purge to the
+    // next run; it is logged, not thrown, so it never stands in the alerts' way.
+    await purgeAuditLog(httpDb(configOf(env))).catch((err: unknown) => {
+      console.error("audit purge failed", err instanceof Error ? err.message : String(err));
+    });
   },
 } satisfies ExportedHandler<Env, unknown>;

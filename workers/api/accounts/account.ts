@@ -3,7 +3,7 @@ import { accountLinks, memberships, users } from "../../../schema/pg/schema.js";
 import { createProject, createTenant } from "../bootstrap.js";
 import { revokeGrantsOfUser } from "../credentials/grants.js";
 import { endSessionsOfUser } from "../credentials/sessions.js";
-import type { Db } from "../db.js";
+import type { Db, Tx } from "../db.js";
 import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem, verifyPassword } from "./password.js";
 import { NAME_MAX } from "./team.js";
@@ -77,7 +77,12 @@ export async function verifySignup(
  * of the user and every OAuth grant (its refresh and access tokens). Returns the tenants whose cached
  * credentials changed, or null when the link is not live.
  */
-export async function completeReset(db: Db, token: string, password: string): Promise<string[] | null> {
+export async function completeReset(
+  db: Db,
+  token: string,
+  password: string,
+  record?: (tx: Tx, userId: string) => Promise<void>,
+): Promise<string[] | null> {
   const problem = passwordProblem(password);
   if (problem) {
     throw new AccountError(`Password ${problem}.`);
@@ -106,14 +111,20 @@ export async function completeReset(db: Db, token: string, password: string): Pr
           isNull(accountLinks.revokedAt),
         ),
       );
-    return revokeGrantsOfUser(tx, userId);
+    const tenantIds = await revokeGrantsOfUser(tx, userId);
+    await record?.(tx, userId);
+    return tenantIds;
   });
 }
 
-/** Changes the password when `current` is right, and ends the user's other sessions. */
+/**
+ * Changes the password when `current` is right, and ends the user's other sessions; `record` writes
+ * the audit entry in the same transaction.
+ */
 export async function changePassword(
   db: Db,
   input: { userId: string; sessionId: string; current: string; next: string },
+  record?: (tx: Tx) => Promise<void>,
 ): Promise<void> {
   const [user] = await db
     .select({ passwordHash: users.passwordHash })
@@ -131,6 +142,7 @@ export async function changePassword(
   await db.transaction(async (tx) => {
     await tx.update(users).set({ passwordHash, updatedAt: new Date() }).where(eq(users.id, input.userId));
     await endSessionsOfUser(tx, input.userId, input.sessionId);
+    await record?.(tx);
   });
 }
 

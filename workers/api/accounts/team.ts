@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
 import { accountLinks, type MembershipRole, memberships, tenants, users } from "../../../schema/pg/schema.js";
 import { revokeGrantsOfUser } from "../credentials/grants.js";
-import { revokeKeysCreatedBy } from "../credentials/key-management.js";
+import { type RevokedKey, revokeKeysCreatedBy } from "../credentials/key-management.js";
 import type { Db, Tx } from "../db.js";
 import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem } from "./password.js";
@@ -177,12 +177,16 @@ export class LastOwnerError extends AccountError {
   }
 }
 
-/** Changes a member's role; false when they are not a member. */
+/**
+ * Changes a member's role; false when they are not a member. `record` (the audit entry) runs in the
+ * same transaction once the role changed, with the role they had.
+ */
 export async function changeRole(
   db: Db,
   tenantId: string,
   userId: string,
   role: MembershipRole,
+  record?: (tx: Tx, previous: MembershipRole) => Promise<void>,
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, tenantId);
@@ -194,6 +198,9 @@ export async function changeRole(
       .set({ role })
       .where(and(eq(memberships.tenantId, tenantId), eq(memberships.userId, userId)))
       .returning({ userId: memberships.userId });
+    if (changed.length === 1) {
+      await record?.(tx, owners.includes(userId) ? "owner" : "member");
+    }
     return changed.length === 1;
   });
 }
@@ -211,6 +218,7 @@ export async function removeMember(
   tenantId: string,
   userId: string,
   keyIds: string[] = [],
+  record?: (tx: Tx, revokedKeys: RevokedKey[]) => Promise<void>,
 ): Promise<{ keyProjectIds: string[]; keysRevoked: number } | null> {
   return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, tenantId);
@@ -226,7 +234,8 @@ export async function removeMember(
     }
     await revokeGrantsOfUser(tx, userId, tenantId);
     const keys = await revokeKeysCreatedBy(tx, tenantId, userId, keyIds);
-    return { keyProjectIds: keys.projectIds, keysRevoked: keys.revoked };
+    await record?.(tx, keys.keys);
+    return { keyProjectIds: keys.projectIds, keysRevoked: keys.keys.length };
   });
 }
 

@@ -103,22 +103,31 @@ export async function liveKeysCreatedBy(db: Db, tenantId: string, userId: string
     .orderBy(projects.name, desc(apiKeys.createdAt), apiKeys.id);
 }
 
+/** A key revoked with its creator's removal, as it was named. */
+export type RevokedKey = { id: string; projectId: string; name: string | null; prefix: string };
+
 /**
  * Revokes, inside the removal's transaction, the keys of `keyIds` that `userId` created in the studio's
  * projects and that are still live. An id that is not such a key (another studio's, someone else's) is
- * refused: the whole change rolls back (`KeysNotTheirs`). Returns the projects whose keys were revoked.
+ * refused: the whole change rolls back (`KeysNotTheirs`). Returns the keys revoked and their projects.
  */
 export async function revokeKeysCreatedBy(
   tx: Tx,
   tenantId: string,
   userId: string,
   keyIds: string[],
-): Promise<{ projectIds: string[]; revoked: number }> {
+): Promise<{ projectIds: string[]; keys: RevokedKey[] }> {
   if (keyIds.length === 0) {
-    return { projectIds: [], revoked: 0 };
+    return { projectIds: [], keys: [] };
   }
   const theirs = await tx
-    .select({ id: apiKeys.id, projectId: apiKeys.projectId, revokedAt: apiKeys.revokedAt })
+    .select({
+      id: apiKeys.id,
+      projectId: apiKeys.projectId,
+      name: apiKeys.name,
+      prefix: apiKeys.prefix,
+      revokedAt: apiKeys.revokedAt,
+    })
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(
@@ -143,7 +152,10 @@ export async function revokeKeysCreatedBy(
         ),
       );
   }
-  return { projectIds: [...new Set(live.map((k) => k.projectId))], revoked: live.length };
+  return {
+    projectIds: [...new Set(live.map((k) => k.projectId))],
+    keys: live.map(({ revokedAt: _, ...k }) => k),
+  };
 }
 
 /** A ticked key that is not one the removed member created in this studio. */

@@ -1,5 +1,7 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../shared/credentials/cache.js";
+import { grantOfToken } from "../../audit/oauth.js";
+import { audit } from "../../audit/record.js";
 import type { AppEnv } from "../../context.js";
 import { OAuthError, revokeToken } from "../../credentials/tokens.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
@@ -16,9 +18,20 @@ export function register(app: Hono<AppEnv>) {
       if (!token) {
         throw new OAuthError("invalid_request", "Missing token.");
       }
-      await revokeToken(c.get("db"), { clientId: client.id, token }, (tenantId) =>
-        announceChange(c.env, { tenantId }),
-      );
+      const grant = await grantOfToken(c.get("db"), token);
+      let revoked = false;
+      await revokeToken(c.get("db"), { clientId: client.id, token }, (tenantId) => {
+        revoked = true;
+        return announceChange(c.env, { tenantId });
+      });
+      // Only what was revoked now: unknown, foreign or already revoked tokens leave no entry.
+      if (revoked && grant) {
+        await audit(c, {
+          action: "token.revoked",
+          ...grant,
+          detail: { kind: token.startsWith("gtr_") ? "refresh" : "access" },
+        });
+      }
       return oauthJson(c, {});
     }),
   );

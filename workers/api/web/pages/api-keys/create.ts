@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { syncKeyReplica } from "../../../../shared/credentials/key-replica.js";
+import { audit, keyLabel } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import {
   createProjectKey,
@@ -46,9 +47,23 @@ export function register(app: Hono<AppEnv>) {
       if (!mayManagePreset(project.role, preset)) {
         return page(403, "Only an owner of the studio can create Full keys.");
       }
-      const created = await createProjectKey(db, project.id, preset, name || null, {
-        type: "user",
-        userId: v.user.userId,
+      const created = await db.transaction(async (tx) => {
+        const key = await createProjectKey(tx, project.id, preset, name || null, {
+          type: "user",
+          userId: v.user.userId,
+        });
+        await audit(
+          c,
+          {
+            action: "key.created",
+            tenantId: project.tenantId,
+            projectId: project.id,
+            target: { type: "key", id: key.id, label: await keyLabel(tx, key.id) },
+            detail: { preset },
+          },
+          tx,
+        );
+        return key;
       });
       // A new key changes no cached principal, so nothing is announced; the replica learns it now, so the
       // key works through a Postgres outage from its first request. Postgres stays the source of truth:

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { announceKeyChange } from "../../../../shared/credentials/key-replica.js";
+import { audit, keyLabel } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { revokeProjectKey } from "../../../credentials/key-management.js";
 import { csrfForm, userProject, visitor } from "../../access.js";
@@ -13,7 +14,24 @@ export function register(app: Hono<AppEnv>) {
     csrfForm("Key not revoked"),
     async (c) => {
       const project = c.get("project");
-      const outcome = await revokeProjectKey(c.get("db"), project.id, c.req.param("keyId"), project.role);
+      const keyId = c.req.param("keyId");
+      const outcome = await c.get("db").transaction(async (tx) => {
+        const result = await revokeProjectKey(tx, project.id, keyId, project.role);
+        if (result !== "not_found") {
+          await audit(
+            c,
+            {
+              action: "key.revoked",
+              outcome: result === "forbidden" ? "denied" : "success",
+              tenantId: project.tenantId,
+              projectId: project.id,
+              target: { type: "key", id: keyId, label: await keyLabel(tx, keyId) },
+            },
+            tx,
+          );
+        }
+        return result;
+      });
       if (outcome === "not_found") {
         return errorPage(c, 404, "Not found", "No such key in this project.");
       }

@@ -1,5 +1,7 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../../shared/credentials/cache.js";
+import { grantById } from "../../../audit/oauth.js";
+import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { revokeGrantOfUser } from "../../../credentials/grants.js";
 import { csrfForm, visitor } from "../../access.js";
@@ -15,6 +17,12 @@ export function register(app: Hono<AppEnv>) {
     if (!tenantId) {
       return errorPage(c, 404, "Not found", "No such connected app.");
     }
+    const grant = await grantById(c.get("db"), grantId);
+    await audit(c, {
+      action: "oauth.grant_revoked",
+      tenantId,
+      target: grant?.target ?? { type: "grant", id: grantId },
+    });
     await announceChange(c.env, { tenantId });
     return c.redirect("/settings/connected-apps?revoked=1", 303);
   });

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { acceptInvitation } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
+import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { endSession } from "../../../credentials/sessions.js";
 import { readForm } from "../../form.js";
@@ -52,6 +53,13 @@ export function register(app: Hono<AppEnv>) {
     if (!accepted) {
       return dead(c);
     }
+    await audit(c, {
+      action: "invitation.accepted",
+      tenantId: accepted.tenantId,
+      actor: { type: "user", id: accepted.userId, label: inv.email, userId: accepted.userId },
+      target: { type: "user", id: accepted.userId, label: inv.email },
+      detail: { newAccount: accepted.created },
+    });
     if (accepted.created) {
       await signInAs(c, accepted.userId);
       return c.redirect("/", 303);

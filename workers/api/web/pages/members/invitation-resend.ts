@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { renewLink } from "../../../accounts/links.js";
+import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
 import { chargeTenantInvitation } from "../../mail-throttle.js";
@@ -31,6 +32,12 @@ export function register(app: Hono<AppEnv>) {
       if (!renewed) {
         return errorPage(c, 404, "Not found", "No such pending invitation.");
       }
+      await audit(c, {
+        action: "invitation.resent",
+        tenantId: membership.tenantId,
+        target: { type: "invitation", id: invitation.id, label: invitation.email },
+        detail: { role: invitation.role },
+      });
       const back = await mailInvitation(
         c.env,
         db,

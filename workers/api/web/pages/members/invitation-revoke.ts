@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { revokeInvitation } from "../../../accounts/team.js";
+import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
 import { pendingInvitation } from "./pending.js";
@@ -22,7 +23,15 @@ export function register(app: Hono<AppEnv>) {
       if ("refused" in found) {
         return found.refused;
       }
-      await revokeInvitation(db, membership.tenantId, found.invitation.id);
+      const { invitation } = found;
+      if (await revokeInvitation(db, membership.tenantId, invitation.id)) {
+        await audit(c, {
+          action: "invitation.revoked",
+          tenantId: membership.tenantId,
+          target: { type: "invitation", id: invitation.id, label: invitation.email },
+          detail: { role: invitation.role },
+        });
+      }
       return c.redirect(`${membersPath(membership.tenantId)}?done=revoked`, 303);
     },
   );

@@ -3,6 +3,7 @@ import { isMembershipRole, type MembershipRole } from "../../../../../schema/pg/
 import { linkUrl, mailLink } from "../../../accounts/links.js";
 import { invite, mayInvite } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
+import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import type { Db } from "../../../db.js";
 import { invitationMail } from "../../../mail/messages.js";
@@ -43,11 +44,24 @@ export function register(app: Hono<AppEnv>) {
       }
       let created: Awaited<ReturnType<typeof invite>>;
       try {
-        created = await invite(c.get("db"), {
-          tenantId: membership.tenantId,
-          email,
-          role,
-          invitedBy: c.get("visitor").user.userId,
+        created = await c.get("db").transaction(async (tx) => {
+          const made = await invite(tx, {
+            tenantId: membership.tenantId,
+            email,
+            role,
+            invitedBy: c.get("visitor").user.userId,
+          });
+          await audit(
+            c,
+            {
+              action: "invitation.sent",
+              tenantId: membership.tenantId,
+              target: { type: "invitation", id: made.id, label: made.email },
+              detail: { role },
+            },
+            tx,
+          );
+          return made;
         });
       } catch (err) {
         if (err instanceof AccountError) {

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { announceKeyChange } from "../../../../shared/credentials/key-replica.js";
 import { removeMember } from "../../../accounts/team.js";
+import { audit, userLabel } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { KeysNotTheirs } from "../../../credentials/key-management.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
@@ -21,6 +22,12 @@ export function register(app: Hono<AppEnv>) {
       const self = userId === c.get("visitor").user.userId;
       // Owners remove anyone; a member may only leave.
       if (membership.role !== "owner" && !self) {
+        await audit(c, {
+          action: "member.removed",
+          outcome: "denied",
+          tenantId: membership.tenantId,
+          target: { type: "user", id: userId, label: await userLabel(c.get("db"), userId) },
+        });
         return errorPage(c, 403, "Member not removed", "Only an owner of the studio can remove members.");
       }
       // The keys ticked on the confirmation page (remove-get.ts), one field each.
@@ -33,7 +40,33 @@ export function register(app: Hono<AppEnv>) {
       let keys: { keyProjectIds: string[]; keysRevoked: number } | null = null;
       try {
         const refused = await changeMember(c, userId, async (db, tenantId, id) => {
-          keys = await removeMember(db, tenantId, id, keyIds);
+          keys = await removeMember(db, tenantId, id, keyIds, async (tx, revokedKeys) => {
+            const label = await userLabel(tx, id);
+            await audit(
+              c,
+              {
+                action: "member.removed",
+                tenantId,
+                target: { type: "user", id, label },
+                detail: { left: self },
+              },
+              tx,
+            );
+            // One entry per key revoked with the removal, in its transaction.
+            for (const key of revokedKeys) {
+              await audit(
+                c,
+                {
+                  action: "key.revoked",
+                  tenantId,
+                  projectId: key.projectId,
+                  target: { type: "key", id: key.id, label: key.name ?? `${key.prefix}…` },
+                  detail: { reason: "member_removed", creator: label },
+                },
+                tx,
+              );
+            }
+          });
           return keys !== null;
         });
         if (refused) {

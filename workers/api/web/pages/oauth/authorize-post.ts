@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { membershipsOf } from "../../../accounts/users.js";
+import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { issueCode } from "../../../credentials/tokens.js";
 import { readForm } from "../../form.js";
@@ -58,6 +59,12 @@ export function register(app: Hono<AppEnv>) {
       scopes: request.scopes,
       redirectUri: request.redirectUri,
       codeChallenge: request.codeChallenge,
+    });
+    await audit(c, {
+      action: "oauth.consent_granted",
+      tenantId: tenant.tenantId,
+      target: { type: "oauth_client", id: request.client.id, label: request.client.name },
+      detail: { scope: request.scopes.join(" ") },
     });
     return c.redirect(clientRedirect(request.redirectUri, { code, state: request.state, iss: issuer }), 303);
   });

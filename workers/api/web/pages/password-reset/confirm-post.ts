@@ -3,6 +3,7 @@ import { announceChange } from "../../../../shared/credentials/cache.js";
 import { completeReset } from "../../../accounts/account.js";
 import { liveLink } from "../../../accounts/links.js";
 import { AccountError } from "../../../accounts/users.js";
+import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";
 import { mailPasswordChanged } from "../../password-mail.js";
@@ -31,7 +32,20 @@ export function register(app: Hono<AppEnv>) {
     }
     let tenants: string[] | null;
     try {
-      tenants = await completeReset(db, token, form.password ?? "");
+      tenants = await completeReset(db, token, form.password ?? "", (tx, userId) => {
+        // Whoever holds the mailed link: signed out, proven only by the link to the address.
+        const person = { type: "user", id: userId, label: link.email, userId } as const;
+        return auditUser(
+          c,
+          userId,
+          {
+            action: "user.password_reset",
+            actor: person,
+            target: { type: "user", id: userId, label: link.email },
+          },
+          tx,
+        );
+      });
     } catch (err) {
       if (err instanceof AccountError) {
         return c.html(

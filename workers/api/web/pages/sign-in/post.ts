@@ -1,7 +1,9 @@
 import type { Hono } from "hono";
 import { clientIp } from "../../../../shared/rate-limit.js";
-import { chargeSignIn } from "../../../accounts/throttle.js";
-import { checkPassword } from "../../../accounts/users.js";
+import { chargeSignIn, SIGN_IN_LIMITS } from "../../../accounts/throttle.js";
+import { checkPassword, normalizeEmail } from "../../../accounts/users.js";
+import { auditUser } from "../../../audit/record.js";
+import { auditSignInFailure } from "../../../audit/sign-in.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";
 import { csrfToken, csrfValid, safeReturnTo } from "../../session.js";
@@ -25,6 +27,7 @@ export function register(app: Hono<AppEnv>) {
     const charge = await chargeSignIn(c.env, clientIp(c.req.raw.headers), email);
     if (!charge.allowed) {
       c.header("Retry-After", String(charge.retryAfter));
+      await auditSignInFailure(c, normalizeEmail(email), "throttled", SIGN_IN_LIMITS.windowSeconds);
       return again(429, SIGN_IN_FAILED);
     }
     if (charge.delayMs > 0) {
@@ -33,10 +36,16 @@ export function register(app: Hono<AppEnv>) {
     }
     const user = await checkPassword(c.get("db"), email, password.slice(0, 1024));
     if (!user) {
+      await auditSignInFailure(c, normalizeEmail(email), "password", SIGN_IN_LIMITS.windowSeconds);
       return again(401, SIGN_IN_FAILED);
     }
     await charge.refund();
     await signInAs(c, user.id);
+    await auditUser(c, user.id, {
+      action: "user.signed_in",
+      actor: { type: "user", id: user.id, label: user.email, userId: user.id },
+      target: { type: "user", id: user.id, label: user.email },
+    });
     return c.redirect(returnTo, 303);
   });
 }

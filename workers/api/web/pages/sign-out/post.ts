@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { endSession } from "../../../credentials/sessions.js";
 import { readForm } from "../../form.js";
@@ -15,6 +16,12 @@ export function register(app: Hono<AppEnv>) {
     }
     if (user) {
       await endSession(c.get("db"), user.sessionId);
+      await auditUser(c, user.userId, {
+        action: "session.ended",
+        actor: { type: "user", id: user.userId, label: user.email, userId: user.userId },
+        target: { type: "session", id: user.sessionId, label: user.email },
+        detail: { how: "sign_out" },
+      });
     }
     clearSessionCookie(c);
     return c.redirect("/sign-in", 303);
