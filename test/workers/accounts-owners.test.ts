@@ -4,6 +4,7 @@ import { accountLinks, apiKeys, memberships, sessions, users } from "../../schem
 import { createLink } from "../../workers/api/accounts/links.js";
 import { createKey } from "../../workers/api/bootstrap.js";
 import { SESSION_LAST_SEEN_RESOLUTION_MS } from "../../workers/api/credentials/sessions.js";
+import { auditEntries, onlyAuditEntry } from "../support/audit.js";
 import { Browser, csrfOf, seedUser, unescapeHtml } from "../support/browser.js";
 import { BASE, seedTenant, withDb } from "../support/harness.js";
 import { api } from "../support/http.js";
@@ -136,6 +137,17 @@ describe("keys with owners", () => {
       expect(await db.select().from(memberships).where(eq(memberships.userId, member.id))).toEqual([]);
     });
     expect((await ob.get(`${membersPath(t.tenantId)}?done=removed-keys`)).status).toBe(200);
+    // Audit: the removal, and one key.revoked per revoked key, by the owner; none for the unticked key.
+    const removal = await onlyAuditEntry(t.tenantId, "member.removed");
+    expect(removal).toMatchObject({ actorType: "user", actorId: owner.id, targetId: member.id });
+    const revokedEntries = (await auditEntries(t.tenantId, "key.revoked")).filter(
+      (e) => e.detail.reason === "member_removed",
+    );
+    expect(revokedEntries.map((e) => e.targetId).sort()).toEqual([first.id, second.id].sort());
+    for (const e of revokedEntries) {
+      expect(e).toMatchObject({ actorId: owner.id, outcome: "success", detail: { creator: member.email } });
+    }
+    expect(revokedEntries.find((e) => e.targetId === second.id)?.projectId).toBe(t.siblingProjectId);
   });
 
   it("a ticked key that is not the member's (another's, another studio's, malformed) refuses the whole removal: 400, nothing changed", async () => {
@@ -163,6 +175,7 @@ describe("keys with owners", () => {
     });
     expect((await api("/v1/projects", { key: other.keys.read.key })).status).toBe(200);
     expect((await api("/v1/projects", { key: t.keys.full.key })).status).toBe(200);
+    expect(await auditEntries(t.tenantId, "member.removed")).toEqual([]);
   });
 
   it("a member sees no removal page for someone else (403); the members page's Remove asks first", async () => {
@@ -207,6 +220,15 @@ describe("sessions", () => {
     expect(next.status).toBe(307);
     expect(next.headers.get("location")).toMatch(/^\/sign-in/);
     expect((await here.get("/settings/account")).status).toBe(200);
+    const entry = await onlyAuditEntry(t.tenantId, "session.ended");
+    expect(entry).toMatchObject({
+      actorType: "user",
+      actorId: user.id,
+      targetType: "session",
+      targetId: thereId,
+      outcome: "success",
+      detail: { how: "ended_from_list", thisBrowser: false },
+    });
   });
 
   it("end all other sessions keeps this one", async () => {
@@ -222,6 +244,8 @@ describe("sessions", () => {
     const page = await (await here.get("/settings/account")).text();
     expect(page).not.toContain("End all other sessions");
     expect(page).toContain("(this browser)");
+    const entry = await onlyAuditEntry(t.tenantId, "session.ended");
+    expect(entry).toMatchObject({ actorId: user.id, detail: { how: "ended_others", count: 2 } });
   });
 
   it("last seen is written at most once per resolution window, after the response", async () => {
@@ -263,8 +287,17 @@ describe("sessions", () => {
     const ownerPath = `${membersPath(t.tenantId)}/${owner.id}/sessions/end`;
     expect((await m1.submit(membersPath(t.tenantId), {}, ownerPath)).status).toBe(403);
     expect((await ob.get("/")).status).toBe(200);
+    const denied = await onlyAuditEntry(t.tenantId, "session.ended");
+    expect(denied).toMatchObject({ actorId: member.id, targetId: owner.id, outcome: "denied" });
     const res = await ob.submit(membersPath(t.tenantId), {}, path);
     expect(res.headers.get("location")).toBe(`${membersPath(t.tenantId)}?done=sessions-ended`);
+    const ended = (await auditEntries(t.tenantId, "session.ended")).filter((e) => e.outcome === "success");
+    expect(ended).toHaveLength(1);
+    expect(ended[0]).toMatchObject({
+      actorId: owner.id,
+      targetId: member.id,
+      detail: { how: "ended_by_owner", count: 2 },
+    });
     expect((await m1.get("/")).status).toBe(307);
     expect((await m2.get("/")).status).toBe(307);
     expect((await ob.get("/")).status).toBe(200);

@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { endSessionOfUser } from "../../../credentials/sessions.js";
 import { csrfForm, visitor } from "../../access.js";
@@ -12,7 +13,23 @@ export function register(app: Hono<AppEnv>) {
   app.post("/settings/account/sessions/:sessionId/end", visitor, csrfForm("Session not ended"), async (c) => {
     const { user } = c.get("visitor");
     const sessionId = c.req.param("sessionId");
-    if (!(await endSessionOfUser(c.get("db"), user.userId, sessionId))) {
+    const ended = await c.get("db").transaction(async (tx) => {
+      if (!(await endSessionOfUser(tx, user.userId, sessionId))) {
+        return false;
+      }
+      await auditUser(
+        c,
+        user.userId,
+        {
+          action: "session.ended",
+          target: { type: "session", id: sessionId, label: user.email },
+          detail: { how: "ended_from_list", thisBrowser: sessionId === user.sessionId },
+        },
+        tx,
+      );
+      return true;
+    });
+    if (!ended) {
       return errorPage(c, 404, "Not found", "No such session of yours.");
     }
     if (sessionId === user.sessionId) {
