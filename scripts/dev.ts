@@ -62,8 +62,8 @@ async function seedDemo(databaseUrl: string): Promise<DemoKeys> {
     }
     const tenant = await createTenant(db, DEMO_TENANT, "studio");
     const project = await createProject(db, tenant.id, "Demo Game");
-    const ingest = await createKey(db, project.id, "ingest");
-    const full = await createKey(db, project.id, "full");
+    const ingest = await createKey(db, project.id, "ingest", null, { type: "operator" });
+    const full = await createKey(db, project.id, "full", null, { type: "operator" });
     console.log(
       JSON.stringify({
         demo: { tenantId: tenant.id, projectId: project.id, ingestKey: ingest.key, fullKey: full.key },
@@ -96,8 +96,8 @@ async function demoGameKeys(db: Db, tenantId: string): Promise<DemoKeys> {
   for (const name of [DEMO_GAME_KEY, SEED_KEY]) {
     await db.delete(apiKeys).where(and(eq(apiKeys.projectId, project.id), eq(apiKeys.name, name)));
   }
-  const game = await createKey(db, project.id, "ingest", DEMO_GAME_KEY);
-  const seed = await createKey(db, project.id, "full", SEED_KEY);
+  const game = await createKey(db, project.id, "ingest", DEMO_GAME_KEY, { type: "operator" });
+  const seed = await createKey(db, project.id, "full", SEED_KEY, { type: "operator" });
   return { projectId: project.id, game: game.key, seed: { id: seed.id, key: seed.key } };
 }
 

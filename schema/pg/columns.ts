@@ -41,6 +41,13 @@ export type ExportStatus = (typeof EXPORT_STATUSES)[number];
 export const ERASURE_STATUSES = ["running", "completed", "failed"] as const;
 export type ErasureStatus = (typeof ERASURE_STATUSES)[number];
 
+/**
+ * Who created an API key (api_keys.created_by_type): a signed-in user on the API Keys page, the operator
+ * (the admin CLI), or a key or OAuth client through the API. Null on keys made before it was recorded.
+ */
+export const KEY_CREATOR_TYPES = ["user", "operator", "api_key", "oauth_client"] as const;
+export type KeyCreatorType = (typeof KEY_CREATOR_TYPES)[number];
+
 /** One table's part of a player erasure: erasures.steps holds these, in the order they ran. */
 export type ErasureStepOutcome = { table: string; rowsRemoved: number };
 

@@ -28,6 +28,7 @@ import {
   type ErasureStepOutcome,
   EXPORT_FORMAT_NAMES,
   EXPORT_STATUSES,
+  KEY_CREATOR_TYPES,
   THRESHOLD_LEVELS,
   type VerdictGroups,
   type WorstCellsRecord,
@@ -81,8 +82,17 @@ export const apiKeys = pgTable(
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
     // Accurate to LAST_USED_RESOLUTION (workers/shared/credentials/last-used.ts): written at most that often.
     lastUsedAt: timestamp("last_used_at", { withTimezone: true, mode: "date" }),
+    // Who created the key (null on keys made before this was recorded: shown as "unknown"). For a user,
+    // or an OAuth client acting for one, `createdByUserId` is the person (null once their account is
+    // deleted); `createdById` is the creating key's or client's id.
+    createdByType: text("created_by_type", { enum: KEY_CREATOR_TYPES }),
+    createdByUserId: uuid("created_by_user_id").references(() => users.id, { onDelete: "set null" }),
+    createdById: text("created_by_id"),
   },
-  (t) => [index("api_keys_project_idx").on(t.projectId)],
+  (t) => [
+    index("api_keys_project_idx").on(t.projectId),
+    index("api_keys_created_by_user_idx").on(t.createdByUserId),
+  ],
 );
 
 // OAuth 2.1 opaque access tokens: tenant-wide, only analytics:read and resources:write.
@@ -153,6 +163,11 @@ export const sessions = pgTable(
     createdAt: timestamps.createdAt,
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
     revokedAt: timestamp("revoked_at", { withTimezone: true, mode: "date" }),
+    // Where and with what the session signed in (shown on the Account page; null on older sessions).
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    // Accurate to SESSION_LAST_SEEN_RESOLUTION_MS (workers/api/credentials/sessions.ts): written at most that often.
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true, mode: "date" }),
   },
   (t) => [index("sessions_user_idx").on(t.userId)],
 );

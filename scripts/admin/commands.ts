@@ -155,7 +155,7 @@ async function execute(
       if (!(preset in KEY_PRESETS)) {
         fail(`--preset must be one of ${Object.keys(KEY_PRESETS).join(", ")}`);
       }
-      return createKey(db, need(values, "project"), preset as KeyPreset);
+      return createKey(db, need(values, "project"), preset as KeyPreset, null, { type: "operator" });
     }
     case "key revoke":
       return revokeKey(db, need(values, "id"));

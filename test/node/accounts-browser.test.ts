@@ -175,3 +175,48 @@ it("signs in, approves a loopback authorization, creates, uses and revokes an AP
   const refused = await fetch(`${origin}/api/v1/whoami`, { headers: { "X-API-Key": secret } });
   expect(refused.status).toBe(401);
 }, 60_000);
+
+it("a session ended from another browser is signed out on its next request", async () => {
+  const { origin } = service;
+  const email = "two.browsers@studio.test";
+  const password = "two-browsers-password-1";
+  await admin("user", "create", "--tenant", seed.tenantId, "--email", email, "--password", password);
+  // A second, separate browser (its own profile, cookies and process): the person's laptop.
+  const laptopDir = await mkdtemp(join(tmpdir(), "chromium-profile-"));
+  const laptop = await launchChromium(laptopDir);
+  try {
+    const signIn = async (ctx: BrowserContext) => {
+      await ctx.clearCookies();
+      const page = await ctx.newPage();
+      await page.goto(`${origin}/sign-in`);
+      await page.getByLabel("Email").fill(email);
+      await page.getByLabel("Password").fill(password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL((u) => u.pathname === "/");
+      return page;
+    };
+    const here = await signIn(context);
+    const there = await signIn(laptop);
+
+    // The Account page lists both, this one marked; "End" the other.
+    await here.goto(`${origin}/settings/account`);
+    await here.getByText("(this browser)").waitFor();
+    expect(await here.getByRole("cell", { name: "Chrome on Linux", exact: true }).count()).toBe(1);
+    const end = here.locator("button", { hasText: /^End$/ });
+    expect(await end.count()).toBe(1);
+    await end.click();
+    await here.getByText("Session ended: that browser is signed out.").waitFor();
+    expect(await here.locator("button", { hasText: /^End$/ }).count()).toBe(0);
+
+    // The laptop's next request: signed out, on the sign-in page.
+    await there.goto(`${origin}/settings/account`);
+    await there.waitForURL((u) => u.pathname === "/sign-in");
+    await there.getByLabel("Email").waitFor();
+    // This browser stays signed in.
+    await here.reload();
+    await here.getByRole("heading", { name: "Your account" }).waitFor();
+  } finally {
+    await laptop.close();
+    await rm(laptopDir, { recursive: true, force: true });
+  }
+}, 90_000);

@@ -188,6 +188,10 @@ it("invites someone new who joins and sees the project; a role change; removal c
   await members.getByLabel(`Role of ${label}`, { exact: true }).selectOption("member");
   await members.getByRole("button", { name: `Change role of ${label}` }).click();
   await members.getByText("Role changed.").waitFor();
+  // Remove asks first (their keys would be listed, ticked); confirm.
+  await members.getByRole("button", { name: `Remove ${label}` }).click();
+  await members.getByRole("heading", { name: `Remove ${label}?` }).waitFor();
+  await members.getByText("They created no API key that still works in this studio.").waitFor();
   await members.getByRole("button", { name: `Remove ${label}` }).click();
   await members.getByText("Member removed").waitFor();
   expect(await members.getByRole("cell", { name: invitee, exact: true }).count()).toBe(0);

@@ -7,6 +7,7 @@ import {
   maps,
   memberships,
   oauthGrants,
+  sessions,
   thresholdProfiles,
   users,
 } from "../../schema/pg/schema.js";
@@ -260,7 +261,9 @@ let sessionCookie = "";
 /** The same owner's session after sign-out, and a plain member's session. */
 let endedSessionCookie = "";
 let memberSessionCookie = "";
-const neighbour = { grantId: "", keyId: "", userId: "", invitationId: "" };
+const neighbour = { grantId: "", keyId: "", userId: "", invitationId: "", sessionId: "" };
+/** Another member of the owner's studio, for the owner-only pages a member is refused. */
+let colleagueId = "";
 /** The studio a project belongs to: studio pages name the studio, the table's paths take a project. */
 const tenantOf = (projectId: string) => (projectId === other.projectId ? other.tenantId : t.tenantId);
 beforeAll(async () => {
@@ -270,6 +273,7 @@ beforeAll(async () => {
   const theirUser = await seedUser(other.tenantId);
   sessionCookie = `gt_session=${await withDb((db) => startSession(db, mine.id))}`;
   const member = await seedUser(t.tenantId, "member");
+  colleagueId = (await seedUser(t.tenantId, "member")).id;
   memberSessionCookie = `gt_session=${await withDb((db) => startSession(db, member.id))}`;
   const ended = await withDb((db) => startSession(db, mine.id));
   await withDb(async (db) => {
@@ -290,6 +294,8 @@ beforeAll(async () => {
     neighbour.grantId = grant?.id ?? "";
     neighbour.keyId = other.keys.read.id;
     neighbour.userId = theirUser.id;
+    const theirSession = await sessionUser(db, await startSession(db, theirUser.id));
+    neighbour.sessionId = theirSession?.sessionId ?? "";
     const invitation = await createLink(db, {
       purpose: "invitation",
       email: "invited@neighbour.test",
@@ -563,13 +569,33 @@ const PAGES: PageRoute[] = [
       crossTenant: true,
     }),
   ),
-  ...["role", "remove"].map(
+  ...["role", "remove", "sessions/end"].map(
     (action): PageRoute => ({
       method: "POST",
       path: (id) => `/settings/studios/${tenantOf(id)}/members/${neighbour.userId}/${action}`,
       crossTenant: true,
     }),
   ),
+  {
+    method: "GET",
+    path: (id) => `/settings/studios/${tenantOf(id)}/members/${neighbour.userId}/remove`,
+    crossTenant: true,
+  },
+  // Another person's session is not one's own to end (404, it lives on); the path takes no studio.
+  {
+    method: "POST",
+    path: () => `/settings/account/sessions/${neighbour.sessionId}/end`,
+    crossTenant: true,
+  },
+  { method: "POST", path: () => "/settings/account/sessions/end-others", crossTenant: false },
+];
+
+/** Pages only an owner may use: a member of the same studio is refused (403), nothing changed. */
+const OWNER_ONLY: Array<{ method: "GET" | "POST"; path: () => string }> = [
+  { method: "GET", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/remove` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/remove` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/role` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/sessions/end` },
 ];
 
 async function page(route: PageRoute, projectId: string, b: Browser, fields: Record<string, string> = {}) {
@@ -624,7 +650,27 @@ describe.each(PAGES.filter((r) => r.crossTenant))("page $method $path: cross-ten
       expect(members.map((m) => [m.userId, m.role])).toEqual([[neighbour.userId, "owner"]]);
       const links = await db.select().from(accountLinks).where(eq(accountLinks.tenantId, other.tenantId));
       expect(links.map((l) => [l.id, l.revokedAt])).toEqual([[neighbour.invitationId, null]]);
+      const [session] = await db.select().from(sessions).where(eq(sessions.id, neighbour.sessionId));
+      expect(session?.revokedAt).toBeNull();
     });
+  });
+});
+
+describe.each(OWNER_ONLY)("page $method $path: a member", (route) => {
+  it("signed in as a member of the studio: 403, nothing changed", async () => {
+    const b = new Browser();
+    b.cookies.set("gt_session", memberSessionCookie.slice("gt_session=".length));
+    const csrf = csrfOf(await (await b.get("/")).text());
+    const res =
+      route.method === "GET"
+        ? await b.get(route.path())
+        : await b.post(route.path(), { csrf, role: "owner" });
+    expect(res.status).toBe(403);
+    await withDb(async (db) => {
+      const [m] = await db.select().from(memberships).where(eq(memberships.userId, colleagueId));
+      expect(m?.role).toBe("member");
+    });
+    expect((await b.get("/")).status).toBe(200);
   });
 });
 

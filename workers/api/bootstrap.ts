@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import type { KeyCreatorType } from "../../schema/pg/columns.js";
 import { apiKeys, oauthTokens, projects, tenants } from "../../schema/pg/schema.js";
 import {
   isTokenScope,
@@ -25,12 +26,16 @@ export async function createProject(db: Db, tenantId: string, name: string): Pro
 
 export type CreatedKey = { id: string; key: string; projectId: string; scopes: Scope[] };
 
+/** Who creates a key (api_keys.created_by_*): the person (userId) and, for a key or client, its id. */
+export type KeyCreator = { type: KeyCreatorType; userId?: string | null; id?: string | null };
+
 /** The secret is returned here once and never stored: only its hash is. */
 export async function createKey(
   db: Db,
   projectId: string,
   preset: KeyPreset,
   name: string | null = null,
+  creator: KeyCreator | null = null,
 ): Promise<CreatedKey> {
   if (!Object.hasOwn(KEY_PRESETS, preset)) {
     throw new Error(`unknown preset ${preset}`);
@@ -39,7 +44,17 @@ export async function createKey(
   const key = newSecret(KEY_PREFIX);
   const [row] = await db
     .insert(apiKeys)
-    .values({ projectId, keyHash: await sha256Hex(key), prefix: key.slice(0, 10), preset, scopes, name })
+    .values({
+      projectId,
+      keyHash: await sha256Hex(key),
+      prefix: key.slice(0, 10),
+      preset,
+      scopes,
+      name,
+      createdByType: creator?.type ?? null,
+      createdByUserId: creator?.userId ?? null,
+      createdById: creator?.id ?? null,
+    })
     .returning({ id: apiKeys.id });
   return { id: must(row).id, key, projectId, scopes };
 }

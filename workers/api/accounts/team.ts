@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, isNull } from "drizzle-orm";
 import { accountLinks, type MembershipRole, memberships, tenants, users } from "../../../schema/pg/schema.js";
 import { revokeGrantsOfUser } from "../credentials/grants.js";
+import { type RevokedKey, revokeKeysCreatedBy } from "../credentials/key-management.js";
 import type { Db, Tx } from "../db.js";
 import { createLink, liveLink, spendLink } from "./links.js";
 import { hashPassword, passwordProblem } from "./password.js";
@@ -206,16 +207,19 @@ export async function changeRole(
 
 /**
  * Removes a member from the studio and, in the same transaction, revokes every OAuth grant they hold on
- * it (with its access and refresh tokens). Their sessions reach the studio no more from the next
- * request: a session's principal is read from the memberships on every request. The caller announces
- * the change so cached tokens are dropped everywhere. False when they were not a member.
+ * it (with its access and refresh tokens) and the API keys of `keyIds` (keys they created in the
+ * studio, ticked by the owner: key-management.ts revokeKeysCreatedBy). Their sessions reach the studio
+ * no more from the next request: a session's principal is read from the memberships on every request.
+ * The caller announces the change (with the projects of the revoked keys) so cached tokens and keys are
+ * dropped everywhere. Null when they were not a member (nothing changed).
  */
 export async function removeMember(
   db: Db,
   tenantId: string,
   userId: string,
-  record?: (tx: Tx) => Promise<void>,
-): Promise<boolean> {
+  keyIds: string[] = [],
+  record?: (tx: Tx, revokedKeys: RevokedKey[]) => Promise<void>,
+): Promise<{ keyProjectIds: string[]; keysRevoked: number } | null> {
   return db.transaction(async (tx) => {
     const owners = await lockOwners(tx, tenantId);
     if (owners.length === 1 && owners[0] === userId) {
@@ -225,11 +229,13 @@ export async function removeMember(
       .delete(memberships)
       .where(and(eq(memberships.tenantId, tenantId), eq(memberships.userId, userId)))
       .returning({ userId: memberships.userId });
-    await revokeGrantsOfUser(tx, userId, tenantId);
-    if (removed.length === 1) {
-      await record?.(tx);
+    if (removed.length !== 1) {
+      return null;
     }
-    return removed.length === 1;
+    await revokeGrantsOfUser(tx, userId, tenantId);
+    const keys = await revokeKeysCreatedBy(tx, tenantId, userId, keyIds);
+    await record?.(tx, keys.keys);
+    return { keyProjectIds: keys.projectIds, keysRevoked: keys.keys.length };
   });
 }
 

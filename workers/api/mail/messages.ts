@@ -69,3 +69,30 @@ If it was not you, ignore this mail.
 `,
   };
 }
+
+/**
+ * Tells the account's owner their password was changed (Account page) or reset (a reset link): when,
+ * from which address and browser, and what to do if it was not them. No secret and no link that grants
+ * anything: only the address of the page where anyone can ask for a reset.
+ */
+export function passwordChangedMail(
+  to: string,
+  how: "changed" | "reset",
+  at: { when: Date; ip: string | null; browser: string; resetPage: string },
+): Mail {
+  const when = `${at.when.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  const ended =
+    how === "changed"
+      ? "Your other sessions were signed out."
+      : "Every session was signed out and your connected apps were disconnected.";
+  return {
+    to,
+    subject: `Your Game Telemetry Analytics password was ${how}`,
+    text: `The password of this account was ${how} on ${when}, from ${at.ip ?? "an unknown address"} (${at.browser}).
+${ended}
+
+If this was you, there is nothing to do.
+If it was not you, ask for a password reset at once (${at.resetPage}) and tell your studio's owner.
+`,
+  };
+}

@@ -7,6 +7,8 @@ import * as accountDelete from "./pages/account/delete.js";
 import * as accountGet from "./pages/account/get.js";
 import * as accountName from "./pages/account/name.js";
 import * as accountPassword from "./pages/account/password.js";
+import * as accountSessionEnd from "./pages/account/session-end.js";
+import * as accountSessionsEndOthers from "./pages/account/sessions-end-others.js";
 import * as apiKeysCreate from "./pages/api-keys/create.js";
 import * as apiKeysGet from "./pages/api-keys/get.js";
 import * as apiKeysRevoke from "./pages/api-keys/revoke.js";
@@ -25,6 +27,8 @@ import * as membersInvitationRevoke from "./pages/members/invitation-revoke.js";
 import * as membersInvite from "./pages/members/invite.js";
 import * as membersMemberRemove from "./pages/members/member-remove.js";
 import * as membersMemberRole from "./pages/members/member-role.js";
+import * as membersRemoveGet from "./pages/members/remove-get.js";
+import * as membersSessionsEnd from "./pages/members/sessions-end.js";
 import * as authorizeGet from "./pages/oauth/authorize-get.js";
 import * as authorizePost from "./pages/oauth/authorize-post.js";
 import * as metadata from "./pages/oauth/metadata.js";
@@ -92,10 +96,14 @@ export function webApp() {
     membersMemberRole,
     membersMemberRemove,
     auditLogGet,
+    membersRemoveGet,
+    membersSessionsEnd,
     accountGet,
     accountName,
     accountPassword,
     accountDelete,
+    accountSessionsEndOthers,
+    accountSessionEnd,
     signUpGet,
     signUpPost,
     signUpVerifyGet,

@@ -2,7 +2,14 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { newSecret, sha256Hex } from "../../shared/credentials/secrets.js";
 import type { AppEnv } from "../context.js";
-import { SESSION_TTL_SECONDS, type SessionUser, sessionUser } from "../credentials/sessions.js";
+import {
+  lastSeenIsStale,
+  noteSessionSeen,
+  SESSION_TTL_SECONDS,
+  type SessionUser,
+  sessionUser,
+} from "../credentials/sessions.js";
+import { httpDb } from "../db.js";
 
 // Browser sessions and CSRF for the pages outside /api. The session cookie is read only here; the Web
 // API's gate asks currentUser() when a request carries no key or token, so the dashboard's scripts read
@@ -38,11 +45,24 @@ export function hasSessionCookie<E extends AppEnv>(c: Context<E>): boolean {
 
 const users = new WeakMap<Request, Promise<SessionUser | null>>();
 
-/** The signed-in user of this request, looked up once per request. */
+/**
+ * The signed-in user of this request, looked up once per request. The session's "last seen" is written
+ * after the response, and only when the stored one is older than its resolution (sessions.ts).
+ */
 export function currentUser<E extends AppEnv>(c: Context<E>): Promise<SessionUser | null> {
   let found = users.get(c.req.raw);
   if (!found) {
-    found = sessionUser(c.get("db"), getCookie(c, SESSION_COOKIE), new Date(c.get("now")));
+    const now = new Date(c.get("now"));
+    found = sessionUser(c.get("db"), getCookie(c, SESSION_COOKIE), now).then((user) => {
+      if (user && lastSeenIsStale(user.lastSeenAt, now)) {
+        c.executionCtx.waitUntil(
+          noteSessionSeen(httpDb(c.get("config")), user.sessionId, now).catch((err) =>
+            console.error("session last-seen update failed", err instanceof Error ? err.message : err),
+          ),
+        );
+      }
+      return user;
+    });
     users.set(c.req.raw, found);
   }
   return found;

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { clientIp } from "../../shared/rate-limit.js";
 import { noteSignIn } from "../accounts/account.js";
 import type { AppEnv } from "../context.js";
 import { endSession, startSession } from "../credentials/sessions.js";
@@ -14,6 +15,8 @@ export async function signInAs<E extends AppEnv>(c: Context<E>, userId: string):
   if (previous) {
     await endSession(db, previous.sessionId);
   }
-  setSessionCookie(c, await startSession(db, userId));
+  const ip = clientIp(c.req.raw.headers);
+  const origin = { ip: ip === "unknown" ? null : ip, userAgent: c.req.header("user-agent") ?? null };
+  setSessionCookie(c, await startSession(db, userId, new Date(c.get("now")), origin));
   await noteSignIn(db, userId);
 }

@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { accountOf } from "../../../accounts/account.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
+import { sessionsOfUser } from "../../../credentials/sessions.js";
 import { type PageEnv, visitor } from "../../access.js";
 import { accountPage, NOTICES } from "./view.js";
 
@@ -12,10 +13,23 @@ export async function renderAccount(
   opts: { status?: ContentfulStatusCode; error?: string } = {},
 ) {
   const { nav, csrf, user } = c.get("visitor");
-  const account = await accountOf(c.get("db"), user.userId);
+  const db = c.get("db");
+  const [account, sessions] = await Promise.all([
+    accountOf(db, user.userId),
+    sessionsOfUser(db, user.userId, new Date(c.get("now"))),
+  ]);
   const notice = NOTICES[c.req.query("done") ?? ""];
   return c.html(
-    accountPage({ nav, csrf, email: user.email, name: account?.name ?? "", notice, error: opts.error }),
+    accountPage({
+      nav,
+      csrf,
+      email: user.email,
+      name: account?.name ?? "",
+      sessions,
+      currentSessionId: user.sessionId,
+      notice,
+      error: opts.error,
+    }),
     opts.status ?? 200,
   );
 }

@@ -3,6 +3,7 @@ import { changePassword } from "../../../accounts/account.js";
 import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { csrfForm, visitor } from "../../access.js";
+import { mailPasswordChanged } from "../../password-mail.js";
 import { attempt } from "./get.js";
 
 export function register(app: Hono<AppEnv>) {
@@ -26,6 +27,7 @@ export function register(app: Hono<AppEnv>) {
             tx,
           ),
       );
+      mailPasswordChanged(c, user.email, "changed");
       return c.redirect("/settings/account?done=password", 303);
     }),
   );

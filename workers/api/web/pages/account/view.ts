@@ -1,16 +1,58 @@
 import { html } from "hono/html";
-import { type Html, layout, type NavUser } from "../../layout.js";
+import type { sessionsOfUser } from "../../../credentials/sessions.js";
+import { dateCell, type Html, layout, type NavUser } from "../../layout.js";
+import { describeUserAgent } from "../../user-agent.js";
+
+type Session = Awaited<ReturnType<typeof sessionsOfUser>>[number];
 
 export const NOTICES: Record<string, string> = {
   name: "Name saved.",
   password: "Password changed. Your other sessions are signed out.",
+  "session-ended": "Session ended: that browser is signed out.",
+  "others-ended": "Your other sessions are ended: every other browser is signed out.",
 };
+
+function sessionsSection(v: { csrf: string; sessions: Session[]; currentSessionId: string }): Html {
+  const row = (s: Session) => {
+    const current = s.id === v.currentSessionId;
+    const browser = describeUserAgent(s.userAgent);
+    return html`<tr>
+      <td>${browser}${current ? html` <strong>(this browser)</strong>` : ""}</td>
+      <td>${s.ip ?? "unknown"}</td>
+      <td>${dateCell(s.createdAt)}</td>
+      <td>${dateCell(s.lastSeenAt)}</td>
+      <td>
+        <form method="post" action="/settings/account/sessions/${s.id}/end">
+          <input type="hidden" name="csrf" value="${v.csrf}" />
+          <button type="submit" aria-label="End the session of ${browser} from ${s.ip ?? "unknown"} signed in ${s.createdAt.toISOString().slice(0, 16).replace("T", " ")} UTC${current ? " (this browser)" : ""}">${current ? "Sign out" : "End"}</button>
+        </form>
+      </td>
+    </tr>`;
+  };
+  return html`<h2>Sessions</h2>
+    <p>Where you are signed in. Last seen is accurate to 5 minutes.</p>
+    <table>
+      <caption>Active sessions</caption>
+      <thead><tr><th scope="col">Browser</th><th scope="col">IP address</th><th scope="col">Signed in</th><th scope="col">Last seen</th><th scope="col">Actions</th></tr></thead>
+      <tbody>${v.sessions.map(row)}</tbody>
+    </table>
+    ${
+      v.sessions.some((s) => s.id !== v.currentSessionId)
+        ? html`<form method="post" action="/settings/account/sessions/end-others">
+            <input type="hidden" name="csrf" value="${v.csrf}" />
+            <p><button type="submit">End all other sessions</button></p>
+          </form>`
+        : ""
+    }`;
+}
 
 export function accountPage(v: {
   nav: NavUser;
   csrf: string;
   email: string;
   name: string;
+  sessions: Session[];
+  currentSessionId: string;
   notice?: string;
   error?: string;
 }): Html {
@@ -34,6 +76,7 @@ export function accountPage(v: {
       <input id="next" name="next" type="password" autocomplete="new-password" required minlength="8" maxlength="1024" />
       <p><button type="submit">Change password</button></p>
     </form>
+    ${sessionsSection(v)}
     <h2>Delete account</h2>
     <p>Ends your sessions and connected apps and removes you from every studio. Refused while you are a studio's last owner.</p>
     <form method="post" action="/settings/account/delete">

@@ -48,7 +48,10 @@ export function register(app: Hono<AppEnv>) {
         return page(403, "Only an owner of the studio can create Full keys.");
       }
       const created = await db.transaction(async (tx) => {
-        const key = await createProjectKey(tx, project.id, preset, name || null);
+        const key = await createProjectKey(tx, project.id, preset, name || null, {
+          type: "user",
+          userId: v.user.userId,
+        });
         await audit(
           c,
           {

@@ -35,6 +35,7 @@ export function apiKeysPage(v: ApiKeysView): Html {
       <td>${k.name ?? ""}</td>
       <td><code>${k.prefix}…</code></td>
       <td>${k.scopes.join(", ")}</td>
+      <td>${k.creator}</td>
       <td>${dateCell(k.createdAt)}</td>
       <td>${dateCell(k.lastUsedAt)}</td>
       <td>
@@ -66,7 +67,7 @@ export function apiKeysPage(v: ApiKeysView): Html {
       v.keys.length
         ? html`<table>
             <caption>Keys of ${v.project.name}</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+            <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
             <tbody>${rows}</tbody>
           </table>`
         : html`<p>This project has no API keys.</p>`

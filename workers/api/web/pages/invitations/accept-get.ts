@@ -4,8 +4,8 @@ import { tenants } from "../../../../../schema/pg/schema.js";
 import { liveLink } from "../../../accounts/links.js";
 import { userByEmail } from "../../../accounts/team.js";
 import type { AppEnv } from "../../../context.js";
-import { csrfToken } from "../../session.js";
-import { acceptPage, dead, type Invitation } from "./view.js";
+import { csrfToken, currentUser } from "../../session.js";
+import { acceptPage, dead, type Invitation, type OtherUser } from "./view.js";
 
 export async function invitationFor(c: Context<AppEnv>, token: string): Promise<Invitation | null> {
   const db = c.get("db");
@@ -23,9 +23,15 @@ export async function invitationFor(c: Context<AppEnv>, token: string): Promise<
   };
 }
 
+/** Who this browser is signed in as, when that is someone other than the invited email. */
+export async function otherUser(c: Context<AppEnv>, inv: Invitation): Promise<OtherUser | null> {
+  const user = await currentUser(c);
+  return user && user.email !== inv.email ? { userId: user.userId, email: user.email } : null;
+}
+
 export function register(app: Hono<AppEnv>) {
   app.get("/invitations/accept", async (c) => {
     const inv = await invitationFor(c, c.req.query("token") ?? "");
-    return inv ? c.html(acceptPage(await csrfToken(c), inv)) : dead(c);
+    return inv ? c.html(acceptPage(await csrfToken(c), inv, undefined, await otherUser(c, inv))) : dead(c);
   });
 }

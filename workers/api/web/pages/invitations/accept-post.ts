@@ -3,14 +3,18 @@ import { acceptInvitation } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
+import { endSession } from "../../../credentials/sessions.js";
 import { readForm } from "../../form.js";
-import { csrfToken, csrfValid, currentUser } from "../../session.js";
+import { clearSessionCookie, csrfToken, csrfValid, currentUser } from "../../session.js";
 import { signInAs } from "../../sign-in-as.js";
-import { invitationFor } from "./accept-get.js";
-import { acceptPage, dead } from "./view.js";
+import { invitationFor, otherUser } from "./accept-get.js";
+import { acceptPage, CONFIRM_FIELD, dead } from "./view.js";
 
 // The invitation link proves the email. Someone new chooses a password and is signed in; an existing
 // user joins and then signs in as usual (the link alone never signs into an existing account).
+// A browser signed in as someone else is asked first (the page says who is signed in and who was
+// invited): the post must carry that person's id as shown on the page, else nothing changes and the
+// question is asked again (409). Confirmed, that person is signed out of this browser.
 export function register(app: Hono<AppEnv>) {
   app.post("/invitations/accept", async (c) => {
     const form = await readForm(c);
@@ -21,6 +25,18 @@ export function register(app: Hono<AppEnv>) {
     if (!form || !(await csrfValid(c, form.csrf))) {
       return c.html(acceptPage(await csrfToken(c), inv, "This form has expired. Send it again."), 403);
     }
+    const other = await otherUser(c, inv);
+    if (other && form[CONFIRM_FIELD] !== other.userId) {
+      return c.html(
+        acceptPage(
+          await csrfToken(c),
+          inv,
+          "This browser is signed in as someone else. Read below and accept again.",
+          other,
+        ),
+        409,
+      );
+    }
     let accepted: Awaited<ReturnType<typeof acceptInvitation>>;
     try {
       accepted = await acceptInvitation(
@@ -30,7 +46,7 @@ export function register(app: Hono<AppEnv>) {
       );
     } catch (err) {
       if (err instanceof AccountError) {
-        return c.html(acceptPage(await csrfToken(c), inv, err.message), 400);
+        return c.html(acceptPage(await csrfToken(c), inv, err.message, other), 400);
       }
       throw err;
     }
@@ -49,6 +65,11 @@ export function register(app: Hono<AppEnv>) {
       return c.redirect("/", 303);
     }
     const user = await currentUser(c);
+    if (other && user) {
+      await endSession(c.get("db"), user.sessionId);
+      clearSessionCookie(c);
+      return c.redirect("/sign-in?done=joined", 303);
+    }
     return c.redirect(user?.userId === accepted.userId ? "/" : "/sign-in?done=joined", 303);
   });
 }

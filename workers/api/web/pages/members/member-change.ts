@@ -6,7 +6,7 @@ import type { PageEnv } from "../../access.js";
 import { errorPage } from "../../respond.js";
 import { renderMembers } from "./get.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Applies `change` to the member `userId` of the signed-in member's studio and announces it, so the

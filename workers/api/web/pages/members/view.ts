@@ -1,10 +1,15 @@
 import { html } from "hono/html";
 import { MEMBERSHIP_ROLES, type MembershipRole } from "../../../../../schema/pg/schema.js";
 import type { membersOf, pendingInvitations, TenantMembership } from "../../../accounts/team.js";
+import { type liveKeysCreatedBy, PRESET_LABELS } from "../../../credentials/key-management.js";
 import { dateCell, type Html, layout, type NavUser } from "../../layout.js";
 
 type Member = Awaited<ReturnType<typeof membersOf>>[number];
 type Invitation = Awaited<ReturnType<typeof pendingInvitations>>[number];
+type CreatedKey = Awaited<ReturnType<typeof liveKeysCreatedBy>>[number];
+
+/** A ticked key on the removal's confirmation posts `revoke:<keyId>=on` (one field per key). */
+export const REVOKE_FIELD = "revoke:";
 
 export function membersPath(tenantId: string): string {
   return `/settings/studios/${tenantId}/members`;
@@ -19,6 +24,9 @@ export const NOTICES: Record<string, string> = {
   revoked: "Invitation revoked: its link no longer works.",
   role: "Role changed.",
   removed: "Member removed: their sessions and connected apps no longer reach this studio.",
+  "removed-keys":
+    "Member removed: their sessions and connected apps no longer reach this studio, and the keys you ticked no longer work.",
+  "sessions-ended": "Their sessions are ended: every browser they were signed in with is signed out.",
 };
 
 export type MembersView = {
@@ -38,11 +46,15 @@ function roleLabel(role: MembershipRole): string {
   return role === "owner" ? "Owner" : "Member";
 }
 
+function memberLabel(m: { name: string; email: string }): string {
+  return m.name ? `${m.name} (${m.email})` : m.email;
+}
+
 export function membersPage(v: MembersView): Html {
   const base = membersPath(v.membership.tenantId);
   const owner = v.membership.role === "owner";
   const member = (m: Member) => {
-    const label = m.name ? `${m.name} (${m.email})` : m.email;
+    const label = memberLabel(m);
     const self = m.userId === v.userId;
     return html`<tr>
       <td>${m.name}</td>
@@ -65,12 +77,20 @@ export function membersPage(v: MembersView): Html {
       <td>${dateCell(m.lastSignInAt)}</td>
       <td>
         ${
-          owner || self
+          self
             ? html`<form method="post" action="${base}/${m.userId}/remove">
                 <input type="hidden" name="csrf" value="${v.csrf}" />
-                <button type="submit" aria-label="${self ? "Leave the studio" : `Remove ${label}`}">${self ? "Leave" : "Remove"}</button>
+                <button type="submit" aria-label="Leave the studio">Leave</button>
               </form>`
-            : ""
+            : owner
+              ? html`<form method="get" action="${base}/${m.userId}/remove" class="actions">
+                    <button type="submit" aria-label="Remove ${label}">Remove…</button>
+                  </form>
+                  <form method="post" action="${base}/${m.userId}/sessions/end" class="actions">
+                    <input type="hidden" name="csrf" value="${v.csrf}" />
+                    <button type="submit" aria-label="End all sessions of ${label}">End sessions</button>
+                  </form>`
+              : ""
         }
       </td>
     </tr>`;
@@ -96,7 +116,8 @@ export function membersPage(v: MembersView): Html {
         }
       </td>
     </tr>`;
-  const roles = MEMBERSHIP_ROLES.filter((r) => owner || r === "member");
+  // Member first and selected unless a refused form chose otherwise: an email alone invites a member.
+  const roles = [...MEMBERSHIP_ROLES].reverse().filter((r) => owner || r === "member");
   const body = html`<p><a href="/">Projects</a> › ${v.membership.tenantName}</p>
     <h1>Members of ${v.membership.tenantName}</h1>
     ${v.error ? html`<p class="error" role="alert">${v.error}</p>` : ""}
@@ -123,9 +144,54 @@ export function membersPage(v: MembersView): Html {
       <input id="invite-email" name="email" type="email" required maxlength="254" value="${v.draft?.email ?? ""}" />
       <label for="invite-role">Role</label>
       <select id="invite-role" name="role">
-        ${roles.map((r) => html`<option value="${r}" ${r === v.draft?.role ? "selected" : ""}>${roleLabel(r)}</option>`)}
+        ${roles.map((r) => html`<option value="${r}" ${r === (v.draft?.role ?? "member") ? "selected" : ""}>${roleLabel(r)}</option>`)}
       </select>
       <p><button type="submit">Send invitation</button></p>
     </form>`;
   return layout({ title: `Members · ${v.membership.tenantName}`, user: v.nav, body });
+}
+
+/**
+ * The removal's confirmation: who is removed, and the live keys they created in the studio's projects,
+ * each ticked (revoked with the removal unless unticked).
+ */
+export function removeConfirmPage(v: {
+  nav: NavUser;
+  csrf: string;
+  membership: TenantMembership;
+  member: Member;
+  keys: CreatedKey[];
+  self: boolean;
+}): Html {
+  const base = membersPath(v.membership.tenantId);
+  const label = memberLabel(v.member);
+  const key = (k: CreatedKey) => {
+    const name = k.name ? `${k.name} (${k.prefix}…)` : `${k.prefix}…`;
+    return html`<tr>
+      <td><input type="checkbox" id="revoke-${k.id}" name="${REVOKE_FIELD}${k.id}" checked /></td>
+      <td><label for="revoke-${k.id}">${name}</label></td>
+      <td>${k.projectName}</td>
+      <td>${PRESET_LABELS[k.preset]}</td>
+      <td>${dateCell(k.createdAt)}</td>
+      <td>${dateCell(k.lastUsedAt)}</td>
+    </tr>`;
+  };
+  const body = html`<p><a href="/">Projects</a> › <a href="${base}">${v.membership.tenantName}</a></p>
+    <h1>Remove ${label}?</h1>
+    <p>${label} loses access to ${v.membership.tenantName} at once: their sessions and connected apps no longer reach it.</p>
+    <form method="post" action="${base}/${v.member.userId}/remove">
+      <input type="hidden" name="csrf" value="${v.csrf}" />
+      ${
+        v.keys.length
+          ? html`<p>API keys they created keep working after they leave unless revoked. The ticked keys are revoked with the removal; untick those that must keep working.</p>
+            <table>
+              <caption>API keys created by ${label}</caption>
+              <thead><tr><th scope="col">Revoke</th><th scope="col">Key</th><th scope="col">Project</th><th scope="col">Preset</th><th scope="col">Created</th><th scope="col">Last used</th></tr></thead>
+              <tbody>${v.keys.map(key)}</tbody>
+            </table>`
+          : html`<p>They created no API key that still works in this studio.</p>`
+      }
+      <p><button type="submit">${v.self ? "Leave the studio" : `Remove ${label}`}</button> <a href="${base}">Cancel</a></p>
+    </form>`;
+  return layout({ title: `Remove ${label} · ${v.membership.tenantName}`, user: v.nav, body });
 }

@@ -6,6 +6,7 @@ import { AccountError } from "../../../accounts/users.js";
 import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { readForm } from "../../form.js";
+import { mailPasswordChanged } from "../../password-mail.js";
 import { csrfToken, csrfValid } from "../../session.js";
 import { confirmPage, dead } from "./view.js";
 
@@ -61,6 +62,7 @@ export function register(app: Hono<AppEnv>) {
     for (const tenantId of tenants) {
       await announceChange(c.env, { tenantId });
     }
+    mailPasswordChanged(c, link.email, "reset");
     return c.redirect("/sign-in?done=reset", 303);
   });
 }
