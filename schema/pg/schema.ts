@@ -18,10 +18,10 @@ import { PLAN_IDS } from "../../workers/shared/plans.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import {
   ALERT_STATUSES,
-  BUILD_VERDICTS,
   AUDIT_ACTOR_TYPES,
   AUDIT_OUTCOMES,
   type AuditDetail,
+  BUILD_VERDICTS,
   CHANNEL_KINDS,
   type ContentMetadata,
   ERASURE_STATUSES,
