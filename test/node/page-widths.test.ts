@@ -63,6 +63,7 @@ let callback: CallbackServer;
 /** Pages reached by a POST along the setup (a key shown once, "check your email"), measured where seen. */
 const seen: Array<{ name: string; width: number }> = [];
 /** The long-named threshold profile's id. */
+let memberId: string;
 let profileId = "";
 
 async function widthOf(page: Page, name: string): Promise<number> {
@@ -172,17 +173,21 @@ beforeAll(async () => {
   });
   // One evaluation, so the alert history lists the rule and its worst cells.
   expect((await fetch(`${d.origin}/__scheduled?cron=${encodeURIComponent("*/5 * * * *")}`)).status).toBe(200);
-  await d.admin(
-    "user",
-    "create",
-    "--tenant",
-    d.tenantId,
-    "--email",
-    LONG.member,
-    "--password",
-    "member-password-long-1",
-    "--role",
-    "member",
+  memberId = String(
+    (
+      await d.admin(
+        "user",
+        "create",
+        "--tenant",
+        d.tenantId,
+        "--email",
+        LONG.member,
+        "--password",
+        "member-password-long-1",
+        "--role",
+        "member",
+      )
+    ).id,
   );
   callback = await startCallbackServer();
   await d.admin(
@@ -302,6 +307,12 @@ it("no page is wider than a 1280 px window", async () => {
     "/settings/connected-apps": [{ name: "connected apps", path: "/settings/connected-apps" }],
     "/settings/studios/:tenantId/members": [
       { name: "members", path: `/settings/studios/${d.tenantId}/members` },
+    ],
+    "/settings/studios/:tenantId/members/:userId/remove": [
+      { name: "member removal", path: `/settings/studios/${d.tenantId}/members/${memberId}/remove` },
+    ],
+    "/settings/studios/:tenantId/audit-log": [
+      { name: "audit log", path: `/settings/studios/${d.tenantId}/audit-log` },
     ],
     "/settings/account": [{ name: "account", path: "/settings/account" }],
     "/sign-up": [{ name: "sign-up", path: "/sign-up", signedOut: true }],

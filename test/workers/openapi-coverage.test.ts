@@ -23,6 +23,10 @@ const UNDOCUMENTED = new Set([
   "POST /oauth/token",
   "POST /oauth/revoke",
   "POST /operator/credential-changes",
+  // Liveness (public, names nothing) and the operator's readiness view (docs/operations.md, "Health and
+  // readiness"; test/workers/health.test.ts).
+  "GET /health",
+  "GET /operator/health",
 ]);
 
 describe("OpenAPI document", () => {

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_BUILD_DAYS, CH_SESSION_CELLS, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
+import { METRIC_KEYS } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../window.js";
 import { withSessionDevices } from "./device.js";
 import { adjustedLevel, interval, nearestRankMedian, type Tested, test } from "./regression-stats.js";
@@ -11,7 +12,8 @@ import { num, selectRows } from "./select.js";
 // session values are compared per group with the exact bootstrap interval of regression-stats.ts,
 // corrected for the number of groups (Benjamini–Hochberg), and judged by the verdict rules below.
 
-export const REGRESSION_METRICS = ["frame_time", "fps", "gpu_time", "memory"] as const;
+// The metric table's keys, in its order (workers/shared/telemetry/metrics.ts).
+export const REGRESSION_METRICS = METRIC_KEYS;
 export type RegressionMetric = (typeof REGRESSION_METRICS)[number];
 
 export const REGRESSION_GROUPINGS = [
