@@ -57,7 +57,11 @@ export function barChart(
     {
       width,
       height,
-      scales: { x: { time: false, range: [-0.5, Math.max(0.5, xs.length - 0.5)] } },
+      scales: {
+        x: { time: false, range: [-0.5, Math.max(0.5, xs.length - 0.5)] },
+        // A bar's length is its value: the axis always holds zero (uPlot would fit it to the data).
+        y: { range: (_u, min, max) => barRange(min, max) },
+      },
       series: [
         {},
         { label: "Count", fill: `${PALETTE[0]}cc`, stroke: PALETTE[0], paths: bars, points: { show: false } },
@@ -76,6 +80,17 @@ export function barChart(
     target,
   );
   return fitted(container, chart, height);
+}
+
+/** A bar chart's value range: zero and the data's extremes, with a little room past the longest bar. */
+export function barRange(min: number | null, max: number | null): [number, number] {
+  const lo = Math.min(0, min ?? 0);
+  const hi = Math.max(0, max ?? 0);
+  if (lo === hi) {
+    return [0, 1];
+  }
+  const pad = (hi - lo) * 0.05;
+  return [lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0];
 }
 
 /** The width a chart takes in `container`: its content box (no wider than a readable 1400 px). */
