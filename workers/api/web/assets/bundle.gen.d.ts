@@ -6,3 +6,7 @@ export declare const DASHBOARD_HASH: string;
 export declare const DASHBOARD_JS: string;
 /** uPlot's stylesheet. */
 export declare const DASHBOARD_CSS: string;
+/** First 16 hex digits of the SHA-256 of the SQL page's bundle: its URL carries it. */
+export declare const SQL_HASH: string;
+/** The SQL page's own bundle (workers/api/web/client/sql/page.ts with CodeMirror), minified ES module. */
+export declare const SQL_JS: string;

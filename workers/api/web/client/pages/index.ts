@@ -11,6 +11,7 @@ import { overview } from "./overview.js";
 import { profiles } from "./profiles.js";
 import { projects } from "./projects.js";
 import { retention } from "./retention.js";
+import { sql } from "./sql.js";
 
 /**
  * The client module of each page, by the id the server's shell names in data-page (the ids of
@@ -25,6 +26,7 @@ export const PAGES: Record<string, (ctx: PageContext) => void | Promise<void>> =
   retention,
   funnels,
   insights,
+  sql,
   alerts,
   maps,
   profiles,
