@@ -84,7 +84,10 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
 
   let generation = 0;
   async function run(): Promise<void> {
-    const sql = editor.value().trim();
+    const raw = editor.value();
+    const sql = raw.trim();
+    // The endpoint trims the text too: its positions count from the first non-blank character.
+    const lead = raw.length - raw.trimStart().length;
     if (!sql) {
       clear(results, h("p", { class: "state error", role: "alert" }, "Write a query first."));
       return;
@@ -109,7 +112,7 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
       }
     } catch (err) {
       if (gen === generation) {
-        showError(err);
+        showError(err, lead);
       }
     } finally {
       if (gen === generation) {
@@ -173,7 +176,7 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
     }
   }
 
-  function showError(err: unknown): void {
+  function showError(err: unknown, lead: number): void {
     clear(summary);
     const detail =
       err instanceof kit.ApiProblem
@@ -182,7 +185,7 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
           ? err.message
           : "Something went wrong.";
     const position = positionOf(detail);
-    const at = position === null ? null : editor.markError(position);
+    const at = position === null ? null : editor.markError(position + lead);
     results.append(
       h(
         "div",
