@@ -78,6 +78,15 @@ it("runs a typed query with Ctrl-Enter: the table, the counts and the chart are 
   await page.keyboard.press("Escape");
 
   await typeQuery(page, QUERY);
+  // Highlighted: the keywords carry the highlight style's class, the same for both; a column name not.
+  const classes = await page.locator(".cm-content").evaluate((el) => {
+    const of = (text: string) =>
+      [...el.querySelectorAll("span")].find((s) => s.textContent === text)?.className ?? null;
+    return { select: of("SELECT"), from: of("FROM"), column: of("event_name") };
+  });
+  expect(classes.select).toMatch(/\S/);
+  expect(classes.select).toBe(classes.from);
+  expect(classes.column).not.toBe(classes.select);
   await page.keyboard.press("Control+Enter");
   const answer = await d.api<QueryAnswer>("/query", {
     method: "POST",

@@ -163,7 +163,9 @@ describe("POST /v1/query", () => {
       const res = await query({ sql });
       expect(res.status, sql).toBe(400);
       const problem = await problemOf(res);
-      expect(problem.detail, sql).toMatch(new RegExp(`^sql: Syntax error: failed at position ${position}\\b`));
+      expect(problem.detail, sql).toMatch(
+        new RegExp(`^sql: Syntax error: failed at position ${position}\\b`),
+      );
       expect(sql.slice(position - 1, position - 1 + token.length), sql).toBe(token);
       // Neither our wrapper's closing parenthesis nor the client's FORMAT clause is quoted back.
       expect(problem.detail, sql).not.toMatch(/FORMAT|\n\)/);

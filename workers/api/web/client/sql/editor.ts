@@ -1,6 +1,6 @@
 import { autocompletion, type Completion } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
-import { SQLDialect, StandardSQL, sql } from "@codemirror/lang-sql";
+import { SQLDialect, sql } from "@codemirror/lang-sql";
 import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { Compartment, EditorState, Prec, StateEffect, StateField } from "@codemirror/state";
 import {
@@ -22,10 +22,15 @@ import {
 // them, else a <style> element). The dashboard's CSP allows inline styles (`style-src 'self'
 // 'unsafe-inline'`, workers/api/web/dashboard.ts), so no nonce (`EditorView.cspNonce`) is needed.
 
-/** ClickHouse's SQL as far as highlighting goes: its quoting, comments and a few of its own words. */
+/**
+ * ClickHouse's SQL as far as highlighting and keyword completion go: its SELECT words, its types, its
+ * quoting and comments. (lang-sql's dialects each list their own words; none is ClickHouse.)
+ */
 const ClickHouse = SQLDialect.define({
-  keywords: `${StandardSQL.spec.keywords ?? ""} prewhere final array ilike interval settings format limit offset with totals rollup cube sample`,
-  types: `${StandardSQL.spec.types ?? ""} uint8 uint16 uint32 uint64 int8 int16 int32 int64 float32 float64 string uuid datetime datetime64 lowcardinality nullable map tuple`,
+  keywords:
+    "select distinct from where prewhere group by order having limit offset fetch with as and or not in is null like ilike between case when then else end join inner left right full outer cross semi anti asof array on using union all except intersect any some exists global partition over window qualify rows range unbounded preceding following current row asc desc nulls first last collate totals rollup cube sample final interval true false if format settings",
+  types:
+    "uint8 uint16 uint32 uint64 uint128 uint256 int8 int16 int32 int64 int128 int256 float32 float64 decimal string fixedstring uuid date date32 datetime datetime64 bool enum8 enum16 lowcardinality nullable array map tuple ipv4 ipv6",
   backslashEscapes: true,
   hashComments: true,
   identifierQuotes: '`"',

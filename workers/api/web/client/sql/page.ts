@@ -2,7 +2,7 @@ import type { Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import type { PageContext } from "../page.js";
 import { dataTable } from "../table.js";
-import { type Column, type SqlEditor, sqlEditor } from "./editor.js";
+import { type SqlEditor, sqlEditor } from "./editor.js";
 import type { SqlKit } from "./kit.js";
 import { forgetRecent, type Recent, readRecent, remember } from "./recent.js";
 
@@ -35,7 +35,18 @@ function text(v: unknown): string {
 
 export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Promise<void> {
   const params = new URLSearchParams(location.search);
-  const recentList = h("ol", { class: "sql-recent" });
+  const recentList = h("ul", { class: "sql-recent" });
+  const forget = h(
+    "button",
+    {
+      type: "button",
+      onclick: () => {
+        forgetRecent(projectId);
+        showRecent();
+      },
+    },
+    "Forget recent queries",
+  );
   const summary = h("p", { class: "sql-summary", role: "status", "aria-live": "polite" });
   const results = h("section", { class: "panel", "aria-label": "Results" });
   const editorBox = h("div", { class: "sql-editor" });
@@ -65,6 +76,7 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
       { class: "panel", "aria-label": "Recent queries" },
       h("h2", {}, "Recent queries"),
       recentList,
+      forget,
     ),
   );
 
@@ -204,7 +216,7 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
           body: { project_id: projectId, sql: "SELECT * FROM events LIMIT 0", limit: 1 },
         }),
       );
-      editor.setColumns(answer.columns as Column[]);
+      editor.setColumns(answer.columns);
     } catch {
       // Completions without columns: the query itself will say what is wrong.
     }
@@ -212,6 +224,7 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
 
   function showRecent(): void {
     const recent = readRecent(projectId);
+    forget.hidden = recent.length === 0;
     if (recent.length === 0) {
       clear(recentList, h("li", { class: "hint" }, "Queries you run are kept here, on this device only."));
       return;
@@ -235,22 +248,8 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
             },
             r.sql.length > 140 ? `${r.sql.slice(0, 139)}…` : r.sql,
           ),
-          h("small", {}, ` ${new Date(r.at).toISOString().slice(0, 16).replace("T", " ")} UTC`),
-        ),
-      ),
-      h(
-        "li",
-        {},
-        h(
-          "button",
-          {
-            type: "button",
-            onclick: () => {
-              forgetRecent(projectId);
-              showRecent();
-            },
-          },
-          "Forget recent queries",
+          " ",
+          h("small", {}, `${new Date(r.at).toISOString().slice(0, 16).replace("T", " ")} UTC`),
         ),
       ),
     );
