@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import { buildSync, type Metafile } from "esbuild";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -23,9 +24,11 @@ export const DOCS_MODULE = `${ROOT}workers/api/routes/docs/assets.gen.js`;
 const SWAGGER_UI = `${ROOT}node_modules/swagger-ui-dist`;
 
 export type DocsBuild = { jsBytes: number; cssBytes: number; initBytes: number; hash: string };
-export type SqlBuild = { jsBytes: number; hash: string; packages: string[] };
+export type SqlBuild = { jsBytes: number; gzipBytes: number; hash: string; packages: string[] };
 export type ClientBuild = {
   jsBytes: number;
+  /** What a page downloads: the script gzip'd (every dashboard page loads it). */
+  gzipBytes: number;
   cssBytes: number;
   hash: string;
   packages: string[];
@@ -93,10 +96,16 @@ export function buildClient(): ClientBuild {
   writeModule(CLIENT_MODULE, module);
   return {
     jsBytes: js.length,
+    gzipBytes: gzipSync(js).length,
     cssBytes: css.length,
     hash,
     packages: packagesOf(out.metafile),
-    sql: { jsBytes: sqlJs.length, hash: sqlHash, packages: packagesOf(sqlOut.metafile) },
+    sql: {
+      jsBytes: sqlJs.length,
+      gzipBytes: gzipSync(sqlJs).length,
+      hash: sqlHash,
+      packages: packagesOf(sqlOut.metafile),
+    },
     docs: buildDocs(),
   };
 }

@@ -10,6 +10,12 @@ type Report = {
   ok: boolean;
   workers: Record<"api" | "ingest", { bytes: number; gzipBytes: number; packages: string[] }>;
   sdk: { bytes: number; gzipBytes: number; packages: string[] };
+  client: {
+    jsBytes: number;
+    gzipBytes: number;
+    packages: string[];
+    sql: { jsBytes: number; gzipBytes: number; packages: string[] };
+  };
 };
 
 describe("the Workers' deploy bundles", () => {
@@ -36,5 +42,20 @@ describe("the Workers' deploy bundles", () => {
     expect(report.sdk.gzipBytes).toBeGreaterThan(1000);
     expect(report.sdk.gzipBytes).toBeLessThanOrEqual(12_000);
     expect(run.stdout).toContain("web SDK (sdk/web, minified)");
+    // Page weights. Every dashboard page loads the dashboard bundle: uPlot and openapi-fetch, no editor.
+    // The SQL page alone also loads its own bundle (its code and CodeMirror, about 130 KB gzip'd),
+    // which borrows the API client and the charts from the dashboard bundle rather than carrying them.
+    expect(report.client.packages).toEqual(["openapi-fetch", "uplot"]);
+    expect(report.client.gzipBytes).toBeLessThan(50_000);
+    expect(report.client.sql.packages).toEqual(
+      expect.arrayContaining(["@codemirror/view", "@codemirror/lang-sql", "@codemirror/autocomplete"]),
+    );
+    expect(
+      report.client.sql.packages.filter(
+        (p) => !/^@codemirror\/|^@lezer\/|^@marijn\/|^(crelt|style-mod|w3c-keyname)$/.test(p),
+      ),
+    ).toEqual([]);
+    expect(report.client.sql.gzipBytes).toBeLessThan(150_000);
+    expect(run.stdout).toContain("SQL page's own bundle");
   });
 });

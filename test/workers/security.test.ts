@@ -14,7 +14,13 @@ import { createLink } from "../../workers/api/accounts/links.js";
 import { newApp } from "../../workers/api/app.js";
 import { endSession, sessionUser, startSession } from "../../workers/api/credentials/sessions.js";
 import { DOCS_ASSETS } from "../../workers/api/routes/docs/index.js";
-import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
+import {
+  DASHBOARD_PAGES,
+  pageScope,
+  SCRIPT_PATH,
+  SQL_SCRIPT_PATH,
+  STYLE_PATH,
+} from "../../workers/api/web/dashboard.js";
 import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
@@ -598,6 +604,31 @@ describe.each(PAGES.filter((r) => r.crossTenant))("page $method $path: cross-ten
 });
 
 /**
+ * Pages that need a scope (the SQL explorer: data:admin, as POST /v1/query does): a member's session,
+ * which holds no data:admin, gets a 403 page and no link to it; an owner's opens it.
+ */
+describe.each(DASHBOARD_PAGES.filter((p) => pageScope(p.id) !== undefined))(
+  "page GET /projects/:id/$id: without its scope",
+  (p) => {
+    it("a member's session: 403 naming the scope, and the navigation leaves the page out", async () => {
+      const member = new Browser();
+      member.cookies.set("gt_session", memberSessionCookie.slice("gt_session=".length));
+      const res = await member.get(`/projects/${t.projectId}/${p.id}`);
+      expect(res.status).toBe(403);
+      expect(await res.text()).toContain(`needs the ${pageScope(p.id)} scope`);
+      const overview = await (await member.get(`/projects/${t.projectId}/overview`)).text();
+      expect(overview).toContain(`/projects/${t.projectId}/overview"`);
+      expect(overview).not.toContain(`/projects/${t.projectId}/${p.id}"`);
+      const owner = await signedInBrowser();
+      expect((await owner.get(`/projects/${t.projectId}/${p.id}`)).status).toBe(200);
+      expect(await (await owner.get(`/projects/${t.projectId}/overview`)).text()).toContain(
+        `/projects/${t.projectId}/${p.id}"`,
+      );
+    });
+  },
+);
+
+/**
  * Public routes: code, icons and descriptions, no data. Anyone may read them, signed in or not, with or
  * without a key; they set no cookie and are never sniffed as another type.
  */
@@ -605,6 +636,7 @@ const PUBLIC = [
   "/favicon.svg",
   "/favicon.ico",
   SCRIPT_PATH,
+  SQL_SCRIPT_PATH,
   STYLE_PATH,
   "/.well-known/oauth-authorization-server",
   "/api/docs",
