@@ -1,6 +1,18 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { DASHBOARD_CSS, DASHBOARD_HASH, DASHBOARD_JS } from "../../workers/api/web/assets/bundle.gen.js";
-import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
+import {
+  DASHBOARD_CSS,
+  DASHBOARD_HASH,
+  DASHBOARD_JS,
+  SQL_HASH,
+  SQL_JS,
+} from "../../workers/api/web/assets/bundle.gen.js";
+import {
+  DASHBOARD_PAGES,
+  pageScope,
+  SCRIPT_PATH,
+  SQL_SCRIPT_PATH,
+  STYLE_PATH,
+} from "../../workers/api/web/dashboard.js";
 import { Browser, seedUser } from "../support/browser.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 
@@ -16,8 +28,12 @@ beforeAll(async () => {
   expect((await b.signIn(user.email, user.password)).status).toBe(303);
 });
 
+// The user is a member: the pages that need a scope a member lacks (SQL: data:admin) are the security
+// table's (test/workers/security.test.ts: 403 and no link); every other page is here.
+const MEMBER_PAGES = DASHBOARD_PAGES.filter((p) => pageScope(p.id) === undefined);
+
 describe("a project page's shell", () => {
-  it.each(DASHBOARD_PAGES.map((p) => p.id))(
+  it.each(MEMBER_PAGES.map((p) => p.id))(
     "%s: the mount point, navigation, bundle and a scripts-from-here CSP",
     async (id) => {
       const res = await b.get(`/projects/${t.projectId}/${id}`);
@@ -31,7 +47,7 @@ describe("a project page's shell", () => {
       const html = await res.text();
       expect(html).toContain(`<div id="page" data-page="${id}" data-project-id="${t.projectId}">`);
       expect(html).toContain(`<script type="module" src="${SCRIPT_PATH}"></script>`);
-      for (const p of DASHBOARD_PAGES) {
+      for (const p of MEMBER_PAGES) {
         expect(html).toContain(`href="/projects/${t.projectId}/${p.id}"`);
       }
       expect(html).toContain(`href="/settings/projects/${t.projectId}/api-keys">Settings</a>`);
@@ -67,6 +83,13 @@ describe("the bundle", () => {
     const css = await new Browser().get(STYLE_PATH);
     expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
     expect(await css.text()).toBe(DASHBOARD_CSS);
+    // The SQL page's own bundle, imported by the dashboard bundle at its hashed URL.
+    expect(SQL_SCRIPT_PATH).toBe(`/assets/sql-${SQL_HASH}.js`);
+    expect(DASHBOARD_JS).toContain(`import("${SQL_SCRIPT_PATH}")`);
+    const sql = await new Browser().get(SQL_SCRIPT_PATH);
+    expect(sql.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(sql.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(await sql.text()).toBe(SQL_JS);
     // Another hash is no asset: the signed-out 307 like any unknown page.
     expect((await new Browser().get("/assets/dashboard-0000000000000000.js")).status).toBe(307);
   });
