@@ -48,7 +48,8 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
     "Forget recent queries",
   );
   const summary = h("p", { class: "sql-summary", role: "status", "aria-live": "polite" });
-  const results = h("section", { class: "panel", "aria-label": "Results" });
+  // Hidden until the first run: an empty panel says nothing.
+  const results = h("section", { class: "panel", "aria-label": "Results", hidden: true });
   const editorBox = h("div", { class: "sql-editor" });
   const label = h("p", { id: "sql-label", class: "sql-label" }, "Query");
   const runButton = h("button", { type: "submit" }, "Run");
@@ -101,10 +102,12 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
     // The endpoint trims the text too: its positions count from the first non-blank character.
     const lead = raw.length - raw.trimStart().length;
     if (!sql) {
+      results.hidden = false;
       clear(results, h("p", { class: "state error", role: "alert" }, "Write a query first."));
       return;
     }
     const gen = ++generation;
+    results.hidden = false;
     editor.clearError();
     const url = new URL(location.href);
     url.searchParams.set("q", sql);
