@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { buildSync } from "esbuild";
-import { buildClient } from "./build-client.js";
+import { buildClient, packagesOf } from "./build-client.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -59,18 +59,6 @@ function sdkSize(): { bytes: number; gzipBytes: number; packages: string[] } {
 }
 
 type Built = { name: string; bytes: number; gzipBytes: number; packages: string[]; forbiddenFound: string[] };
-
-/** The npm packages among esbuild's inputs (its metafile), e.g. `hono`, `@neondatabase/serverless`. */
-function packagesOf(inputs: string[]): string[] {
-  const found = new Set<string>();
-  for (const source of inputs) {
-    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source);
-    if (m?.[1]) {
-      found.add(m[1]);
-    }
-  }
-  return [...found].sort();
-}
 
 async function build(worker: (typeof WORKERS)[number]): Promise<Built> {
   const outdir = await mkdtemp(join(tmpdir(), `bundle-${worker.name}-`));
@@ -133,7 +121,12 @@ for (const b of built) {
   console.log(`| ${b.name} | ${kib(b.bytes)} | ${kib(b.gzipBytes)} | ${b.packages.join(", ")} |`);
 }
 console.log(
-  `dashboard client (inside the api bundle): ${kib(client.jsBytes)} script, ${kib(client.cssBytes)} style; packages: ${client.packages.join(", ")}`,
+  `dashboard client (inside the api bundle): ${kib(client.jsBytes)} script (${kib(client.gzipBytes)} gzip'd), ${kib(client.cssBytes)} style; packages: ${client.packages.join(", ")}`,
+);
+console.log(
+  `dashboard's lazily loaded chunks (each page's own, and what they share): ${Object.entries(client.lazy)
+    .map(([name, chunk]) => `${name} ${kib(chunk.bytes)}`)
+    .join(", ")}`,
 );
 console.log(
   `API reference page (inside the api bundle): ${kib(client.docs.jsBytes)} Swagger UI script, ${kib(client.docs.cssBytes)} style, ${kib(client.docs.initBytes)} initializer`,
@@ -160,6 +153,7 @@ console.log(
     sdk,
     client: {
       jsBytes: client.jsBytes,
+      gzipBytes: client.gzipBytes,
       cssBytes: client.cssBytes,
       packages: client.packages,
       initial: client.initial,

@@ -9,10 +9,22 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 type Loads = { bytes: number; inputs: string[] };
 type Report = {
   ok: boolean;
-  client: { jsBytes: number; initial: Loads; lazy: Record<string, Loads> };
   workers: Record<"api" | "ingest", { bytes: number; gzipBytes: number; packages: string[] }>;
   sdk: { bytes: number; gzipBytes: number; packages: string[] };
+  client: { jsBytes: number; gzipBytes: number; initial: Loads; lazy: Record<string, Loads> };
 };
+
+/** The npm packages among a chunk's source files. */
+function packagesIn(inputs: string[]): string[] {
+  const found = new Set<string>();
+  for (const input of inputs) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+    if (m?.[1]) {
+      found.add(m[1]);
+    }
+  }
+  return [...found].sort();
+}
 
 let ran: SpawnSyncReturns<string> | undefined;
 /** One `npm run build:check` for the file (it bundles both Workers). */
@@ -45,15 +57,40 @@ describe("the Workers' deploy bundles", () => {
     expect(report.sdk.gzipBytes).toBeGreaterThan(1000);
     expect(report.sdk.gzipBytes).toBeLessThanOrEqual(12_000);
     expect(run.stdout).toContain("web SDK (sdk/web, minified)");
+    // Page weights. Every dashboard page loads the entry and its static chunks: uPlot and openapi-fetch,
+    // no editor. The SQL page alone also loads its lazy chunks (its code and CodeMirror), which borrow the
+    // API client and the charts from the entry rather than carrying them.
+    expect(packagesIn(report.client.initial.inputs)).toEqual(["openapi-fetch", "uplot"]);
+    expect(report.client.gzipBytes).toBeLessThan(50_000);
+    const editor = Object.values(report.client.lazy).filter((c) => packagesIn(c.inputs).length > 0);
+    const editorPackages = packagesIn(editor.flatMap((c) => c.inputs));
+    expect(editorPackages).toEqual(
+      expect.arrayContaining(["@codemirror/view", "@codemirror/lang-sql", "@codemirror/autocomplete"]),
+    );
+    expect(
+      editorPackages.filter(
+        (p) => !/^@codemirror\/|^@lezer\/|^@marijn\/|^(crelt|style-mod|w3c-keyname)$/.test(p),
+      ),
+    ).toEqual([]);
+    expect(editor.reduce((n, c) => n + c.bytes, 0)).toBeLessThan(450_000);
+    expect(run.stdout).toContain("dashboard's lazily loaded chunks");
   });
 
   it("keeps the lazily loaded dashboard pages out of the script every other page loads", () => {
     const run = buildCheck();
     expect(run.status, run.stderr).toBe(0);
     const { client }: Report = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}");
-    const own = ["pages/exports.ts", "pages/erasure.ts", "pages/dead-letters.ts", "client/jobs.ts"];
+    const own = [
+      "pages/exports.ts",
+      "pages/erasure.ts",
+      "pages/dead-letters.ts",
+      "client/jobs.ts",
+      "pages/sql.ts",
+      "client/sql/page.ts",
+      "client/sql/editor.ts",
+    ];
     const isOwn = (input: string) => own.some((f) => input.endsWith(f));
-    // Every page loads the entry and its static chunks: none of the data-administration pages' code.
+    // Every page loads the entry and its static chunks: none of the data-administration or SQL pages' code.
     expect(client.initial.inputs.filter(isOwn)).toEqual([]);
     expect(client.initial.inputs).toContain("workers/api/web/client/pages/overview.ts");
     // Each of them is a chunk of its own, loaded on its page.

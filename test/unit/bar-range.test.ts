@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { barRange } from "../../workers/api/web/client/chart.js";
+import { barRange } from "../../workers/api/web/client/bar-range.js";
 
 // A bar's length is its value: the dashboard's bar charts (overview, funnels, insights, the SQL page's
 // two-column answers, the cell panel) keep zero on the axis.

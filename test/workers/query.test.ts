@@ -153,6 +153,25 @@ describe("POST /v1/query", () => {
     }
   });
 
+  it("a syntax error names its 1-based position in the caller's text, and quotes only that text", async () => {
+    for (const [sql, position, token] of [
+      ["SELECT event_name\nFROM events\nWHERE event_name = = 'x'", 50, "="],
+      ["SELECT (1", 10, ""],
+      // The text is trimmed first (the body's rule): positions count in the trimmed text.
+      ["  SELECT 1 +", 11, ""],
+    ] as const) {
+      const res = await query({ sql });
+      expect(res.status, sql).toBe(400);
+      const problem = await problemOf(res);
+      expect(problem.detail, sql).toMatch(
+        new RegExp(`^sql: Syntax error: failed at position ${position}\\b`),
+      );
+      expect(sql.slice(position - 1, position - 1 + token.length), sql).toBe(token);
+      // Neither our wrapper's closing parenthesis nor the client's FORMAT clause is quoted back.
+      expect(problem.detail, sql).not.toMatch(/FORMAT|\n\)/);
+    }
+  });
+
   it("an execution failure is a 422 with the error envelope", async () => {
     const res = await query({ sql: "SELECT no_such_column FROM events" });
     expect(res.status).toBe(422);

@@ -15,7 +15,8 @@ import { createLink } from "../../workers/api/accounts/links.js";
 import { newApp } from "../../workers/api/app.js";
 import { endSession, sessionUser, startSession } from "../../workers/api/credentials/sessions.js";
 import { DOCS_ASSETS } from "../../workers/api/routes/docs/index.js";
-import { DASHBOARD_PAGES, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
+import { DASHBOARD_CHUNKS } from "../../workers/api/web/assets/bundle.gen.js";
+import { DASHBOARD_PAGES, pageScope, SCRIPT_PATH, STYLE_PATH } from "../../workers/api/web/dashboard.js";
 import { SCOPES, type Scope, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
@@ -675,6 +676,32 @@ describe.each(OWNER_ONLY)("page $method $path: a member", (route) => {
 });
 
 /**
+ * Pages that need a scope (SQL, Exports, Player erasure, Dead letters: data:admin, as their endpoints
+ * do): a member's session,
+ * which holds no data:admin, gets a 403 page and no link to it; an owner's opens it.
+ */
+describe.each(DASHBOARD_PAGES.filter((p) => pageScope(p.id) !== undefined))(
+  "page GET /projects/:id/$id: without its scope",
+  (p) => {
+    it("a member's session: 403 naming the scope, and the navigation leaves the page out", async () => {
+      const member = new Browser();
+      member.cookies.set("gt_session", memberSessionCookie.slice("gt_session=".length));
+      const res = await member.get(`/projects/${t.projectId}/${p.id}`);
+      expect(res.status).toBe(403);
+      expect(await res.text()).toContain(`needs the ${pageScope(p.id)} scope`);
+      const overview = await (await member.get(`/projects/${t.projectId}/overview`)).text();
+      expect(overview).toContain(`/projects/${t.projectId}/overview"`);
+      expect(overview).not.toContain(`/projects/${t.projectId}/${p.id}"`);
+      const owner = await signedInBrowser();
+      expect((await owner.get(`/projects/${t.projectId}/${p.id}`)).status).toBe(200);
+      expect(await (await owner.get(`/projects/${t.projectId}/overview`)).text()).toContain(
+        `/projects/${t.projectId}/${p.id}"`,
+      );
+    });
+  },
+);
+
+/**
  * Public routes: code, icons and descriptions, no data. Anyone may read them, signed in or not, with or
  * without a key; they set no cookie and are never sniffed as another type.
  */
@@ -682,6 +709,8 @@ const PUBLIC = [
   "/favicon.svg",
   "/favicon.ico",
   SCRIPT_PATH,
+  // The entry's chunks (lazily loaded pages: SQL with its editor, Exports, Player erasure, Dead letters).
+  ...Object.keys(DASHBOARD_CHUNKS).map((chunk) => `/assets/${chunk}`),
   STYLE_PATH,
   "/.well-known/oauth-authorization-server",
   "/api/docs",

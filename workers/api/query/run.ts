@@ -85,7 +85,7 @@ async function checkParseTree(ch: ClickHouseClient, run: Run): Promise<void> {
     // No settings here: the local engine would splice them into the explained statement itself.
     lines = await explain(ch, "AST", run, {});
   } catch (err) {
-    throw refusalOrFailure(err, () => true, run);
+    throw refusalOrFailure(err, () => true, run, explainPrefix("AST").length);
   }
   try {
     checkAllowed(userPartOf(parseAstDump(lines), EXPLAIN_FORMAT));
@@ -106,7 +106,12 @@ async function checkQueryTree(ch: ClickHouseClient, run: Run): Promise<void> {
   } catch (err) {
     // A name that resolves to no table at all is refused like any other table; the rest (unknown
     // column, type mismatch) is a failure of a well-formed query.
-    throw refusalOrFailure(err, (e) => UNKNOWN_TABLE_CODES.has(e.code), run);
+    throw refusalOrFailure(
+      err,
+      (e) => UNKNOWN_TABLE_CODES.has(e.code),
+      run,
+      explainPrefix("QUERY TREE").length,
+    );
   }
   try {
     checkResolvedTables(lines, CH_EVENTS);
@@ -117,6 +122,11 @@ async function checkQueryTree(ch: ClickHouseClient, run: Run): Promise<void> {
 
 const EXPLAIN_FORMAT = "JSONEachRow";
 
+/** What precedes our statement in an EXPLAIN: ClickHouse's positions count it too. */
+function explainPrefix(kind: "AST" | "QUERY TREE"): string {
+  return `EXPLAIN ${kind} `;
+}
+
 async function explain(
   ch: ClickHouseClient,
   kind: "AST" | "QUERY TREE",
@@ -124,7 +134,7 @@ async function explain(
   settings: ClickHouseSettings,
 ): Promise<string[]> {
   const rs = await ch.query({
-    query: `EXPLAIN ${kind} ${run.statement}`,
+    query: `${explainPrefix(kind)}${run.statement}`,
     query_params: run.params,
     format: EXPLAIN_FORMAT,
     clickhouse_settings: settings,
@@ -178,13 +188,21 @@ const LIMIT_MESSAGES: Record<string, (l: QueryLimits) => string> = {
   "307": (l) => `read limit: the query would read more than ${l.maxBytesToRead} bytes`,
 };
 
-/** ClickHouse's answer as our error: a 400 refusal when `isRefusal`, else a 422 execution failure. */
-function refusalOrFailure(err: unknown, isRefusal: (e: ClickHouseError) => boolean, run: Run): unknown {
+/**
+ * ClickHouse's answer as our error: a 400 refusal when `isRefusal`, else a 422 execution failure.
+ * `before` is how many characters the text sent put before our statement (an EXPLAIN's prefix).
+ */
+function refusalOrFailure(
+  err: unknown,
+  isRefusal: (e: ClickHouseError) => boolean,
+  run: Run,
+  before = 0,
+): unknown {
   if (!(err instanceof ClickHouseError)) {
     return err;
   }
   if (err.code === "62") {
-    return badSql(syntaxDetail(err.message, run));
+    return badSql(syntaxDetail(err.message, run, before));
   }
   const detail =
     LIMIT_MESSAGES[err.code]?.(run.limits) ?? `${err.type ?? "ERROR"}: ${cleanMessage(err.message)}`;
@@ -198,14 +216,29 @@ function refusalOrFailure(err: unknown, isRefusal: (e: ClickHouseError) => boole
 
 const SELECT_START = /^\s*(\(|select\b|with\b)/i;
 
-/** Positions in ClickHouse's message count from the start of our statement; say them in the user's text. */
-function syntaxDetail(message: string, run: Run): string {
+/**
+ * Positions in ClickHouse's message count from the start of the text sent (`before` characters ahead of
+ * our statement, whose user part starts at `run.offset`); say them in the user's text, 1-based as
+ * ClickHouse counts. Its quote of the text from the failing token on ends with our closing parenthesis
+ * and the client's FORMAT clause: those are not the user's.
+ */
+function syntaxDetail(message: string, run: Run, before: number): string {
   if (!SELECT_START.test(run.sql)) {
     return "sql: only a SELECT statement (WITH … SELECT, UNION ALL) is allowed";
   }
-  const rebased = cleanMessage(message)
-    .replace(/failed at position (\d+)/, (_, p: string) => `failed at position ${Number(p) - run.offset}`)
-    .replace(/ \(line \d+, col \d+\)/, "");
+  const message1 = cleanMessage(message);
+  const at = /failed at position (\d+)/.exec(message1);
+  const position = at ? Number(at[1]) - before - run.offset : null;
+  if (position !== null && (position < 1 || position > run.sql.length)) {
+    // The parser stopped in our wrapper: the user's text ended too early (an unfinished expression, or
+    // a parenthesis left open that our closing one seemed to match). Its "expected" list is about our
+    // text, so say where the user's ends instead.
+    return `sql: Syntax error: failed at position ${run.sql.length + 1} (the end of the query): an expression is unfinished or a parenthesis is not closed`;
+  }
+  const rebased = message1
+    .replace(/failed at position (\d+)/, `failed at position ${position}`)
+    .replace(/ \(line \d+, col \d+\)/, "")
+    .replace(/\n\)\s*(?:FORMAT \w+)?(?=\. Expected|\.?$)/, "");
   return `sql: ${rebased}`;
 }
 

@@ -1,6 +1,9 @@
 import type { Context } from "hono";
 import { html } from "hono/html";
+import type { MembershipRole } from "../../../schema/pg/schema.js";
+import type { Scope } from "../../shared/credentials/scopes.js";
 import type { AppEnv } from "../context.js";
+import { ROLE_SCOPES } from "../credentials/session-principal.js";
 import { DASHBOARD_HASH } from "./assets/bundle.gen.js";
 import { type Html, layout, type NavUser } from "./layout.js";
 
@@ -12,7 +15,7 @@ import { type Html, layout, type NavUser } from "./layout.js";
 /**
  * Project pages in navigation order: `id` is the path segment (/projects/:projectId/<id>) and the key
  * of the client module in workers/api/web/client/pages/index.ts. A page is listed once its module exists;
- * the order is Overview, Heatmap, Compare, Retention, Funnels, Insights, Builds, Alerts, Maps,
+ * the order is Overview, Heatmap, Compare, Retention, Funnels, Insights, SQL, Builds, Alerts, Maps,
  * Profiles, Content, then Settings (always last, a link to the settings pages).
  */
 export const DASHBOARD_PAGES = [
@@ -23,6 +26,7 @@ export const DASHBOARD_PAGES = [
   { id: "retention", label: "Retention" },
   { id: "funnels", label: "Funnels" },
   { id: "insights", label: "Insights" },
+  { id: "sql", label: "SQL" },
   { id: "alerts", label: "Alerts" },
   { id: "maps", label: "Maps" },
   { id: "profiles", label: "Threshold profiles" },
@@ -38,6 +42,29 @@ export function isDashboardPage(id: string): id is DashboardPageId {
   return DASHBOARD_PAGES.some((p) => p.id === id);
 }
 
+/**
+ * Pages that only people holding a scope may open (their shell answers 403 to anyone else, and the
+ * navigation leaves them out): the scope the page's API calls need, so the page never offers what the
+ * API would refuse. The API checks it again on every call.
+ */
+const PAGE_SCOPES: Partial<Record<DashboardPageId, Scope>> = {
+  sql: "data:admin",
+  exports: "data:admin",
+  erasure: "data:admin",
+  "dead-letters": "data:admin",
+};
+
+/** The scope a page needs, if any. */
+export function pageScope(id: DashboardPageId): Scope | undefined {
+  return PAGE_SCOPES[id];
+}
+
+/** Whether a person of this role in the project's studio may open the page. */
+export function mayOpen(id: DashboardPageId, role: MembershipRole): boolean {
+  const scope = PAGE_SCOPES[id];
+  return scope === undefined || ROLE_SCOPES[role].includes(scope);
+}
+
 export const SCRIPT_PATH = `/assets/dashboard-${DASHBOARD_HASH}.js`;
 export const STYLE_PATH = `/assets/dashboard-${DASHBOARD_HASH}.css`;
 
@@ -48,14 +75,14 @@ export const STYLE_PATH = `/assets/dashboard-${DASHBOARD_HASH}.css`;
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-type ProjectRef = { id: string; name: string; tenantName: string };
+type ProjectRef = { id: string; name: string; tenantName: string; role: MembershipRole };
 
 /** Navigation of one project: its pages, then its settings (the API Keys page). */
 function projectNav(project: ProjectRef, current: string): Html {
   return html`<nav class="project-nav" aria-label="Project">
     <p class="project-name">${project.name}<small>${project.tenantName}</small></p>
     <ul>
-      ${DASHBOARD_PAGES.map(
+      ${DASHBOARD_PAGES.filter((p) => mayOpen(p.id, project.role)).map(
         (p) =>
           html`<li><a href="/projects/${project.id}/${p.id}" ${p.id === current ? html`aria-current="page"` : ""}>${p.label}</a></li>`,
       )}

@@ -1,4 +1,5 @@
 import uPlot from "uplot";
+import { barRange } from "./bar-range.js";
 import { h } from "./dom.js";
 
 // Charts through uPlot (small, maintained, canvas): one wrapper so every page's charts look and size
@@ -80,17 +81,6 @@ export function barChart(
     target,
   );
   return fitted(container, chart, height);
-}
-
-/** A bar chart's value range: zero and the data's extremes, with a little room past the longest bar. */
-export function barRange(min: number | null, max: number | null): [number, number] {
-  const lo = Math.min(0, min ?? 0);
-  const hi = Math.max(0, max ?? 0);
-  if (lo === hi) {
-    return [0, 1];
-  }
-  const pad = (hi - lo) * 0.05;
-  return [lo < 0 ? lo - pad : 0, hi > 0 ? hi + pad : 0];
 }
 
 /** The width a chart takes in `container`: its content box (no wider than a readable 1400 px). */

@@ -35,6 +35,7 @@ export const PAGES: Record<string, Page> = {
   retention,
   funnels,
   insights,
+  sql: lazy(() => import("./sql.js").then((m) => m.sql)),
   alerts,
   maps,
   profiles,

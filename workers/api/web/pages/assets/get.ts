@@ -3,7 +3,8 @@ import type { AppEnv } from "../../../context.js";
 import { DASHBOARD_CHUNKS, DASHBOARD_CSS, DASHBOARD_JS } from "../../assets/bundle.gen.js";
 import { SCRIPT_PATH, STYLE_PATH } from "../../dashboard.js";
 
-// The dashboard bundle, at URLs that carry its hash: cached for good, and a new build gets a new URL.
+// The dashboard bundle and its chunks, at URLs that carry their hash: cached for good, and a new build gets
+// a new URL.
 // Public (no session): it holds code, no data. Any other /assets path falls through to the 404 page.
 const IMMUTABLE = "public, max-age=31536000, immutable";
 

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../../context.js";
 import { userProject, visitor } from "../../access.js";
-import { DASHBOARD_PAGES, dashboardPage, isDashboardPage } from "../../dashboard.js";
+import { DASHBOARD_PAGES, dashboardPage, isDashboardPage, mayOpen, pageScope } from "../../dashboard.js";
 import { errorPage } from "../../respond.js";
 
 /**
@@ -19,11 +19,19 @@ export function register(app: Hono<AppEnv>) {
     }
     const project = c.get("project");
     const label = DASHBOARD_PAGES.find((p) => p.id === page)?.label ?? page;
+    if (!mayOpen(page, project.role)) {
+      return errorPage(
+        c,
+        403,
+        "Not allowed",
+        `The ${label} page needs the ${pageScope(page)} scope, which the studio's owners hold. Ask an owner of ${project.tenantName}.`,
+      );
+    }
     return dashboardPage(c, {
       title: `${label} · ${project.name}`,
       user: c.get("visitor").nav,
       page,
-      project: { id: project.id, name: project.name, tenantName: project.tenantName },
+      project: { id: project.id, name: project.name, tenantName: project.tenantName, role: project.role },
     });
   });
 }
