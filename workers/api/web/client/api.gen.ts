@@ -1692,7 +1692,7 @@ export interface components {
             /** @description As given, or the default baseline found */
             baseline: string;
             /** @enum {string} */
-            metric: "frame_time" | "fps" | "gpu_time" | "memory";
+            metric: "fps" | "frame_time" | "memory" | "gpu_time";
             /** @enum {string} */
             by: "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
             overall: components["schemas"]["RegressionGroup"];
@@ -5650,7 +5650,7 @@ export interface operations {
                 /** @description The known-good build_id; must differ from candidate. Default: the build whose first sample came last before the candidate's first */
                 baseline?: string;
                 /** @description frame_time, gpu_time (ms) and memory (MB) are worse when higher, fps when lower; each session's value is the median of its samples */
-                metric?: "frame_time" | "fps" | "gpu_time" | "memory";
+                metric?: "fps" | "frame_time" | "memory" | "gpu_time";
                 /** @description The hardware key of the groups; gpu_tier: GPUs tiered by their baseline sessions' median frame time (fast, mid, slow; too rare: unknown) */
                 by?: "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
                 /** @description UTC calendar days ending today, today included */
