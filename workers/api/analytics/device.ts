@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_SESSION_DEVICES } from "../../shared/clickhouse.js";
+import { DEVICE_COLUMN_NAMES } from "../../shared/telemetry/fields.js";
 import type { Window } from "../window.js";
 import { selectRows } from "./select.js";
 
@@ -17,17 +18,8 @@ import { selectRows } from "./select.js";
 // bound keeps a read on the window's days of the table (its key is project, day, session), so it costs
 // the window's sessions, never the project's whole history.
 
-/** The device columns, as telemetry.events names them; every one of them is a device_info attribute. */
-export const DEVICE_COLUMNS = [
-  "resolution",
-  "build_config",
-  "gpu",
-  "storage",
-  "cpu",
-  "os_version",
-  "device_model",
-  "memory_total_mb",
-] as const;
+/** The device columns, as telemetry.events names them (the field table's); every one is a device_info attribute. */
+export const DEVICE_COLUMNS = DEVICE_COLUMN_NAMES;
 export type DeviceColumn = (typeof DEVICE_COLUMNS)[number];
 
 /** The device columns telemetry.cell_samples keeps (0005_cell_samples.sql). */

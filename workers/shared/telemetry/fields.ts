@@ -89,6 +89,9 @@ const DEVICE_FIELDS = [
 
 const DEVICE_COLUMNS = DEVICE_FIELDS.flatMap((f) => f.columns);
 
+/** The device columns of telemetry.events, one per DeviceContext field and named after it. */
+export const DEVICE_COLUMN_NAMES = DEVICE_FIELDS.map((f) => f.name);
+
 const PERF_FLOAT = { min: 0, max: LIMITS.timeMsMax } as const;
 const ATTRIBUTES = LIMITS.attributes;
 
