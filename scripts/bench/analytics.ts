@@ -52,7 +52,12 @@ const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
 // BENCH_ENDPOINTS=compare,regressions,… measures only those (a run on a busy machine); all by default.
 const ONLY = process.env.BENCH_ENDPOINTS?.split(",").map((s) => s.trim());
-// BENCH_SQL=0 leaves out the columns of the endpoints' SQL run directly (with and without the project).
+// BENCH_DAYS=90 measures every endpoint over that window (the heatmap and cell reads too); by default
+// 30 days, and 7 for the heatmap and its cell (whose longest window is 30 days).
+const DAYS = process.env.BENCH_DAYS ? Number(process.env.BENCH_DAYS) : undefined;
+const D = DAYS ?? 30;
+const HD = DAYS ? Math.min(DAYS, 30) : 7;
+// BENCH_SQL=0 leaves out the two SQL timing columns (a big run where only HTTP and rows read matter).
 const SQL_COLUMNS = process.env.BENCH_SQL !== "0";
 
 type Endpoint =
@@ -79,9 +84,9 @@ const BENCH_CELL = {
 /** builds/regressions of two generated builds (one released every three days). */
 function regressionsOf(by: "platform" | "gpu_tier", mapId?: string): Bench {
   return {
-    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}${mapId ? `&mapId=${mapId}` : ""}`,
+    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}&days=${D}${mapId ? `&mapId=${mapId}` : ""}`,
     sql: (ch, p, now) =>
-      buildRegressions(ch, p, windowOf(30, now), {
+      buildRegressions(ch, p, windowOf(D, now), {
         candidate: "1.25",
         baseline: "1.24",
         metric: "frame_time",
@@ -117,91 +122,91 @@ const EXACT = 1e-9;
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<Endpoint, Bench> = {
   dashboard: {
-    query: "dashboard?days=30",
+    query: `dashboard?days=${D}`,
     sql: (ch, p, now) => {
-      const w = windowOf(30, now);
+      const w = windowOf(D, now);
       // Version 0: the bench never erases, so the stored closed days stay valid between its reads.
       return Promise.all([dashboardDistincts(ch, p, w, now, 0), dashboardTotals(ch, p, w, now)]);
     },
     peer: {
-      plain: (ch, p, now) => dashboardPlain(ch, p, windowOf(30, now), now),
+      plain: (ch, p, now) => dashboardPlain(ch, p, windowOf(D, now), now),
       ours: dashboardOurs,
       relative: EXACT,
     },
   },
   heatmap: {
-    query: "heatmap?mapId=maps/desert_outpost&cellSize=25&days=7",
-    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(7, now), HEATMAP),
+    query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}`,
+    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(HD, now), HEATMAP),
     peer: {
-      plain: (ch, p, now) => heatmapPlain(ch, p, windowOf(7, now), HEATMAP),
+      plain: (ch, p, now) => heatmapPlain(ch, p, windowOf(HD, now), HEATMAP),
       ours: (cells) => heatmapOurs(cells, false),
       relative: EXACT,
     },
   },
   // The same map with its tail fields (tails=1): the percentile states merged for every cell.
   heatmap_tails: {
-    query: "heatmap?mapId=maps/desert_outpost&cellSize=25&days=7&tails=1",
-    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(7, now), { ...HEATMAP, tails: true }),
+    query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}&tails=1`,
+    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(HD, now), { ...HEATMAP, tails: true }),
     peer: {
-      plain: (ch, p, now) => heatmapPlain(ch, p, windowOf(7, now), { ...HEATMAP, tails: true }),
+      plain: (ch, p, now) => heatmapPlain(ch, p, windowOf(HD, now), { ...HEATMAP, tails: true }),
       ours: (cells) => heatmapOurs(cells, true),
       relative: EXACT,
     },
   },
   // One cell of the busy map: its base cell of 50 is what the primary key of cell_samples reads.
   heatmap_cell: {
-    query: "heatmap/cell?mapId=maps/desert_outpost&x=0&y=0&cellSize=25&days=7&metric=frame_time",
-    sql: (ch, p, now) => cellDrilldown(ch, p, windowOf(7, now), BENCH_CELL),
+    query: `heatmap/cell?mapId=maps/desert_outpost&x=0&y=0&cellSize=25&days=${HD}&metric=frame_time`,
+    sql: (ch, p, now) => cellDrilldown(ch, p, windowOf(HD, now), BENCH_CELL),
     peer: {
-      plain: (ch, p, now) => cellDrilldown(overEvents(ch), p, windowOf(7, now), BENCH_CELL),
+      plain: (ch, p, now) => cellDrilldown(overEvents(ch), p, windowOf(HD, now), BENCH_CELL),
       ours: cellOurs,
       relative: EXACT,
     },
   },
   retention: {
-    query: "retention?days=30",
-    sql: (ch, p, now) => retentionCohorts(ch, p, windowOf(30, now)),
+    query: `retention?days=${D}`,
+    sql: (ch, p, now) => retentionCohorts(ch, p, windowOf(D, now)),
     peer: {
-      plain: (ch, p, now) => retentionPlain(ch, p, windowOf(30, now)),
+      plain: (ch, p, now) => retentionPlain(ch, p, windowOf(D, now)),
       ours: retentionOurs,
       relative: EXACT,
     },
   },
   funnels: {
-    query: "funnels?steps=match_start,level_up,match_end&window=86400&days=30",
-    sql: (ch, p, now) => funnelSteps(ch, p, windowOf(30, now), FUNNEL, 86400),
+    query: `funnels?steps=match_start,level_up,match_end&window=86400&days=${D}`,
+    sql: (ch, p, now) => funnelSteps(ch, p, windowOf(D, now), FUNNEL, 86400),
     peer: {
-      plain: (ch, p, now) => funnelPlain(ch, p, windowOf(30, now), FUNNEL, 86400),
+      plain: (ch, p, now) => funnelPlain(ch, p, windowOf(D, now), FUNNEL, 86400),
       ours: funnelOurs,
       relative: EXACT,
     },
   },
   insights: {
-    query: "insights?metric=unique_players&groupBy=day&days=30&limit=10",
+    query: `insights?metric=unique_players&groupBy=day&days=${D}&limit=10`,
     sql: (ch, p, now) => {
-      const w = windowOf(30, now);
+      const w = windowOf(D, now);
       const q = { metric: "unique_players", groupBy: "day", limit: 10 } as const;
       return Promise.all([insightGroups(ch, p, w, q), insightTotal(ch, p, w, q)]);
     },
     peer: {
-      plain: (ch, p, now) => insightsPlain(ch, p, windowOf(30, now), 10),
+      plain: (ch, p, now) => insightsPlain(ch, p, windowOf(D, now), 10),
       ours: insightsOurs,
       relative: EXACT,
     },
   },
   builds: {
     // fresh=1: the aggregation itself, not the cache.
-    query: "builds?days=30&fresh=1",
-    sql: (ch, p, now) => buildList(ch, p, windowOf(30, now)),
+    query: `builds?days=${D}&fresh=1`,
+    sql: (ch, p, now) => buildList(ch, p, windowOf(D, now)),
     // Session and player counts are uniqCombined64 sketches: within 1 % (the spec's approximate counts).
-    peer: { plain: (ch, p, now) => buildsPlain(ch, p, windowOf(30, now)), ours: buildsOurs, relative: 0.01 },
+    peer: { plain: (ch, p, now) => buildsPlain(ch, p, windowOf(D, now)), ours: buildsOurs, relative: 0.01 },
   },
   compare: {
     // Two of the generated builds (one released every three days); fresh=1 as for builds.
-    query: "builds/compare?baseline=1.24&candidate=1.25&days=30&fresh=1",
-    sql: (ch, p, now) => compareBuilds(ch, p, windowOf(30, now), COMPARED),
+    query: `builds/compare?baseline=1.24&candidate=1.25&days=${D}&fresh=1`,
+    sql: (ch, p, now) => compareBuilds(ch, p, windowOf(D, now), COMPARED),
     peer: {
-      plain: (ch, p, now) => comparePlain(ch, p, windowOf(30, now), COMPARED),
+      plain: (ch, p, now) => comparePlain(ch, p, windowOf(D, now), COMPARED),
       ours: compareOurs,
       relative: EXACT,
     },
