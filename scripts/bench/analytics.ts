@@ -597,6 +597,8 @@ async function main(): Promise<Record<string, number>> {
     let before: Measured | undefined;
     if (first < MAIN_EVENTS) {
       before = await measure(ch, projectId, key, false);
+      // Printed now: a run that fails while growing the project keeps the smaller size's figures.
+      report(before, undefined, millions(first), millions(first));
       console.log(
         `measured at ${millions(first)}; loading ${(MAIN_EVENTS - first).toLocaleString("en")} more…`,
       );
