@@ -8,7 +8,9 @@
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import type { ClickHouseTarget } from "../migrate.js";
 
-const CHUNK = 1_000_000;
+// BENCH_CHUNK: rows per INSERT. On a busy machine a smaller chunk keeps each statement well inside the
+// HTTP client's 5-minute header timeout.
+const CHUNK = Number(process.env.BENCH_CHUNK ?? 1_000_000);
 // 10M events over 90 days from 50,000 players: a few hundred events per player, one or two sessions
 // per player and day, positions on a 1 km × 1 km map. BENCH_PLAYERS (analytics.ts) sets another count:
 // the distinct-count designs cost what the players and player-days cost, not what the events cost.
