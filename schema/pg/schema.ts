@@ -474,9 +474,10 @@ export const alertEvaluationEvents = pgTable(
     // before runs were keyed. With the unique index below, one (rule, profile, run) records one event
     // however often its queue message is delivered (workers/api/alerts/evaluate.ts).
     runAt: timestamp("run_at", { withTimezone: true, mode: "date" }),
-    // The outbox: the notification messages this event still has to hand to the notifications queue,
-    // written in the event's own transaction and cleared once sent; null when none are due.
-    pendingNotifications: jsonb("pending_notifications").$type<unknown[]>(),
+    // The outbox: the notification messages this event still has to hand to the notifications queue
+    // (a JSON array, kept as text: jsonb would reorder the webhook body's keys), written in the event's
+    // own transaction and cleared once sent; null when none are due.
+    pendingNotifications: text("pending_notifications"),
     createdAt: timestamps.createdAt,
   },
   (t) => [

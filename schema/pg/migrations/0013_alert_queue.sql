@@ -12,7 +12,7 @@ CREATE TABLE "alert_pair_states" (
 );
 --> statement-breakpoint
 ALTER TABLE "alert_evaluation_events" ADD COLUMN "run_at" timestamp with time zone;--> statement-breakpoint
-ALTER TABLE "alert_evaluation_events" ADD COLUMN "pending_notifications" jsonb;--> statement-breakpoint
+ALTER TABLE "alert_evaluation_events" ADD COLUMN "pending_notifications" text;--> statement-breakpoint
 ALTER TABLE "alert_pair_states" ADD CONSTRAINT "alert_pair_states_alert_rule_id_alert_rules_id_fk" FOREIGN KEY ("alert_rule_id") REFERENCES "public"."alert_rules"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "alert_pair_states" ADD CONSTRAINT "alert_pair_states_threshold_profile_id_threshold_profiles_id_fk" FOREIGN KEY ("threshold_profile_id") REFERENCES "public"."threshold_profiles"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "alert_pair_states_profile_idx" ON "alert_pair_states" USING btree ("threshold_profile_id");--> statement-breakpoint

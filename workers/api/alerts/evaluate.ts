@@ -458,7 +458,7 @@ async function record(
         notified: pending !== null,
         worstCells,
         runAt: ctx.now,
-        pendingNotifications: pending,
+        pendingNotifications: pending && JSON.stringify(pending),
       })
       .onConflictDoNothing();
     outcome = pending ? "notified" : "changed";
@@ -552,7 +552,7 @@ async function flushEvents(env: Env, db: Db, eventIds: string[]): Promise<void> 
     .from(e)
     .where(and(inArray(e.id, eventIds), isNotNull(e.pendingNotifications)));
   for (const row of rows) {
-    const messages = (row.pending ?? []) as NotificationMessage[];
+    const messages = JSON.parse(row.pending ?? "[]") as NotificationMessage[];
     if (messages.length) {
       await env.NOTIFICATIONS_QUEUE.sendBatch(
         messages.map((body) => ({ body, contentType: "json" as const })),
