@@ -338,6 +338,7 @@ describe("the alerts queue", () => {
     const runAt = Date.now();
     const STUDIOS = 20;
     const RULES = 500;
+    const scopeOfPair = new Map<string, string>();
     const measured = await withDb((db) =>
       db
         .transaction(async (tx) => {
@@ -392,13 +393,14 @@ describe("the alerts queue", () => {
                 })),
               )
               .returning({ id: alertRules.id });
-            await tx
-              .insert(alertRuleProfiles)
-              .values(
-                rules.flatMap((rule) =>
-                  profiles.map((p, ordinal) => ({ alertRuleId: rule.id, thresholdProfileId: p.id, ordinal })),
-                ),
-              );
+            await tx.insert(alertRuleProfiles).values(
+              rules.flatMap((rule, r) =>
+                profiles.map((p, ordinal) => {
+                  scopeOfPair.set(`${rule.id}:${p.id}`, `${projectId}|${r % 3}|${r % 4}|${ordinal}`);
+                  return { alertRuleId: rule.id, thresholdProfileId: p.id, ordinal };
+                }),
+              ),
+            );
           }
           const started = performance.now();
           const planned = await planMessages(tx, runAt);
@@ -429,11 +431,16 @@ describe("the alerts queue", () => {
       expect(m.pairs.length).toBeLessThanOrEqual(MAX_PAIRS_PER_MESSAGE);
       expect(m.runAt).toBe(runAt);
     }
-    // 24 scopes per studio (4 cell sizes × 3 windows × 2 profile filters): messages take whole scopes.
+    // 24 scopes per studio (4 cell sizes × 3 windows × 2 profile filters) of 41 or 42 pairs: messages
+    // fill up (a large scope is cut where a message is full), so hardly more than pairs / 40 of them.
     expect(messages.length).toBeLessThanOrEqual(
-      STUDIOS * Math.ceil((RULES * 2) / MAX_PAIRS_PER_MESSAGE) + STUDIOS * 24,
+      STUDIOS * (Math.ceil((RULES * 2) / MAX_PAIRS_PER_MESSAGE) + 1),
     );
-    expect(MAX_SCOPES_PER_MESSAGE).toBeGreaterThan(0);
+    for (const m of messages) {
+      const scopes = new Set(m.pairs.map((p) => scopeOfPair.get(p.join(":"))));
+      expect(scopes.size).toBeLessThanOrEqual(MAX_SCOPES_PER_MESSAGE);
+      expect(scopes.has(undefined)).toBe(false);
+    }
     expect(Math.max(...batches)).toBeLessThanOrEqual(100);
     expect(Math.max(...sizes)).toBeLessThan(256 * 1024);
     // Far inside a cron invocation (15 minutes of wall time); generous for a loaded test machine.

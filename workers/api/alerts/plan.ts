@@ -21,7 +21,7 @@ export type AlertWorkMessage = {
 /**
  * The bound of one message's work: at most this many pairs, read from at most MAX_SCOPES_PER_MESSAGE
  * scopes (one cell read each, plus one worst-cells read per pair whose status changes). A scope with
- * more pairs than this is split over messages (each reads the scope's cells once).
+ * more pairs than this is split over messages (each piece reads the scope's cells once).
  */
 export const MAX_PAIRS_PER_MESSAGE = 40;
 export const MAX_SCOPES_PER_MESSAGE = 8;
@@ -91,8 +91,9 @@ export async function activePairs(db: Db): Promise<PlannedPair[]> {
 }
 
 /**
- * Packs pairs into messages: per project, the pairs of a scope stay together; a message takes whole
- * scopes until it would exceed MAX_PAIRS_PER_MESSAGE pairs or MAX_SCOPES_PER_MESSAGE scopes.
+ * Packs pairs into messages: per project, a message takes scopes until it holds MAX_PAIRS_PER_MESSAGE
+ * pairs or MAX_SCOPES_PER_MESSAGE scopes. A scope that fits in one message stays whole; a larger one is
+ * cut into pieces that fill messages (each piece reads the scope's cells once).
  */
 export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMessage[] {
   const byProject = new Map<string, Map<string, PairRef[]>>();
@@ -113,19 +114,25 @@ export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMess
   for (const [projectId, scopes] of byProject) {
     let current: AlertWorkMessage | null = null;
     let scopeCount = 0;
-    for (const refs of scopes.values()) {
-      for (let i = 0; i < refs.length; i += MAX_PAIRS_PER_MESSAGE) {
-        const chunk = refs.slice(i, i + MAX_PAIRS_PER_MESSAGE);
-        if (
+    // Same map next to each other: a message's scopes then mostly share a map.
+    for (const key of [...scopes.keys()].sort()) {
+      let refs = scopes.get(key) as PairRef[];
+      while (refs.length) {
+        const room: number = current ? MAX_PAIRS_PER_MESSAGE - current.pairs.length : 0;
+        // A scope that fits in a message of its own is not split; a larger one tops up the current one.
+        const fresh =
           !current ||
-          current.pairs.length + chunk.length > MAX_PAIRS_PER_MESSAGE ||
-          scopeCount >= MAX_SCOPES_PER_MESSAGE
-        ) {
+          room === 0 ||
+          scopeCount >= MAX_SCOPES_PER_MESSAGE ||
+          (refs.length > room && refs.length <= MAX_PAIRS_PER_MESSAGE);
+        if (fresh || !current) {
           current = { v: 1, runAt, projectId, pairs: [] };
           messages.push(current);
           scopeCount = 0;
         }
-        current.pairs.push(...chunk);
+        const take = Math.min(refs.length, MAX_PAIRS_PER_MESSAGE - current.pairs.length);
+        current.pairs.push(...refs.slice(0, take));
+        refs = refs.slice(take);
         scopeCount++;
       }
     }
