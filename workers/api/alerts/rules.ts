@@ -129,12 +129,8 @@ export async function loadRules(db: Db, projectId: string, ruleId?: string): Pro
       createdAt: rule.createdAt.toISOString(),
       updatedAt: rule.updatedAt.toISOString(),
       channelIds: channels.filter((c) => c.alertRuleId === rule.id).map((c) => c.channelId),
-      lastEvaluatedAt: complete
-        ? evaluations.reduce(
-            (m, e) => (e.evaluatedAt < m ? e.evaluatedAt : m),
-            evaluations[0]?.evaluatedAt ?? "",
-          )
-        : null,
+      // ISO strings of one format sort as times: the first is the oldest.
+      lastEvaluatedAt: complete ? ([...evaluations.map((e) => e.evaluatedAt)].sort()[0] ?? null) : null,
       lastResult: evaluations.length
         ? evaluations.some((e) => e.result === "error")
           ? "error"
