@@ -308,7 +308,10 @@ describe("the alerts queue", () => {
     const s = await setup("down");
     const runAt = AHEAD();
     const m = messageOf(s, runAt);
-    for (const overrides of [{ CLICKHOUSE_URL: CLOSED_CH }, { DATABASE_URL: CLOSED_DB }]) {
+    for (const overrides of [{ CLICKHOUSE_URL: CLOSED_CH }, { DATABASE_URL: CLOSED_DB }] as Record<
+      string,
+      string
+    >[]) {
       const r = await deliver(m, { overrides, attempts: QUEUES.alerts.maxRetries + 1 });
       expect(r.explicitAcks).toEqual([]);
       expect(r.retryMessages.map((x) => x.msgId)).toEqual(["m-1"]);
