@@ -145,7 +145,7 @@ describe("alerts page", () => {
       channelIds: [],
     });
     await expect
-      .poll(async () => (await rowsNamed(page, "rules", "Docks FPS")).map((r) => r.slice(0, 12)))
+      .poll(async () => (await rowsNamed(page, "rules", "Docks FPS")).map((r) => r.slice(0, 13)))
       .toEqual([
         [
           "Docks FPS",
@@ -160,6 +160,7 @@ describe("alerts page", () => {
           "—",
           "Active",
           "Not evaluated yet",
+          "not evaluated yet",
         ],
       ]);
 
