@@ -53,6 +53,7 @@ export async function deliverNotifications(batch: MessageBatch<unknown>, env: En
   await Promise.all(
     messages.map((m) =>
       deliverOne(
+        env,
         m,
         channels.find((c) => c.id === m.body.channelId),
       ),
@@ -65,7 +66,22 @@ function isNotification(body: unknown): body is NotificationMessage {
   return b?.v === 1 && typeof b.channelId === "string" && typeof b.alert?.eventId === "string";
 }
 
+/**
+ * The cooldown object of an alert notification's (rule, profile): it remembers which (event, channel)
+ * deliveries are done, so a message handed to the queue twice is posted once. Regressions have none.
+ */
+function deliveryLedger(env: Env, message: NotificationMessage) {
+  const alert = message.alert;
+  if (alert.type !== "alert.triggered") {
+    return null;
+  }
+  return env.ALERT_COOLDOWN.get(
+    env.ALERT_COOLDOWN.idFromName(`${alert.rule.id}:${alert.thresholdProfile.id}`),
+  );
+}
+
 async function deliverOne(
+  env: Env,
   message: Message<NotificationMessage>,
   channel: Channel | undefined,
 ): Promise<void> {
@@ -74,7 +90,32 @@ async function deliverOne(
     message.ack();
     return;
   }
+  const { alert, channelId } = message.body;
+  const ledger = deliveryLedger(env, message.body);
+  let claim: "go" | "done" | "busy" = "go";
+  try {
+    claim = ledger ? await ledger.claimDelivery(alert.eventId, channelId) : "go";
+  } catch (err) {
+    console.warn("delivery ledger unavailable", err instanceof Error ? err.message : String(err));
+    message.retry({ delaySeconds: deliveryRetryDelaySeconds(message.attempts) });
+    return;
+  }
+  if (claim === "done") {
+    console.warn("notification already delivered, duplicate dropped", channel.id, alert.eventId);
+    message.ack();
+    return;
+  }
+  if (claim === "busy") {
+    // Another copy is being posted now: this one comes back later and is then dropped (or posts, if
+    // that one failed).
+    message.retry({ delaySeconds: deliveryRetryDelaySeconds(1) });
+    return;
+  }
   const outcome = await post(channel, message.body);
+  // Best effort: were this lost, the in-progress mark expires and a duplicate copy (rare) could post.
+  await ledger
+    ?.finishDelivery(alert.eventId, channelId, outcome === "delivered" || outcome === "refused")
+    .catch(() => {});
   if (outcome === "delivered") {
     message.ack();
   } else if (outcome === "refused") {
