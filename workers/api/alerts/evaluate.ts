@@ -15,7 +15,7 @@ import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../db.js";
 import { windowOf } from "../window.js";
-import { type CellMeans, type CellScope, cellMeans, failingShares, judgeCells } from "./cells.js";
+import { type CellJudgement, judgeScopeGroup, type PairQuery } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
 import { linked } from "./links.js";
 import { thresholdOf } from "./metrics.js";
@@ -50,11 +50,13 @@ type Run = {
   now: Date;
   latest: Map<string, LatestStatus>;
   summary: RunSummary;
+  /** The run's active rules. */
+  rules: Rule[];
   /**
-   * Cells by scope (project, map, window, cell size, profile filters), read once per run: the pairs of
-   * one scope differ only in metric and threshold, which are judged from the same cell means.
+   * Judgements by (project, map), made once per run for all of its pairs (judgeScopeGroup: one read
+   * per window and cell size for the means, one per window for the failing shares).
    */
-  cells: Map<string, Promise<CellMeans[]>>;
+  judged: Map<string, Promise<Map<string, CellJudgement>>>;
 };
 
 /**
@@ -83,7 +85,8 @@ export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSum
       now,
       latest,
       summary,
-      cells: new Map(),
+      rules,
+      judged: new Map(),
     };
     await forEachLimited(rules, CONCURRENCY, async (rule) => {
       for (const profile of rule.profiles) {
@@ -145,18 +148,15 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
     throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
   }
-  const scope: CellScope = {
-    projectId: rule.projectId,
-    mapId: rule.map.mapId,
-    window: windowOf(rule.evaluationDays, run.now.getTime()),
-    cellSize: rule.cellSize,
-    filters: profile,
-  };
-  const { worst, ...counts } = judgeCells(await scopeCells(run, scope), metric, threshold, rule.cellSize);
+  const judged = (await judgedPairs(run, rule)).get(`${rule.id}:${profile.id}`);
+  if (!judged) {
+    throw new Error(`pair ${rule.id}:${profile.id} was not judged`);
+  }
+  const { worst, ...counts } = judged;
   run.summary.evaluated++;
   // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
   const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
-  const status: AlertStatus = failPercentage > rule.failPercentage ? "triggered" : "resolved";
+  const status = statusOf(rule, counts);
   if (run.latest.get(`${rule.id}:${profile.id}`)?.status === status) {
     return;
   }
@@ -167,7 +167,7 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
     mapId: rule.map.mapId,
     days: rule.evaluationDays,
     cellSize: rule.cellSize,
-    cells: status === "triggered" ? await failingShares(run.ch, { ...scope, metric, threshold }, worst) : [],
+    cells: status === "triggered" ? worst : [],
   };
   const notified =
     status === "triggered" &&
@@ -211,37 +211,59 @@ async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<voi
   }
 }
 
-function scopeCells(run: Run, scope: CellScope): Promise<CellMeans[]> {
-  const f = scope.filters;
-  const key = JSON.stringify([
-    scope.projectId,
-    scope.mapId,
-    scope.window.from,
-    scope.cellSize,
-    f.platform,
-    f.resolution,
-    f.buildConfig,
-    f.gpu,
-    f.storage,
-  ]);
-  let cells = run.cells.get(key);
-  if (!cells) {
-    cells = cellMeans(run.ch, {
-      ...scope,
-      filters: {
-        platform: f.platform,
-        resolution: f.resolution,
-        buildConfig: f.buildConfig,
-        gpu: f.gpu,
-        storage: f.storage,
-      },
-    });
-    // A failed read fails every pair of the scope that awaits it (each is logged and skipped); the
-    // next run reads again.
-    cells.catch(() => {});
-    run.cells.set(key, cells);
+/** The pair's status a judgement gives: triggered when more than the rule's share of cells fail. */
+function statusOf(rule: Rule, counts: { failCount: number; totalCount: number }): AlertStatus {
+  const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
+  return failPercentage > rule.failPercentage ? "triggered" : "resolved";
+}
+
+/**
+ * The judgements of every pair of the run on the rule's project and map, read once for them all; the
+ * failing shares only for the pairs that change to triggered (the only ones that record worst cells).
+ */
+function judgedPairs(run: Run, rule: Rule): Promise<Map<string, CellJudgement>> {
+  const key = `${rule.projectId} ${rule.map.mapId}`;
+  let judged = run.judged.get(key);
+  if (!judged) {
+    const pairs: Array<PairQuery & { rule: Rule }> = [];
+    for (const r of run.rules) {
+      if (r.projectId !== rule.projectId || r.map.mapId !== rule.map.mapId) {
+        continue;
+      }
+      for (const profile of r.profiles) {
+        const threshold = thresholdOf(profile, r.metric, r.thresholdLevel);
+        if (threshold !== null) {
+          pairs.push({
+            key: `${r.id}:${profile.id}`,
+            rule: r,
+            projectId: r.projectId,
+            mapId: r.map.mapId,
+            window: windowOf(r.evaluationDays, run.now.getTime()),
+            cellSize: r.cellSize,
+            filters: {
+              platform: profile.platform,
+              resolution: profile.resolution,
+              buildConfig: profile.buildConfig,
+              gpu: profile.gpu,
+              storage: profile.storage,
+            },
+            metric: r.metric,
+            threshold,
+          });
+        }
+      }
+    }
+    judged = judgeScopeGroup(
+      run.ch,
+      pairs,
+      (p, counts) =>
+        statusOf(p.rule, counts) === "triggered" && run.latest.get(p.key)?.status !== "triggered",
+    );
+    // A failed read fails every pair that awaits it (each is logged and skipped); the next run reads again.
+    judged.catch(() => {});
+    run.judged.set(key, judged);
   }
-  return cells;
+  return judged;
 }
 
 /**
