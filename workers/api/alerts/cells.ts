@@ -209,18 +209,19 @@ export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<Cel
 /**
  * Where a scope's means are read. Cell sizes that are multiples of 25 read telemetry.alert_cells (sums
  * and counts per day, device and base cell), 5 and 10 the samples. A profile with device filters reads
- * the samples for every size when the project sent any device_info in the window (the rollup keeps the
- * samples' own device columns, and a device_info may name the device of samples stored before it).
- * `seen` remembers the device_info look-ups of one call.
+ * the samples with their effective device columns ("devices") for every size when the project sent any
+ * device_info in the window (the rollup and the samples keep their own device columns, and a
+ * device_info may name the device of samples stored before it); without one, the stored columns are
+ * the effective ones. `seen` remembers the device_info look-ups of one call.
  */
 async function meansPath(
   ch: ClickHouseClient,
   q: CellScope,
   seen: Map<string, Promise<boolean>>,
 ): Promise<"rollup" | "samples" | "devices"> {
-  const device = filtersDevice(q.filters);
-  if (!fromRollup(q.cellSize) || !device) {
-    return fromRollup(q.cellSize) ? "rollup" : device ? "devices" : "samples";
+  const stored = fromRollup(q.cellSize) ? "rollup" : "samples";
+  if (!filtersDevice(q.filters)) {
+    return stored;
   }
   const key = `${q.projectId} ${q.window.from} ${q.window.to}`;
   let has = seen.get(key);
@@ -228,7 +229,7 @@ async function meansPath(
     has = hasSessionDevices(ch, q.projectId, q.window);
     seen.set(key, has);
   }
-  return (await has) ? "devices" : "rollup";
+  return (await has) ? "devices" : stored;
 }
 
 /**
@@ -279,15 +280,20 @@ export async function judgeScopeGroup<P extends PairQuery>(
   });
   // The failing shares: a statement per (project, map, window) for the selected pairs' worst cells.
   const shareGroups = new Map<string, P[]>();
-  for (const p of pairs) {
+  const withDevices = new Set<string>();
+  pairs.forEach((p, i) => {
     const j = judged.get(p.key) as CellJudgement;
     if (j.worst.length && wantShares(p, { failCount: j.failCount, totalCount: j.totalCount })) {
       const key = JSON.stringify([p.projectId, p.mapId, p.window.from, p.window.to]);
       shareGroups.set(key, [...(shareGroups.get(key) ?? []), p]);
+      if (paths[i] === "devices") {
+        withDevices.add(key);
+      }
     }
-  }
-  await forEachLimited([...shareGroups.values()], READS_AT_ONCE, async (ps) => {
-    const shares = await failingShares(ch, ps, (p) => (judged.get(p.key) as CellJudgement).worst);
+  });
+  await forEachLimited([...shareGroups], READS_AT_ONCE, async ([key, ps]) => {
+    const worst = (p: PairQuery) => (judged.get(p.key) as CellJudgement).worst;
+    const shares = await failingShares(ch, ps, worst, withDevices.has(key));
     ps.forEach((p, i) => {
       const j = judged.get(p.key) as CellJudgement;
       judged.set(p.key, { ...j, worst: shares[i] ?? j.worst });
@@ -359,55 +365,68 @@ async function failingShares(
   ch: ClickHouseClient,
   pairs: PairQuery[],
   worstOf: (p: PairQuery) => WorstCell[],
+  devices: boolean,
 ): Promise<WorstCell[][]> {
   const first = pairs[0];
   if (!first) {
     return [];
   }
+  // The worst cells, base cells and thresholds are numbers the evaluation made (finite, checked) and
+  // go into the statement as literals: a call's hundreds of cells would not fit a URL's parameters.
+  // Profile filters are text and bound, once per distinct profile.
   const params: Record<string, unknown> = mapWindowParams(first);
-  const items: Array<[number, number, number, number]> = [];
-  const bases = new Map<string, [number, number]>();
+  const items: string[] = [];
+  const bases = new Set<string>();
   const sizes = new Set<number>();
+  const profiles = new Map<string, string>();
+  // Per pair k (1-based in SQL): its profile, metric (METRICS' order) and threshold.
+  const profileOf: number[] = [];
+  const metricOf: number[] = [];
+  const thresholdOf: string[] = [];
   pairs.forEach((p, k) => {
     sizes.add(p.cellSize);
     for (const c of worstOf(p)) {
-      items.push([k, p.cellSize, c.x, c.y]);
-      const bx = Math.floor(c.x / BASE_CELL);
-      const by = Math.floor(c.y / BASE_CELL);
-      bases.set(`${bx},${by}`, [bx, by]);
+      items.push(`(${k + 1}, ${literal(p.cellSize)}, ${literal(c.x)}, ${literal(c.y)})`);
+      bases.add(`(${literal(Math.floor(c.x / BASE_CELL))}, ${literal(Math.floor(c.y / BASE_CELL))})`);
     }
+    const fk = filterKey(p.filters);
+    if (!profiles.has(fk)) {
+      profiles.set(fk, filterSql(p.filters, profiles.size, params));
+    }
+    profileOf.push([...profiles.keys()].indexOf(fk) + 1);
+    metricOf.push(METRICS.findIndex((m) => m.key === p.metric));
+    thresholdOf.push(literal(p.threshold));
   });
-  // Per pair: its filters, and whether a sample of it is present and worse than its threshold.
-  const cases = (of: (p: PairQuery, k: number) => string) =>
-    `multiIf(${pairs.map((p, k) => `k = ${k}, ${of(p, k)}`).join(", ")}, 0)`;
-  const filters = cases((p, k) => filterSql(p.filters, k, params));
-  const present = cases((p) => `isNotNull(${METRIC[p.metric].column})`);
-  const worse = cases((p, k) => {
-    params[`t${k}`] = p.threshold;
-    return `${METRIC[p.metric].column} ${worseOp(METRIC[p.metric])} {t${k}:Float64}`;
-  });
-  const where = `${SAMPLES_SCOPE} AND (bx, by) IN {bases:Array(Tuple(Int32, Int32))}`;
+  // A sample's value of the pair's metric, exactly (Float32 to Float64 is exact; memory is Float64).
+  const value = `multiIf(${METRICS.map((m, i) => `m = ${i}, toFloat64(${m.column})`).join(", ")}, NULL)`;
+  const worse = `multiIf(${METRICS.map((m, i) => `m = ${i}, v ${worseOp(m)} thr`).join(", ")}, 0)`;
+  const where = `${SAMPLES_SCOPE} AND (bx, by) IN (${[...bases].join(", ")})`;
   const rows = await selectRows(
     ch,
     `
-    SELECT k, cx, cy, countIf(${worse}) AS failing, countIf(${present}) AS samples
+    SELECT k, cx, cy, countIf(${worse}) AS failing, count(v) AS samples
     FROM (
-      SELECT size, floor(position_x / size) * size AS cx, floor(position_y / size) * size AS cy,
-        ${FILTER_FIELDS.map((f) => FILTER_COLUMNS[f]).join(", ")}, ${METRICS.map((m) => m.column).join(", ")}
-      FROM ${samplesOf(
-        where,
-        pairs.some((p) => filtersDevice(p.filters)),
-      )}
-      ARRAY JOIN {sizes:Array(UInt8)} AS size
-      WHERE ${where}
-    ) AS s
-    INNER JOIN (
-      SELECT t.1 AS k, t.2 AS size, t.3 AS cx, t.4 AS cy
-      FROM (SELECT arrayJoin({items:Array(Tuple(UInt32, UInt8, Float64, Float64))}) AS t)
-    ) AS i USING (size, cx, cy)
-    WHERE ${filters}
+      SELECT k, cx, cy,
+        [${metricOf.join(", ")}]::Array(UInt8)[k] AS m,
+        [${thresholdOf.join(", ")}]::Array(Float64)[k] AS thr,
+        ${value} AS v,
+        passes[[${profileOf.join(", ")}]::Array(UInt32)[k]] AS passing
+      FROM (
+        SELECT size, floor(position_x / size) * size AS cx, floor(position_y / size) * size AS cy,
+          [${[...profiles.values()].join(", ")}] AS passes,
+          ${METRICS.map((m) => m.column).join(", ")}
+        FROM ${samplesOf(where, devices)}
+        ARRAY JOIN [${[...sizes].map(literal).join(", ")}]::Array(UInt8) AS size
+        WHERE ${where} AND (${[...profiles.values()].join(" OR ")})
+      ) AS s
+      INNER JOIN (
+        SELECT t.1 AS k, t.2 AS size, t.3 AS cx, t.4 AS cy
+        FROM (SELECT arrayJoin([${items.join(", ")}]::Array(Tuple(UInt32, UInt8, Float64, Float64))) AS t)
+      ) AS i USING (size, cx, cy)
+    )
+    WHERE passing
     GROUP BY k, cx, cy`,
-    { ...params, bases: [...bases.values()], sizes: [...sizes], items },
+    params,
     { k: "unknown", cx: "unknown", cy: "unknown", failing: "unknown", samples: "unknown" },
   );
   const shares = new Map(
@@ -417,7 +436,7 @@ async function failingShares(
     ]),
   );
   return pairs.map((p, k) =>
-    worstOf(p).map((c) => ({ ...c, failingShare: shares.get(`${k},${c.x},${c.y}`) ?? 0 })),
+    worstOf(p).map((c) => ({ ...c, failingShare: shares.get(`${k + 1},${c.x},${c.y}`) ?? 0 })),
   );
 }
 
@@ -430,6 +449,14 @@ async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Pro
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+/** A number the evaluation computed, as an SQL literal (JavaScript's shortest round-trip form). */
+function literal(n: number): string {
+  if (!Number.isFinite(n)) {
+    throw new Error(`not a finite number: ${n}`);
+  }
+  return String(n);
 }
 
 function finite(v: unknown): number | null {
