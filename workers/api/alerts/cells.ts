@@ -265,7 +265,7 @@ async function meansPath(
  * means of every profile of the call (-If aggregates: the pairs that differ in profile, metric or
  * threshold share the read), and one per (project, map, window) for the failing shares of the worst
  * cells of the pairs `wantShares` selects (the others keep failingShare 0). A failed read rejects the
- * whole call. See /docs/alerts: the fewer, larger calls (one per project and map) the fewer reads.
+ * whole call. The fewer, larger calls (one per project and map: docs/web-api.md) the fewer reads.
  */
 export async function judgeScopeGroup<P extends PairQuery>(
   ch: ClickHouseClient,
@@ -289,7 +289,7 @@ export async function judgeScopeGroup<P extends PairQuery>(
     group.sets.set(set, [...(group.sets.get(set) ?? []), p]);
   });
   const judged = new Map<string, CellJudgement>();
-  await forEachLimited([...groups.values()], READS_AT_ONCE, async ({ q, path, sets }) => {
+  await inRounds([...groups.values()], READS_AT_ONCE, async ({ q, path, sets }) => {
     const bySet = [...sets.values()];
     const cells = await groupMeans(
       ch,
@@ -319,7 +319,7 @@ export async function judgeScopeGroup<P extends PairQuery>(
       }
     }
   });
-  await forEachLimited([...shareGroups], READS_AT_ONCE, async ([key, ps]) => {
+  await inRounds([...shareGroups], READS_AT_ONCE, async ([key, ps]) => {
     const worst = (p: PairQuery) => (judged.get(p.key) as CellJudgement).worst;
     const shares = await failingShares(ch, ps, worst, withDevices.has(key));
     ps.forEach((p, i) => {
@@ -468,15 +468,11 @@ async function failingShares(
   );
 }
 
-async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+/** `fn` over `items`, `limit` at a time (in rounds: the statements of a call are few). */
+async function inRounds<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += limit) {
+    await Promise.all(items.slice(i, i + limit).map(fn));
+  }
 }
 
 /** A number the evaluation computed, as an SQL literal (JavaScript's shortest round-trip form). */
