@@ -60,6 +60,9 @@ export type PairQuery = CellQuery & { key: string };
 /** The base cell of telemetry.cell_samples (0005, 0013): every cell size of a rule divides it. */
 const BASE_CELL = 50;
 
+/** Sets (window, profile) per means statement on the samples paths (see judgeScopeGroup). */
+const SAMPLE_SETS = 4;
+
 /** Statements of one call run at once: the work is ClickHouse's, on a few cores. */
 const READS_AT_ONCE = 2;
 
@@ -289,8 +292,18 @@ export async function judgeScopeGroup<P extends PairQuery>(
     group.sets.set(set, [...(group.sets.get(set) ?? []), p]);
   });
   const judged = new Map<string, CellJudgement>();
-  await inRounds([...groups.values()], READS_AT_ONCE, async ({ q, path, sets }) => {
-    const bySet = [...sets.values()];
+  // On the samples paths a statement answers every cell of the grid at 5 or 10 units (10,000 to 40,000
+  // rows on a 1 km map) per set: at most SAMPLE_SETS sets each.
+  const reads = [...groups.values()].flatMap(({ q, path, sets }) => {
+    const all = [...sets.values()];
+    const per = path === "rollup" ? all.length : SAMPLE_SETS;
+    return Array.from({ length: Math.ceil(all.length / per) }, (_, i) => ({
+      q,
+      path,
+      bySet: all.slice(i * per, (i + 1) * per),
+    }));
+  });
+  await inRounds(reads, READS_AT_ONCE, async ({ q, path, bySet }) => {
     const cells = await groupMeans(
       ch,
       q,
