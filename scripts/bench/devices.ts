@@ -1,5 +1,5 @@
 import { createClient } from "@clickhouse/client-web";
-import { type CellScope, cellMeans, failingShares, judgeCells } from "../../workers/api/alerts/cells.js";
+import { type CellScope, judgeScope } from "../../workers/api/alerts/cells.js";
 import { cellDrilldown } from "../../workers/api/analytics/cell.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_EVENTS, CH_SESSION_DEVICES } from "../../workers/shared/clickhouse.js";
@@ -63,10 +63,7 @@ async function main() {
       cellSize,
       filters: { platform: null, resolution: null, buildConfig: null, gpu, storage: null },
     });
-    const judge = async (s: CellScope) => {
-      const judged = judgeCells(await cellMeans(client, s), "fps", 45, s.cellSize);
-      return failingShares(client, { ...s, metric: "fps", threshold: 45 }, judged.worst);
-    };
+    const judge = (s: CellScope) => judgeScope(client, { ...s, metric: "fps", threshold: 45 });
     const reads: Array<[string, () => Promise<unknown>]> = [
       ["alert cells, gpu profile, cell 25, 7 days", () => judge(scope(25, 7, "RTX 3060"))],
       ["alert cells, gpu profile, cell 25, 30 days", () => judge(scope(25, 30, "RTX 3060"))],

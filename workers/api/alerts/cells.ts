@@ -1,9 +1,9 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { WorstCell } from "../../../schema/pg/columns.js";
-import { CH_ALERT_CELLS, CH_EVENTS } from "../../shared/clickhouse.js";
+import { CH_ALERT_CELLS, CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
 import { isWorse, METRIC, METRICS, type MetricKey, worseOp } from "../../shared/telemetry/metrics.js";
 import { hasSessionDevices, withSessionDevices } from "../analytics/device.js";
-import { fromRollup, MAP_SCOPE } from "../analytics/heatmap.js";
+import { fromRollup } from "../analytics/heatmap.js";
 import { selectRows } from "../analytics/select.js";
 import type { Window } from "../window.js";
 
@@ -47,12 +47,6 @@ export type CellMeans = {
   samples: Record<MetricKey, number>;
 };
 
-const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
-        AND ({anyResolution:Bool} OR resolution = {resolution:String})
-        AND ({anyBuildConfig:Bool} OR build_config = {buildConfig:String})
-        AND ({anyGpu:Bool} OR gpu = {gpu:String})
-        AND ({anyStorage:Bool} OR storage = {storage:String})`;
-
 /**
  * Whether a profile filters on a device column other than the platform: those columns may come from the
  * session's device_info (analytics/device.ts), which the events' own columns and the rollup lack.
@@ -60,90 +54,293 @@ const FILTERS = `({anyPlatform:Bool} OR platform = {platform:String})
 const filtersDevice = (f: ProfileFilters) =>
   f.resolution !== null || f.buildConfig !== null || f.gpu !== null || f.storage !== null;
 
+/** One (rule, profile) pair to judge, named by a key unique in its call (e.g. `${ruleId}:${profileId}`). */
+export type PairQuery = CellQuery & { key: string };
+
+/** The base cell of telemetry.cell_samples (0005, 0013): every cell size of a rule divides it. */
+const BASE_CELL = 50;
+
+/** Sets (window, profile) per means statement on the samples paths (see judgeScopeGroup). */
+const SAMPLE_SETS = 4;
+
+/** Statements of one call run at once: the work is ClickHouse's, on a few cores. */
+const READS_AT_ONCE = 2;
+
+/** The device columns a profile filters on (platform is the sample's own in every table). */
+const PROFILE_DEVICE_COLUMNS = ["resolution", "build_config", "gpu", "storage"] as const;
+
+/** The stored column of each filter field. */
+const FILTER_COLUMNS = {
+  platform: "platform",
+  resolution: "resolution",
+  buildConfig: "build_config",
+  gpu: "gpu",
+  storage: "storage",
+} as const satisfies Record<keyof ProfileFilters, string>;
+const FILTER_FIELDS = Object.keys(FILTER_COLUMNS) as Array<keyof ProfileFilters>;
+
+const filterKey = (f: ProfileFilters) => JSON.stringify(FILTER_FIELDS.map((k) => f[k]));
+
 /**
- * The performance-bearing events of the scope, as a FROM source named `events`: with device filters,
- * their device columns are the effective ones (their own, else their session's device_info).
+ * A profile's filters as an SQL condition over the stored columns, its values bound as `f<i>_<field>`
+ * in `params`; "1" for a profile without filters.
  */
-function scopeEvents(f: ProfileFilters): string {
-  return filtersDevice(f)
-    ? `${withSessionDevices(CH_EVENTS, `${MAP_SCOPE} AND has_perf`, ["resolution", "build_config", "gpu", "storage"], ["has_perf", "memory_mb"])} AS events`
-    : CH_EVENTS;
+function filterSql(f: ProfileFilters, i: number, params: Record<string, unknown>): string {
+  const terms: string[] = [];
+  for (const field of FILTER_FIELDS) {
+    const value = f[field];
+    if (value !== null) {
+      params[`f${i}_${field}`] = value;
+      terms.push(`${FILTER_COLUMNS[field]} = {f${i}_${field}:String}`);
+    }
+  }
+  return terms.length ? `(${terms.join(" AND ")})` : "1";
 }
 
-/** The bound values of a scope: its project, window, map, cell size and FILTERS' device filters. */
-function scopeParams(q: CellScope) {
-  const f = q.filters;
-  return {
-    projectId: q.projectId,
-    from: q.window.from,
-    to: q.window.to,
-    mapId: q.mapId,
+/** The performance samples of a map (cell_samples: positioned and performance-bearing, as has_perf). */
+const SAMPLES_SCOPE = `project_id = {projectId:UUID} AND map_id = {mapId:String}
+      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}`;
+
+/**
+ * The samples as a FROM source: with `devices`, their device columns are the effective ones (their own,
+ * else their session's device_info of the window's days ± 1, analytics/device.ts), as the events' were.
+ */
+const samplesOf = (where: string, devices: boolean) =>
+  devices
+    ? `${withSessionDevices(CH_CELL_SAMPLES, where, PROFILE_DEVICE_COLUMNS, ["memory_mb"])} AS samples`
+    : CH_CELL_SAMPLES;
+
+/** The (project, map, window) a statement reads, and its bound values. */
+type MapWindow = { projectId: string; mapId: string; window: Window };
+const mapWindowParams = (q: MapWindow) => ({
+  projectId: q.projectId,
+  mapId: q.mapId,
+  from: q.window.from,
+  to: q.window.to,
+});
+
+/** The samples a set of means is taken over: a window and a profile's filters, and its metrics. */
+type MeansSet = { window: Window; filters: ProfileFilters; metrics: MetricKey[] };
+
+/**
+ * The cell means of several sets (window, profile filters) over one map and cell size, in one
+ * statement of -If aggregates: `sets[i].metrics` are the metrics wanted under set i. From
+ * telemetry.alert_cells when `rollup` (sizes that are multiples of 25, filters the rollup answers
+ * exactly; the sets share one window), else from telemetry.cell_samples (`devices`: with the effective
+ * device columns; the sets share one window, the session join's bound; "samples": any windows, the read
+ * is the widest). Each result lists the cells holding any sample of its set; a metric without a sample
+ * there has a null mean.
+ */
+async function groupMeans(
+  ch: ClickHouseClient,
+  q: { projectId: string; mapId: string; cellSize: number },
+  sets: MeansSet[],
+  path: "rollup" | "samples" | "devices",
+): Promise<CellMeans[][]> {
+  const from = sets.map((s) => s.window).reduce((a, b) => (a.fromMs <= b.fromMs ? a : b));
+  const to = sets.map((s) => s.window).reduce((a, b) => (a.toMs >= b.toMs ? a : b));
+  const params: Record<string, unknown> = {
+    ...mapWindowParams({ ...q, window: { ...from, to: to.to, toMs: to.toMs } }),
     cellSize: q.cellSize,
-    anyPlatform: f.platform === null,
-    platform: f.platform ?? "",
-    anyResolution: f.resolution === null,
-    resolution: f.resolution ?? "",
-    anyBuildConfig: f.buildConfig === null,
-    buildConfig: f.buildConfig ?? "",
-    anyGpu: f.gpu === null,
-    gpu: f.gpu ?? "",
-    anyStorage: f.storage === null,
-    storage: f.storage ?? "",
   };
+  const windows = new Map<string, number>();
+  const conditions = sets.map((set, i) => {
+    const filter = filterSql(set.filters, i, params);
+    if (path !== "samples" || (set.window.from === params.from && set.window.to === params.to)) {
+      return filter;
+    }
+    const key = `${set.window.from} ${set.window.to}`;
+    let w = windows.get(key);
+    if (w === undefined) {
+      w = windows.size;
+      windows.set(key, w);
+      params[`w${w}_from`] = set.window.from;
+      params[`w${w}_to`] = set.window.to;
+    }
+    const within = `timestamp >= {w${w}_from:DateTime64(6, 'UTC')} AND timestamp < {w${w}_to:DateTime64(6, 'UTC')}`;
+    return filter === "1" ? `(${within})` : `(${within} AND ${filter})`;
+  });
+  const metrics = sets.map((set) => set.metrics);
+  const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
+  const columns = conditions.flatMap((c, i) =>
+    (metrics[i] ?? []).map((key) => {
+      const m = METRIC[key];
+      return path === "rollup"
+        ? `sumIf(${m.rollup}_sum, ${c}) AS s${i}_${key}, sumIf(${m.rollup}_n, ${c}) AS n${i}_${key}`
+        : `avgIf(${m.column}, ${c}) AS s${i}_${key}, countIf(isNotNull(${m.column}) AND ${c}) AS n${i}_${key}`;
+    }),
+  );
+  const any = conditions.includes("1") ? "" : `AND (${conditions.join(" OR ")})`;
+  const sql =
+    path === "rollup"
+      ? `
+      SELECT ${cell("x", "cx")}, ${cell("y", "cy")},
+        ${columns.join(",\n        ")}
+      FROM ${CH_ALERT_CELLS}
+      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+        ${any}
+      GROUP BY cx, cy`
+      : `
+      SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")},
+        ${columns.join(",\n        ")}
+      FROM ${samplesOf(SAMPLES_SCOPE, path === "devices")}
+      WHERE ${SAMPLES_SCOPE} ${any}
+      GROUP BY cx, cy`;
+  const wanted = metrics.flatMap((keys, i) => keys.flatMap((key) => [`s${i}_${key}`, `n${i}_${key}`]));
+  const rows = await selectRows(ch, sql, params, {
+    cx: "unknown",
+    cy: "unknown",
+    ...(Object.fromEntries(wanted.map((c) => [c, "unknown"])) as Record<string, "unknown">),
+  });
+  return sets.map((_, i) => {
+    const keys = metrics[i] ?? [];
+    const cells: CellMeans[] = [];
+    for (const row of rows) {
+      const r = row as Record<string, unknown>;
+      const mean = Object.fromEntries(METRICS.map(({ key }) => [key, null])) as Record<
+        MetricKey,
+        number | null
+      >;
+      const samples = Object.fromEntries(METRICS.map(({ key }) => [key, 0])) as Record<MetricKey, number>;
+      let held = false;
+      for (const key of keys) {
+        const n = Number(r[`n${i}_${key}`]);
+        samples[key] = n;
+        // The rollup's sum over its count (the quotient ClickHouse would compute), the samples' average.
+        mean[key] =
+          n === 0
+            ? null
+            : path === "rollup"
+              ? finite(Number(r[`s${i}_${key}`]) / n)
+              : finite(r[`s${i}_${key}`]);
+        held ||= n > 0;
+      }
+      if (held) {
+        cells.push({ x: Number(r.cx), y: Number(r.cy), mean, samples });
+      }
+    }
+    return cells;
+  });
 }
 
 /**
  * The mean of every alert metric per cell of the map grid (the heatmap's cells) over the
- * performance-bearing events matching the profile's filters, in one statement: every rule and profile
- * of the same scope is then judged from it (judgeCells), whatever its metric and threshold. Cell sizes
- * that are multiples of 25 read telemetry.alert_cells (sums and counts per day, device and base cell);
- * 5 and 10 read the events. A profile with device filters reads the events for every size when the
- * project sent any device_info in the window (the rollup keeps the events' own device columns, and a
- * device_info may name the device of samples stored before it). Every value is bound.
+ * performance-bearing samples matching the profile's filters: one scope's cells, as judgeScopeGroup
+ * reads them for many scopes at once.
  */
 export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<CellMeans[]> {
-  const rollup =
-    fromRollup(q.cellSize) &&
-    !(filtersDevice(q.filters) && (await hasSessionDevices(ch, q.projectId, q.window)));
-  const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
-  // Per metric: its mean under its key and its sample count as n_<key>, from the rollup's sums and
-  // counts or from the events' sample column.
-  const perMetric = rollup
-    ? METRICS.map(
-        ({ key, rollup: r }) =>
-          `if(sum(${r}_n) = 0, NULL, sum(${r}_sum) / sum(${r}_n)) AS ${key}, sum(${r}_n) AS n_${key}`,
-      )
-    : METRICS.map(({ key, column }) => `avg(${column}) AS ${key}, count(events.${column}) AS n_${key}`);
-  const sql = rollup
-    ? `
-      SELECT ${cell("x", "cx")}, ${cell("y", "cy")},
-        ${perMetric.join(",\n        ")}
-      FROM ${CH_ALERT_CELLS}
-      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-        AND ${FILTERS}
-      GROUP BY cx, cy`
-    : `
-      SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")},
-        ${perMetric.join(",\n        ")}
-      FROM ${scopeEvents(q.filters)}
-      WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
-      GROUP BY cx, cy`;
-  const rows = await selectRows(ch, sql, scopeParams(q), {
-    cx: "unknown",
-    cy: "unknown",
-    ...(Object.fromEntries(
-      METRICS.flatMap(({ key }) => [key, `n_${key}`].map((c) => [c, "unknown"])),
-    ) as Record<MetricKey | `n_${MetricKey}`, "unknown">),
+  const path = await meansPath(ch, q, new Map());
+  const all = METRICS.map(({ key }) => key);
+  const [cells] = await groupMeans(ch, q, [{ window: q.window, filters: q.filters, metrics: all }], path);
+  return cells ?? [];
+}
+
+/**
+ * Where a scope's means are read. Cell sizes that are multiples of 25 read telemetry.alert_cells (sums
+ * and counts per day, device and base cell), 5 and 10 the samples. A profile with device filters reads
+ * the samples with their effective device columns ("devices") for every size when the project sent any
+ * device_info in the window (the rollup and the samples keep their own device columns, and a
+ * device_info may name the device of samples stored before it); without one, the stored columns are
+ * the effective ones. `seen` remembers the device_info look-ups of one call.
+ */
+async function meansPath(
+  ch: ClickHouseClient,
+  q: CellScope,
+  seen: Map<string, Promise<boolean>>,
+): Promise<"rollup" | "samples" | "devices"> {
+  const stored = fromRollup(q.cellSize) ? "rollup" : "samples";
+  if (!filtersDevice(q.filters)) {
+    return stored;
+  }
+  const key = `${q.projectId} ${q.window.from} ${q.window.to}`;
+  let has = seen.get(key);
+  if (!has) {
+    has = hasSessionDevices(ch, q.projectId, q.window);
+    seen.set(key, has);
+  }
+  return (await has) ? "devices" : stored;
+}
+
+/**
+ * Many pairs judged at once: per pair, exactly what judgeScope gives it (counts, worst cells, their
+ * failing shares), with one statement per (project, map, window, cell size, read path) for the cell
+ * means of every profile of the call (-If aggregates: the pairs that differ in profile, metric or
+ * threshold share the read), and one per (project, map, window) for the failing shares of the worst
+ * cells of the pairs `wantShares` selects (the others keep failingShare 0). A failed read rejects the
+ * whole call. The fewer, larger calls (one per project and map: docs/web-api.md) the fewer reads.
+ */
+export async function judgeScopeGroup<P extends PairQuery>(
+  ch: ClickHouseClient,
+  pairs: P[],
+  wantShares: (pair: P, counts: CellCounts) => boolean = () => true,
+): Promise<Map<string, CellJudgement>> {
+  const seen = new Map<string, Promise<boolean>>();
+  const paths = await Promise.all(pairs.map((p) => meansPath(ch, p, seen)));
+  // The means: a statement per (project, map, window, cell size, path), a column set per profile's
+  // filters. (groupMeans can also read several windows at once on the "samples" path; in a mixed run
+  // of 1,000 pairs the local engine's HTTP stand-in cut connections after those wide statements, not
+  // investigated yet, so windows stay apart.)
+  type MeansGroup = { q: PairQuery; path: "rollup" | "samples" | "devices"; sets: Map<string, P[]> };
+  const groups = new Map<string, MeansGroup>();
+  pairs.forEach((p, i) => {
+    const path = paths[i] ?? "samples";
+    const key = JSON.stringify([p.projectId, p.mapId, p.window.from, p.window.to, p.cellSize, path]);
+    const group = groups.get(key) ?? { q: p, path, sets: new Map() };
+    groups.set(key, group);
+    const set = JSON.stringify([p.window.from, p.window.to, filterKey(p.filters)]);
+    group.sets.set(set, [...(group.sets.get(set) ?? []), p]);
   });
-  const byMetric = <T>(of: (key: MetricKey) => T) =>
-    Object.fromEntries(METRICS.map(({ key }) => [key, of(key)])) as Record<MetricKey, T>;
-  return rows.map((r) => ({
-    x: Number(r.cx),
-    y: Number(r.cy),
-    mean: byMetric((key) => finite(r[key])),
-    samples: byMetric((key) => Number(r[`n_${key}`])),
-  }));
+  const judged = new Map<string, CellJudgement>();
+  // On the samples paths a statement answers every cell of the grid at 5 or 10 units (10,000 to 40,000
+  // rows on a 1 km map) per set: at most SAMPLE_SETS sets each.
+  const reads = [...groups.values()].flatMap(({ q, path, sets }) => {
+    const all = [...sets.values()];
+    const per = path === "rollup" ? all.length : SAMPLE_SETS;
+    return Array.from({ length: Math.ceil(all.length / per) }, (_, i) => ({
+      q,
+      path,
+      bySet: all.slice(i * per, (i + 1) * per),
+    }));
+  });
+  await inRounds(reads, READS_AT_ONCE, async ({ q, path, bySet }) => {
+    const cells = await groupMeans(
+      ch,
+      q,
+      bySet.map((ps) => {
+        const { window, filters } = ps[0] as P;
+        return { window, filters, metrics: [...new Set(ps.map((p) => p.metric))] };
+      }),
+      path,
+    );
+    bySet.forEach((ps, i) => {
+      for (const p of ps) {
+        judged.set(p.key, judgeCells(cells[i] ?? [], p.metric, p.threshold, p.cellSize));
+      }
+    });
+  });
+  // The failing shares: a statement per (project, map, window) for the selected pairs' worst cells.
+  const shareGroups = new Map<string, P[]>();
+  const withDevices = new Set<string>();
+  pairs.forEach((p, i) => {
+    const j = judged.get(p.key) as CellJudgement;
+    if (j.worst.length && wantShares(p, { failCount: j.failCount, totalCount: j.totalCount })) {
+      const key = JSON.stringify([p.projectId, p.mapId, p.window.from, p.window.to]);
+      shareGroups.set(key, [...(shareGroups.get(key) ?? []), p]);
+      if (paths[i] === "devices") {
+        withDevices.add(key);
+      }
+    }
+  });
+  await inRounds([...shareGroups], READS_AT_ONCE, async ([key, ps]) => {
+    const worst = (p: PairQuery) => (judged.get(p.key) as CellJudgement).worst;
+    const shares = await failingShares(ch, ps, worst, withDevices.has(key));
+    ps.forEach((p, i) => {
+      const j = judged.get(p.key) as CellJudgement;
+      judged.set(p.key, { ...j, worst: shares[i] ?? j.worst });
+    });
+  });
+  return judged;
 }
 
 /**
@@ -193,49 +390,110 @@ export async function countFailingCells(ch: ClickHouseClient, q: CellQuery): Pro
 
 /** One pair's judgement, counts and worst cells (with their failing shares), as the cron makes it. */
 export async function judgeScope(ch: ClickHouseClient, q: CellQuery): Promise<CellJudgement> {
-  const judged = judgeCells(await cellMeans(ch, q), q.metric, q.threshold, q.cellSize);
-  return { ...judged, worst: await failingShares(ch, q, judged.worst) };
+  const judged = await judgeScopeGroup(ch, [{ ...q, key: "" }]);
+  return judged.get("") as CellJudgement;
 }
 
 /**
- * The worst cells with the share of their samples that are each worse than the threshold. The rollups
- * keep sums and counts only, so this reads the events, but only the given cells' (at most WORST_CELLS)
- * performance-bearing events of the scope, and only when an evaluation triggers: a few reads per cron
- * run, not one per pair.
+ * The worst cells of pairs sharing a project, map and window, each with the share of its samples worse
+ * than its pair's threshold, in one statement over telemetry.cell_samples. Its key is the map and base
+ * cell of 50 (every cell size divides 50), so the read is the worst cells' base cells of the window,
+ * not the map's samples; each sample then meets, through a hash join on (cell size, cell), the pairs
+ * whose worst cells hold it, and is counted for those whose filters it passes. Exact: the samples the
+ * cell means were taken over, compared one by one (equal passes), as a count over a count.
  */
-export async function failingShares(
+async function failingShares(
   ch: ClickHouseClient,
-  q: CellQuery,
-  cells: WorstCell[],
-): Promise<WorstCell[]> {
-  if (cells.length === 0) {
-    return cells;
+  pairs: PairQuery[],
+  worstOf: (p: PairQuery) => WorstCell[],
+  devices: boolean,
+): Promise<WorstCell[][]> {
+  const first = pairs[0];
+  if (!first) {
+    return [];
   }
-  // The events' column the metric is judged on (the same values cellMeans averages).
-  const { column } = METRIC[q.metric];
-  const worse = worseOp(METRIC[q.metric]);
-  const cell = (v: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8}`;
+  // The worst cells, base cells and thresholds are numbers the evaluation made (finite, checked) and
+  // go into the statement as literals: a call's hundreds of cells would not fit a URL's parameters.
+  // Profile filters are text and bound, once per distinct profile.
+  const params: Record<string, unknown> = mapWindowParams(first);
+  const items: string[] = [];
+  const bases = new Set<string>();
+  const sizes = new Set<number>();
+  const profiles = new Map<string, string>();
+  // Per pair k (1-based in SQL): its profile, metric (METRICS' order) and threshold.
+  const profileOf: number[] = [];
+  const metricOf: number[] = [];
+  const thresholdOf: string[] = [];
+  pairs.forEach((p, k) => {
+    sizes.add(p.cellSize);
+    for (const c of worstOf(p)) {
+      items.push(`(${k + 1}, ${literal(p.cellSize)}, ${literal(c.x)}, ${literal(c.y)})`);
+      bases.add(`(${literal(Math.floor(c.x / BASE_CELL))}, ${literal(Math.floor(c.y / BASE_CELL))})`);
+    }
+    const fk = filterKey(p.filters);
+    if (!profiles.has(fk)) {
+      profiles.set(fk, filterSql(p.filters, profiles.size, params));
+    }
+    profileOf.push([...profiles.keys()].indexOf(fk) + 1);
+    metricOf.push(METRICS.findIndex((m) => m.key === p.metric));
+    thresholdOf.push(literal(p.threshold));
+  });
+  // A sample's value of the pair's metric, exactly (Float32 to Float64 is exact; memory is Float64).
+  const value = `multiIf(${METRICS.map((m, i) => `m = ${i}, toFloat64(${m.column})`).join(", ")}, NULL)`;
+  const worse = `multiIf(${METRICS.map((m, i) => `m = ${i}, v ${worseOp(m)} thr`).join(", ")}, 0)`;
+  const where = `${SAMPLES_SCOPE} AND (bx, by) IN (${[...bases].join(", ")})`;
   const rows = await selectRows(
     ch,
     `
-    SELECT ${cell("position_x")} AS cx, ${cell("position_y")} AS cy,
-      countIf(${column} ${worse} {threshold:Float64}) AS failing, count(${column}) AS samples
-    FROM ${scopeEvents(q.filters)}
-    WHERE ${MAP_SCOPE} AND has_perf AND ${FILTERS}
-      AND has(arrayZip({xs:Array(Float64)}, {ys:Array(Float64)}), (cx, cy))
-    GROUP BY cx, cy`,
-    {
-      ...scopeParams(q),
-      threshold: q.threshold,
-      xs: cells.map((c) => c.x),
-      ys: cells.map((c) => c.y),
-    },
-    { cx: "unknown", cy: "unknown", failing: "unknown", samples: "unknown" },
+    SELECT k, cx, cy, countIf(${worse}) AS failing, count(v) AS samples
+    FROM (
+      SELECT k, cx, cy,
+        [${metricOf.join(", ")}]::Array(UInt8)[k] AS m,
+        [${thresholdOf.join(", ")}]::Array(Float64)[k] AS thr,
+        ${value} AS v,
+        passes[[${profileOf.join(", ")}]::Array(UInt32)[k]] AS passing
+      FROM (
+        SELECT size, floor(position_x / size) * size AS cx, floor(position_y / size) * size AS cy,
+          [${[...profiles.values()].join(", ")}] AS passes,
+          ${METRICS.map((m) => m.column).join(", ")}
+        FROM ${samplesOf(where, devices)}
+        ARRAY JOIN [${[...sizes].map(literal).join(", ")}]::Array(UInt8) AS size
+        WHERE ${where} AND (${[...profiles.values()].join(" OR ")})
+      ) AS s
+      INNER JOIN (
+        SELECT t.1 AS k, t.2 AS size, t.3 AS cx, t.4 AS cy
+        FROM (SELECT arrayJoin([${items.join(", ")}]::Array(Tuple(UInt32, UInt8, Float64, Float64))) AS t)
+      ) AS i USING (size, cx, cy)
+    )
+    WHERE passing
+    GROUP BY k, cx, cy`,
+    params,
+    { k: "unknown", cx: "unknown", cy: "unknown", failing: "unknown", samples: "unknown" },
   );
   const shares = new Map(
-    rows.map((r) => [`${Number(r.cx)},${Number(r.cy)}`, Number(r.failing) / Math.max(1, Number(r.samples))]),
+    rows.map((r) => [
+      `${Number(r.k)},${Number(r.cx)},${Number(r.cy)}`,
+      Number(r.failing) / Math.max(1, Number(r.samples)),
+    ]),
   );
-  return cells.map((c) => ({ ...c, failingShare: shares.get(`${c.x},${c.y}`) ?? 0 }));
+  return pairs.map((p, k) =>
+    worstOf(p).map((c) => ({ ...c, failingShare: shares.get(`${k + 1},${c.x},${c.y}`) ?? 0 })),
+  );
+}
+
+/** `fn` over `items`, `limit` at a time (in rounds: the statements of a call are few). */
+async function inRounds<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += limit) {
+    await Promise.all(items.slice(i, i + limit).map(fn));
+  }
+}
+
+/** A number the evaluation computed, as an SQL literal (JavaScript's shortest round-trip form). */
+function literal(n: number): string {
+  if (!Number.isFinite(n)) {
+    throw new Error(`not a finite number: ${n}`);
+  }
+  return String(n);
 }
 
 function finite(v: unknown): number | null {

@@ -16,7 +16,7 @@ import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb, type Tx } from "../db.js";
 import { windowOf } from "../window.js";
-import { type CellMeans, type CellScope, cellMeans, failingShares, judgeCells } from "./cells.js";
+import { type CellJudgement, type CellScope, judgeScope, judgeScopeGroup, type PairQuery } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
 import { linked } from "./links.js";
 import { thresholdOf } from "./metrics.js";
@@ -114,11 +114,13 @@ type Ctx = {
   now: Date;
   latest: Map<string, LatestStatus>;
   summary: RunSummary;
+  /** The message's pairs to judge (phase one reads for all of them at once). */
+  work: Work[];
   /**
-   * Cells by scope (project, map, window, cell size, profile filters), read once per message: the pairs
-   * of one scope differ only in metric and threshold, which are judged from the same cell means.
+   * Judgements by (project, map), made once per message for all of its pairs there (judgeScopeGroup: one
+   * read per window and cell size for the means, one per window for the failing shares).
    */
-  cells: Map<string, Promise<CellMeans[]>>;
+  judged: Map<string, Promise<Map<string, CellJudgement>>>;
   recorded: number;
   aborted: boolean;
 };
@@ -131,8 +133,10 @@ type Judged = {
   counts: { failCount: number; totalCount: number };
   failPercentage: number;
   threshold: number;
-  /** Worst cells as judged (failing shares filled in lazily, only for a change to triggered). */
-  worst: ReturnType<typeof judgeCells>["worst"];
+  /** Worst cells as judged (failing shares filled in only for a change to triggered). */
+  worst: CellJudgement["worst"];
+  /** Whether the worst cells' failing shares were read (a pair that changes to triggered). */
+  shares: boolean;
 };
 
 const pairKey = (ruleId: string, profileId: string) => `${ruleId}:${profileId}`;
@@ -166,11 +170,12 @@ export async function evaluatePairs(env: Env, pairs: PairRef[], run: EvaluationR
       now: new Date(run.runAt),
       latest,
       summary,
-      cells: new Map(),
+      work: [],
+      judged: new Map(),
       recorded: 0,
       aborted: false,
     };
-    const work: Work[] = [];
+    const work = ctx.work;
     for (const [ruleId, profileId] of pairs) {
       const rule = rules.get(ruleId);
       const profile = rule?.profiles.find((p) => p.id === profileId);
@@ -318,35 +323,76 @@ function scopeKey(scope: CellScope): string {
   ]);
 }
 
-/** Phase one: the pair's cells judged (ClickHouse; the scope's cells read once per message). */
-async function judge(ctx: Ctx, w: Work, threshold: number): Promise<Judged> {
-  const { rule } = w;
-  let cells = ctx.cells.get(w.key);
-  if (!cells) {
-    cells = cellMeans(ctx.ch, w.scope);
-    // A failed read fails every pair of the scope that awaits it; the message is retried.
-    cells.catch(() => {});
-    ctx.cells.set(w.key, cells);
-  }
-  const { worst, ...counts } = judgeCells(await cells, rule.metric, threshold, rule.cellSize);
+const pairQuery = (w: Work, threshold: number): PairQuery & { work: Work } => ({
+  ...w.scope,
+  key: pairKey(w.rule.id, w.profile.id),
+  work: w,
+  metric: w.rule.metric,
+  threshold,
+});
+
+function statusOf(rule: Rule, counts: { failCount: number; totalCount: number }): AlertStatus {
   // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
   const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
-  const status: AlertStatus = failPercentage > rule.failPercentage ? "triggered" : "resolved";
-  return { status, counts, failPercentage, threshold, worst };
+  return failPercentage > rule.failPercentage ? "triggered" : "resolved";
+}
+
+/**
+ * The judgements of every pair of the message on this pair's project and map, read once for them all
+ * (judgeScopeGroup); the failing shares only for the pairs that change to triggered as the message
+ * started (the only ones that record worst cells).
+ */
+function judgedPairs(ctx: Ctx, w: Work): Promise<Map<string, CellJudgement>> {
+  const key = JSON.stringify([w.rule.projectId, w.rule.map.mapId]);
+  let judged = ctx.judged.get(key);
+  if (!judged) {
+    const pairs: Array<PairQuery & { work: Work }> = [];
+    for (const o of ctx.work) {
+      if (o.rule.projectId !== w.rule.projectId || o.rule.map.mapId !== w.rule.map.mapId) {
+        continue;
+      }
+      const threshold = thresholdOf(o.profile, o.rule.metric, o.rule.thresholdLevel);
+      if (threshold !== null) {
+        pairs.push(pairQuery(o, threshold));
+      }
+    }
+    judged = judgeScopeGroup(
+      ctx.ch,
+      pairs,
+      (p, counts) =>
+        statusOf(p.work.rule, counts) === "triggered" && ctx.latest.get(p.key)?.status !== "triggered",
+    );
+    // A failed read fails every pair of the group that awaits it; the message is retried.
+    judged.catch(() => {});
+    ctx.judged.set(key, judged);
+  }
+  return judged;
+}
+
+/** Phase one: the pair's cells judged (ClickHouse; the message's pairs of one map read at once). */
+async function judge(ctx: Ctx, w: Work, threshold: number): Promise<Judged> {
+  const key = pairKey(w.rule.id, w.profile.id);
+  const judged = (await judgedPairs(ctx, w)).get(key);
+  if (!judged) {
+    throw new Error(`pair ${key} was not judged`);
+  }
+  const { worst, ...counts } = judged;
+  const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
+  const status = statusOf(w.rule, counts);
+  const shares = status === "triggered" && ctx.latest.get(key)?.status !== "triggered";
+  return { status, counts, failPercentage, threshold, worst, shares };
 }
 
 /** The scope as judged, so the event's links hold even after the rule changes; a resolved pair lists no cells. */
 async function worstRecord(ctx: Ctx, w: Work, j: Judged): Promise<WorstCellsRecord> {
   const { rule } = w;
-  return {
-    mapId: rule.map.mapId,
-    days: rule.evaluationDays,
-    cellSize: rule.cellSize,
-    cells:
-      j.status === "triggered"
-        ? await failingShares(ctx.ch, { ...w.scope, metric: rule.metric, threshold: j.threshold }, j.worst)
-        : [],
-  };
+  let cells: CellJudgement["worst"] = [];
+  if (j.status === "triggered") {
+    // The shares were read with the group unless another run changed the status since the message
+    // started: then this pair's are read now, on their own.
+    cells = j.shares ? j.worst : (await judgeScope(ctx.ch, pairQuery(w, j.threshold))).worst;
+  }
+  return { mapId: rule.map.mapId, days: rule.evaluationDays, cellSize: rule.cellSize, cells };
 }
 
 async function evaluatePair(ctx: Ctx, w: Work): Promise<void> {
