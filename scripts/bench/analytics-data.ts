@@ -58,7 +58,7 @@ FROM (
     toUInt64(pow((h1 % 1000003) / 1000003, 2) * {players:UInt64}) AS pl,
     cityHash64(pl) % 90 AS first_ago,
     toUInt64(if(h2 % 100 < 55, first_ago, greatest(0, toInt64(first_ago) - toInt64(h2 % 31)))) AS days_ago,
-    toDateTime64(toStartOfDay(now('UTC')) - toIntervalDay(days_ago), 6, 'UTC')
+    toDateTime64(toStartOfDay({anchor:DateTime('UTC')}) - toIntervalDay(days_ago), 6, 'UTC')
       + toIntervalSecond(h3 % 86400) + toIntervalMicrosecond(h1 % 1000000) AS ts,
     ['player_move', 'player_move', 'frame_sample', 'frame_sample', 'frame_sample', 'match_start',
      'level_up', 'match_end', 'item_pickup', 'enemy_killed', 'ui_click', 'purchase'][1 + h2 % 12] AS event_name,
@@ -73,6 +73,11 @@ export type LoadPlan = {
   otherEvents: number;
   /** Players of every project (ids are shared between projects, as the numbers() rows are). */
   players: number;
+  /**
+   * The day the data ends on ("today" of the load), YYYY-MM-DD: the day of the load by default. A load
+   * kept for later runs across midnight names the day it will be measured on.
+   */
+  anchor?: string;
 };
 
 /**
@@ -95,6 +100,7 @@ export async function loadBenchData(
       otherEvents: String(plan.otherEvents),
       others: `[${plan.otherProjects.map((p) => `'${p}'`).join(",")}]`,
       players: String(plan.players),
+      anchor: `${plan.anchor ?? new Date().toISOString().slice(0, 10)} 00:00:00`,
       offset: String(offset),
       count: String(Math.min(CHUNK, total - offset)),
     });

@@ -1,3 +1,5 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
@@ -16,7 +18,7 @@ import { createKey, createProject, createTenant } from "../../workers/api/bootst
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
-import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { DEFAULT_PLAYERS, type LoadPlan, loadBenchData } from "./analytics-data.js";
 import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
@@ -30,6 +32,15 @@ const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
+// BENCH_DAYS=90 measures every endpoint over that window (the heatmap and cell reads too); by default
+// 30 days, and 7 for the heatmap and its cell (whose longest window is 30 days).
+const DAYS = process.env.BENCH_DAYS ? Number(process.env.BENCH_DAYS) : undefined;
+const D = DAYS ?? 30;
+const HD = DAYS ? Math.min(DAYS, 30) : 7;
+// BENCH_SQL=0 leaves out the two SQL timing columns (a big run where only HTTP and rows read matter).
+const SQL_COLUMNS = process.env.BENCH_SQL !== "0";
+// BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR) and stops; a later run with the same dir measures.
+const LOAD_ONLY = process.env.BENCH_LOAD_ONLY === "1";
 // BENCH_ENDPOINTS=compare,regressions,… measures only those (a run on a busy machine); all by default.
 const ONLY = process.env.BENCH_ENDPOINTS?.split(",").map((s) => s.trim());
 
@@ -57,9 +68,9 @@ const BENCH_CELL = {
 /** builds/regressions of two generated builds (one released every three days). */
 function regressionsOf(by: "platform" | "gpu_tier", mapId?: string) {
   return {
-    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}${mapId ? `&mapId=${mapId}` : ""}`,
+    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}&days=${D}${mapId ? `&mapId=${mapId}` : ""}`,
     sql: (ch: ClickHouseClient, p: string) =>
-      buildRegressions(ch, p, windowOf(30, Date.now()), {
+      buildRegressions(ch, p, windowOf(D, Date.now()), {
         candidate: "1.25",
         baseline: "1.24",
         metric: "frame_time",
@@ -77,18 +88,18 @@ const ENDPOINTS: Record<
   { query: string; sql: (ch: ClickHouseClient, project: string) => Promise<unknown> }
 > = {
   dashboard: {
-    query: "dashboard?days=30",
+    query: `dashboard?days=${D}`,
     sql: (ch, p) => {
       const now = Date.now();
-      const w = windowOf(30, now);
+      const w = windowOf(D, now);
       // Version 0: the bench never erases, so the stored closed days stay valid between its reads.
       return Promise.all([dashboardDistincts(ch, p, w, now, 0), dashboardTotals(ch, p, w, now)]);
     },
   },
   heatmap: {
-    query: "heatmap?mapId=maps/desert_outpost&cellSize=25&days=7",
+    query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}`,
     sql: (ch, p) =>
-      heatmapCells(ch, p, windowOf(7, Date.now()), {
+      heatmapCells(ch, p, windowOf(HD, Date.now()), {
         mapId: "maps/desert_outpost",
         cellSize: 25,
         includeZ: false,
@@ -96,9 +107,9 @@ const ENDPOINTS: Record<
   },
   // The same map with its tail fields (tails=1): the percentile states merged for every cell.
   heatmap_tails: {
-    query: "heatmap?mapId=maps/desert_outpost&cellSize=25&days=7&tails=1",
+    query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}&tails=1`,
     sql: (ch, p) =>
-      heatmapCells(ch, p, windowOf(7, Date.now()), {
+      heatmapCells(ch, p, windowOf(HD, Date.now()), {
         mapId: "maps/desert_outpost",
         cellSize: 25,
         includeZ: false,
@@ -107,35 +118,35 @@ const ENDPOINTS: Record<
   },
   // One cell of the busy map: its base cell of 50 is what the primary key of cell_samples reads.
   heatmap_cell: {
-    query: "heatmap/cell?mapId=maps/desert_outpost&x=0&y=0&cellSize=25&days=7&metric=frame_time",
-    sql: (ch, p) => cellDrilldown(ch, p, windowOf(7, Date.now()), BENCH_CELL),
+    query: `heatmap/cell?mapId=maps/desert_outpost&x=0&y=0&cellSize=25&days=${HD}&metric=frame_time`,
+    sql: (ch, p) => cellDrilldown(ch, p, windowOf(HD, Date.now()), BENCH_CELL),
   },
   retention: {
-    query: "retention?days=30",
-    sql: (ch, p) => retentionCohorts(ch, p, windowOf(30, Date.now())),
+    query: `retention?days=${D}`,
+    sql: (ch, p) => retentionCohorts(ch, p, windowOf(D, Date.now())),
   },
   funnels: {
-    query: "funnels?steps=match_start,level_up,match_end&window=86400&days=30",
+    query: `funnels?steps=match_start,level_up,match_end&window=86400&days=${D}`,
     sql: (ch, p) =>
-      funnelSteps(ch, p, windowOf(30, Date.now()), ["match_start", "level_up", "match_end"], 86400),
+      funnelSteps(ch, p, windowOf(D, Date.now()), ["match_start", "level_up", "match_end"], 86400),
   },
   insights: {
-    query: "insights?metric=unique_players&groupBy=day&days=30&limit=10",
+    query: `insights?metric=unique_players&groupBy=day&days=${D}&limit=10`,
     sql: (ch, p) => {
-      const w = windowOf(30, Date.now());
+      const w = windowOf(D, Date.now());
       const q = { metric: "unique_players", groupBy: "day", limit: 10 } as const;
       return Promise.all([insightGroups(ch, p, w, q), insightTotal(ch, p, w, q)]);
     },
   },
   builds: {
     // fresh=1: the aggregation itself, not the cache.
-    query: "builds?days=30&fresh=1",
-    sql: (ch, p) => buildList(ch, p, windowOf(30, Date.now())),
+    query: `builds?days=${D}&fresh=1`,
+    sql: (ch, p) => buildList(ch, p, windowOf(D, Date.now())),
   },
   compare: {
     // Two of the generated builds (one released every three days); fresh=1 as for builds.
-    query: "builds/compare?baseline=1.24&candidate=1.25&days=30&fresh=1",
-    sql: (ch, p) => compareBuilds(ch, p, windowOf(30, Date.now()), { baseline: "1.24", candidate: "1.25" }),
+    query: `builds/compare?baseline=1.24&candidate=1.25&days=${D}&fresh=1`,
+    sql: (ch, p) => compareBuilds(ch, p, windowOf(D, Date.now()), { baseline: "1.24", candidate: "1.25" }),
   },
   // The same two builds judged per platform (the defaults: frame_time, 30 days, no cache).
   regressions: regressionsOf("platform"),
@@ -394,8 +405,13 @@ function printTable(header: string[], rows: string[][]) {
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
 async function main(): Promise<Record<string, number>> {
-  return withBenchStack("analytics", async ({ stack, serve }) => {
-    const { projectId, key } = await seedProject(stack.databaseUrl);
+  return withBenchStack("analytics", async ({ stack, serve, dir, reused }) => {
+    // A kept dir holds its project, key and plan: a reused one is measured without loading again.
+    const saved = join(dir, "bench-analytics.json");
+    const kept = reused
+      ? (JSON.parse(await readFile(saved, "utf8")) as { projectId: string; key: string; plan: LoadPlan })
+      : undefined;
+    const { projectId, key } = kept ?? (await seedProject(stack.databaseUrl));
     const others = Array.from({ length: 9 }, () => crypto.randomUUID());
     const first = COMPARE_EVENTS !== undefined && COMPARE_EVENTS < MAIN_EVENTS ? COMPARE_EVENTS : MAIN_EVENTS;
     const plan = {
@@ -404,12 +420,21 @@ async function main(): Promise<Record<string, number>> {
       otherProjects: others,
       otherEvents: OTHER_EVENTS,
       players: PLAYERS,
+      anchor: process.env.BENCH_ANCHOR_DAY,
     };
     const progress = (line: string) => process.stdout.write(`\r${line}   `);
-    console.log(
-      `loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events of ${PLAYERS.toLocaleString("en")} players…`,
-    );
-    console.log(`\nloaded in ${(await loadBenchData(stack.clickhouse, plan, progress)).toFixed(1)} s`);
+    if (reused) {
+      console.log(`reusing the data loaded in ${dir} (BENCH_KEEP_DIR)`);
+    } else {
+      console.log(
+        `loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events of ${PLAYERS.toLocaleString("en")} players…`,
+      );
+      console.log(`\nloaded in ${(await loadBenchData(stack.clickhouse, plan, progress)).toFixed(1)} s`);
+      await writeFile(saved, JSON.stringify({ projectId, key, plan }));
+    }
+    if (LOAD_ONLY) {
+      return {};
+    }
 
     const _worker = await serve(PORT, BASE);
     const ch = createClient({
@@ -419,7 +444,7 @@ async function main(): Promise<Record<string, number>> {
     });
     const result: Record<string, number> = {};
     let before: Measured | undefined;
-    if (first < MAIN_EVENTS) {
+    if (first < MAIN_EVENTS && !reused) {
       before = await measure(ch, projectId, key, false);
       console.log(
         `measured at ${millions(first)}; loading ${(MAIN_EVENTS - first).toLocaleString("en")} more…`,
@@ -430,8 +455,8 @@ async function main(): Promise<Record<string, number>> {
       });
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
-    const after = await measure(ch, projectId, key, true);
-    const size = millions(MAIN_EVENTS);
+    const after = await measure(ch, projectId, key, SQL_COLUMNS);
+    const size = millions(kept?.plan.mainEvents ?? MAIN_EVENTS);
     const header = [
       `endpoint`,
       `HTTP median ms, ${size}`,
