@@ -8,7 +8,9 @@
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import type { ClickHouseTarget } from "../migrate.js";
 
-const CHUNK = 1_000_000;
+// BENCH_CHUNK: rows per INSERT. On a busy machine a smaller chunk keeps each statement well inside the
+// HTTP client's 5-minute header timeout.
+const CHUNK = Number(process.env.BENCH_CHUNK ?? 1_000_000);
 // 10M events over 90 days from 50,000 players: a few hundred events per player, one or two sessions
 // per player and day, positions on a 1 km × 1 km map. BENCH_PLAYERS (analytics.ts) sets another count:
 // the distinct-count designs cost what the players and player-days cost, not what the events cost.
@@ -83,17 +85,19 @@ export type LoadPlan = {
 /**
  * Loads the plan in chunks of a million rows; returns the seconds it took. `extraMain` more events of
  * the main project are loaded after the plan's; `skipPlan` loads only those (the plan is already in).
+ * `resumeAt` starts at that row of the plan instead (a load into a kept dir that stopped midway: the
+ * rows are numbered, so the rows already in are the first ones).
  */
 export async function loadBenchData(
   target: ClickHouseTarget,
   plan: LoadPlan,
   log: (s: string) => void,
-  extra: { extraMain: number; skipPlan: boolean } = { extraMain: 0, skipPlan: false },
+  extra: { extraMain: number; skipPlan: boolean; resumeAt?: number } = { extraMain: 0, skipPlan: false },
 ) {
   const started = Date.now();
   const planned = plan.mainEvents + plan.otherEvents;
   const total = planned + extra.extraMain;
-  for (let offset = extra.skipPlan ? planned : 0; offset < total; offset += CHUNK) {
+  for (let offset = extra.resumeAt ?? (extra.skipPlan ? planned : 0); offset < total; offset += CHUNK) {
     await clickhouseQuery(target.url, { user: target.user, password: target.password }, INSERT, {
       main: plan.mainProject,
       mainEvents: String(plan.mainEvents),

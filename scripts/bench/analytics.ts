@@ -18,6 +18,7 @@ import { createKey, createProject, createTenant } from "../../workers/api/bootst
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
+import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { DEFAULT_PLAYERS, type LoadPlan, loadBenchData } from "./analytics-data.js";
 import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
@@ -183,6 +184,16 @@ async function medianMs(fn: () => Promise<unknown>): Promise<number> {
   }
   times.sort((a, b) => a - b);
   return Math.round((times[Math.floor(RUNS / 2)] as number) * 10) / 10;
+}
+
+/** The rows of telemetry.events (every project's: how far a load into a kept dir got, or one project's). */
+async function eventCount(
+  target: { url: string; user: string; password: string },
+  project?: string,
+): Promise<number> {
+  const where = project ? "WHERE project_id = {p:UUID}" : "";
+  const sql = `SELECT count() FROM telemetry.events ${where} FORMAT TSV`;
+  return Number((await clickhouseQuery(target.url, target, sql, project ? { p: project } : {})).trim());
 }
 
 async function seedProject(databaseUrl: string) {
@@ -406,31 +417,40 @@ const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
 async function main(): Promise<Record<string, number>> {
   return withBenchStack("analytics", async ({ stack, serve, dir, reused }) => {
-    // A kept dir holds its project, key and plan: a reused one is measured without loading again.
+    // A kept dir holds its project, key and plan (written before loading): a reused one is measured
+    // without loading again, after finishing a load that stopped midway.
     const saved = join(dir, "bench-analytics.json");
     const kept = reused
       ? (JSON.parse(await readFile(saved, "utf8")) as { projectId: string; key: string; plan: LoadPlan })
       : undefined;
     const { projectId, key } = kept ?? (await seedProject(stack.databaseUrl));
-    const others = Array.from({ length: 9 }, () => crypto.randomUUID());
     const first = COMPARE_EVENTS !== undefined && COMPARE_EVENTS < MAIN_EVENTS ? COMPARE_EVENTS : MAIN_EVENTS;
-    const plan = {
+    const plan: LoadPlan = kept?.plan ?? {
       mainProject: projectId,
       mainEvents: first,
-      otherProjects: others,
+      otherProjects: Array.from({ length: 9 }, () => crypto.randomUUID()),
       otherEvents: OTHER_EVENTS,
       players: PLAYERS,
-      anchor: process.env.BENCH_ANCHOR_DAY,
+      anchor: process.env.BENCH_ANCHOR_DAY ?? new Date().toISOString().slice(0, 10),
     };
     const progress = (line: string) => process.stdout.write(`\r${line}   `);
-    if (reused) {
-      console.log(`reusing the data loaded in ${dir} (BENCH_KEEP_DIR)`);
+    if (!kept) {
+      await writeFile(saved, JSON.stringify({ projectId, key, plan }));
+    }
+    const loaded = kept ? await eventCount(stack.clickhouse) : 0;
+    // BENCH_LOAD=0: measure what a kept dir holds, even a load that stopped midway.
+    if (loaded >= plan.mainEvents + plan.otherEvents || (kept && process.env.BENCH_LOAD === "0")) {
+      console.log(`reusing the ${loaded.toLocaleString("en")} events loaded in ${dir} (BENCH_KEEP_DIR)`);
     } else {
       console.log(
-        `loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events of ${PLAYERS.toLocaleString("en")} players…`,
+        `loading ${plan.mainEvents.toLocaleString("en")} + ${plan.otherEvents.toLocaleString("en")} events of ${plan.players.toLocaleString("en")} players from row ${loaded.toLocaleString("en")}…`,
       );
-      console.log(`\nloaded in ${(await loadBenchData(stack.clickhouse, plan, progress)).toFixed(1)} s`);
-      await writeFile(saved, JSON.stringify({ projectId, key, plan }));
+      const seconds = await loadBenchData(stack.clickhouse, plan, progress, {
+        extraMain: 0,
+        skipPlan: false,
+        resumeAt: loaded,
+      });
+      console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
     if (LOAD_ONLY) {
       return {};
@@ -456,7 +476,7 @@ async function main(): Promise<Record<string, number>> {
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
     const after = await measure(ch, projectId, key, SQL_COLUMNS);
-    const size = millions(kept?.plan.mainEvents ?? MAIN_EVENTS);
+    const size = millions(kept ? await eventCount(stack.clickhouse, projectId) : MAIN_EVENTS);
     const header = [
       `endpoint`,
       `HTTP median ms, ${size}`,
