@@ -42,6 +42,9 @@ const HD = DAYS ? Math.min(DAYS, 30) : 7;
 const SQL_COLUMNS = process.env.BENCH_SQL !== "0";
 // BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR) and stops; a later run with the same dir measures.
 const LOAD_ONLY = process.env.BENCH_LOAD_ONLY === "1";
+// BENCH_ROWS_ONLY=1: only the rows each endpoint's SQL reads (no timings): a size point for the model of
+// rows read in operations.md, in seconds, on any machine.
+const ROWS_ONLY = process.env.BENCH_ROWS_ONLY === "1";
 // BENCH_ENDPOINTS=compare,regressions,… measures only those (a run on a busy machine); all by default.
 const ONLY = process.env.BENCH_ENDPOINTS?.split(",").map((s) => s.trim());
 
@@ -351,9 +354,12 @@ async function measure(
     if (ONLY && !ONLY.includes(name)) {
       continue;
     }
-    medians[name] = await medianMs(http(e.query));
+    medians[name] = ROWS_ONLY ? 0 : await medianMs(http(e.query));
     const direct = sqlColumns ? String(await medianMs(() => e.sql(ch, projectId))) : "";
     const all = sqlColumns ? String(await medianMs(() => e.sql(unfiltered, projectId))) : "";
+    if (ROWS_ONLY) {
+      await e.sql(ch, projectId); // as the timed runs would: closed days stored by the first read
+    }
     // Rows one call of the project's SQL reads, all its statements together.
     await counted.take();
     await e.sql(counted.client, projectId);
@@ -366,7 +372,7 @@ async function measure(
       e.query,
     ]);
   }
-  if (ONLY) {
+  if (ONLY || ROWS_ONLY) {
     return { medians, rows };
   }
   rows.push([
@@ -456,7 +462,9 @@ async function main(): Promise<Record<string, number>> {
       return {};
     }
 
-    const _worker = await serve(PORT, BASE);
+    if (!ROWS_ONLY) {
+      await serve(PORT, BASE);
+    }
     const ch = createClient({
       url: stack.clickhouse.url,
       username: stack.clickhouse.user,
@@ -500,7 +508,7 @@ async function main(): Promise<Record<string, number>> {
     }
     Object.assign(result, after.medians);
     printTable(header, after.rows);
-    if (ONLY) {
+    if (ONLY || ROWS_ONLY) {
       await ch.close();
       return result;
     }
