@@ -20,7 +20,27 @@ import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { DEFAULT_PLAYERS, type LoadPlan, loadBenchData } from "./analytics-data.js";
-import { counting } from "./rows-read.js";
+import {
+  type Answer,
+  difference as answersDiffer,
+  buildsOurs,
+  buildsPlain,
+  cellOurs,
+  compareOurs,
+  comparePlain,
+  dashboardOurs,
+  dashboardPlain,
+  funnelOurs,
+  funnelPlain,
+  heatmapOurs,
+  heatmapPlain,
+  insightsOurs,
+  insightsPlain,
+  overEvents,
+  retentionOurs,
+  retentionPlain,
+} from "./analytics-plain.js";
+import { type Read, readBy } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
@@ -33,6 +53,8 @@ const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
+// BENCH_ENDPOINTS=compare,regressions,… measures only those (a run on a busy machine); all by default.
+const ONLY = process.env.BENCH_ENDPOINTS?.split(",").map((s) => s.trim());
 // BENCH_DAYS=90 measures every endpoint over that window (the heatmap and cell reads too); by default
 // 30 days, and 7 for the heatmap and its cell (whose longest window is 30 days).
 const DAYS = process.env.BENCH_DAYS ? Number(process.env.BENCH_DAYS) : undefined;
@@ -40,13 +62,11 @@ const D = DAYS ?? 30;
 const HD = DAYS ? Math.min(DAYS, 30) : 7;
 // BENCH_SQL=0 leaves out the two SQL timing columns (a big run where only HTTP and rows read matter).
 const SQL_COLUMNS = process.env.BENCH_SQL !== "0";
-// BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR) and stops; a later run with the same dir measures.
+// BENCH_PEERS=0 leaves out the plain-SQL peers (a big run on a busy machine: HTTP and rows read only).
+const PEERS = process.env.BENCH_PEERS !== "0";
+// BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR, stack.ts) and stops; a later run with the same dir
+// measures it without loading again (BENCH_LOAD=0: even a load that stopped midway, at its size).
 const LOAD_ONLY = process.env.BENCH_LOAD_ONLY === "1";
-// BENCH_ROWS_ONLY=1: only the rows each endpoint's SQL reads (no timings): a size point for the model of
-// rows read in operations.md, in seconds, on any machine.
-const ROWS_ONLY = process.env.BENCH_ROWS_ONLY === "1";
-// BENCH_ENDPOINTS=compare,regressions,… measures only those (a run on a busy machine); all by default.
-const ONLY = process.env.BENCH_ENDPOINTS?.split(",").map((s) => s.trim());
 
 type Endpoint =
   | "dashboard"
@@ -70,11 +90,11 @@ const BENCH_CELL = {
 } as const satisfies CellQuery;
 
 /** builds/regressions of two generated builds (one released every three days). */
-function regressionsOf(by: "platform" | "gpu_tier", mapId?: string) {
+function regressionsOf(by: "platform" | "gpu_tier", mapId?: string): Bench {
   return {
     query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}&days=${D}${mapId ? `&mapId=${mapId}` : ""}`,
-    sql: (ch: ClickHouseClient, p: string) =>
-      buildRegressions(ch, p, windowOf(D, Date.now()), {
+    sql: (ch, p, now) =>
+      buildRegressions(ch, p, windowOf(D, now), {
         candidate: "1.25",
         baseline: "1.24",
         metric: "frame_time",
@@ -86,73 +106,121 @@ function regressionsOf(by: "platform" | "gpu_tier", mapId?: string) {
   };
 }
 
+/**
+ * An endpoint's request, the analytics functions its handler runs (`sql`, at the clock `now`), and its
+ * plain-SQL peer over telemetry.events (analytics-plain.ts): the peer's answer, ours in the same form,
+ * and how far numbers may differ (0: sums in another order; the builds list's sketches: 1 %).
+ */
+type Bench = {
+  query: string;
+  sql: (ch: ClickHouseClient, project: string, now: number) => Promise<unknown>;
+  peer?: {
+    plain: (ch: ClickHouseClient, project: string, now: number) => Promise<Answer>;
+    // biome-ignore lint/suspicious/noExplicitAny: each endpoint's own result type
+    ours: (result: any) => Answer;
+    relative: number;
+  };
+};
+
+const HEATMAP = { mapId: "maps/desert_outpost", cellSize: 25, includeZ: false } as const;
+const FUNNEL = ["match_start", "level_up", "match_end"];
+const COMPARED = { baseline: "1.24", candidate: "1.25" } as const;
+const EXACT = 1e-9;
+
 /** Each endpoint's request, and the same analytics functions its handler runs. */
-const ENDPOINTS: Record<
-  Endpoint,
-  { query: string; sql: (ch: ClickHouseClient, project: string) => Promise<unknown> }
-> = {
+const ENDPOINTS: Record<Endpoint, Bench> = {
   dashboard: {
     query: `dashboard?days=${D}`,
-    sql: (ch, p) => {
-      const now = Date.now();
+    sql: (ch, p, now) => {
       const w = windowOf(D, now);
       // Version 0: the bench never erases, so the stored closed days stay valid between its reads.
       return Promise.all([dashboardDistincts(ch, p, w, now, 0), dashboardTotals(ch, p, w, now)]);
     },
+    peer: {
+      plain: (ch, p, now) => dashboardPlain(ch, p, windowOf(D, now), now),
+      ours: dashboardOurs,
+      relative: EXACT,
+    },
   },
   heatmap: {
     query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}`,
-    sql: (ch, p) =>
-      heatmapCells(ch, p, windowOf(HD, Date.now()), {
-        mapId: "maps/desert_outpost",
-        cellSize: 25,
-        includeZ: false,
-      }),
+    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(HD, now), HEATMAP),
+    peer: {
+      plain: (ch, p, now) => heatmapPlain(ch, p, windowOf(HD, now), HEATMAP),
+      ours: (cells) => heatmapOurs(cells, false),
+      relative: EXACT,
+    },
   },
   // The same map with its tail fields (tails=1): the percentile states merged for every cell.
   heatmap_tails: {
     query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}&tails=1`,
-    sql: (ch, p) =>
-      heatmapCells(ch, p, windowOf(HD, Date.now()), {
-        mapId: "maps/desert_outpost",
-        cellSize: 25,
-        includeZ: false,
-        tails: true,
-      }),
+    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(HD, now), { ...HEATMAP, tails: true }),
+    peer: {
+      plain: (ch, p, now) => heatmapPlain(ch, p, windowOf(HD, now), { ...HEATMAP, tails: true }),
+      ours: (cells) => heatmapOurs(cells, true),
+      relative: EXACT,
+    },
   },
   // One cell of the busy map: its base cell of 50 is what the primary key of cell_samples reads.
   heatmap_cell: {
     query: `heatmap/cell?mapId=maps/desert_outpost&x=0&y=0&cellSize=25&days=${HD}&metric=frame_time`,
-    sql: (ch, p) => cellDrilldown(ch, p, windowOf(HD, Date.now()), BENCH_CELL),
+    sql: (ch, p, now) => cellDrilldown(ch, p, windowOf(HD, now), BENCH_CELL),
+    peer: {
+      plain: (ch, p, now) => cellDrilldown(overEvents(ch), p, windowOf(HD, now), BENCH_CELL),
+      ours: cellOurs,
+      relative: EXACT,
+    },
   },
   retention: {
     query: `retention?days=${D}`,
-    sql: (ch, p) => retentionCohorts(ch, p, windowOf(D, Date.now())),
+    sql: (ch, p, now) => retentionCohorts(ch, p, windowOf(D, now)),
+    peer: {
+      plain: (ch, p, now) => retentionPlain(ch, p, windowOf(D, now)),
+      ours: retentionOurs,
+      relative: EXACT,
+    },
   },
   funnels: {
     query: `funnels?steps=match_start,level_up,match_end&window=86400&days=${D}`,
-    sql: (ch, p) =>
-      funnelSteps(ch, p, windowOf(D, Date.now()), ["match_start", "level_up", "match_end"], 86400),
+    sql: (ch, p, now) => funnelSteps(ch, p, windowOf(D, now), FUNNEL, 86400),
+    peer: {
+      plain: (ch, p, now) => funnelPlain(ch, p, windowOf(D, now), FUNNEL, 86400),
+      ours: funnelOurs,
+      relative: EXACT,
+    },
   },
   insights: {
     query: `insights?metric=unique_players&groupBy=day&days=${D}&limit=10`,
-    sql: (ch, p) => {
-      const w = windowOf(D, Date.now());
+    sql: (ch, p, now) => {
+      const w = windowOf(D, now);
       const q = { metric: "unique_players", groupBy: "day", limit: 10 } as const;
       return Promise.all([insightGroups(ch, p, w, q), insightTotal(ch, p, w, q)]);
+    },
+    peer: {
+      plain: (ch, p, now) => insightsPlain(ch, p, windowOf(D, now), 10),
+      ours: insightsOurs,
+      relative: EXACT,
     },
   },
   builds: {
     // fresh=1: the aggregation itself, not the cache.
     query: `builds?days=${D}&fresh=1`,
-    sql: (ch, p) => buildList(ch, p, windowOf(D, Date.now())),
+    sql: (ch, p, now) => buildList(ch, p, windowOf(D, now)),
+    // Session and player counts are uniqCombined64 sketches: within 1 % (the spec's approximate counts).
+    peer: { plain: (ch, p, now) => buildsPlain(ch, p, windowOf(D, now)), ours: buildsOurs, relative: 0.01 },
   },
   compare: {
     // Two of the generated builds (one released every three days); fresh=1 as for builds.
     query: `builds/compare?baseline=1.24&candidate=1.25&days=${D}&fresh=1`,
-    sql: (ch, p) => compareBuilds(ch, p, windowOf(D, Date.now()), { baseline: "1.24", candidate: "1.25" }),
+    sql: (ch, p, now) => compareBuilds(ch, p, windowOf(D, now), COMPARED),
+    peer: {
+      plain: (ch, p, now) => comparePlain(ch, p, windowOf(D, now), COMPARED),
+      ours: compareOurs,
+      relative: EXACT,
+    },
   },
-  // The same two builds judged per platform (the defaults: frame_time, 30 days, no cache).
+  // The same two builds judged per platform (the defaults: frame_time, 30 days, no cache). No peer:
+  // the verdict is a bootstrap in the Worker over per-session values, not one statement's answer.
   regressions: regressionsOf("platform"),
   // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
   regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
@@ -330,9 +398,23 @@ async function evaluationEvents(databaseUrl: string, projectId: string): Promise
   }
 }
 
-type Measured = { medians: Record<Endpoint, number>; rows: string[][] };
+/** One endpoint at one size: HTTP median and reads, its peer's, whether they agree, its SQL medians. */
+type Figures = {
+  ms: number;
+  read: Read;
+  /** What the endpoint's analytics functions alone read (HTTP adds verdicts to compare, caches…). */
+  fnRead: Read;
+  plain?: { ms: number; read: Read; difference: string };
+  direct?: number;
+  all?: number;
+};
+type Measured = { figures: Partial<Record<Endpoint, Figures>>; extra: string[][] };
 
-/** Every endpoint over HTTP, and its SQL with and without the project filter (`sqlColumns`). */
+/**
+ * Every endpoint over HTTP (median, and what ClickHouse read for one request), its plain-SQL peer
+ * (median, reads, and whether it gives the same answer as the endpoint's functions at one clock), and
+ * with `sqlColumns` its SQL with and without the project filter.
+ */
 async function measure(
   ch: ClickHouseClient,
   projectId: string,
@@ -347,46 +429,131 @@ async function measure(
       throw new Error(`${query}: ${res.status} ${body}`);
     }
   };
-  const medians = {} as Record<Endpoint, number>;
-  const rows: string[][] = [];
-  const counted = counting(ch);
-  for (const [name, e] of Object.entries(ENDPOINTS) as Array<[Endpoint, (typeof ENDPOINTS)[Endpoint]]>) {
+  const figures: Measured["figures"] = {};
+  for (const [name, e] of Object.entries(ENDPOINTS) as Array<[Endpoint, Bench]>) {
     if (ONLY && !ONLY.includes(name)) {
       continue;
     }
-    medians[name] = ROWS_ONLY ? 0 : await medianMs(http(e.query));
-    const direct = sqlColumns ? String(await medianMs(() => e.sql(ch, projectId))) : "";
-    const all = sqlColumns ? String(await medianMs(() => e.sql(unfiltered, projectId))) : "";
-    if (ROWS_ONLY) {
-      await e.sql(ch, projectId); // as the timed runs would: closed days stored by the first read
+    const f: Figures = {
+      ms: await medianMs(http(e.query)),
+      read: await readBy(ch, http(e.query)),
+      fnRead: await readBy(ch, () => e.sql(ch, projectId, Date.now())),
+    };
+    if (e.peer && PEERS) {
+      const peer = e.peer;
+      const ms = await medianMs(() => peer.plain(ch, projectId, Date.now()));
+      const read = await readBy(ch, () => peer.plain(ch, projectId, Date.now()));
+      const now = Date.now();
+      const ours = peer.ours(await e.sql(ch, projectId, now));
+      const difference = answersDiffer(ours, await peer.plain(ch, projectId, now), peer.relative);
+      if (difference) {
+        process.exitCode = 1;
+        console.error(`${name}: the plain SQL answers otherwise at ${difference}`);
+      }
+      f.plain = { ms, read, difference };
     }
-    // Rows one call of the project's SQL reads, all its statements together.
-    await counted.take();
-    await e.sql(counted.client, projectId);
-    rows.push([
-      name,
-      String(medians[name]),
-      direct,
-      all,
-      (await counted.take()).toLocaleString("en"),
-      e.query,
-    ]);
+    if (sqlColumns) {
+      f.direct = await medianMs(() => e.sql(ch, projectId, Date.now()));
+      f.all = await medianMs(() => e.sql(unfiltered, projectId, Date.now()));
+    }
+    figures[name] = f;
   }
-  if (ONLY || ROWS_ONLY) {
-    return { medians, rows };
+  if (ONLY) {
+    return { figures, extra: [] };
   }
-  rows.push([
-    "builds (cached)",
-    String(await medianMs(http("builds?days=30"))),
-    "",
-    "",
-    "",
-    "builds?days=30",
-  ]);
+  const extra = [["builds (cached)", String(await medianMs(http("builds?days=30"))), "builds?days=30"]];
   // A repeated step name runs windowFunnel over one row per (event, step position) instead.
   const repeated = "funnels?steps=match_start,level_up,level_up,match_end&window=86400&days=30";
-  rows.push(["funnels (repeated step)", String(await medianMs(http(repeated))), "", "", "", repeated]);
-  return { medians, rows };
+  extra.push(["funnels (repeated step)", String(await medianMs(http(repeated))), repeated]);
+  return { figures, extra };
+}
+
+const ratio = (a: number, b: number) =>
+  b === 0 ? (a === 0 ? 1 : Number.POSITIVE_INFINITY) : Math.round((a / b) * 100) / 100;
+const thousands = (n: number) => n.toLocaleString("en");
+const megabytes = (n: number) => `${(n / 1_048_576).toFixed(1)}`;
+
+/**
+ * The table (one row per endpoint) and the JSON figures: at the main size `<endpoint>` (ms),
+ * `_rows`, `_bytes` (one HTTP request), `_fn_rows` (its analytics functions alone), the peer's
+ * `_plain_ms`, `_plain_rows`, `_plain_bytes`, `_vs_plain` (rows, functions / plain) and `_same` (1: same answer); with a smaller size also `_<size>` (ms), `_ratio`, `_rows_<size>`,
+ * `_bytes_<size>`, `_rows_ratio`, `_bytes_ratio`, `_plain_rows_<size>` and `_plain_rows_ratio`.
+ */
+function report(after: Measured, before: Measured | undefined, size: string, small: string) {
+  const result: Record<string, number> = {};
+  const header = [
+    "endpoint",
+    `HTTP ms, ${size}`,
+    ...(before ? [`HTTP ms, ${small}`, "ms ratio"] : []),
+    `rows read, ${size}`,
+    ...(before ? [`rows read, ${small}`, "rows ratio"] : []),
+    `MB read, ${size}`,
+    `rows read, functions, ${size}`,
+    ...(before ? ["bytes ratio"] : []),
+    "plain SQL ms",
+    "plain rows read",
+    ...(before ? ["plain rows ratio"] : []),
+    "rows functions / plain",
+    "same answer",
+    "SQL, project",
+    "SQL, no project filter",
+  ];
+  const rows: string[][] = [];
+  for (const [name, f] of Object.entries(after.figures) as Array<[Endpoint, Figures]>) {
+    const b = before?.figures[name];
+    Object.assign(result, {
+      [name]: f.ms,
+      [`${name}_rows`]: f.read.rows,
+      [`${name}_bytes`]: f.read.bytes,
+      [`${name}_fn_rows`]: f.fnRead.rows,
+    });
+    if (b) {
+      Object.assign(result, {
+        [`${name}_${small}`]: b.ms,
+        [`${name}_ratio`]: ratio(f.ms, b.ms),
+        [`${name}_rows_${small}`]: b.read.rows,
+        [`${name}_bytes_${small}`]: b.read.bytes,
+        [`${name}_rows_ratio`]: ratio(f.read.rows, b.read.rows),
+        [`${name}_bytes_ratio`]: ratio(f.read.bytes, b.read.bytes),
+      });
+    }
+    if (f.plain) {
+      Object.assign(result, {
+        [`${name}_plain_ms`]: f.plain.ms,
+        [`${name}_plain_rows`]: f.plain.read.rows,
+        [`${name}_plain_bytes`]: f.plain.read.bytes,
+        [`${name}_vs_plain`]: ratio(f.fnRead.rows, f.plain.read.rows),
+        [`${name}_same`]: f.plain.difference ? 0 : 1,
+      });
+      if (b?.plain) {
+        result[`${name}_plain_rows_${small}`] = b.plain.read.rows;
+        result[`${name}_plain_rows_ratio`] = ratio(f.plain.read.rows, b.plain.read.rows);
+      }
+    }
+    rows.push([
+      name,
+      String(f.ms),
+      ...(before ? [String(b?.ms ?? ""), b ? ratio(f.ms, b.ms).toFixed(2) : ""] : []),
+      thousands(f.read.rows),
+      ...(before
+        ? [b ? thousands(b.read.rows) : "", b ? ratio(f.read.rows, b.read.rows).toFixed(2) : ""]
+        : []),
+      megabytes(f.read.bytes),
+      thousands(f.fnRead.rows),
+      ...(before ? [b ? ratio(f.read.bytes, b.read.bytes).toFixed(2) : ""] : []),
+      f.plain ? String(f.plain.ms) : "—",
+      f.plain ? thousands(f.plain.read.rows) : "—",
+      ...(before ? [f.plain && b?.plain ? ratio(f.plain.read.rows, b.plain.read.rows).toFixed(2) : "—"] : []),
+      f.plain ? ratio(f.fnRead.rows, f.plain.read.rows).toFixed(4) : "—",
+      f.plain ? (f.plain.difference ? `NO (${f.plain.difference})` : "yes") : "—",
+      f.direct === undefined ? "" : String(f.direct),
+      f.all === undefined ? "" : String(f.all),
+    ]);
+  }
+  printTable(header, rows);
+  console.log();
+  printTable(["HTTP only", `median ms, ${size}`, "request"], after.extra);
+  return result;
 }
 
 /**
@@ -444,7 +611,6 @@ async function main(): Promise<Record<string, number>> {
       await writeFile(saved, JSON.stringify({ projectId, key, plan }));
     }
     const loaded = kept ? await eventCount(stack.clickhouse) : 0;
-    // BENCH_LOAD=0: measure what a kept dir holds, even a load that stopped midway.
     if (loaded >= plan.mainEvents + plan.otherEvents || (kept && process.env.BENCH_LOAD === "0")) {
       console.log(`reusing the ${loaded.toLocaleString("en")} events loaded in ${dir} (BENCH_KEEP_DIR)`);
     } else {
@@ -462,17 +628,14 @@ async function main(): Promise<Record<string, number>> {
       return {};
     }
 
-    if (!ROWS_ONLY) {
-      await serve(PORT, BASE);
-    }
+    const _worker = await serve(PORT, BASE);
     const ch = createClient({
       url: stack.clickhouse.url,
       username: stack.clickhouse.user,
       password: stack.clickhouse.password,
     });
-    const result: Record<string, number> = {};
     let before: Measured | undefined;
-    if (first < MAIN_EVENTS && !reused) {
+    if (first < MAIN_EVENTS && !kept) {
       before = await measure(ch, projectId, key, false);
       console.log(
         `measured at ${millions(first)}; loading ${(MAIN_EVENTS - first).toLocaleString("en")} more…`,
@@ -484,31 +647,9 @@ async function main(): Promise<Record<string, number>> {
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
     const after = await measure(ch, projectId, key, SQL_COLUMNS);
-    const size = millions(kept ? await eventCount(stack.clickhouse, projectId) : MAIN_EVENTS);
-    const header = [
-      `endpoint`,
-      `HTTP median ms, ${size}`,
-      "SQL, project",
-      "SQL, no project filter",
-      "rows read (SQL, project)",
-      "request",
-    ];
-    if (before) {
-      const small = millions(first);
-      header.splice(2, 0, `HTTP median ms, ${small}`, `${size} / ${small}`);
-      after.rows.forEach((r, i) => {
-        const was = Number(before.rows[i]?.[1]);
-        r.splice(2, 0, String(was), (Number(r[1]) / was).toFixed(2));
-      });
-      for (const [name, ms] of Object.entries(before.medians)) {
-        result[`${name}_${small}`] = ms;
-        // The issue's second column: how much of the growth in events the endpoint pays.
-        result[`${name}_ratio`] = Math.round((after.medians[name as Endpoint] / ms) * 100) / 100;
-      }
-    }
-    Object.assign(result, after.medians);
-    printTable(header, after.rows);
-    if (ONLY || ROWS_ONLY) {
+    const size = kept ? await eventCount(stack.clickhouse, projectId) : MAIN_EVENTS;
+    const result = report(after, before, millions(size), millions(first));
+    if (ONLY) {
       await ch.close();
       return result;
     }

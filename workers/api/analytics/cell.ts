@@ -219,12 +219,15 @@ export async function cellDrilldown(
   q: CellQuery,
 ): Promise<CellDrilldown> {
   const { where, params, mark } = cellScope(projectId, w, q);
-  // Four statements over the same few granules, in parallel: each groups differently.
+  // Statements over the same few granules, in parallel: each groups differently. The repro's tail is
+  // the summary's own percentile of the metric, so its two statements follow the summary rather than
+  // each reading the cell once more for it.
+  const summarized = summaryOf(ch, where, params);
   const [summary, groups, sessions, repro] = await Promise.all([
-    summaryOf(ch, where, params),
+    summarized,
     breakdownsOf(ch, where, params, q, mark),
     worstSessionsOf(ch, where, params),
-    reproOf(ch, where, params, q),
+    summarized.then((s) => reproOf(ch, where, params, q, s)),
   ]);
   const total = num(summary.samples);
   const distributions = Object.fromEntries(
@@ -481,19 +484,37 @@ async function worstSessionsOf(
  * and camera pitch (nearest-rank, raw values), the circular median of their camera yaw, and the build,
  * platform and device they most often came from.
  */
-async function reproOf(ch: ClickHouseClient, where: string, params: Record<string, unknown>, q: CellQuery) {
+async function reproOf(
+  ch: ClickHouseClient,
+  where: string,
+  cellParams: Record<string, unknown>,
+  q: CellQuery,
+  summary: Record<string, unknown>,
+) {
   const { column: c, better } = METRIC[q.metric];
-  const level = better === "higher" ? 0.05 : 0.95;
+  // summaryOf's nearest-rank percentile of the quantized samples (p05 for fps, p95 for the others),
+  // the statement the tail was: null without a sample, and then there is no worst sample.
+  const threshold = orNull(summary[`${q.metric}_${better === "higher" ? "p05" : "p95"}`]);
+  if (threshold === null) {
+    return {
+      worstSamples: 0,
+      threshold: null,
+      position: null,
+      camera: null,
+      buildId: null,
+      platform: null,
+      device: null,
+    };
+  }
+  const params = { ...cellParams, tail: threshold };
   const q64 = quantized(`toFloat64(assumeNotNull(${c}))`);
-  const tailWhere = `${where} AND isNotNull(${c}) AND ${q64} ${better === "higher" ? "<=" : ">="} tail`;
-  const tail = `WITH (SELECT ${rawPercentile(level, c)} FROM ${CH_CELL_SAMPLES} WHERE ${where}) AS tail`;
+  const tailWhere = `${where} AND isNotNull(${c}) AND ${q64} ${better === "higher" ? "<=" : ">="} {tail:Float64}`;
   const median = (v: string, cond = "1") =>
     `quantileExactWeightedIf(0.5)(toFloat64(assumeNotNull(${v})), toUInt8(1), ${cond})`;
   const [[m], groups] = await Promise.all([
     selectRows(
       ch,
-      `${tail}
-      SELECT any(tail) AS threshold, count() AS worst,
+      `SELECT count() AS worst,
         ${median("position_x")} AS x, ${median("position_y")} AS y,
         ${median("position_z", "isNotNull(position_z)")} AS z, count(position_z) AS z_n,
         groupArrayIf(toFloat64(assumeNotNull(camera_yaw)), isNotNull(camera_yaw)) AS yaws,
@@ -503,7 +524,6 @@ async function reproOf(ch: ClickHouseClient, where: string, params: Record<strin
       WHERE ${tailWhere}`,
       params,
       {
-        threshold: "unknown",
         worst: "unknown",
         x: "unknown",
         y: "unknown",
@@ -516,8 +536,7 @@ async function reproOf(ch: ClickHouseClient, where: string, params: Record<strin
     ),
     selectRows(
       ch,
-      `${tail}
-      SELECT toString(build_id) AS g_build_id, toString(platform) AS g_platform, toString(gpu) AS g_gpu,
+      `SELECT toString(build_id) AS g_build_id, toString(platform) AS g_platform, toString(gpu) AS g_gpu,
         toString(device_model) AS g_device_model, toString(resolution) AS g_resolution,
         toString(os_version) AS g_os_version, count() AS n
       FROM ${withDevices(where)}
@@ -555,7 +574,7 @@ async function reproOf(ch: ClickHouseClient, where: string, params: Record<strin
   const [gpu = "", model = "", resolution = "", os = ""] = device ? (JSON.parse(device) as string[]) : [];
   return {
     worstSamples: worst,
-    threshold: worst ? orNull(m?.threshold) : null,
+    threshold: worst ? threshold : null,
     position: worst ? { x: num(m?.x), y: num(m?.y), z: num(m?.z_n) ? orNull(m?.z) : null } : null,
     camera:
       worst && num(m?.camera_n)

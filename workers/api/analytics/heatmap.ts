@@ -124,7 +124,7 @@ export async function heatmapCells(
     q.eventName === undefined &&
     q.buildId === undefined &&
     q.platform === undefined;
-  const rows = await selectRows(ch, rollup ? rollupSql(q) : rawSql(q), params, {
+  const rows = await selectRows(ch, rollup ? rollupSql(q) : heatmapEventsSql(q), params, {
     ...CELL_COLUMNS,
     ...(q.tails ? TAIL_COLUMNS : {}),
     ...(q.includeZ ? { cz: "unknown" } : {}),
@@ -157,7 +157,8 @@ export async function heatmapCells(
 
 // Cost: from the events, the window's rows of the project (its primary key prefix) filtered to the map;
 // the tails add a hash map of quantized samples per cell and metric, and the averages only running sums.
-function rawSql(q: HeatmapQuery): string {
+// Exported for bench:analytics, whose plain-SQL peer of the heatmap it is.
+export function heatmapEventsSql(q: HeatmapQuery): string {
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
   const tails = q.tails
     ? `,
