@@ -60,7 +60,7 @@ FROM (
     toUInt64(pow((h1 % 1000003) / 1000003, 2) * {players:UInt64}) AS pl,
     cityHash64(pl) % 90 AS first_ago,
     toUInt64(if(h2 % 100 < 55, first_ago, greatest(0, toInt64(first_ago) - toInt64(h2 % 31)))) AS days_ago,
-    toDateTime64(toStartOfDay(now('UTC')) - toIntervalDay(days_ago), 6, 'UTC')
+    toDateTime64(toStartOfDay({anchor:DateTime('UTC')}) - toIntervalDay(days_ago), 6, 'UTC')
       + toIntervalSecond(h3 % 86400) + toIntervalMicrosecond(h1 % 1000000) AS ts,
     ['player_move', 'player_move', 'frame_sample', 'frame_sample', 'frame_sample', 'match_start',
      'level_up', 'match_end', 'item_pickup', 'enemy_killed', 'ui_click', 'purchase'][1 + h2 % 12] AS event_name,
@@ -75,28 +75,36 @@ export type LoadPlan = {
   otherEvents: number;
   /** Players of every project (ids are shared between projects, as the numbers() rows are). */
   players: number;
+  /**
+   * The day the data ends on ("today" of the load), YYYY-MM-DD: the day of the load by default. A load
+   * kept for later runs across midnight names the day it will be measured on.
+   */
+  anchor?: string;
 };
 
 /**
  * Loads the plan in chunks of a million rows; returns the seconds it took. `extraMain` more events of
  * the main project are loaded after the plan's; `skipPlan` loads only those (the plan is already in).
+ * `resumeAt` starts at that row of the plan instead (a load into a kept dir that stopped midway: the
+ * rows are numbered, so the rows already in are the first ones).
  */
 export async function loadBenchData(
   target: ClickHouseTarget,
   plan: LoadPlan,
   log: (s: string) => void,
-  extra: { extraMain: number; skipPlan: boolean } = { extraMain: 0, skipPlan: false },
+  extra: { extraMain: number; skipPlan: boolean; resumeAt?: number } = { extraMain: 0, skipPlan: false },
 ) {
   const started = Date.now();
   const planned = plan.mainEvents + plan.otherEvents;
   const total = planned + extra.extraMain;
-  for (let offset = extra.skipPlan ? planned : 0; offset < total; offset += CHUNK) {
+  for (let offset = extra.resumeAt ?? (extra.skipPlan ? planned : 0); offset < total; offset += CHUNK) {
     await clickhouseQuery(target.url, { user: target.user, password: target.password }, INSERT, {
       main: plan.mainProject,
       mainEvents: String(plan.mainEvents),
       otherEvents: String(plan.otherEvents),
       others: `[${plan.otherProjects.map((p) => `'${p}'`).join(",")}]`,
       players: String(plan.players),
+      anchor: `${plan.anchor ?? new Date().toISOString().slice(0, 10)} 00:00:00`,
       offset: String(offset),
       count: String(Math.min(CHUNK, total - offset)),
     });

@@ -1,3 +1,5 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
@@ -16,7 +18,8 @@ import { createKey, createProject, createTenant } from "../../workers/api/bootst
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
-import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { clickhouseQuery } from "../local/clickhouse-http.js";
+import { DEFAULT_PLAYERS, type LoadPlan, loadBenchData } from "./analytics-data.js";
 import {
   type Answer,
   difference as answersDiffer,
@@ -59,6 +62,11 @@ const D = DAYS ?? 30;
 const HD = DAYS ? Math.min(DAYS, 30) : 7;
 // BENCH_SQL=0 leaves out the two SQL timing columns (a big run where only HTTP and rows read matter).
 const SQL_COLUMNS = process.env.BENCH_SQL !== "0";
+// BENCH_PEERS=0 leaves out the plain-SQL peers (a big run on a busy machine: HTTP and rows read only).
+const PEERS = process.env.BENCH_PEERS !== "0";
+// BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR, stack.ts) and stops; a later run with the same dir
+// measures it without loading again (BENCH_LOAD=0: even a load that stopped midway, at its size).
+const LOAD_ONLY = process.env.BENCH_LOAD_ONLY === "1";
 
 type Endpoint =
   | "dashboard"
@@ -247,6 +255,16 @@ async function medianMs(fn: () => Promise<unknown>): Promise<number> {
   }
   times.sort((a, b) => a - b);
   return Math.round((times[Math.floor(RUNS / 2)] as number) * 10) / 10;
+}
+
+/** The rows of telemetry.events (every project's: how far a load into a kept dir got, or one project's). */
+async function eventCount(
+  target: { url: string; user: string; password: string },
+  project?: string,
+): Promise<number> {
+  const where = project ? "WHERE project_id = {p:UUID}" : "";
+  const sql = `SELECT count() FROM telemetry.events ${where} FORMAT TSV`;
+  return Number((await clickhouseQuery(target.url, target, sql, project ? { p: project } : {})).trim());
 }
 
 async function seedProject(databaseUrl: string) {
@@ -450,7 +468,7 @@ async function measure(
       read: await readBy(ch, http(e.query)),
       fnRead: await readBy(ch, () => e.sql(ch, projectId, Date.now())),
     };
-    if (e.peer) {
+    if (e.peer && PEERS) {
       const peer = e.peer;
       const ms = await medianMs(() => peer.plain(ch, projectId, Date.now()));
       const read = await readBy(ch, () => peer.plain(ch, projectId, Date.now()));
@@ -602,22 +620,44 @@ function printTable(header: string[], rows: string[][]) {
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
 async function main(): Promise<Record<string, number>> {
-  return withBenchStack("analytics", async ({ stack, serve }) => {
-    const { projectId, key } = await seedProject(stack.databaseUrl);
-    const others = Array.from({ length: 9 }, () => crypto.randomUUID());
+  return withBenchStack("analytics", async ({ stack, serve, dir, reused }) => {
+    // A kept dir holds its project, key and plan (written before loading): a reused one is measured
+    // without loading again, after finishing a load that stopped midway.
+    const saved = join(dir, "bench-analytics.json");
+    const kept = reused
+      ? (JSON.parse(await readFile(saved, "utf8")) as { projectId: string; key: string; plan: LoadPlan })
+      : undefined;
+    const { projectId, key } = kept ?? (await seedProject(stack.databaseUrl));
     const first = COMPARE_EVENTS !== undefined && COMPARE_EVENTS < MAIN_EVENTS ? COMPARE_EVENTS : MAIN_EVENTS;
-    const plan = {
+    const plan: LoadPlan = kept?.plan ?? {
       mainProject: projectId,
       mainEvents: first,
-      otherProjects: others,
+      otherProjects: Array.from({ length: 9 }, () => crypto.randomUUID()),
       otherEvents: OTHER_EVENTS,
       players: PLAYERS,
+      anchor: process.env.BENCH_ANCHOR_DAY ?? new Date().toISOString().slice(0, 10),
     };
     const progress = (line: string) => process.stdout.write(`\r${line}   `);
-    console.log(
-      `loading ${first.toLocaleString("en")} + ${OTHER_EVENTS.toLocaleString("en")} events of ${PLAYERS.toLocaleString("en")} players…`,
-    );
-    console.log(`\nloaded in ${(await loadBenchData(stack.clickhouse, plan, progress)).toFixed(1)} s`);
+    if (!kept) {
+      await writeFile(saved, JSON.stringify({ projectId, key, plan }));
+    }
+    const loaded = kept ? await eventCount(stack.clickhouse) : 0;
+    if (loaded >= plan.mainEvents + plan.otherEvents || (kept && process.env.BENCH_LOAD === "0")) {
+      console.log(`reusing the ${loaded.toLocaleString("en")} events loaded in ${dir} (BENCH_KEEP_DIR)`);
+    } else {
+      console.log(
+        `loading ${plan.mainEvents.toLocaleString("en")} + ${plan.otherEvents.toLocaleString("en")} events of ${plan.players.toLocaleString("en")} players from row ${loaded.toLocaleString("en")}…`,
+      );
+      const seconds = await loadBenchData(stack.clickhouse, plan, progress, {
+        extraMain: 0,
+        skipPlan: false,
+        resumeAt: loaded,
+      });
+      console.log(`\nloaded in ${seconds.toFixed(1)} s`);
+    }
+    if (LOAD_ONLY) {
+      return {};
+    }
 
     const _worker = await serve(PORT, BASE);
     const ch = createClient({
@@ -626,7 +666,7 @@ async function main(): Promise<Record<string, number>> {
       password: stack.clickhouse.password,
     });
     let before: Measured | undefined;
-    if (first < MAIN_EVENTS) {
+    if (first < MAIN_EVENTS && !kept) {
       before = await measure(ch, projectId, key, false);
       // Printed now: a run that fails while growing the project keeps the smaller size's figures.
       report(before, undefined, millions(first), millions(first));
@@ -640,7 +680,8 @@ async function main(): Promise<Record<string, number>> {
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
     const after = await measure(ch, projectId, key, SQL_COLUMNS);
-    const result = report(after, before, millions(MAIN_EVENTS), millions(first));
+    const size = kept ? await eventCount(stack.clickhouse, projectId) : MAIN_EVENTS;
+    const result = report(after, before, millions(size), millions(first));
     if (ONLY) {
       await ch.close();
       return result;

@@ -144,3 +144,82 @@ it("recounts a stored closed day after a late batch, and counts a session across
   // Three days ago: early, owl before midnight, and late.
   expect(after.dailyActiveUsers.at(-4)?.count).toBe(3);
 }, 120_000);
+
+/** The closed days whose sessions are stored for the project (daily_session_counts). */
+async function storedSessionDays(projectId: string): Promise<string[]> {
+  const rs = await testClickHouse().query({
+    query: `SELECT groupUniqArray(toString(day)) AS days FROM telemetry.daily_session_counts
+      WHERE project_id = {p:UUID}`,
+    query_params: { p: projectId },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ days: string[] }>();
+  return [...(row?.days ?? [])].sort();
+}
+
+it("counts sessions across midnight, paused for days and over the window's first day once, from stored days", async () => {
+  const nowMs = NOW;
+  const u = await seedTenant("pro", "Session Days Studio");
+  const todayUs = Math.floor(nowMs / DAY_MS) * DAY_MS * 1000;
+  const dayUs = DAY_MS * 1000;
+  const hourUs = 3_600_000_000;
+  /** `h` hours into the day `d` days before today. */
+  const at = (d: number, h: number) => todayUs - d * dayUs + h * hourUs;
+  const sessions: Array<[string, number[]]> = [
+    // Across midnight into today: today's probe of the window's earlier days finds it.
+    ["into-today", [at(1, 23.9), at(0, 0.1)]],
+    // Across a midnight between two closed days, and over three days in a row.
+    ["closed-night", [at(4, 23.5), at(3, 0.5)]],
+    ["three-days", [at(12, 22), at(11, 12), at(10, 1)]],
+    // Paused for days: seen 10 and 5 days ago and today, nothing in between.
+    ["paused", [at(10, 9), at(5, 9), at(0, 0.2)]],
+    // The 7-day window's first day is 6 days ago: one across the midnight before it (counted once, on
+    // its first day), one paused from before it, and one on its first and last day.
+    ["over-first-day", [at(7, 23.8), at(6, 0.3)]],
+    ["paused-from-before", [at(8, 12), at(3, 12)]],
+    ["first-and-last", [at(6, 0.001), at(0, 0.3)]],
+    // The 30-day window's first day (29 days ago) and the midnight before it.
+    ["month-edge", [at(30, 23.95), at(29, 0.1), at(2, 10)]],
+    // Single days.
+    ["plain-1", [at(3, 8)]],
+    ["plain-2", [at(0, 0.4)]],
+  ];
+  const events = sessions.flatMap(([s, times], i) => times.map((tsUs) => event(tsUs, `s-${s}`, `p-${i}`)));
+  await ingestAll(u, events);
+  const read = async (days: number) => {
+    const data = await getData<{ kpis: { fetchedAt: number; sessions: number } }>(
+      clocked(u, nowMs),
+      `/dashboard?days=${days}`,
+    );
+    expect(data).toEqual(refDashboard(events, days, data.kpis.fetchedAt));
+    return data.kpis.sessions;
+  };
+  // Computed and stored by the first reads, then answered from the stored days.
+  expect(await read(7)).toBe(9);
+  expect(await read(30)).toBe(10);
+  const closed = [
+    ...new Set(
+      events.filter((e) => e.tsUs < todayUs).map((e) => new Date(e.tsUs / 1000).toISOString().slice(0, 10)),
+    ),
+  ].sort();
+  expect((await storedSessionDays(u.projectId)).filter((d) => closed.includes(d))).toEqual(
+    closed.filter((d) => d >= new Date(todayUs / 1000 - 29 * DAY_MS).toISOString().slice(0, 10)),
+  );
+  for (const days of [7, 14, 30, 90]) {
+    await read(days);
+  }
+  // Late events: "plain-1" (stored 3 days ago, alone) turns out to have been seen 9 days ago too,
+  // which changes what the stored day 3 days ago must subtract although its own total did not move;
+  // and a new session across the midnight before yesterday.
+  const late = [
+    event(at(9, 5), "s-plain-1", "p-8"),
+    event(at(2, 23.9), "s-late-night", "late"),
+    event(at(1, 0.1), "s-late-night", "late"),
+  ];
+  events.push(...late);
+  await ingestAll(u, late);
+  for (const days of [7, 14, 30, 90]) {
+    await read(days);
+  }
+  expect(await read(7)).toBe(10);
+}, 120_000);

@@ -105,6 +105,7 @@ beforeAll(async () => {
     "telemetry.player_days",
     "telemetry.daily_players",
     "telemetry.player_last_seen",
+    "telemetry.daily_sessions",
     "telemetry.session_devices",
     // Rebuilt for the player's days from the events left (workers/api/erasure/rollups.ts).
     "telemetry.heatmap_cells",

@@ -148,6 +148,7 @@ describe("player erasure", () => {
       "telemetry.player_days",
       "telemetry.daily_players",
       "telemetry.player_last_seen",
+      "telemetry.daily_sessions",
       "telemetry.session_devices",
       "telemetry.heatmap_cells",
       "telemetry.alert_cells",

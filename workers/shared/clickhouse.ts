@@ -33,6 +33,10 @@ export const CH_PLAYER_DAYS = `${CH_DB}.player_days`;
 export const CH_DAILY_PLAYERS = `${CH_DB}.daily_players`;
 export const CH_DAILY_PLAYER_COUNTS = `${CH_DB}.daily_player_counts`;
 export const CH_PLAYER_LAST_SEEN = `${CH_DB}.player_last_seen`;
+// The dashboard's sessions (0020_daily_sessions.sql): sessions per day by hash with the day's event
+// total, and the stored counts of closed days with the earlier day of each session seen before.
+export const CH_DAILY_SESSIONS = `${CH_DB}.daily_sessions`;
+export const CH_DAILY_SESSION_COUNTS = `${CH_DB}.daily_session_counts`;
 // The engine SDKs' hardware context (0010_session_devices.sql): the latest `device_info` event per
 // project, day and session hash, attached to a session's samples at read time (api/analytics/device.ts).
 export const CH_SESSION_DEVICES = `${CH_DB}.session_devices`;

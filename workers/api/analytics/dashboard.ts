@@ -10,6 +10,7 @@ import {
 } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS, type Window } from "../window.js";
 import { byText, distinct, num, type RowOf, selectRows } from "./select.js";
+import { windowSessions } from "./sessions.js";
 
 // `metric`, not `kind`: an alias would shadow daily_actors.kind in WHERE.
 const COLUMNS = { metric: "string", key: "string", value: "unknown" } as const;
@@ -133,9 +134,8 @@ const STAMP_COLUMNS = {
  * the project's data_version. A late batch strictly raises the total; an erasure deletes the player's
  * rows and then bumps the version: a stored count whose stamps both match counts exactly the rows there
  * are now. Stale or missing days are recomputed in one statement and stored; today is always counted
- * from its own rows. The sessions of the window are distinct over the window's session rows in
- * daily_actors: a row per session and day it has events on, so the cost follows the window's sessions
- * (a session across midnight is two rows, counted once). mau: monthPlayers.
+ * from its own rows. The sessions of the window: windowSessions, from per-day counts stored the same
+ * way. mau: monthPlayers.
  */
 export async function dashboardDistincts(
   ch: ClickHouseClient,
@@ -148,7 +148,7 @@ export async function dashboardDistincts(
 ): Promise<DashboardDistincts> {
   const month = monthPlayers(nowMs);
   const closed = { projectId, from: w.from, today: `${w.today} 00:00:00.000000` };
-  const [stamps, live] = await Promise.all([
+  const [stamps, live, sessions] = await Promise.all([
     // A row per part and day of daily_players' `totals` projection, and the stored counts: a few rows a day.
     selectRows(
       ch,
@@ -178,15 +178,11 @@ export async function dashboardDistincts(
       FROM ${CH_DAILY_PLAYERS}
       WHERE project_id = {projectId:UUID} AND day = toDate({today:DateTime64(6, 'UTC')})
       UNION ALL
-      SELECT 'sessions' AS metric, '' AS key, ${distinct("id")} AS value
-      FROM ${CH_DAILY_ACTORS}
-      WHERE project_id = {projectId:UUID} AND kind = 'session'
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-      UNION ALL
       ${month.sql}`,
-      { ...closed, to: w.to, ...month.params },
+      { ...closed, ...month.params },
       COLUMNS,
     ),
+    windowSessions(ch, projectId, w, dataVersion),
   ]);
   const perDay = new Map<string, number>();
   const stale: string[] = [];
@@ -209,7 +205,7 @@ export async function dashboardDistincts(
   perDay.set(w.today, metricValue(live, "today"));
   return {
     mau: metricValue(live, "mau") + doubtMau,
-    sessions: metricValue(live, "sessions"),
+    sessions,
     dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
   };
 }

@@ -3,6 +3,7 @@ import {
   CH_CELL_SAMPLES,
   CH_DAILY_ACTORS,
   CH_DAILY_PLAYERS,
+  CH_DAILY_SESSIONS,
   CH_EVENTS,
   CH_FUNNEL_EVENTS,
   CH_HOURLY_PLAYERS,
@@ -69,6 +70,11 @@ export const ERASURE_STEPS: ErasureStep[] = [
     table: CH_PLAYER_LAST_SEEN,
     where:
       "project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})",
+  },
+  // The per-day session rows of the sessions left without any event (0020_daily_sessions.sql, by hash).
+  {
+    table: CH_DAILY_SESSIONS,
+    where: "project_id = {project:UUID} AND session IN arrayMap(s -> cityHash64(s), {emptied:Array(String)})",
   },
   {
     table: CH_SESSION_DEVICES,
