@@ -7,8 +7,11 @@ import { startWrangler, stopWrangler, waitUntilServing } from "../local/wrangler
 
 export type BenchStack = {
   stack: LocalStack;
-  /** Serves the Workers with wrangler dev on `port`, once `url` answers. */
-  serve(port: number, url: string): Promise<ChildProcess>;
+  /**
+   * Serves the Workers with wrangler dev on `port`, once `url` answers; `onStdout` gets its stdout's
+   * lines. Called again, it stops the running one first (same data: e.g. to restart with other vars).
+   */
+  serve(port: number, url: string, onStdout?: (line: string) => void): Promise<ChildProcess>;
 };
 
 /**
@@ -24,8 +27,11 @@ export async function withBenchStack<T>(name: string, run: (b: BenchStack) => Pr
   try {
     const started = await startLocalStack({ dataDir: dir });
     stack = started;
-    const serve = async (port: number, url: string) => {
-      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler") });
+    const serve = async (port: number, url: string, onStdout?: (line: string) => void) => {
+      if (worker) {
+        await stopWrangler(worker);
+      }
+      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler"), onStdout });
       await waitUntilServing(worker, url);
       return worker;
     };

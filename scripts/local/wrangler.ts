@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { LOCAL_OPERATOR_SECRET } from "../admin/announce.js";
 import { buildClient } from "../build-client.js";
@@ -34,7 +35,13 @@ const PASSED_ENV = [
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */
 export function startWrangler(
   stack: LocalStack,
-  opts: { port: number; persistTo: string; mail?: MailCatcher },
+  opts: {
+    port: number;
+    persistTo: string;
+    mail?: MailCatcher;
+    /** Each line of wrangler's stdout (the Workers' console.log among them) instead of this stdout. */
+    onStdout?: (line: string) => void;
+  },
 ): ChildProcess {
   // The API Worker imports the dashboard's browser bundle as a module: build it first.
   buildClient();
@@ -80,10 +87,10 @@ export function startWrangler(
   // beside a config would take their place for that Worker (wrangler's rule), so none is expected there.
   const passed = Object.fromEntries(PASSED_ENV.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
   // Its own process group, so stopping it stops workerd too and nothing keeps the port.
-  return spawn(process.execPath, args, {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     detached: true,
-    stdio: ["ignore", "inherit", "inherit"],
+    stdio: ["ignore", opts.onStdout ? "pipe" : "inherit", "inherit"],
     env: {
       ...passed,
       ...vars,
@@ -93,6 +100,11 @@ export function startWrangler(
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
     },
   });
+  const onStdout = opts.onStdout;
+  if (onStdout && child.stdout) {
+    createInterface({ input: child.stdout }).on("line", onStdout);
+  }
+  return child;
 }
 
 /** Until both Workers answer through the router: the API's OpenAPI document and ingest's 405 to a GET. */
