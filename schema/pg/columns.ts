@@ -10,6 +10,9 @@ export type ThresholdLevel = (typeof THRESHOLD_LEVELS)[number];
 /** A (rule, profile) pair's status, as recorded in alert_evaluation_events. */
 export const ALERT_STATUSES = ["triggered", "resolved"] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
+/** A (rule, profile)'s last evaluation: its status, or "error" when the run could not evaluate it. */
+export const PAIR_RESULTS = ["triggered", "resolved", "error"] as const;
+export type PairResult = (typeof PAIR_RESULTS)[number];
 
 export const CHANNEL_KINDS = ["webhook", "slack"] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];

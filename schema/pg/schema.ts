@@ -29,6 +29,7 @@ import {
   EXPORT_FORMAT_NAMES,
   EXPORT_STATUSES,
   KEY_CREATOR_TYPES,
+  PAIR_RESULTS,
   THRESHOLD_LEVELS,
   type VerdictGroups,
   type WorstCellsRecord,
@@ -469,12 +470,54 @@ export const alertEvaluationEvents = pgTable(
     notified: boolean("notified").notNull(),
     // Null on events recorded before evaluations kept their worst cells.
     worstCells: jsonb("worst_cells").$type<WorstCellsRecord>(),
+    // The scheduled run (the cron's scheduledTime) that recorded the event; null on events recorded
+    // before runs were keyed. With the unique index below, one (rule, profile, run) records one event
+    // however often its queue message is delivered (workers/api/alerts/evaluate.ts).
+    runAt: timestamp("run_at", { withTimezone: true, mode: "date" }),
+    // The outbox: the notification messages this event still has to hand to the notifications queue
+    // (a JSON array, kept as text: jsonb would reorder the webhook body's keys), written in the event's
+    // own transaction and cleared once sent; null when none are due.
+    pendingNotifications: text("pending_notifications"),
     createdAt: timestamps.createdAt,
   },
   (t) => [
     index("alert_evaluation_events_project_idx").on(t.projectId, t.createdAt),
     index("alert_evaluation_events_rule_profile_idx").on(t.alertRuleId, t.evaluatedProfileId, t.createdAt),
     index("alert_evaluation_events_profile_idx").on(t.thresholdProfileId),
+    uniqueIndex("alert_evaluation_events_run_idx").on(t.alertRuleId, t.evaluatedProfileId, t.runAt),
+    index("alert_evaluation_events_pending_idx")
+      .on(t.alertRuleId)
+      .where(sql`${t.pendingNotifications} IS NOT NULL`),
+  ],
+);
+
+// Where each (rule, profile) stands: the newest scheduled run that evaluated it and that evaluation's
+// result (or its error). Runs only move forward: a message of an older run arriving after a newer one
+// changes nothing, so overlapping or redelivered runs never record a status twice. The rule list's
+// lastEvaluatedAt / lastResult read it; operators read stale rows from it (docs/operations.md).
+export const alertPairStates = pgTable(
+  "alert_pair_states",
+  {
+    alertRuleId: uuid("alert_rule_id")
+      .notNull()
+      .references(() => alertRules.id, { onDelete: "cascade" }),
+    thresholdProfileId: uuid("threshold_profile_id")
+      .notNull()
+      .references(() => thresholdProfiles.id, { onDelete: "cascade" }),
+    runAt: timestamp("run_at", { withTimezone: true, mode: "date" }).notNull(),
+    evaluatedAt: timestamp("evaluated_at", { withTimezone: true, mode: "date" }).notNull(),
+    // "error": the run's evaluation failed for good (see `error`); the pair's alert status stays the
+    // status of its newest event.
+    result: text("result", { enum: PAIR_RESULTS }).notNull(),
+    failCount: integer("fail_count"),
+    totalCount: integer("total_count"),
+    failPercentage: doublePrecision("fail_percentage"),
+    error: text("error"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.alertRuleId, t.thresholdProfileId] }),
+    index("alert_pair_states_profile_idx").on(t.thresholdProfileId),
+    index("alert_pair_states_run_idx").on(t.runAt),
   ],
 );
 

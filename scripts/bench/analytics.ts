@@ -186,6 +186,35 @@ async function seedProject(databaseUrl: string) {
   }
 }
 
+/** Until `pairs` pairs of the project's rules are recorded for the run at `runAt` (or a newer one). */
+async function pairsRecorded(
+  databaseUrl: string,
+  projectId: string,
+  runAt: number,
+  pairs: number,
+): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const deadline = Date.now() + 30 * 60_000;
+    for (;;) {
+      const rs = await pool.query(
+        `SELECT count(*)::int AS n FROM alert_pair_states s JOIN alert_rules r ON r.id = s.alert_rule_id
+         WHERE r.project_id = $1 AND r.is_active AND s.run_at >= $2`,
+        [projectId, new Date(runAt)],
+      );
+      if (Number(rs.rows[0]?.n ?? 0) >= pairs) {
+        return;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`run ${runAt}: ${rs.rows[0]?.n} of ${pairs} pairs recorded after 30 minutes`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
 type Measured = { medians: Record<Endpoint, number>; rows: string[][] };
 
 /** Every endpoint over HTTP, and its SQL with and without the project filter (`sqlColumns`). */
@@ -341,21 +370,25 @@ async function main(): Promise<Record<string, number>> {
     ] as const) {
       await seedAlertRules(stack.databaseUrl, projectId, ALERT_RULES, sizes);
       const recorded = await evaluationEvents(stack.databaseUrl, projectId);
+      // The cron only plans (workers/api/alerts/plan.ts); the alerts queue's consumers evaluate. The run
+      // is timed from the cron to the last pair recorded for it (alert_pair_states.run_at).
+      const runAt = Date.now();
       const t0 = performance.now();
-      const res = await fetch(`http://127.0.0.1:${PORT}/__scheduled?cron=*/5+*+*+*+*`);
-      const ms = Math.round(performance.now() - t0);
+      const res = await fetch(`http://127.0.0.1:${PORT}/__scheduled?cron=*/5+*+*+*+*&time=${runAt}`);
       await res.text();
       if (res.status !== 200) {
         throw new Error(`scheduled run: ${res.status}`);
       }
-      // Every pair records its first status: proof the run evaluated them all before answering.
+      await pairsRecorded(stack.databaseUrl, projectId, runAt, ALERT_RULES * 2);
+      const ms = Math.round(performance.now() - t0);
+      // Every pair records its first status: proof the run evaluated them all.
       const pairs = (await evaluationEvents(stack.databaseUrl, projectId)) - recorded;
       alertRows.push([label, String(ALERT_RULES), String(pairs), String(ms)]);
       console.log(`alert run, ${label}: ${ALERT_RULES} rules, ${pairs} pairs recorded, ${ms} ms`);
       result[sizes.length === 2 ? "alerts_rollup_ms" : "alerts_mixed_ms"] = ms;
     }
     console.log();
-    printTable(["alert rules", "active rules", "pairs evaluated", "cron run ms"], alertRows);
+    printTable(["alert rules", "active rules", "pairs evaluated", "cron to last pair ms"], alertRows);
     await ch.close();
     return result;
   });

@@ -30,6 +30,9 @@ const PASSED_ENV = [
   "NODE_OPTIONS",
   // A Worker var (workers/shared/config.ts), passed on so a benchmark can turn the credential cache off.
   "CREDENTIAL_CACHE_TTL_MS",
+  // Alert consumer fault injection, honoured only on the local stack (workers/api/alerts/consume.ts):
+  // a benchmark sets it to make consumers fail halfway through their messages.
+  "ALERT_FAULT_THROW_AFTER",
 ];
 
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */

@@ -65,6 +65,27 @@ describe("the Workers' wrangler configs", () => {
     expect(events?.dead_letter_queue).toBe(QUEUES.eventsDeadLetter.name);
   });
 
+  it("dead-letter the alerts queue into its own dead-letter queue; the API Worker produces to the alerts queue", () => {
+    const alerts = api.queues.consumers?.find((q: Consumer) => q.queue === QUEUES.alerts.name);
+    expect(alerts?.dead_letter_queue).toBe(QUEUES.alertsDeadLetter.name);
+    expect(api.queues.producers).toContainEqual(
+      expect.objectContaining({ binding: "ALERTS_QUEUE", queue: QUEUES.alerts.name }),
+    );
+  });
+
+  it("never set ALERT_FAULT_THROW_AFTER: the alert consumer's fault injection is for local stacks and tests", () => {
+    for (const [name, c] of Object.entries(configs)) {
+      expect(Object.keys(c.vars ?? {}), name).not.toContain("ALERT_FAULT_THROW_AFTER");
+    }
+    for (const file of [
+      "wrangler.toml",
+      "workers/ingest/wrangler.toml",
+      "scripts/local/router/wrangler.toml",
+    ]) {
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("ALERT_FAULT_THROW_AFTER");
+    }
+  });
+
   it("have one RateLimiter: defined by the API Worker, bound by the ingest Worker by script_name", () => {
     const own = api.durable_objects.bindings.find((b: DoBinding) => b.name === "RATE_LIMITER");
     expect(own).toMatchObject({ class_name: "RateLimiter" });

@@ -1,6 +1,10 @@
 import { createScheduledController, env } from "cloudflare:test";
+import { and, gte, inArray } from "drizzle-orm";
 import { expect, inject } from "vitest";
+import { alertPairStates } from "../../schema/pg/schema.js";
+import { activePairs } from "../../workers/api/alerts/plan.js";
 import worker from "../../workers/api/index.js";
+import { withDb } from "./harness.js";
 import { type Auth, api } from "./http.js";
 import { waitFor } from "./wait.js";
 
@@ -18,10 +22,48 @@ export function send(path: string, auth: Auth, method: string, body?: unknown): 
   });
 }
 
-/** One cron run at `now` (ms; the run's clock: windows, cooldowns), through the Worker's own scheduled handler. */
+/**
+ * One cron run at `now` (ms; the run's clock: windows, cooldowns), through the Worker's own scheduled
+ * handler, which only plans: then waits until the alerts queue's consumer has recorded every pair that
+ * was active before the run for it (or a newer run), or the pair is gone.
+ */
 export async function runScheduled(now = Date.now()): Promise<void> {
+  const before = await withDb(activePairs);
   const controller = createScheduledController({ scheduledTime: now, cron: "*/5 * * * *" });
   await worker.scheduled(controller, env);
+  await waitForRun(now, before);
+}
+
+/** Until every pair of `pairs` still active is recorded for run `runAt` or a newer one. */
+export async function waitForRun(
+  runAt: number,
+  pairs: Array<{ ruleId: string; profileId: string }>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  if (!pairs.length) {
+    return;
+  }
+  const ruleIds = [...new Set(pairs.map((p) => p.ruleId))];
+  await waitFor(
+    () =>
+      withDb(async (db) => {
+        const s = alertPairStates;
+        const [active, done] = await Promise.all([
+          activePairs(db),
+          db
+            .select({ ruleId: s.alertRuleId, profileId: s.thresholdProfileId })
+            .from(s)
+            .where(and(inArray(s.alertRuleId, ruleIds), gte(s.runAt, new Date(runAt)))),
+        ]);
+        const live = new Set(active.map((p) => `${p.ruleId}:${p.profileId}`));
+        const recorded = new Set(done.map((p) => `${p.ruleId}:${p.profileId}`));
+        return pairs.filter(
+          (p) => live.has(`${p.ruleId}:${p.profileId}`) && !recorded.has(`${p.ruleId}:${p.profileId}`),
+        ).length;
+      }),
+    (missing) => missing === 0,
+    { timeoutMs, intervalMs: 200, message: (n) => `${String(n)} pair(s) of run ${runAt} recorded` },
+  );
 }
 
 export const hookUrl = (path: string) => `${inject("hookUrl")}${path}`;

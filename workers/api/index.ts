@@ -1,8 +1,8 @@
-// The API Worker: /api/* (the Web API), the web pages, scheduled() alert evaluation, and the
+// The API Worker: /api/* (the Web API), the web pages, scheduled() alert planning, and the alert work,
 // notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
 // Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
 import { configOf } from "../shared/config.js";
-import { evaluateAlerts } from "./alerts/evaluate.js";
+import { planAlerts } from "./alerts/plan.js";
 import { judgeBuilds } from "./analytics/verdicts.js";
 import { newApp } from "./app.js";
 import { purgeAuditLog } from "./audit/retention.js";
@@ -22,9 +22,10 @@ export default {
   },
   queue: dispatchApiQueue,
   async scheduled(controller, env) {
-    // Awaited rather than left to waitUntil: the run is the whole point of this invocation.
+    // Awaited rather than left to waitUntil: the run is the whole point of this invocation. Alerts are
+    // only planned here (Postgres, then the alerts queue); the queue's consumers evaluate them.
     const now = new Date(controller.scheduledTime);
-    await evaluateAlerts(env, now);
+    await planAlerts(env, now);
     await judgeBuilds(env, now);
     // Audit entries past their retention (audit/retention.ts). A failure only delays the purge to the
     // next run; it is logged, not thrown, so it never stands in the alerts' way.

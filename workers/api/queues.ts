@@ -1,9 +1,12 @@
 import { QUEUES, queueDispatcher } from "../shared/queues.js";
+import { consumeAlertDeadLetters, consumeAlerts } from "./alerts/consume.js";
 import { deliverNotifications } from "./alerts/deliver.js";
 import { consumeExports } from "./exports/consumer.js";
 
-/** The API Worker's queues: alert notifications and exports; any other throws. */
+/** The API Worker's queues: alert work and its dead letters, alert notifications, exports; any other throws. */
 export const dispatchApiQueue = queueDispatcher<Env>({
+  [QUEUES.alerts.name]: consumeAlerts,
+  [QUEUES.alertsDeadLetter.name]: consumeAlertDeadLetters,
   [QUEUES.notifications.name]: deliverNotifications,
   [QUEUES.exports.name]: consumeExports,
 });

@@ -49,6 +49,29 @@ export const QUEUES = {
     maxBatchSize: 10,
     maxBatchTimeoutSeconds: 1,
   },
+  // Alert evaluation work: scheduled() plans, one message per group of scopes of one project (at most
+  // 40 pairs, 8 scopes; workers/api/alerts/plan.ts); the consumer evaluates it. Small batches keep one
+  // slow tenant's messages from holding up another's; a message that keeps failing goes to the DLQ.
+  alerts: {
+    name: "telemetry-alerts",
+    consumer: "api",
+    maxRetries: 3,
+    retryBaseSeconds: 10,
+    retryCapSeconds: 60,
+    maxBatchSize: 4,
+    maxBatchTimeoutSeconds: 1,
+  },
+  // Alert work that failed every attempt: its consumer records the failure on each pair's state (the
+  // rule then shows "evaluation failed") and logs the ids; the next cron run plans the pairs afresh.
+  alertsDeadLetter: {
+    name: "telemetry-alerts-dlq",
+    consumer: "api",
+    maxRetries: 5,
+    retryBaseSeconds: 10,
+    retryCapSeconds: 300,
+    maxBatchSize: 10,
+    maxBatchTimeoutSeconds: 5,
+  },
   exports: {
     name: "telemetry-exports",
     consumer: "api",

@@ -53,6 +53,7 @@ export async function deliverNotifications(batch: MessageBatch<unknown>, env: En
   await Promise.all(
     messages.map((m) =>
       deliverOne(
+        env,
         m,
         channels.find((c) => c.id === m.body.channelId),
       ),
@@ -65,7 +66,22 @@ function isNotification(body: unknown): body is NotificationMessage {
   return b?.v === 1 && typeof b.channelId === "string" && typeof b.alert?.eventId === "string";
 }
 
+/**
+ * The cooldown object of an alert notification's (rule, profile): it remembers which (event, channel)
+ * deliveries are done, so a message handed to the queue twice is posted once. Regressions have none.
+ */
+function deliveryLedger(env: Env, message: NotificationMessage) {
+  const alert = message.alert;
+  if (alert.type !== "alert.triggered") {
+    return null;
+  }
+  return env.ALERT_COOLDOWN.get(
+    env.ALERT_COOLDOWN.idFromName(`${alert.rule.id}:${alert.thresholdProfile.id}`),
+  );
+}
+
 async function deliverOne(
+  env: Env,
   message: Message<NotificationMessage>,
   channel: Channel | undefined,
 ): Promise<void> {
@@ -74,7 +90,24 @@ async function deliverOne(
     message.ack();
     return;
   }
+  const { alert, channelId } = message.body;
+  const ledger = deliveryLedger(env, message.body);
+  try {
+    if (await ledger?.delivered(alert.eventId, channelId)) {
+      console.warn("notification already delivered, duplicate dropped", channel.id, alert.eventId);
+      message.ack();
+      return;
+    }
+  } catch (err) {
+    console.warn("delivery ledger unavailable", err instanceof Error ? err.message : String(err));
+    message.retry({ delaySeconds: deliveryRetryDelaySeconds(message.attempts) });
+    return;
+  }
   const outcome = await post(channel, message.body);
+  if (outcome === "delivered" || outcome === "refused") {
+    // Best effort: were the mark lost, a duplicate of this message (rare) would be posted again.
+    await ledger?.markDelivered(alert.eventId, channelId).catch(() => {});
+  }
   if (outcome === "delivered") {
     message.ack();
   } else if (outcome === "refused") {

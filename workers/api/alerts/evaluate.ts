@@ -1,9 +1,10 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { asc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import type { WorstCellsRecord } from "../../../schema/pg/columns.js";
 import {
   type AlertRuleRow,
   alertEvaluationEvents,
+  alertPairStates,
   alertRuleChannels,
   alertRuleProfiles,
   alertRules,
@@ -13,15 +14,32 @@ import {
 } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
-import { type Db, openDb } from "../db.js";
+import { type Db, openDb, type Tx } from "../db.js";
 import { windowOf } from "../window.js";
 import { type CellMeans, type CellScope, cellMeans, failingShares, judgeCells } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
 import { linked } from "./links.js";
 import { thresholdOf } from "./metrics.js";
 import type { AlertNotification, NotificationMessage } from "./notification.js";
+import { type AlertWorkMessage, type PairRef, planMessages } from "./plan.js";
 
-/** Rules evaluated at once: bounds the load on ClickHouse and Postgres of one cron run. */
+// One message's evaluation (the alerts queue consumer, consume.ts), with exactly-once effects per
+// (rule, profile, scheduled run):
+//
+//   - alert_pair_states holds, per pair, the newest run that evaluated it. Recording locks that row:
+//     a run at or before it (a redelivered message, a retried message, an overlapping older run) records
+//     nothing; runs only move forward.
+//   - An event is recorded only when the status differs from the pair's newest event, read under the
+//     same lock, so two overlapping runs cannot both record the same change. Its id is derived from
+//     (rule, profile, run), and a unique index on (rule, profile, run_at) backs it.
+//   - Notifications are an outbox: the event row carries the messages still to hand to the notifications
+//     queue (pending_notifications), written in the event's transaction after the cooldown claim (which
+//     the cooldown object remembers per event id, so a retried run gets the same answer, never a second
+//     stamp). They are sent after the commit and cleared; anything left pending (a consumer that died in
+//     between, a queue error) is sent by the next message touching the rule. The delivery side posts
+//     each (event, channel) once (deliver.ts, the cooldown object's ledger).
+
+/** Pairs of one message evaluated at once: bounds one consumer's load on ClickHouse and Postgres. */
 const CONCURRENCY = 4;
 
 type Profile = ThresholdProfileRow;
@@ -32,95 +50,220 @@ type Rule = AlertRuleRow & {
 };
 
 export type RunSummary = {
-  rules: number;
+  /** Pairs the message (or run) named. */
+  pairs: number;
+  /** Pairs judged and recorded by this call. */
   evaluated: number;
+  /** Pairs already recorded for this run or a newer one (a duplicate delivery or an overlapping run). */
+  skipped: number;
+  /** Pairs whose rule is gone, inactive, or no longer bundles the profile. */
+  gone: number;
   changed: number;
   notified: number;
+  /** Pairs that cannot be evaluated (e.g. the profile lost the threshold): recorded as "error". */
+  errors: number;
+  /** Pairs that failed on a dependency (ClickHouse, Postgres, a queue): the message is retried. */
   failed: number;
-  /** Wall time of the run. */
+  /** Wall time. */
   ms: number;
 };
 
-type Run = {
+/** The scheduled run a message belongs to. */
+export type EvaluationRun = {
+  /** The cron's scheduledTime (ms): the run key and the evaluation's clock (windows, cooldowns). */
+  runAt: number;
+  /**
+   * Fault injection for local stacks and tests (consume.ts): throw after recording this many pairs, as a
+   * consumer dying halfway would. Null: off.
+   */
+  throwAfterPairs?: number | null;
+};
+
+/** Thrown by the fault-injection knob: the message fails as if the consumer had died. */
+export class InjectedFault extends Error {}
+
+/** Some pairs failed on a dependency; the others are recorded. The message must be retried. */
+export class PairsFailed extends Error {
+  constructor(
+    readonly pairs: PairRef[],
+    cause: string,
+  ) {
+    super(`${pairs.length} alert pair(s) failed: ${cause}`);
+  }
+}
+
+type Ctx = {
   env: Env;
   /** The app's public origin for the notifications' links (APP_URL; empty: root-relative). */
   origin: string;
   db: Db;
   ch: ClickHouseClient;
+  run: EvaluationRun;
   now: Date;
   latest: Map<string, LatestStatus>;
   summary: RunSummary;
   /**
-   * Cells by scope (project, map, window, cell size, profile filters), read once per run: the pairs of
-   * one scope differ only in metric and threshold, which are judged from the same cell means.
+   * Cells by scope (project, map, window, cell size, profile filters), read once per message: the pairs
+   * of one scope differ only in metric and threshold, which are judged from the same cell means.
    */
   cells: Map<string, Promise<CellMeans[]>>;
+  recorded: number;
+  aborted: boolean;
 };
 
+type Work = { rule: Rule; profile: Profile; scope: CellScope; key: string };
+
+/** What phase one (ClickHouse) found for a pair; recorded in phase two (Postgres). */
+type Judged = {
+  status: AlertStatus;
+  counts: { failCount: number; totalCount: number };
+  failPercentage: number;
+  threshold: number;
+  /** Worst cells as judged (failing shares filled in lazily, only for a change to triggered). */
+  worst: ReturnType<typeof judgeCells>["worst"];
+};
+
+const pairKey = (ruleId: string, profileId: string) => `${ruleId}:${profileId}`;
+
 /**
- * One cron run: every active rule, every profile of its bundle independently. A (rule, profile)
- * records an event only when its status changes (the first evaluation included); a change to
- * triggered notifies the rule's channels unless that pair's cooldown holds. A pair that fails is
- * logged and skipped; the others go on.
+ * Evaluates one message's pairs of one scheduled run. Pairs already recorded for this run (or a newer
+ * one) are skipped; each other pair is judged and recorded on its own. A pair that cannot be evaluated
+ * is recorded as an error; if any pair failed on a dependency, the others stay recorded and this throws
+ * PairsFailed, so the queue retries the message (the recorded pairs are then skipped).
  */
-export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSummary> {
+export async function evaluatePairs(env: Env, pairs: PairRef[], run: EvaluationRun): Promise<RunSummary> {
   const config = configOf(env);
   const { db, close } = openDb(config);
   const started = Date.now();
-  const summary: RunSummary = { rules: 0, evaluated: 0, changed: 0, notified: 0, failed: 0, ms: 0 };
+  const summary: RunSummary = {
+    pairs: pairs.length,
+    evaluated: 0,
+    skipped: 0,
+    gone: 0,
+    changed: 0,
+    notified: 0,
+    errors: 0,
+    failed: 0,
+    ms: 0,
+  };
   try {
-    const rules = await activeRules(db);
-    summary.rules = rules.length;
-    const latest = await latestStatuses(
-      db,
-      rules.map((r) => r.id),
-    );
-    const run: Run = {
+    const ruleIds = [...new Set(pairs.map(([r]) => r))];
+    // Notifications an earlier delivery committed but did not hand over (it died, or the queue failed).
+    await flushOutbox(env, db, ruleIds);
+    const [rules, done, latest] = await Promise.all([
+      loadActiveRules(db, ruleIds),
+      recordedRuns(db, ruleIds),
+      latestStatuses(db, ruleIds),
+    ]);
+    const ctx: Ctx = {
       env,
       origin: config.APP_URL,
       db,
       ch: openClickHouse(config),
-      now,
+      run,
+      now: new Date(run.runAt),
       latest,
       summary,
       cells: new Map(),
+      recorded: 0,
+      aborted: false,
     };
-    await forEachLimited(rules, CONCURRENCY, async (rule) => {
-      for (const profile of rule.profiles) {
-        // Each pair on its own: a failing profile (or ClickHouse hiccup) skips only that pair.
-        try {
-          await evaluatePair(run, rule, profile);
-        } catch (err) {
-          summary.failed++;
-          console.error(
-            "alert evaluation failed",
-            rule.id,
-            profile.id,
-            err instanceof Error ? err.message : String(err),
-          );
+    const work: Work[] = [];
+    for (const [ruleId, profileId] of pairs) {
+      const rule = rules.get(ruleId);
+      const profile = rule?.profiles.find((p) => p.id === profileId);
+      if (!rule || !profile) {
+        summary.gone++;
+        continue;
+      }
+      if ((done.get(pairKey(ruleId, profileId)) ?? -1) >= run.runAt) {
+        summary.skipped++;
+        continue;
+      }
+      const scope = scopeOf(ctx, rule, profile);
+      work.push({ rule, profile, scope, key: scopeKey(scope) });
+    }
+    // The pairs of one scope next to each other: the lanes then share each scope's one read.
+    work.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const failed: PairRef[] = [];
+    let cause = "";
+    await forEachLimited(work, CONCURRENCY, ctx, async (w) => {
+      try {
+        await evaluatePair(ctx, w);
+      } catch (err) {
+        if (err instanceof InjectedFault) {
+          ctx.aborted = true;
+          throw err;
         }
+        const message = err instanceof Error ? err.message : String(err);
+        summary.failed++;
+        failed.push([w.rule.id, w.profile.id]);
+        cause ||= message;
+        console.error("alert evaluation failed", w.rule.id, w.profile.id, message);
+        await noteFailure(db, w.rule.id, w.profile.id, message).catch(() => {});
       }
     });
+    if (failed.length) {
+      throw new PairsFailed(failed, cause);
+    }
   } finally {
+    summary.ms = Date.now() - started;
     await close().catch(() => {});
   }
-  summary.ms = Date.now() - started;
-  console.log("alert evaluation", JSON.stringify(summary));
   return summary;
 }
 
-async function activeRules(db: Db): Promise<Rule[]> {
-  const rows = await db
-    .select({ rule: alertRules, map: { id: maps.id, mapId: maps.mapId, name: maps.name } })
-    .from(alertRules)
-    .innerJoin(maps, eq(maps.id, alertRules.mapId))
-    .where(eq(alertRules.isActive, true))
-    .orderBy(asc(alertRules.id));
-  const ids = rows.map((r) => r.rule.id);
-  if (!ids.length) {
-    return [];
+/**
+ * Every active pair of one scheduled run, planned and evaluated inline, message by message, without
+ * the queue: for scripts that want one whole run in one call. The Worker plans (plan.ts) and lets the
+ * alerts queue evaluate instead.
+ */
+export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSummary> {
+  const { db, close } = openDb(configOf(env));
+  let messages: AlertWorkMessage[];
+  try {
+    ({ messages } = await planMessages(db, now.getTime()));
+  } finally {
+    await close().catch(() => {});
   }
-  const [bundles, channels] = await Promise.all([
+  const total: RunSummary = {
+    pairs: 0,
+    evaluated: 0,
+    skipped: 0,
+    gone: 0,
+    changed: 0,
+    notified: 0,
+    errors: 0,
+    failed: 0,
+    ms: 0,
+  };
+  const started = Date.now();
+  for (const m of messages) {
+    try {
+      const s = await evaluatePairs(env, m.pairs, { runAt: m.runAt });
+      for (const k of Object.keys(total) as (keyof RunSummary)[]) {
+        total[k] += s[k];
+      }
+    } catch (err) {
+      total.failed += err instanceof PairsFailed ? err.pairs.length : m.pairs.length;
+    }
+  }
+  total.ms = Date.now() - started;
+  console.log("alert evaluation", JSON.stringify(total));
+  return total;
+}
+
+/** The message's rules that are still active, with their bundles (profiles) and channels. */
+async function loadActiveRules(db: Db, ids: string[]): Promise<Map<string, Rule>> {
+  if (!ids.length) {
+    return new Map();
+  }
+  const [rows, bundles, channels] = await Promise.all([
+    db
+      .select({ rule: alertRules, map: { id: maps.id, mapId: maps.mapId, name: maps.name } })
+      .from(alertRules)
+      .innerJoin(maps, eq(maps.id, alertRules.mapId))
+      .where(and(inArray(alertRules.id, ids), eq(alertRules.isActive, true))),
     db
       .select({ ruleId: alertRuleProfiles.alertRuleId, profile: thresholdProfiles })
       .from(alertRuleProfiles)
@@ -129,91 +272,48 @@ async function activeRules(db: Db): Promise<Rule[]> {
       .orderBy(asc(alertRuleProfiles.ordinal)),
     db.select().from(alertRuleChannels).where(inArray(alertRuleChannels.alertRuleId, ids)),
   ]);
-  return rows.map(({ rule, map }) => ({
-    ...rule,
-    map,
-    profiles: bundles.filter((b) => b.ruleId === rule.id).map((b) => b.profile),
-    channelIds: channels.filter((c) => c.alertRuleId === rule.id).map((c) => c.channelId),
-  }));
-}
-
-async function evaluatePair(run: Run, rule: Rule, profile: Profile): Promise<void> {
-  const metric = rule.metric;
-  const level = rule.thresholdLevel;
-  const threshold = thresholdOf(profile, metric, level);
-  if (threshold === null) {
-    // Validation forbids it, but a profile edited afterwards may have dropped the threshold.
-    throw new Error(`profile ${profile.id} defines no ${metric} ${level} threshold`);
-  }
-  const scope: CellScope = {
-    projectId: rule.projectId,
-    mapId: rule.map.mapId,
-    window: windowOf(rule.evaluationDays, run.now.getTime()),
-    cellSize: rule.cellSize,
-    filters: profile,
-  };
-  const { worst, ...counts } = judgeCells(await scopeCells(run, scope), metric, threshold, rule.cellSize);
-  run.summary.evaluated++;
-  // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
-  const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
-  const status: AlertStatus = failPercentage > rule.failPercentage ? "triggered" : "resolved";
-  if (run.latest.get(`${rule.id}:${profile.id}`)?.status === status) {
-    return;
-  }
-  const eventId = crypto.randomUUID();
-  // The scope as judged, so the event's links hold even after the rule changes; a resolved pair has
-  // no failing cell worth listing.
-  const record: WorstCellsRecord = {
-    mapId: rule.map.mapId,
-    days: rule.evaluationDays,
-    cellSize: rule.cellSize,
-    cells: status === "triggered" ? await failingShares(run.ch, { ...scope, metric, threshold }, worst) : [],
-  };
-  const notified =
-    status === "triggered" &&
-    (await notify(run, rule, profile, {
-      type: "alert.triggered",
-      eventId,
-      createdAt: run.now.toISOString(),
-      projectId: rule.projectId,
-      rule: {
-        id: rule.id,
-        name: rule.name,
-        metric,
-        thresholdLevel: level,
-        failPercentage: rule.failPercentage,
-        evaluationDays: rule.evaluationDays,
-        cellSize: rule.cellSize,
+  return new Map(
+    rows.map(({ rule, map }) => [
+      rule.id,
+      {
+        ...rule,
+        map,
+        profiles: bundles.filter((b) => b.ruleId === rule.id).map((b) => b.profile),
+        channelIds: channels.filter((c) => c.alertRuleId === rule.id).map((c) => c.channelId),
       },
-      thresholdProfile: { id: profile.id, name: profile.name, threshold },
-      map: rule.map,
-      result: { status, ...counts, failPercentage },
-      ...linked({ origin: run.origin, projectId: rule.projectId, metric, profileId: profile.id, record }),
-    }));
-  await run.db.insert(alertEvaluationEvents).values({
-    id: eventId,
-    projectId: rule.projectId,
-    alertRuleId: rule.id,
-    evaluatedProfileId: profile.id,
-    thresholdProfileId: profile.id,
-    thresholdProfileName: profile.name,
-    ruleName: rule.name,
-    metric,
-    status,
-    ...counts,
-    failPercentage,
-    notified,
-    worstCells: record,
-  });
-  run.summary.changed++;
-  if (notified) {
-    run.summary.notified++;
-  }
+    ]),
+  );
 }
 
-function scopeCells(run: Run, scope: CellScope): Promise<CellMeans[]> {
+/** The newest run each pair of these rules was recorded for (ms), keyed `${ruleId}:${profileId}`. */
+async function recordedRuns(db: Db, ruleIds: string[]): Promise<Map<string, number>> {
+  const s = alertPairStates;
+  const rows = await db
+    .select({ ruleId: s.alertRuleId, profileId: s.thresholdProfileId, runAt: s.runAt })
+    .from(s)
+    .where(inArray(s.alertRuleId, ruleIds));
+  return new Map(rows.map((r) => [pairKey(r.ruleId, r.profileId), r.runAt.getTime()]));
+}
+
+function scopeOf(ctx: Ctx, rule: Rule, profile: Profile): CellScope {
+  return {
+    projectId: rule.projectId,
+    mapId: rule.map.mapId,
+    window: windowOf(rule.evaluationDays, ctx.now.getTime()),
+    cellSize: rule.cellSize,
+    filters: {
+      platform: profile.platform,
+      resolution: profile.resolution,
+      buildConfig: profile.buildConfig,
+      gpu: profile.gpu,
+      storage: profile.storage,
+    },
+  };
+}
+
+function scopeKey(scope: CellScope): string {
   const f = scope.filters;
-  const key = JSON.stringify([
+  return JSON.stringify([
     scope.projectId,
     scope.mapId,
     scope.window.from,
@@ -224,58 +324,308 @@ function scopeCells(run: Run, scope: CellScope): Promise<CellMeans[]> {
     f.gpu,
     f.storage,
   ]);
-  let cells = run.cells.get(key);
+}
+
+/** Phase one: the pair's cells judged (ClickHouse; the scope's cells read once per message). */
+async function judge(ctx: Ctx, w: Work, threshold: number): Promise<Judged> {
+  const { rule } = w;
+  let cells = ctx.cells.get(w.key);
   if (!cells) {
-    cells = cellMeans(run.ch, {
-      ...scope,
-      filters: {
-        platform: f.platform,
-        resolution: f.resolution,
-        buildConfig: f.buildConfig,
-        gpu: f.gpu,
-        storage: f.storage,
-      },
-    });
-    // A failed read fails every pair of the scope that awaits it (each is logged and skipped); the
-    // next run reads again.
+    cells = cellMeans(ctx.ch, w.scope);
+    // A failed read fails every pair of the scope that awaits it; the message is retried.
     cells.catch(() => {});
-    run.cells.set(key, cells);
+    ctx.cells.set(w.key, cells);
   }
-  return cells;
+  const { worst, ...counts } = judgeCells(await cells, rule.metric, threshold, rule.cellSize);
+  // No evaluated cells: nothing fails, so the pair is resolved at 0 of 0.
+  const failPercentage = counts.totalCount ? (counts.failCount / counts.totalCount) * 100 : 0;
+  const status: AlertStatus = failPercentage > rule.failPercentage ? "triggered" : "resolved";
+  return { status, counts, failPercentage, threshold, worst };
+}
+
+/** The scope as judged, so the event's links hold even after the rule changes; a resolved pair lists no cells. */
+async function worstRecord(ctx: Ctx, w: Work, j: Judged): Promise<WorstCellsRecord> {
+  const { rule } = w;
+  return {
+    mapId: rule.map.mapId,
+    days: rule.evaluationDays,
+    cellSize: rule.cellSize,
+    cells:
+      j.status === "triggered"
+        ? await failingShares(ctx.ch, { ...w.scope, metric: rule.metric, threshold: j.threshold }, j.worst)
+        : [],
+  };
+}
+
+async function evaluatePair(ctx: Ctx, w: Work): Promise<void> {
+  const { rule, profile } = w;
+  const threshold = thresholdOf(profile, rule.metric, rule.thresholdLevel);
+  if (threshold === null) {
+    // Validation forbids it, but a profile edited afterwards may have dropped the threshold: retrying
+    // cannot help, so the pair records the error (the rule shows it) and the message goes on.
+    await recordError(
+      ctx.db,
+      rule.id,
+      profile.id,
+      ctx.run.runAt,
+      `profile ${profile.id} defines no ${rule.metric} ${rule.thresholdLevel} threshold`,
+    );
+    ctx.summary.errors++;
+    return;
+  }
+  const j = await judge(ctx, w, threshold);
+  // Read ahead of the lock, the usual case: the newest event's status as the message started.
+  const changedAhead = ctx.latest.get(pairKey(rule.id, profile.id))?.status !== j.status;
+  const ahead = changedAhead ? await worstRecord(ctx, w, j) : null;
+  const eventId = await runEventId(rule.id, profile.id, ctx.run.runAt);
+  const outcome = await ctx.db.transaction((tx) => record(ctx, tx, w, j, ahead, eventId));
+  if (outcome === "stale") {
+    ctx.summary.skipped++;
+    return;
+  }
+  ctx.summary.evaluated++;
+  if (outcome !== "same") {
+    ctx.summary.changed++;
+    if (outcome === "notified") {
+      ctx.summary.notified++;
+      await flushEvents(ctx.env, ctx.db, [eventId]);
+    }
+  }
+  ctx.recorded++;
+  const limit = ctx.run.throwAfterPairs;
+  if (limit != null && ctx.recorded >= limit) {
+    throw new InjectedFault(`fault injection: consumer stops after ${limit} pair(s)`);
+  }
 }
 
 /**
- * Hands one message per channel to the notifications queue, if the pair's cooldown allows. Delivery
- * itself (and its retries) happens in the queue consumer, so a slow endpoint never holds up the run.
+ * Phase two, in one transaction holding the pair's state row: records the run on the pair and, when
+ * the status changed, the event with its outbox.
  */
-async function notify(run: Run, rule: Rule, profile: Profile, alert: AlertNotification): Promise<boolean> {
+async function record(
+  ctx: Ctx,
+  tx: Tx,
+  w: Work,
+  j: Judged,
+  ahead: WorstCellsRecord | null,
+  eventId: string,
+): Promise<"stale" | "same" | "changed" | "notified"> {
+  const { rule, profile } = w;
+  const s = alertPairStates;
+  const pair = and(eq(s.alertRuleId, rule.id), eq(s.thresholdProfileId, profile.id));
+  // A first evaluation inserts the row (a concurrent one waits here for ours), then the row is locked.
+  await tx
+    .insert(s)
+    .values({
+      alertRuleId: rule.id,
+      thresholdProfileId: profile.id,
+      runAt: new Date(0),
+      evaluatedAt: new Date(),
+      result: j.status,
+    })
+    .onConflictDoNothing();
+  const [state] = await tx.select({ runAt: s.runAt }).from(s).where(pair).for("update");
+  if (state && state.runAt.getTime() >= ctx.run.runAt) {
+    return "stale";
+  }
+  const e = alertEvaluationEvents;
+  const [last] = await tx
+    .select({ status: e.status })
+    .from(e)
+    .where(and(eq(e.alertRuleId, rule.id), eq(e.evaluatedProfileId, profile.id)))
+    .orderBy(desc(e.createdAt), desc(e.id))
+    .limit(1);
+  let outcome: "same" | "changed" | "notified" = "same";
+  if (last?.status !== j.status) {
+    // Another run changed the status since the message started: its worst cells are read now.
+    const worstCells = ahead ?? (await worstRecord(ctx, w, j));
+    const pending =
+      j.status === "triggered" ? await claimNotifications(ctx, w, j, eventId, worstCells) : null;
+    await tx
+      .insert(e)
+      .values({
+        id: eventId,
+        projectId: rule.projectId,
+        alertRuleId: rule.id,
+        evaluatedProfileId: profile.id,
+        thresholdProfileId: profile.id,
+        thresholdProfileName: profile.name,
+        ruleName: rule.name,
+        metric: rule.metric,
+        status: j.status,
+        ...j.counts,
+        failPercentage: j.failPercentage,
+        notified: pending !== null,
+        worstCells,
+        runAt: ctx.now,
+        pendingNotifications: pending && JSON.stringify(pending),
+      })
+      .onConflictDoNothing();
+    outcome = pending ? "notified" : "changed";
+  }
+  await tx
+    .update(s)
+    .set({
+      runAt: ctx.now,
+      evaluatedAt: new Date(),
+      result: j.status,
+      ...j.counts,
+      failPercentage: j.failPercentage,
+      error: null,
+    })
+    .where(pair);
+  return outcome;
+}
+
+/**
+ * The notification messages of a change to triggered, if the pair's cooldown allows: one per channel.
+ * The claim is keyed by the event id, so claiming again for the same event returns the first answer.
+ */
+async function claimNotifications(
+  ctx: Ctx,
+  w: Work,
+  j: Judged,
+  eventId: string,
+  record: WorstCellsRecord,
+): Promise<NotificationMessage[] | null> {
+  const { rule, profile } = w;
   if (!rule.channelIds.length) {
-    return false;
+    return null;
   }
-  const cooldown = run.env.ALERT_COOLDOWN.get(run.env.ALERT_COOLDOWN.idFromName(`${rule.id}:${profile.id}`));
-  const claim = await cooldown.claim(rule.cooldownMinutes, run.now.getTime());
+  const cooldown = ctx.env.ALERT_COOLDOWN.get(
+    ctx.env.ALERT_COOLDOWN.idFromName(pairKey(rule.id, profile.id)),
+  );
+  const claim = await cooldown.claim(rule.cooldownMinutes, ctx.now.getTime(), eventId);
   if (!claim.allowed) {
-    return false;
+    return null;
   }
-  try {
-    await run.env.NOTIFICATIONS_QUEUE.sendBatch(
-      rule.channelIds.map((channelId) => ({
-        body: { v: 1, channelId, alert } satisfies NotificationMessage,
-        contentType: "json" as const,
-      })),
+  const metric = rule.metric;
+  const alert: AlertNotification = {
+    type: "alert.triggered",
+    eventId,
+    createdAt: ctx.now.toISOString(),
+    projectId: rule.projectId,
+    rule: {
+      id: rule.id,
+      name: rule.name,
+      metric,
+      thresholdLevel: rule.thresholdLevel,
+      failPercentage: rule.failPercentage,
+      evaluationDays: rule.evaluationDays,
+      cellSize: rule.cellSize,
+    },
+    thresholdProfile: { id: profile.id, name: profile.name, threshold: j.threshold },
+    map: rule.map,
+    result: { status: "triggered", ...j.counts, failPercentage: j.failPercentage },
+    ...linked({ origin: ctx.origin, projectId: rule.projectId, metric, profileId: profile.id, record }),
+  };
+  return rule.channelIds.map((channelId) => ({ v: 1, channelId, alert }));
+}
+
+/** Hands the rules' pending notifications to the notifications queue (see flushEvents). */
+async function flushOutbox(env: Env, db: Db, ruleIds: string[]): Promise<void> {
+  if (!ruleIds.length) {
+    return;
+  }
+  const e = alertEvaluationEvents;
+  const rows = await db
+    .select({ id: e.id })
+    .from(e)
+    .where(and(inArray(e.alertRuleId, ruleIds), isNotNull(e.pendingNotifications)));
+  if (rows.length) {
+    await flushEvents(
+      env,
+      db,
+      rows.map((r) => r.id),
     );
-    return true;
-  } catch (err) {
-    // No event is recorded for this change, so the next run sees it again and retries the notification.
-    await cooldown.release(claim.lastNotifiedAt);
-    throw err;
   }
 }
 
-async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+/**
+ * Sends these events' pending notifications and clears them. Dying between the send and the clear
+ * sends them again later; the delivery side then posts each (event, channel) once.
+ */
+async function flushEvents(env: Env, db: Db, eventIds: string[]): Promise<void> {
+  const e = alertEvaluationEvents;
+  const rows = await db
+    .select({ id: e.id, pending: e.pendingNotifications })
+    .from(e)
+    .where(and(inArray(e.id, eventIds), isNotNull(e.pendingNotifications)));
+  for (const row of rows) {
+    const messages = JSON.parse(row.pending ?? "[]") as NotificationMessage[];
+    if (messages.length) {
+      await env.NOTIFICATIONS_QUEUE.sendBatch(
+        messages.map((body) => ({ body, contentType: "json" as const })),
+      );
+    }
+    await db.update(e).set({ pendingNotifications: null }).where(eq(e.id, row.id));
+  }
+}
+
+/** A pair that cannot be evaluated for this run: "error" on its state (only moving the run forward). */
+export async function recordError(
+  db: Db,
+  ruleId: string,
+  profileId: string,
+  runAt: number,
+  error: string,
+  /** Dead-lettered: append the cause the failed attempts noted on the pair (noteFailure). */
+  withCause = false,
+): Promise<void> {
+  const s = alertPairStates;
+  const at = new Date(runAt);
+  await db
+    .insert(s)
+    .values({
+      alertRuleId: ruleId,
+      thresholdProfileId: profileId,
+      runAt: at,
+      evaluatedAt: new Date(),
+      result: "error",
+      error,
+    })
+    .onConflictDoUpdate({
+      target: [s.alertRuleId, s.thresholdProfileId],
+      set: {
+        runAt: at,
+        evaluatedAt: new Date(),
+        result: "error",
+        error: withCause ? sql`${error} || coalesce(': ' || ${s.error}, '')` : error,
+      },
+      setWhere: lt(s.runAt, at),
+    });
+}
+
+/** A failed attempt: the error is kept on the pair (its result and run stay the last recorded ones). */
+async function noteFailure(db: Db, ruleId: string, profileId: string, error: string): Promise<void> {
+  const s = alertPairStates;
+  await db
+    .update(s)
+    .set({ error })
+    .where(and(eq(s.alertRuleId, ruleId), eq(s.thresholdProfileId, profileId)));
+}
+
+/** The event id of (rule, profile, run): the same on every delivery of the run's message. */
+export async function runEventId(ruleId: string, profileId: string, runAt: number): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${ruleId}:${profileId}:${runAt}`)),
+  );
+  // The UUID layout with version 8 (vendor-specific) and the RFC 9562 variant.
+  digest[6] = ((digest[6] as number) & 0x0f) | 0x80;
+  digest[8] = ((digest[8] as number) & 0x3f) | 0x80;
+  const hex = [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+async function forEachLimited<T>(
+  items: T[],
+  limit: number,
+  ctx: { aborted: boolean },
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const lane = async () => {
-    while (next < items.length) {
+    while (next < items.length && !ctx.aborted) {
       const item = items[next++] as T;
       await fn(item);
     }

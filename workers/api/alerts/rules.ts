@@ -1,5 +1,7 @@
 import { and, asc, eq, inArray } from "drizzle-orm";
+import type { PairResult } from "../../../schema/pg/columns.js";
 import {
+  alertPairStates,
   alertRuleChannels,
   alertRuleProfiles,
   alertRules,
@@ -29,6 +31,24 @@ export type RuleDetail = {
   createdAt: string;
   updatedAt: string;
   channelIds: string[];
+  /** The oldest of the bundle's last evaluations: null until every profile has been evaluated once. */
+  lastEvaluatedAt: string | null;
+  /** "error" if any profile's last evaluation failed, else "triggered" if any triggered, else "resolved". */
+  lastResult: PairResult | null;
+  lastEvaluations: LastEvaluation[];
+};
+
+/** One profile's last evaluation (alert_pair_states). */
+export type LastEvaluation = {
+  thresholdProfileId: string;
+  evaluatedAt: string;
+  /** The scheduled run it belongs to. */
+  runAt: string;
+  result: PairResult;
+  failCount: number | null;
+  totalCount: number | null;
+  failPercentage: number | null;
+  error: string | null;
 };
 
 export type RuleListItem = RuleDetail & {
@@ -52,7 +72,7 @@ export async function loadRules(db: Db, projectId: string, ruleId?: string): Pro
   if (!ids.length) {
     return [];
   }
-  const [bundles, channels, latest] = await Promise.all([
+  const [bundles, channels, latest, states] = await Promise.all([
     db
       .select({
         ruleId: alertRuleProfiles.alertRuleId,
@@ -69,11 +89,29 @@ export async function loadRules(db: Db, projectId: string, ruleId?: string): Pro
       .where(inArray(alertRuleChannels.alertRuleId, ids))
       .orderBy(asc(alertRuleChannels.channelId)),
     latestStatuses(db, ids),
+    db.select().from(alertPairStates).where(inArray(alertPairStates.alertRuleId, ids)),
   ]);
   return rows.reverse().map(({ rule, mapName }) => {
     const bundle = bundles.filter((b) => b.ruleId === rule.id);
     const statuses = bundle.flatMap((b) => latest.get(`${rule.id}:${b.profileId}`) ?? []);
     const newest = statuses.reduce<Date | null>((m, s) => (m && m > s.at ? m : s.at), null);
+    const evaluations = bundle.flatMap((b) =>
+      states
+        .filter((s) => s.alertRuleId === rule.id && s.thresholdProfileId === b.profileId)
+        .map(
+          (s): LastEvaluation => ({
+            thresholdProfileId: s.thresholdProfileId,
+            evaluatedAt: s.evaluatedAt.toISOString(),
+            runAt: s.runAt.toISOString(),
+            result: s.result,
+            failCount: s.failCount,
+            totalCount: s.totalCount,
+            failPercentage: s.failPercentage,
+            error: s.error,
+          }),
+        ),
+    );
+    const complete = bundle.length > 0 && evaluations.length === bundle.length;
     return {
       id: rule.id,
       projectId: rule.projectId,
@@ -91,6 +129,16 @@ export async function loadRules(db: Db, projectId: string, ruleId?: string): Pro
       createdAt: rule.createdAt.toISOString(),
       updatedAt: rule.updatedAt.toISOString(),
       channelIds: channels.filter((c) => c.alertRuleId === rule.id).map((c) => c.channelId),
+      // ISO strings of one format sort as times: the first is the oldest.
+      lastEvaluatedAt: complete ? ([...evaluations.map((e) => e.evaluatedAt)].sort()[0] ?? null) : null,
+      lastResult: evaluations.length
+        ? evaluations.some((e) => e.result === "error")
+          ? "error"
+          : evaluations.some((e) => e.result === "triggered")
+            ? "triggered"
+            : "resolved"
+        : null,
+      lastEvaluations: evaluations,
       mapName,
       thresholdProfileNames: bundle.map((b) => b.name),
       // A bundle's profiles are independent: the rule counts as triggered while any of them is.

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ALERT_STATUSES } from "../../../../schema/pg/columns.js";
+import { ALERT_STATUSES, PAIR_RESULTS } from "../../../../schema/pg/columns.js";
 import { METRIC_KEYS } from "../../../shared/telemetry/metrics.js";
 import { CELL_SIZES, THRESHOLD_LEVELS } from "../../alerts/metrics.js";
 import { text } from "../../fields.js";
@@ -97,6 +97,24 @@ export const UpdateRuleSchema = z
   .superRefine(bundleAgrees)
   .openapi("UpdateAlertRule");
 
+export const LastEvaluationSchema = z
+  .object({
+    thresholdProfileId: z.uuid(),
+    evaluatedAt: z.iso.datetime().describe("When the evaluation was recorded"),
+    runAt: z.iso.datetime().describe("The scheduled run it belongs to (the data window's clock)"),
+    result: z
+      .enum(PAIR_RESULTS)
+      .describe("The status found, or error when the run could not evaluate the profile"),
+    failCount: z.number().int().nullable(),
+    totalCount: z.number().int().nullable(),
+    failPercentage: z.number().nullable(),
+    error: z
+      .string()
+      .nullable()
+      .describe("Why the last evaluation (or attempt) failed; null when it did not"),
+  })
+  .openapi("AlertRuleEvaluation");
+
 export const RuleSchema = z
   .object({
     id: z.uuid(),
@@ -118,6 +136,24 @@ export const RuleSchema = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
     channelIds: z.array(z.uuid()),
+    lastEvaluatedAt: z.iso
+      .datetime()
+      .nullable()
+      .describe(
+        "When the rule was last evaluated: the oldest of its profiles' last evaluations, so one profile left " +
+          "behind shows. Null until every profile has been evaluated once. Evaluation runs every 5 minutes; " +
+          "older than two intervals means evaluation is behind",
+      ),
+    lastResult: z
+      .enum(PAIR_RESULTS)
+      .nullable()
+      .describe(
+        "The last evaluation's outcome: error if any profile's last evaluation failed, else triggered if any " +
+          "profile's is, else resolved; null before the first evaluation",
+      ),
+    lastEvaluations: z
+      .array(LastEvaluationSchema)
+      .describe("Each profile's last evaluation, in bundle order; a profile not yet evaluated is absent"),
   })
   .openapi("AlertRule");
 

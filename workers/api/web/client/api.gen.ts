@@ -1162,6 +1162,30 @@ export interface components {
              */
             lastStatusAt: string | null;
         };
+        AlertRuleEvaluation: {
+            /** Format: uuid */
+            thresholdProfileId: string;
+            /**
+             * Format: date-time
+             * @description When the evaluation was recorded
+             */
+            evaluatedAt: string;
+            /**
+             * Format: date-time
+             * @description The scheduled run it belongs to (the data window's clock)
+             */
+            runAt: string;
+            /**
+             * @description The status found, or error when the run could not evaluate the profile
+             * @enum {string}
+             */
+            result: "triggered" | "resolved" | "error";
+            failCount: number | null;
+            totalCount: number | null;
+            failPercentage: number | null;
+            /** @description Why the last evaluation (or attempt) failed; null when it did not */
+            error: string | null;
+        };
         AlertRule: {
             /** Format: uuid */
             id: string;
@@ -1190,6 +1214,18 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
             channelIds: string[];
+            /**
+             * Format: date-time
+             * @description When the rule was last evaluated: the oldest of its profiles' last evaluations, so one profile left behind shows. Null until every profile has been evaluated once. Evaluation runs every 5 minutes; older than two intervals means evaluation is behind
+             */
+            lastEvaluatedAt: string | null;
+            /**
+             * @description The last evaluation's outcome: error if any profile's last evaluation failed, else triggered if any profile's is, else resolved; null before the first evaluation
+             * @enum {string|null}
+             */
+            lastResult: "triggered" | "resolved" | "error" | null;
+            /** @description Each profile's last evaluation, in bundle order; a profile not yet evaluated is absent */
+            lastEvaluations: components["schemas"]["AlertRuleEvaluation"][];
         };
         CreateAlertRule: {
             name: string;

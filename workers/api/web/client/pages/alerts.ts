@@ -1,6 +1,7 @@
 import { api, dataOf, type Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import { actionAlert, type FieldEl, field, onSubmit, rowAction } from "../edit-form.js";
+import { evaluatedLabel } from "../evaluated.js";
 import { METRICS, type MetricKey } from "../metrics.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
@@ -344,6 +345,21 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                         `${r.lastStatus === "triggered" ? "Triggered" : "Resolved"} ${when(r.lastStatusAt)}`,
                       )
                     : "Not evaluated yet",
+              },
+              {
+                label: "Evaluated",
+                cell: (r) => {
+                  const e = evaluatedLabel(r, Date.now());
+                  const failed = r.lastEvaluations.find((x) => x.error)?.error;
+                  return h(
+                    "span",
+                    {
+                      class: e.flag ? "regression" : "",
+                      title: failed ?? (r.lastEvaluatedAt ? when(r.lastEvaluatedAt) : ""),
+                    },
+                    e.text,
+                  );
+                },
               },
               {
                 label: "Actions",

@@ -1,0 +1,137 @@
+// The alerts queue's consumers: the work queue (one message = one run's pairs of one project, see
+// plan.ts) and its dead-letter queue.
+import { configOf } from "../../shared/config.js";
+import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { openDb } from "../db.js";
+import { evaluatePairs, InjectedFault, PairsFailed, recordError } from "./evaluate.js";
+import type { AlertWorkMessage, PairRef } from "./plan.js";
+
+/**
+ * Local stacks and tests only: ALERT_FAULT_THROW_AFTER = "N" makes the consumer throw after recording N
+ * pairs of a message, on the message's first delivery (retries then finish it); "N:<ms>" only for runs
+ * at or after <ms>. Honoured only where NEON_LOCAL_PROXY is set (the local stack and the tests); a
+ * production Worker (NEON_LOCAL_PROXY empty) refuses it with a logged error. No wrangler config
+ * declares it (test/node/worker-configs.test.ts).
+ */
+export function faultOf(env: Env, message: { attempts: number; body: AlertWorkMessage }): number | null {
+  const raw = (env as { ALERT_FAULT_THROW_AFTER?: unknown }).ALERT_FAULT_THROW_AFTER;
+  if (typeof raw !== "string" || raw === "") {
+    return null;
+  }
+  if (!(env as { NEON_LOCAL_PROXY?: unknown }).NEON_LOCAL_PROXY) {
+    console.error("ALERT_FAULT_THROW_AFTER refused: fault injection is for local stacks and tests only");
+    return null;
+  }
+  const m = /^(\d{1,6})(?::(\d{1,15}))?$/.exec(raw);
+  if (!m) {
+    console.error("ALERT_FAULT_THROW_AFTER ignored: expected N or N:<ms>");
+    return null;
+  }
+  if (message.attempts > 1 || (m[2] !== undefined && message.body.runAt < Number(m[2]))) {
+    return null;
+  }
+  return Number(m[1]);
+}
+
+function isWork(body: unknown): body is AlertWorkMessage {
+  const b = body as Partial<AlertWorkMessage> | null;
+  return (
+    b?.v === 1 &&
+    typeof b.runAt === "number" &&
+    typeof b.projectId === "string" &&
+    Array.isArray(b.pairs) &&
+    b.pairs.every((p) => Array.isArray(p) && p.length === 2 && p.every((id) => typeof id === "string"))
+  );
+}
+
+/**
+ * Evaluates each message of the batch on its own (concurrently): a message acknowledges when all its
+ * pairs are recorded, and is retried (then dead-lettered) when any failed; a retry skips the pairs
+ * already recorded for its run.
+ */
+export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  await Promise.all(
+    batch.messages.map(async (m) => {
+      if (!isWork(m.body)) {
+        console.error("unreadable alert work message dropped", m.id);
+        m.ack();
+        return;
+      }
+      const body = m.body;
+      try {
+        const summary = await evaluatePairs(env, body.pairs, {
+          runAt: body.runAt,
+          throwAfterPairs: faultOf(env, { attempts: m.attempts, body }),
+        });
+        console.log("alert message", m.id, JSON.stringify(summary));
+        m.ack();
+      } catch (err) {
+        const cause = err instanceof Error ? err.message : String(err);
+        const last = m.attempts > QUEUES.alerts.maxRetries;
+        console.error(
+          last ? "alert message failed, dead-lettering" : "alert message failed, will retry",
+          m.id,
+          `run ${new Date(body.runAt).toISOString()}`,
+          `project ${body.projectId}`,
+          `attempt ${m.attempts}`,
+          err instanceof PairsFailed
+            ? JSON.stringify(err.pairs)
+            : err instanceof InjectedFault
+              ? "(injected)"
+              : "",
+          cause,
+        );
+        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alerts, m.attempts) });
+      }
+    }),
+  );
+}
+
+/**
+ * The dead-letter queue: a message that failed every attempt. Its pairs record "error" for that run (the
+ * rule list shows it; the last attempt's cause stays in the pair's error) and the ids are logged. No
+ * replay: the next cron run plans every pair again, and replaying an old run would judge stale data.
+ */
+export async function consumeAlertDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const { db, close } = openDb(configOf(env));
+  try {
+    for (const m of batch.messages) {
+      if (!isWork(m.body)) {
+        console.error("unreadable dead-lettered alert message dropped", m.id);
+        m.ack();
+        continue;
+      }
+      const body = m.body;
+      try {
+        for (const [ruleId, profileId] of body.pairs as PairRef[]) {
+          await recordError(
+            db,
+            ruleId,
+            profileId,
+            body.runAt,
+            `evaluation failed on all ${QUEUES.alerts.maxRetries + 1} attempts (dead-lettered)`,
+            true,
+          ).catch((err: unknown) => {
+            // A rule or profile deleted since: nothing to mark.
+            if (!/foreign key/i.test(err instanceof Error ? err.message : String(err))) {
+              throw err;
+            }
+          });
+        }
+        console.error(
+          "alert message dead-lettered",
+          m.id,
+          `run ${new Date(body.runAt).toISOString()}`,
+          `project ${body.projectId}`,
+          JSON.stringify(body.pairs),
+        );
+        m.ack();
+      } catch (err) {
+        console.error("dead-lettered alert message not recorded, will retry", m.id, String(err));
+        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alertsDeadLetter, m.attempts) });
+      }
+    }
+  } finally {
+    await close().catch(() => {});
+  }
+}
