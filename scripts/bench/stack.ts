@@ -8,10 +8,10 @@ import { startWrangler, stopWrangler, waitUntilServing } from "../local/wrangler
 export type BenchStack = {
   stack: LocalStack;
   /**
-   * Serves the Workers with wrangler dev on `port`, once `url` answers; `onStdout` gets its stdout's
+   * Serves the Workers with wrangler dev on `port`, once `url` answers; `onOutput` gets its output's
    * lines. Called again, it stops the running one first (same data: e.g. to restart with other vars).
    */
-  serve(port: number, url: string, onStdout?: (line: string) => void): Promise<ChildProcess>;
+  serve(port: number, url: string, onOutput?: (line: string) => void): Promise<ChildProcess>;
 };
 
 /**
@@ -27,11 +27,11 @@ export async function withBenchStack<T>(name: string, run: (b: BenchStack) => Pr
   try {
     const started = await startLocalStack({ dataDir: dir });
     stack = started;
-    const serve = async (port: number, url: string, onStdout?: (line: string) => void) => {
+    const serve = async (port: number, url: string, onOutput?: (line: string) => void) => {
       if (worker) {
         await stopWrangler(worker);
       }
-      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler"), onStdout });
+      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler"), onOutput });
       await waitUntilServing(worker, url);
       return worker;
     };

@@ -42,8 +42,8 @@ export function startWrangler(
     port: number;
     persistTo: string;
     mail?: MailCatcher;
-    /** Each line of wrangler's stdout (the Workers' console.log among them) instead of this stdout. */
-    onStdout?: (line: string) => void;
+    /** Each line of wrangler's output (the Workers' console logs among them) instead of this process's. */
+    onOutput?: (line: string) => void;
   },
 ): ChildProcess {
   // The API Worker imports the dashboard's browser bundle as a module: build it first.
@@ -93,7 +93,7 @@ export function startWrangler(
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     detached: true,
-    stdio: ["ignore", opts.onStdout ? "pipe" : "inherit", "inherit"],
+    stdio: ["ignore", ...(opts.onOutput ? (["pipe", "pipe"] as const) : (["inherit", "inherit"] as const))],
     env: {
       ...passed,
       ...vars,
@@ -103,9 +103,13 @@ export function startWrangler(
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
     },
   });
-  const onStdout = opts.onStdout;
-  if (onStdout && child.stdout) {
-    createInterface({ input: child.stdout }).on("line", onStdout);
+  const onOutput = opts.onOutput;
+  if (onOutput) {
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) {
+        createInterface({ input: stream }).on("line", onOutput);
+      }
+    }
   }
   return child;
 }
