@@ -9,6 +9,8 @@ export type CooldownClaim = {
 
 /** How long an event's claim and its deliveries are remembered: far past any queue's retries. */
 const REMEMBER_MS = 7 * 86_400_000;
+/** A delivery in progress longer than this is taken to have died (posts time out after 10 s). */
+const BUSY_MS = 60_000;
 
 /**
  * One instance per (alert rule, threshold profile), named `${ruleId}:${profileId}`. It holds when that
@@ -17,9 +19,9 @@ const REMEMBER_MS = 7 * 86_400_000;
  *
  * A claim made for an evaluation event (its id) is remembered with its answer: the same event claiming
  * again (a redelivered queue message, a consumer that died after claiming) gets the same answer rather
- * than a second stamp. The object also remembers which (event, channel) deliveries succeeded, so a
- * notification handed to the queue twice (the outbox's window between sending and clearing, see
- * workers/api/alerts/evaluate.ts) is posted once.
+ * than a second stamp. The object also holds the (event, channel) deliveries in progress and done, so
+ * a notification handed to the queue twice (the outbox's window between sending and clearing, see
+ * workers/api/alerts/evaluate.ts) is posted once, even when both copies arrive at once.
  */
 export class AlertCooldown extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -33,6 +35,9 @@ export class AlertCooldown extends DurableObject<Env> {
     );
     sql.exec(
       "CREATE TABLE IF NOT EXISTS deliveries (event_id TEXT NOT NULL, channel_id TEXT NOT NULL, at_ms INTEGER NOT NULL, PRIMARY KEY (event_id, channel_id))",
+    );
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS delivering (event_id TEXT NOT NULL, channel_id TEXT NOT NULL, since_ms INTEGER NOT NULL, PRIMARY KEY (event_id, channel_id))",
     );
   }
 
@@ -86,28 +91,56 @@ export class AlertCooldown extends DurableObject<Env> {
     }
   }
 
-  /** Whether this event's notification already reached this channel's endpoint. */
-  delivered(eventId: string, channelId: string): boolean {
-    return (
-      this.ctx.storage.sql
-        .exec("SELECT 1 FROM deliveries WHERE event_id = ? AND channel_id = ?", eventId, channelId)
-        .toArray().length > 0
-    );
-  }
-
-  /** Records a delivery the endpoint acknowledged (or refused for good): it is not posted again. */
-  markDelivered(eventId: string, channelId: string): void {
-    this.ctx.storage.sql.exec(
-      "INSERT INTO deliveries (event_id, channel_id, at_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+  /**
+   * Before posting an event's notification to a channel: "go" (this caller posts, others wait), "done"
+   * (already delivered: drop this copy) or "busy" (another copy is posting right now: retry later). A
+   * claim older than BUSY_MS is taken over (its holder died).
+   */
+  claimDelivery(eventId: string, channelId: string, nowMs = Date.now()): "go" | "done" | "busy" {
+    const sql = this.ctx.storage.sql;
+    if (
+      sql.exec("SELECT 1 FROM deliveries WHERE event_id = ? AND channel_id = ?", eventId, channelId).toArray()
+        .length
+    ) {
+      return "done";
+    }
+    const [held] = sql
+      .exec<{ since_ms: number }>(
+        "SELECT since_ms FROM delivering WHERE event_id = ? AND channel_id = ?",
+        eventId,
+        channelId,
+      )
+      .toArray();
+    if (held && nowMs - Number(held.since_ms) < BUSY_MS) {
+      return "busy";
+    }
+    sql.exec(
+      "INSERT INTO delivering (event_id, channel_id, since_ms) VALUES (?, ?, ?) ON CONFLICT (event_id, channel_id) DO UPDATE SET since_ms = excluded.since_ms",
       eventId,
       channelId,
-      Date.now(),
+      nowMs,
     );
+    return "go";
+  }
+
+  /** After posting: a delivery the endpoint acknowledged (or refused for good) is never posted again. */
+  finishDelivery(eventId: string, channelId: string, final: boolean): void {
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM delivering WHERE event_id = ? AND channel_id = ?", eventId, channelId);
+    if (final) {
+      sql.exec(
+        "INSERT INTO deliveries (event_id, channel_id, at_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        eventId,
+        channelId,
+        Date.now(),
+      );
+    }
   }
 
   private forget(): void {
     const before = Date.now() - REMEMBER_MS;
     this.ctx.storage.sql.exec("DELETE FROM claims WHERE at_ms < ?", before);
     this.ctx.storage.sql.exec("DELETE FROM deliveries WHERE at_ms < ?", before);
+    this.ctx.storage.sql.exec("DELETE FROM delivering WHERE since_ms < ?", before);
   }
 }

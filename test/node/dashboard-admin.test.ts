@@ -145,7 +145,7 @@ describe("alerts page", () => {
       channelIds: [],
     });
     await expect
-      .poll(async () => (await rowsNamed(page, "rules", "Docks FPS")).map((r) => r.slice(0, 12)))
+      .poll(async () => (await rowsNamed(page, "rules", "Docks FPS")).map((r) => r.slice(0, 13)))
       .toEqual([
         [
           "Docks FPS",
@@ -160,6 +160,7 @@ describe("alerts page", () => {
           "—",
           "Active",
           "Not evaluated yet",
+          "not evaluated yet",
         ],
       ]);
 
@@ -283,6 +284,8 @@ describe("alerts page", () => {
     // The rule's row carries the same latest status.
     const rule = await rowsNamed(page, "rules", "Harbor PS5 FPS");
     expect(rule[0]?.[11]).toMatch(/^Triggered/);
+    // And when it was evaluated, through the alerts queue the cron planned: moments ago, not flagged.
+    expect(rule[0]?.[12]).toMatch(/^evaluated (just now|[0-9] min ago)$/);
     // A cell's link opens the heatmap page with the rule's map, metric, profile, cell size and days set.
     await row.locator(".worst-cells a", { hasText: "(10, 0)" }).click();
     await page.waitForURL((u) => u.pathname === `${base}/heatmap`);

@@ -136,7 +136,7 @@ async function deliver(
   { attempts = 1, id = "m-1", overrides = {}, queue = QUEUES.alerts.name } = {} as {
     attempts?: number;
     id?: string;
-    overrides?: Record<string, string>;
+    overrides?: Record<string, unknown>;
     queue?: string;
   },
 ): Promise<QueueResult> {
@@ -284,6 +284,30 @@ describe("the alerts queue", () => {
     expect(faultOf({ ...env, ...faulty } as Env, probe)).toBe(1);
     expect(faultOf({ ...env, ...faulty, NEON_LOCAL_PROXY: "" } as Env, probe)).toBeNull();
     expect(faultOf({ ...env, ALERT_FAULT_THROW_AFTER: `2:${runAt + 1}` } as Env, probe)).toBeNull();
+  });
+
+  it("notifications committed with their event but refused by the queue are sent by the retry, once", async () => {
+    const s = await setup("outbox");
+    const runAt = AHEAD();
+    const m = messageOf(s, runAt);
+    const refusing = {
+      NOTIFICATIONS_QUEUE: {
+        send: () => Promise.reject(new Error("queue unavailable")),
+        sendBatch: () => Promise.reject(new Error("queue unavailable")),
+      },
+    };
+    const first = await deliver(m, { overrides: refusing });
+    expect(first.retryMessages.map((r) => r.msgId)).toEqual(["m-1"]);
+    // The events are recorded with their notifications pending in the outbox; nothing was sent.
+    const pending = await events(s.ruleId);
+    expect(pending.map((r) => [r.status, r.notified, r.pending !== null])).toEqual([
+      ["triggered", true, true],
+      ["triggered", true, true],
+    ]);
+    expect(await received(s.hookPath)).toEqual([]);
+    // The retry evaluates nothing again (the run is recorded) and hands the outbox over.
+    expect((await deliver(m, { attempts: 2 })).explicitAcks).toEqual(["m-1"]);
+    await expectOnce(s, runAt);
   });
 
   it("overlapping cron runs, through the real queue, record each change once and notify once", async () => {

@@ -92,22 +92,30 @@ async function deliverOne(
   }
   const { alert, channelId } = message.body;
   const ledger = deliveryLedger(env, message.body);
+  let claim: "go" | "done" | "busy" = "go";
   try {
-    if (await ledger?.delivered(alert.eventId, channelId)) {
-      console.warn("notification already delivered, duplicate dropped", channel.id, alert.eventId);
-      message.ack();
-      return;
-    }
+    claim = ledger ? await ledger.claimDelivery(alert.eventId, channelId) : "go";
   } catch (err) {
     console.warn("delivery ledger unavailable", err instanceof Error ? err.message : String(err));
     message.retry({ delaySeconds: deliveryRetryDelaySeconds(message.attempts) });
     return;
   }
-  const outcome = await post(channel, message.body);
-  if (outcome === "delivered" || outcome === "refused") {
-    // Best effort: were the mark lost, a duplicate of this message (rare) would be posted again.
-    await ledger?.markDelivered(alert.eventId, channelId).catch(() => {});
+  if (claim === "done") {
+    console.warn("notification already delivered, duplicate dropped", channel.id, alert.eventId);
+    message.ack();
+    return;
   }
+  if (claim === "busy") {
+    // Another copy is being posted now: this one comes back later and is then dropped (or posts, if
+    // that one failed).
+    message.retry({ delaySeconds: deliveryRetryDelaySeconds(1) });
+    return;
+  }
+  const outcome = await post(channel, message.body);
+  // Best effort: were this lost, the in-progress mark expires and a duplicate copy (rare) could post.
+  await ledger
+    ?.finishDelivery(alert.eventId, channelId, outcome === "delivered" || outcome === "refused")
+    .catch(() => {});
   if (outcome === "delivered") {
     message.ack();
   } else if (outcome === "refused") {

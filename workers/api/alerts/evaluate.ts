@@ -68,6 +68,18 @@ export type RunSummary = {
   ms: number;
 };
 
+const emptySummary = (): RunSummary => ({
+  pairs: 0,
+  evaluated: 0,
+  skipped: 0,
+  gone: 0,
+  changed: 0,
+  notified: 0,
+  errors: 0,
+  failed: 0,
+  ms: 0,
+});
+
 /** The scheduled run a message belongs to. */
 export type EvaluationRun = {
   /** The cron's scheduledTime (ms): the run key and the evaluation's clock (windows, cooldowns). */
@@ -135,17 +147,7 @@ export async function evaluatePairs(env: Env, pairs: PairRef[], run: EvaluationR
   const config = configOf(env);
   const { db, close } = openDb(config);
   const started = Date.now();
-  const summary: RunSummary = {
-    pairs: pairs.length,
-    evaluated: 0,
-    skipped: 0,
-    gone: 0,
-    changed: 0,
-    notified: 0,
-    errors: 0,
-    failed: 0,
-    ms: 0,
-  };
+  const summary: RunSummary = { ...emptySummary(), pairs: pairs.length };
   try {
     const ruleIds = [...new Set(pairs.map(([r]) => r))];
     // Notifications an earlier delivery committed but did not hand over (it died, or the queue failed).
@@ -226,17 +228,7 @@ export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSum
   } finally {
     await close().catch(() => {});
   }
-  const total: RunSummary = {
-    pairs: 0,
-    evaluated: 0,
-    skipped: 0,
-    gone: 0,
-    changed: 0,
-    notified: 0,
-    errors: 0,
-    failed: 0,
-    ms: 0,
-  };
+  const total = emptySummary();
   const started = Date.now();
   for (const m of messages) {
     try {
