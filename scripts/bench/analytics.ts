@@ -1,10 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
-import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { alertRuleProfiles, alertRules, maps, thresholdProfiles } from "../../schema/pg/schema.js";
 import { buildList } from "../../workers/api/analytics/builds.js";
 import { type CellQuery, cellDrilldown, cellScope } from "../../workers/api/analytics/cell.js";
 import { compareBuilds } from "../../workers/api/analytics/compare.js";
@@ -17,8 +15,8 @@ import { retentionCohorts } from "../../workers/api/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
-import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
+import { evaluationEvents, seedAlertRules } from "./alert-rules.js";
 import { DEFAULT_PLAYERS, type LoadPlan, loadBenchData } from "./analytics-data.js";
 import {
   type Answer,
@@ -42,6 +40,7 @@ import {
 } from "./analytics-plain.js";
 import { type Read, readBy } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
+import { printTable } from "./table.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 10_000_000);
 const OTHER_EVENTS = Number(process.env.BENCH_OTHER_EVENTS ?? 9_000_000);
@@ -280,111 +279,6 @@ async function seedProject(databaseUrl: string) {
   }
 }
 
-const BENCH_MAPS = ["maps/desert_outpost", "maps/frozen_harbor", "maps/old_town"];
-
-/**
- * `count` active rules over the bench maps, each with two of ten threshold profiles (device filters of
- * the generated data, some open), no channels (notification delivery is not what is timed); the rules
- * already there are deactivated. Metrics, levels, windows (1, 7, 14, 30 days) and fail percentages
- * vary by rule; cell sizes cycle through `cellSizes`.
- */
-async function seedAlertRules(
-  databaseUrl: string,
-  projectId: string,
-  count: number,
-  cellSizes: readonly number[],
-) {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  try {
-    const db = drizzle({ client: pool });
-    await db.update(alertRules).set({ isActive: false }).where(eq(alertRules.projectId, projectId));
-    let mapRows = await db.select().from(maps).where(eq(maps.projectId, projectId));
-    if (!mapRows.length) {
-      mapRows = await db
-        .insert(maps)
-        .values(
-          BENCH_MAPS.map((mapId) => ({
-            projectId,
-            mapId,
-            name: mapId,
-            imageKey: `bench/${mapId}`,
-            imageContentType: "image/png",
-            imageWidth: 1024,
-            imageHeight: 1024,
-            worldMinX: -500,
-            worldMinY: -500,
-            worldMaxX: 500,
-            worldMaxY: 500,
-          })),
-        )
-        .returning();
-    }
-    let profiles = await db
-      .select()
-      .from(thresholdProfiles)
-      .where(eq(thresholdProfiles.projectId, projectId));
-    if (!profiles.length) {
-      const platforms = [null, "windows", "ps5", "xbox", "switch"];
-      const resolutions = [null, "1920x1080", "2560x1440"];
-      const gpus = [null, "RTX 3060", "RTX 4070", "RX 6700"];
-      profiles = await db
-        .insert(thresholdProfiles)
-        .values(
-          Array.from({ length: 10 }, (_, i) => ({
-            projectId,
-            name: `bench profile ${i}`,
-            platform: platforms[i % platforms.length] ?? null,
-            resolution: resolutions[i % resolutions.length] ?? null,
-            gpu: gpus[i % gpus.length] ?? null,
-            fpsGood: 60 + i,
-            fpsWarn: 30 + i,
-            frameTimeGood: 16 + i,
-            frameTimeWarn: 33 + i,
-            memoryGood: 3000 + 100 * i,
-            memoryWarn: 5000 + 100 * i,
-            gpuTimeGood: 8 + i,
-            gpuTimeWarn: 16 + i,
-          })),
-        )
-        .returning();
-    }
-    const windows = [1, 7, 14, 30];
-    const rules = await db
-      .insert(alertRules)
-      .values(
-        Array.from({ length: count }, (_, i) => ({
-          projectId,
-          name: `bench rule ${i}`,
-          mapId: (mapRows[i % mapRows.length] as (typeof mapRows)[number]).id,
-          metric: METRIC_KEYS[i % METRIC_KEYS.length] ?? "fps",
-          thresholdLevel: Math.floor(i / 4) % 2 ? ("good" as const) : ("warn" as const),
-          failPercentage: 10 + (i % 5) * 10,
-          evaluationDays: windows[Math.floor(i / 8) % windows.length] as number,
-          cellSize: cellSizes[Math.floor(i / 3) % cellSizes.length] as number,
-          cooldownMinutes: 60,
-        })),
-      )
-      .returning({ id: alertRules.id });
-    await db.insert(alertRuleProfiles).values(
-      rules.flatMap((r, i) => [
-        {
-          alertRuleId: r.id,
-          thresholdProfileId: (profiles[i % 10] as (typeof profiles)[number]).id,
-          ordinal: 0,
-        },
-        {
-          alertRuleId: r.id,
-          thresholdProfileId: (profiles[(i + 3) % 10] as (typeof profiles)[number]).id,
-          ordinal: 1,
-        },
-      ]),
-    );
-  } finally {
-    await pool.end();
-  }
-}
-
-/** Evaluation events recorded for the project: each pair records its first status on its first run. */
 /** Until `pairs` pairs of the project's rules are recorded for the run at `runAt` (or a newer one). */
 async function pairsRecorded(
   databaseUrl: string,
@@ -409,19 +303,6 @@ async function pairsRecorded(
       }
       await new Promise((r) => setTimeout(r, 250));
     }
-  } finally {
-    await pool.end();
-  }
-}
-
-async function evaluationEvents(databaseUrl: string, projectId: string): Promise<number> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  try {
-    const rs = await pool.query(
-      "SELECT count(*)::int AS n FROM alert_evaluation_events WHERE project_id = $1",
-      [projectId],
-    );
-    return Number(rs.rows[0]?.n ?? 0);
   } finally {
     await pool.end();
   }
@@ -606,15 +487,6 @@ async function explainCell(ch: ClickHouseClient, projectId: string): Promise<voi
   });
   console.log(`\n${CH_CELL_SAMPLES}: ${JSON.stringify(await size.json())}`);
   console.log(`EXPLAIN indexes = 1 of the heatmap_cell read:\n${await plan.text()}`);
-}
-
-function printTable(header: string[], rows: string[][]) {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
-  console.log(line(header));
-  for (const r of rows) {
-    console.log(line(r));
-  }
 }
 
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;

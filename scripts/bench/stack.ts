@@ -12,8 +12,11 @@ export type BenchStack = {
   dir: string;
   /** True when BENCH_KEEP_DIR already held a stack (loaded by an earlier run): reuse its data. */
   reused: boolean;
-  /** Serves the Workers with wrangler dev on `port`, once `url` answers. */
-  serve(port: number, url: string): Promise<ChildProcess>;
+  /**
+   * Serves the Workers with wrangler dev on `port`, once `url` answers; `onOutput` gets its output's
+   * lines. Called again, it stops the running one first (same data: e.g. to restart with other vars).
+   */
+  serve(port: number, url: string, onOutput?: (line: string) => void): Promise<ChildProcess>;
 };
 
 /**
@@ -34,8 +37,11 @@ export async function withBenchStack<T>(name: string, run: (b: BenchStack) => Pr
   try {
     const started = await startLocalStack({ dataDir: dir });
     stack = started;
-    const serve = async (port: number, url: string) => {
-      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler") });
+    const serve = async (port: number, url: string, onOutput?: (line: string) => void) => {
+      if (worker) {
+        await stopWrangler(worker);
+      }
+      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler"), onOutput });
       await waitUntilServing(worker, url);
       return worker;
     };

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { LOCAL_OPERATOR_SECRET } from "../admin/announce.js";
 import { buildClient } from "../build-client.js";
@@ -37,7 +38,13 @@ const PASSED_ENV = [
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */
 export function startWrangler(
   stack: LocalStack,
-  opts: { port: number; persistTo: string; mail?: MailCatcher },
+  opts: {
+    port: number;
+    persistTo: string;
+    mail?: MailCatcher;
+    /** Each line of wrangler's output (the Workers' console logs among them) instead of this process's. */
+    onOutput?: (line: string) => void;
+  },
 ): ChildProcess {
   // The API Worker imports the dashboard's browser bundle as a module: build it first.
   buildClient();
@@ -83,10 +90,10 @@ export function startWrangler(
   // beside a config would take their place for that Worker (wrangler's rule), so none is expected there.
   const passed = Object.fromEntries(PASSED_ENV.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
   // Its own process group, so stopping it stops workerd too and nothing keeps the port.
-  return spawn(process.execPath, args, {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     detached: true,
-    stdio: ["ignore", "inherit", "inherit"],
+    stdio: ["ignore", ...(opts.onOutput ? (["pipe", "pipe"] as const) : (["inherit", "inherit"] as const))],
     env: {
       ...passed,
       ...vars,
@@ -96,6 +103,15 @@ export function startWrangler(
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
     },
   });
+  const onOutput = opts.onOutput;
+  if (onOutput) {
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) {
+        createInterface({ input: stream }).on("line", onOutput);
+      }
+    }
+  }
+  return child;
 }
 
 /** Until both Workers answer through the router: the API's OpenAPI document and ingest's 405 to a GET. */
