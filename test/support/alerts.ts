@@ -1,9 +1,16 @@
-import { createScheduledController, env } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  env,
+  getQueueResult,
+} from "cloudflare:test";
 import { and, gte, inArray } from "drizzle-orm";
 import { expect, inject } from "vitest";
 import { alertPairStates } from "../../schema/pg/schema.js";
-import { activePairs } from "../../workers/api/alerts/plan.js";
+import { activePairs, type BuildsWorkMessage } from "../../workers/api/alerts/plan.js";
 import worker from "../../workers/api/index.js";
+import { QUEUES } from "../../workers/shared/queues.js";
 import { withDb } from "./harness.js";
 import { type Auth, api } from "./http.js";
 import { waitFor } from "./wait.js";
@@ -82,4 +89,19 @@ export function waitForDeliveries(path: string, n: number, timeoutMs = 20_000): 
     (got) => got.length >= n,
     { timeoutMs, intervalMs: 200, message: `${n} deliveries on ${path}` },
   );
+}
+
+/**
+ * The build-judging message a cron run at `runAt` sends (scheduled() → planBuilds), handed to the alerts
+ * queue's consumer and awaited: the verdicts and their notifications are done when this returns.
+ */
+export async function judgeBuildsOfRun(runAt: number): Promise<void> {
+  const body: BuildsWorkMessage = { v: 1, kind: "builds", runAt };
+  const batch = createMessageBatch(QUEUES.alerts.name, [
+    { id: `builds-${runAt}`, timestamp: new Date(runAt), attempts: 1, body },
+  ]);
+  const ctx = createExecutionContext();
+  await worker.queue(batch, env, ctx);
+  const result = (await getQueueResult(batch, ctx)) as unknown as { explicitAcks: string[] };
+  expect(result.explicitAcks).toEqual([`builds-${runAt}`]);
 }

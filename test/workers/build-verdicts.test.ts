@@ -2,7 +2,15 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RegressionNotification } from "../../workers/api/analytics/verdicts.js";
 import { buildsToJudge, judgeBuild } from "../../workers/api/analytics/verdicts.js";
-import { hookUrl, json, received, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
+import {
+  hookUrl,
+  json,
+  judgeBuildsOfRun,
+  received,
+  runScheduled,
+  send,
+  waitForDeliveries,
+} from "../support/alerts.js";
 import { TEST_APP_URL } from "../support/app-url.js";
 import { batch, event, MiB, perf } from "../support/batches.js";
 import { insertsSettled, storedCount, testClickHouse } from "../support/events.js";
@@ -223,7 +231,8 @@ describe("verdicts per build", () => {
       ]);
     }
 
-    // The cron (scheduled(): alerts, then verdicts) lists only 1.0 (no baseline) and sends nothing more.
+    // The next cron run (scheduled() plans the alerts and sends the build judging to the alerts queue,
+    // whose consumer judges) lists only 1.0 (no baseline) and sends nothing more.
     const after = await withDb((db) => buildsToJudge(testClickHouse(), db, s.now));
     expect(
       after
@@ -232,6 +241,7 @@ describe("verdicts per build", () => {
         .sort(),
     ).toEqual(["1.0"]);
     await runScheduled(s.now);
+    await judgeBuildsOfRun(s.now);
     expect(await received(s.quiet)).toEqual([]);
     expect(await received(s.hook)).toHaveLength(2);
     expect(await received(s.slack)).toHaveLength(2);

@@ -2,8 +2,7 @@
 // notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
 // Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
 import { configOf } from "../shared/config.js";
-import { planAlerts } from "./alerts/plan.js";
-import { judgeBuilds } from "./analytics/verdicts.js";
+import { planAlerts, planBuilds } from "./alerts/plan.js";
 import { newApp } from "./app.js";
 import { purgeAuditLog } from "./audit/retention.js";
 import { httpDb } from "./db.js";
@@ -23,10 +22,11 @@ export default {
   queue: dispatchApiQueue,
   async scheduled(controller, env) {
     // Awaited rather than left to waitUntil: the run is the whole point of this invocation. Alerts are
-    // only planned here (Postgres, then the alerts queue); the queue's consumers evaluate them.
+    // only planned here (Postgres, then the alerts queue); the queue's consumers evaluate them. The build
+    // verdicts (ClickHouse reads) are one more message on that queue.
     const now = new Date(controller.scheduledTime);
     await planAlerts(env, now);
-    await judgeBuilds(env, now);
+    await planBuilds(env, now);
     // Audit entries past their retention (audit/retention.ts). A failure only delays the purge to the
     // next run; it is logged, not thrown, so it never stands in the alerts' way.
     await purgeAuditLog(httpDb(configOf(env))).catch((err: unknown) => {

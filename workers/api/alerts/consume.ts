@@ -2,9 +2,10 @@
 // plan.ts) and its dead-letter queue.
 import { configOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { judgeBuilds } from "../analytics/verdicts.js";
 import { openDb } from "../db.js";
 import { evaluatePairs, InjectedFault, PairsFailed, recordError } from "./evaluate.js";
-import type { AlertWorkMessage, PairRef } from "./plan.js";
+import type { AlertWorkMessage, BuildsWorkMessage, PairRef } from "./plan.js";
 
 /**
  * Local stacks and tests only: ALERT_FAULT_THROW_AFTER = "N" makes the consumer throw after recording N
@@ -33,6 +34,29 @@ export function faultOf(env: Env, message: { attempts: number; body: AlertWorkMe
   return Number(m[1]);
 }
 
+function isBuilds(body: unknown): body is BuildsWorkMessage {
+  const b = body as Partial<BuildsWorkMessage> | null;
+  return b?.v === 1 && b.kind === "builds" && typeof b.runAt === "number";
+}
+
+/** The run's build judging; retried like a work message, and dead-lettered with its run if it keeps failing. */
+async function consumeBuilds(m: Message<unknown>, body: BuildsWorkMessage, env: Env): Promise<void> {
+  try {
+    const summary = await judgeBuilds(env, new Date(body.runAt));
+    console.log("build verdicts", m.id, JSON.stringify(summary));
+    m.ack();
+  } catch (err) {
+    console.error(
+      "build verdicts failed, will retry",
+      m.id,
+      `run ${new Date(body.runAt).toISOString()}`,
+      `attempt ${m.attempts}`,
+      err instanceof Error ? err.message : String(err),
+    );
+    m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alerts, m.attempts) });
+  }
+}
+
 function isWork(body: unknown): body is AlertWorkMessage {
   const b = body as Partial<AlertWorkMessage> | null;
   return (
@@ -52,6 +76,9 @@ function isWork(body: unknown): body is AlertWorkMessage {
 export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   await Promise.all(
     batch.messages.map(async (m) => {
+      if (isBuilds(m.body)) {
+        return consumeBuilds(m, m.body, env);
+      }
       if (!isWork(m.body)) {
         console.error("unreadable alert work message dropped", m.id);
         m.ack();
@@ -96,6 +123,12 @@ export async function consumeAlertDeadLetters(batch: MessageBatch<unknown>, env:
   const { db, close } = openDb(configOf(env));
   try {
     for (const m of batch.messages) {
+      if (isBuilds(m.body)) {
+        // Nothing to mark: the next run judges the same builds again (they still have no verdict).
+        console.error("build verdicts dead-lettered", m.id, `run ${new Date(m.body.runAt).toISOString()}`);
+        m.ack();
+        continue;
+      }
       if (!isWork(m.body)) {
         console.error("unreadable dead-lettered alert message dropped", m.id);
         m.ack();

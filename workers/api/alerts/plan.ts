@@ -19,6 +19,19 @@ export type AlertWorkMessage = {
 };
 
 /**
+ * The run's build judging (analytics/verdicts.ts judgeBuilds: at most 10 new builds, newest first), sent
+ * by the cron beside the pairs so that its ClickHouse reads run in a consumer, not in the cron. Judging
+ * is idempotent (a verdict's primary key is its build and metric), so a redelivery changes nothing.
+ */
+export type BuildsWorkMessage = { v: 1; kind: "builds"; runAt: number };
+
+/** Sends the run's build judging to the alerts queue. */
+export async function planBuilds(env: Env, now: Date): Promise<void> {
+  const body: BuildsWorkMessage = { v: 1, kind: "builds", runAt: now.getTime() };
+  await env.ALERTS_QUEUE.send(body, { contentType: "json" });
+}
+
+/**
  * The bound of one message's work: at most this many pairs, read from at most MAX_SCOPES_PER_MESSAGE
  * scopes (one cell read each, plus one worst-cells read per pair whose status changes). A scope with
  * more pairs than this is split over messages (each piece reads the scope's cells once).
