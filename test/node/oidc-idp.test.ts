@@ -201,6 +201,18 @@ describe("test OpenID provider", () => {
     expect((await signIn("leaver@studio.test")).sub).toBe(sub);
   });
 
+  it("can answer a disabled account with access_denied back to the client instead of its page", async () => {
+    await idp.addAccount({ email: "gone@studio.test", disabled: true, disabledAnswer: "access_denied" });
+    const s = await start();
+    const result = await idp.authorize(s.url.href, "gone@studio.test");
+    const callback = new URL((result as { callback: string }).callback);
+    expect(callback.origin + callback.pathname).toBe(REDIRECT);
+    expect(callback.searchParams.get("error")).toBe("access_denied");
+    expect(callback.searchParams.get("state")).toBe(s.state);
+    expect(callback.searchParams.get("iss")).toBe(idp.issuer);
+    expect(callback.searchParams.get("code")).toBeNull();
+  });
+
   it("refuses an authorization code whose account was disabled after the login", async () => {
     await idp.addAccount({ email: "mid@studio.test" });
     const s = await start();

@@ -21,6 +21,12 @@ export type IdpAccount = {
   name?: string;
   /** A disabled account cannot sign in (the login form refuses it) and `findAccount` refuses it. */
   disabled?: boolean;
+  /**
+   * How the login form refuses a disabled account: its own 403 page (default, as Google and Okta do),
+   * or a redirect back to the client with `error=access_denied` (as some tenants are set up to), which
+   * the relying party sees and records.
+   */
+  disabledAnswer?: "page" | "access_denied";
 };
 
 /**

@@ -155,6 +155,7 @@ export async function startOidcIdp(options: OidcIdpOptions = {}): Promise<OidcId
       emailVerified: account.emailVerified === undefined ? true : account.emailVerified,
       name: account.name ?? email.split("@")[0] ?? email,
       disabled: account.disabled ?? false,
+      disabledAnswer: account.disabledAnswer ?? "page",
     };
     const previous = accounts.get(email);
     if (previous) {
@@ -220,6 +221,15 @@ export async function startOidcIdp(options: OidcIdpOptions = {}): Promise<OidcId
       const account = accounts.get(email);
       if (!account) {
         page(res, 401, "Sign in", loginForm(details.uid, "No account with that email."));
+        return;
+      }
+      if (account.disabled && account.disabledAnswer === "access_denied") {
+        await provider.interactionFinished(
+          req,
+          res,
+          { error: "access_denied", error_description: "The account is disabled." },
+          { mergeWithLastSubmission: false },
+        );
         return;
       }
       if (account.disabled) {
