@@ -129,6 +129,45 @@ describe("test OpenID provider", () => {
     expect("email_verified" in entra).toBe(false);
   });
 
+  it("models Okta's thin ID token (email_verified only at UserInfo) and Entra's xms_edov", async () => {
+    await idp.addAccount({ email: "okta@studio.test", emailVerifiedOnlyAtUserinfo: true });
+    const s = await start();
+    const result = await idp.authorize(s.url.href, "okta@studio.test");
+    const params = oauth.validateAuthResponse(
+      as,
+      client,
+      new URL((result as { callback: string }).callback),
+      s.state,
+    );
+    const response = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.ClientSecretBasic(CLIENT.clientSecret),
+      params,
+      REDIRECT,
+      s.verifier,
+      insecure,
+    );
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, {
+      expectedNonce: s.nonce,
+    });
+    const claims = oauth.getValidatedIdTokenClaims(tokens);
+    expect(claims?.email).toBe("okta@studio.test");
+    expect(claims && "email_verified" in claims).toBe(false);
+    const info = await oauth.processUserInfoResponse(
+      as,
+      client,
+      claims?.sub ?? "",
+      await oauth.userInfoRequest(as, client, tokens.access_token, insecure),
+    );
+    expect(info).toMatchObject({ email: "okta@studio.test", email_verified: true });
+
+    await idp.addAccount({ email: "edov@studio.test", emailVerified: null, xmsEdov: true });
+    const entra = await signIn("edov@studio.test");
+    expect("email_verified" in entra).toBe(false);
+    expect(entra.xms_edov).toBe(true);
+  });
+
   it("requires PKCE: no code_challenge is an invalid_request back to the client", async () => {
     const s = await start({ code_challenge: undefined, code_challenge_method: undefined });
     const result = await idp.authorize(s.url.href, "ada@studio.test");

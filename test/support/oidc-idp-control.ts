@@ -19,6 +19,13 @@ export type IdpAccount = {
   /** `true`/`false` is sent as `email_verified`; `null` omits the claim (as Entra ID does by default). */
   emailVerified?: boolean | null;
   name?: string;
+  /**
+   * Okta's org authorization server: a "thin" ID token from the code flow, `email` without
+   * `email_verified`, which only the UserInfo endpoint sends.
+   */
+  emailVerifiedOnlyAtUserinfo?: boolean;
+  /** Entra ID's optional claim `xms_edov` (email domain owner verified) in the ID token; omitted when unset. */
+  xmsEdov?: boolean;
   /** A disabled account cannot sign in (the login form refuses it) and `findAccount` refuses it. */
   disabled?: boolean;
   /**

@@ -79,15 +79,18 @@ export async function startOidcIdp(options: OidcIdpOptions = {}): Promise<OidcId
       }
       return {
         accountId: sub,
-        claims: () => ({
+        claims: (use) => ({
           sub,
           email: account.email,
-          ...(account.emailVerified === null ? {} : { email_verified: account.emailVerified }),
+          ...(account.emailVerified === null || (use === "id_token" && account.emailVerifiedOnlyAtUserinfo)
+            ? {}
+            : { email_verified: account.emailVerified }),
+          ...(account.xmsEdov === null ? {} : { xms_edov: account.xmsEdov }),
           name: account.name,
         }),
       };
     },
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
+    claims: { openid: ["sub"], email: ["email", "email_verified", "xms_edov"], profile: ["name"] },
     // Google, Entra ID and Okta all put the email claims in the ID token of the code flow.
     conformIdTokenClaims: false,
     responseTypes: ["code"],
@@ -156,6 +159,8 @@ export async function startOidcIdp(options: OidcIdpOptions = {}): Promise<OidcId
       name: account.name ?? email.split("@")[0] ?? email,
       disabled: account.disabled ?? false,
       disabledAnswer: account.disabledAnswer ?? "page",
+      emailVerifiedOnlyAtUserinfo: account.emailVerifiedOnlyAtUserinfo ?? false,
+      xmsEdov: account.xmsEdov ?? null,
     };
     const previous = accounts.get(email);
     if (previous) {
