@@ -18,8 +18,11 @@ export const USER_AGENT_MAX = 512;
 
 export type SessionUser = { sessionId: string; userId: string; email: string; lastSeenAt?: Date | null };
 
-/** Where a session signs in from, as the request said (CF-Connecting-IP, User-Agent). */
-export type SessionOrigin = { ip: string | null; userAgent: string | null };
+/**
+ * Where a session signs in from, as the request said (CF-Connecting-IP, User-Agent), and for a single
+ * sign-on the studio whose provider signed it in.
+ */
+export type SessionOrigin = { ip: string | null; userAgent: string | null; ssoTenantId?: string | null };
 
 /** A new session; the token is returned once for the cookie and only its hash is stored. */
 export async function startSession(
@@ -37,6 +40,7 @@ export async function startSession(
     ip: origin.ip,
     userAgent: origin.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
     lastSeenAt: now,
+    ssoTenantId: origin.ssoTenantId ?? null,
   });
   return token;
 }

@@ -5,6 +5,8 @@ import { checkPassword, normalizeEmail } from "../../../accounts/users.js";
 import { auditUser } from "../../../audit/record.js";
 import { auditSignInFailure } from "../../../audit/sign-in.js";
 import type { AppEnv } from "../../../context.js";
+import { connectionForEmail } from "../../../sso/config.js";
+import { startFlow } from "../../../sso/flow.js";
 import { readForm } from "../../form.js";
 import { csrfToken, csrfValid, safeReturnTo } from "../../session.js";
 import { signInAs } from "../../sign-in-as.js";
@@ -21,6 +23,22 @@ export function register(app: Hono<AppEnv>) {
       return again(403, "This form has expired. Sign in again.");
     }
     const password = form.password ?? "";
+    // Single sign-on: an email whose domain a studio has claimed goes to that studio's provider when
+    // no password is given or "Continue with single sign-on" was pressed (docs/accounts.md).
+    const wantsSso = form.sso === "1";
+    if (email.trim() && (wantsSso || !password)) {
+      const connection = await connectionForEmail(c.get("db"), normalizeEmail(email));
+      if (connection) {
+        const target = await startFlow(c, connection, "sign_in", { email: normalizeEmail(email), returnTo });
+        return c.redirect(target, 303);
+      }
+      if (wantsSso) {
+        return again(
+          400,
+          "Single sign-on is not set up for this email's domain. Sign in with your password.",
+        );
+      }
+    }
     if (!email.trim() || !password) {
       return again(400, "Enter your email and password.");
     }
