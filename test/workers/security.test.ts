@@ -112,6 +112,8 @@ async function mapUpload(): Promise<RequestInit> {
 
 const REQUESTS: Record<string, Variant[]> = {
   createThresholdProfile: [{ init: () => json({ name: "intruder" }) }],
+  // Studio-scoped (an owner's session only); its session cases are in sso-enforcement.test.ts.
+  putSsoEnforcement: [{ init: () => json({ requireSso: false, breakGlassUserId: null }) }],
   updateThresholdProfile: [
     { params: { profileId: () => theirs.profileId }, init: () => json({ name: "intruder" }) },
   ],
@@ -589,6 +591,7 @@ const PAGES: PageRoute[] = [
     crossTenant: true,
   },
   { method: "POST", path: () => "/settings/account/sessions/end-others", crossTenant: false },
+  { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/sso/enforcement`, crossTenant: true },
 ];
 
 /** Pages only an owner may use: a member of the same studio is refused (403), nothing changed. */
@@ -597,6 +600,7 @@ const OWNER_ONLY: Array<{ method: "GET" | "POST"; path: () => string }> = [
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/remove` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/role` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/sessions/end` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/enforcement` },
 ];
 
 async function page(route: PageRoute, projectId: string, b: Browser, fields: Record<string, string> = {}) {

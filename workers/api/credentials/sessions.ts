@@ -6,6 +6,12 @@ import type { Db, Tx } from "../db.js";
 export const SESSION_PREFIX = "gts_";
 /** A session lasts this long from sign-in, then the user signs in again. */
 export const SESSION_TTL_SECONDS = 14 * 24 * 3600;
+/**
+ * A session signed in by a studio's identity provider lasts at most this long, then the person goes
+ * through the provider again: one disabled there is signed out within this bound (docs/accounts.md,
+ * "Single sign-on: leaving").
+ */
+export const SSO_SESSION_TTL_SECONDS = 12 * 3600;
 
 /**
  * "Last seen" of a session without a write per request: the lookup that authenticates already reads
@@ -36,7 +42,9 @@ export async function startSession(
     userId,
     tokenHash: await sha256Hex(token),
     createdAt: now,
-    expiresAt: new Date(now.getTime() + SESSION_TTL_SECONDS * 1000),
+    expiresAt: new Date(
+      now.getTime() + (origin.ssoTenantId ? SSO_SESSION_TTL_SECONDS : SESSION_TTL_SECONDS) * 1000,
+    ),
     ip: origin.ip,
     userAgent: origin.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
     lastSeenAt: now,

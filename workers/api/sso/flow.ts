@@ -26,6 +26,7 @@ import {
   requestOptions,
 } from "./provider.js";
 import { openSecret } from "./secret.js";
+import { type EmailVerification, verifiedEmail } from "./verified-email.js";
 
 // One authorization-code flow with the studio's provider (docs/accounts.md, "Single sign-on"): PKCE
 // (S256), `state` and `nonce`. The flow's record (sso_flows) holds only hashes: SHA-256 of `state`,
@@ -171,6 +172,7 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
     return { ok: false, reason: "configuration_replaced", flow };
   }
   let claims: oauth.IDToken;
+  let verification: EmailVerification;
   try {
     const as = await discover(connection.issuer);
     const client = clientOf(connection.clientId, c.get("now"));
@@ -199,15 +201,23 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
       return { ok: false, reason: "invalid_response", detail: "no id_token", flow };
     }
     claims = validated;
+    // email_verified from the ID token, else UserInfo's (Okta), else Entra ID's xms_edov (verified-email.ts).
+    verification = await verifiedEmail(
+      as,
+      client,
+      validated,
+      result.access_token,
+      requestOptions(connection.issuer),
+    );
   } catch (err) {
     const refusal = refusalOf(err);
     return { ok: false, reason: refusal.reason, detail: refusal.detail, flow };
   }
-  const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : "";
+  const email = verification.email;
   if (!email.includes("@")) {
     return { ok: false, reason: "email_missing", flow };
   }
-  if (claims.email_verified !== true) {
+  if (!verification.verified) {
     return { ok: false, reason: "email_unverified", flow, email };
   }
   if (!connection.domains.includes(emailDomain(email))) {

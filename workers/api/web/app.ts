@@ -44,6 +44,7 @@ import * as signUpPost from "./pages/sign-up/post.js";
 import * as signUpVerifyGet from "./pages/sign-up/verify-get.js";
 import * as signUpVerifyPost from "./pages/sign-up/verify-post.js";
 import * as ssoCallback from "./pages/sso/callback.js";
+import * as ssoEnforcement from "./pages/sso/enforcement.js";
 import * as ssoGet from "./pages/sso/get.js";
 import * as ssoRemove from "./pages/sso/remove.js";
 import * as ssoSave from "./pages/sso/save.js";
@@ -105,6 +106,7 @@ export function webApp() {
     ssoSave,
     ssoTest,
     ssoRemove,
+    ssoEnforcement,
     ssoCallback,
     membersRemoveGet,
     membersSessionsEnd,

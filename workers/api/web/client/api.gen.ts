@@ -787,6 +787,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/studios/{tenantId}/sso/enforcement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Require single sign-on for the studio's members, or stop requiring it
+         * @description Needs an active (tested) configuration (409 otherwise). Requiring it refuses members' password sign-in, password reset and invitations to addresses outside the studio's domains, except for the break-glass owner named; turning it on also ends members' sessions that did not come from this studio's provider (not the one making the request) and revokes pending invitations outside the domains. Turning it off restores password sign-in for everyone with a password. An owner's browser session only, as for the configuration.
+         */
+        put: operations["putSsoEnforcement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1889,6 +1909,24 @@ export interface components {
         };
         SsoRemoved: {
             removed: boolean;
+        };
+        SsoEnforcement: {
+            requireSso: boolean;
+            /** Format: uuid */
+            breakGlassUserId: string | null;
+            /** @description Members' sessions not signed in by this studio's provider, ended by turning it on */
+            sessionsEnded: number;
+            /** @description Pending invitations outside the studio's domains, revoked by turning it on */
+            invitationsRevoked: number;
+        };
+        SsoEnforcementInput: {
+            /** @description Refuse password sign-in, password reset and invitations outside the domains */
+            requireSso: boolean;
+            /**
+             * Format: uuid
+             * @description The owner (with a password) who keeps password sign-in; required when requireSso is true
+             */
+            breakGlassUserId: string | null;
         };
     };
     responses: never;
@@ -6329,6 +6367,106 @@ export interface operations {
             };
             /** @description Not found, or not reachable with this credential. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putSsoEnforcement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Studio (tenant) UUID */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoEnforcementInput"];
+            };
+        };
+        responses: {
+            /** @description The enforcement as stored, and what turning it on ended. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoEnforcement"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Single sign-on is not set up (no tested configuration). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 1024 bytes. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,6 +6,7 @@ import { auditUser } from "../../../audit/record.js";
 import { auditSignInFailure } from "../../../audit/sign-in.js";
 import type { AppEnv } from "../../../context.js";
 import { connectionForEmail } from "../../../sso/config.js";
+import { ssoRequiredForEmail, ssoRequiredMessage } from "../../../sso/enforcement.js";
 import { startFlow } from "../../../sso/flow.js";
 import { readForm } from "../../form.js";
 import { csrfToken, csrfValid, safeReturnTo } from "../../session.js";
@@ -51,6 +52,13 @@ export function register(app: Hono<AppEnv>) {
     if (charge.delayMs > 0) {
       // The account is under attack from many addresses: slowed, never refused (throttle.ts).
       await scheduler.wait(charge.delayMs);
+    }
+    // A member of a studio that requires single sign-on (not its break-glass owner) never signs in with a
+    // password: refused before the password is even checked (docs/accounts.md, "Requiring single sign-on").
+    const required = await ssoRequiredForEmail(c.get("db"), normalizeEmail(email));
+    if (required.requirements.length > 0) {
+      await auditSignInFailure(c, normalizeEmail(email), "sso_required", SIGN_IN_LIMITS.windowSeconds);
+      return again(403, ssoRequiredMessage(required.requirements));
     }
     const user = await checkPassword(c.get("db"), email, password.slice(0, 1024));
     if (!user) {

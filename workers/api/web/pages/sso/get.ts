@@ -1,6 +1,7 @@
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../../../context.js";
 import { connectionsOf } from "../../../sso/config.js";
+import { breakGlassCandidates } from "../../../sso/enforcement.js";
 import { callbackUrl } from "../../../sso/flow.js";
 import { type PageEnv, userTenant, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
@@ -29,6 +30,7 @@ export async function renderSso(
       callbackUrl: callbackUrl(c),
       active,
       pending,
+      owners: active ? await breakGlassCandidates(c.get("db"), active.tenantId) : [],
       ...extra,
     }),
     status,
@@ -43,6 +45,15 @@ export function register(app: Hono<AppEnv>) {
     }
     const test = c.req.query("test");
     const reason = c.req.query("reason") ?? "";
+    const enforcement = c.req.query("enforcement");
+    if (enforcement === "required" || enforcement === "not-required") {
+      return renderSso(c, {
+        notice:
+          enforcement === "required"
+            ? "Single sign-on is now required for this studio's members."
+            : "Single sign-on is no longer required: members with a password may sign in with it.",
+      });
+    }
     if (test === "passed") {
       return renderSso(c, { notice: "Test sign-in succeeded: the configuration is saved and in use." });
     }

@@ -2,6 +2,7 @@ import { html } from "hono/html";
 import type { SsoConnectionRow } from "../../../../../schema/pg/schema.js";
 import type { TenantMembership } from "../../../accounts/team.js";
 import { dateCell, type Html, layout, type NavUser } from "../../layout.js";
+import { type BreakGlassCandidate, enforcementSection } from "./enforcement-view.js";
 
 export function ssoPath(tenantId: string): string {
   return `/settings/studios/${tenantId}/sso`;
@@ -20,6 +21,8 @@ export type SsoView = {
   form?: SsoForm;
   error?: string;
   notice?: string;
+  /** The studio's owners, for the break-glass choice (enforcement-view.ts). */
+  owners?: BreakGlassCandidate[];
 };
 
 /** Words for the reasons a test sign-in or a sign-in was refused (flow.ts FlowRefusal). */
@@ -90,6 +93,7 @@ export function ssoPage(v: SsoView): Html {
           </form>`
         : ""
     }
+    ${v.active ? enforcementSection({ base, csrf: v.csrf, active: v.active, owners: v.owners ?? [] }) : ""}
     ${
       v.pending
         ? html`<h2>Waiting for a test sign-in</h2>
