@@ -2,7 +2,7 @@ import { eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { memberships, sessions, ssoIdentities, users } from "../../schema/pg/schema.js";
 import { auditEntries } from "../support/audit.js";
-import { Browser } from "../support/browser.js";
+import { Browser, unescapeHtml } from "../support/browser.js";
 import { once, withDb } from "../support/harness.js";
 import type { IdpRogue } from "../support/oidc-idp-control.js";
 import { idp, ssoSignIn, ssoStudio, startSsoSignIn, throughProvider } from "../support/sso-flow.js";
@@ -56,7 +56,7 @@ async function refusedSignIn(opts: { email: string; loginAs?: string; rogue?: Om
   expect(started.status).toBe(303);
   const callback = await throughProvider(started.headers.get("location") ?? "", opts.loginAs ?? opts.email);
   const res = await b.get(callback);
-  return { s, b, res, text: await res.text() };
+  return { s, b, res, text: unescapeHtml(await res.text()) };
 }
 
 async function expectRefused(
