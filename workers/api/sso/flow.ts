@@ -171,6 +171,9 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
     return { ok: false, reason: "configuration_replaced", flow };
   }
   let claims: oauth.IDToken;
+  /** email_verified as the ID token says it, else as UserInfo does (Okta's thin ID token). */
+  let emailVerified: unknown;
+  let userinfoEmail: unknown;
   try {
     const as = await discover(connection.issuer);
     const client = clientOf(connection.clientId, c.get("now"));
@@ -199,6 +202,17 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
       return { ok: false, reason: "invalid_response", detail: "no id_token", flow };
     }
     claims = validated;
+    emailVerified = claims.email_verified;
+    if (emailVerified === undefined && as.userinfo_endpoint) {
+      const info = await oauth.processUserInfoResponse(
+        as,
+        client,
+        claims.sub,
+        await oauth.userInfoRequest(as, client, result.access_token, requestOptions(connection.issuer)),
+      );
+      emailVerified = info.email_verified;
+      userinfoEmail = info.email;
+    }
   } catch (err) {
     const refusal = refusalOf(err);
     return { ok: false, reason: refusal.reason, detail: refusal.detail, flow };
@@ -207,7 +221,14 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
   if (!email.includes("@")) {
     return { ok: false, reason: "email_missing", flow };
   }
-  if (claims.email_verified !== true) {
+  // Verified: email_verified true in the ID token, else at UserInfo for the same address (Okta), else
+  // Entra ID's optional claim xms_edov (the email's domain owner verified it) in the ID token.
+  const sameEmail =
+    userinfoEmail === undefined ||
+    (typeof userinfoEmail === "string" && userinfoEmail.trim().toLowerCase() === email);
+  const verified =
+    (emailVerified === true && sameEmail) || (emailVerified === undefined && claims.xms_edov === true);
+  if (!verified) {
     return { ok: false, reason: "email_unverified", flow, email };
   }
   if (!connection.domains.includes(emailDomain(email))) {

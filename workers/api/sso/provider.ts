@@ -9,7 +9,15 @@ const DISCOVERY_TTL_MS = 5 * 60 * 1000;
 /** Each call to the provider is bounded. */
 const PROVIDER_TIMEOUT_MS = 10_000;
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+/**
+ * A loopback host (127.0.0.0/8, ::1, localhost): http is allowed there only (tests and local
+ * development); a Worker in production reaches nothing on loopback.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+  );
+}
 
 const discovered = new Map<string, { as: oauth.AuthorizationServer; expires: number }>();
 
@@ -18,7 +26,7 @@ export function requestOptions(issuer: string) {
   const url = new URL(issuer);
   return {
     signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
-    ...(url.protocol === "http:" && LOOPBACK.has(url.hostname)
+    ...(url.protocol === "http:" && isLoopbackHost(url.hostname)
       ? { [oauth.allowInsecureRequests]: true }
       : {}),
   };
