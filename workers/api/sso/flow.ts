@@ -35,6 +35,7 @@ import { openSecret } from "./secret.js";
 // intercepted on its way back is useless without that cookie.
 
 export const SSO_COOKIE = "gt_sso";
+/** The redirect URI's path (registered as a literal in web/pages/sso/callback.ts). */
 export const CALLBACK_PATH = "/sso/callback";
 export const FLOW_TTL_MS = 10 * 60 * 1000;
 
