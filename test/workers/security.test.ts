@@ -180,6 +180,19 @@ const REQUESTS: Record<string, Variant[]> = {
     },
   ],
   buildRegressions: [{ query: () => "candidate=1.1.0&baseline=1.0.0&by=gpu_tier&mapId=dust" }],
+  // A studio's single sign-on (the path names the studio, not a project; its cross-studio, member and
+  // key refusals are in sso.test.ts).
+  putSso: [
+    {
+      init: () =>
+        json({
+          issuer: "https://idp.example",
+          clientId: "c",
+          clientSecret: "s",
+          domains: ["studio.example"],
+        }),
+    },
+  ],
 };
 
 /** Why an operation cannot be called without an entry in REQUESTS, or null when it can. */
@@ -564,6 +577,14 @@ const PAGES: PageRoute[] = [
   ),
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/members`, crossTenant: true },
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/audit-log`, crossTenant: true },
+  { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/sso`, crossTenant: true },
+  ...["", "/test", "/remove"].map(
+    (action): PageRoute => ({
+      method: "POST",
+      path: (id) => `/settings/studios/${tenantOf(id)}/sso${action}`,
+      crossTenant: true,
+    }),
+  ),
   { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/invitations`, crossTenant: true },
   ...["resend", "revoke"].map(
     (action): PageRoute => ({
@@ -600,6 +621,10 @@ const OWNER_ONLY: Array<{ method: "GET" | "POST"; path: () => string }> = [
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/remove` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/role` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/sessions/end` },
+  { method: "GET", path: () => `/settings/studios/${t.tenantId}/sso` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/test` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/remove` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/enforcement` },
 ];
 
@@ -783,6 +808,8 @@ const OWN_TESTS = [
   "GET /sign-in",
   "POST /sign-in",
   "POST /sign-out",
+  // The providers' redirect back (sso.test.ts: the flow, its refusals and their audit entries).
+  "GET /sso/callback",
   "GET /oauth/authorize",
   "POST /oauth/authorize",
   "POST /api/oauth/token",

@@ -7,11 +7,15 @@ export const SESSION_PREFIX = "gts_";
 /** A session lasts this long from sign-in, then the user signs in again. */
 export const SESSION_TTL_SECONDS = 14 * 24 * 3600;
 /**
- * A session signed in by a studio's identity provider lasts at most this long, then the person goes
- * through the provider again: one disabled there is signed out within this bound (docs/accounts.md,
- * "Single sign-on: leaving").
+ * A session signed in by a studio's identity provider lasts this long, then the person goes through the
+ * provider again: a person disabled at the provider keeps no session longer (docs/accounts.md).
  */
 export const SSO_SESSION_TTL_SECONDS = 12 * 3600;
+
+/** How long a new session lasts: shorter when the studio's provider signed it in. */
+export function sessionTtlSeconds(origin: { ssoTenantId?: string | null }): number {
+  return origin.ssoTenantId ? SSO_SESSION_TTL_SECONDS : SESSION_TTL_SECONDS;
+}
 
 /**
  * "Last seen" of a session without a write per request: the lookup that authenticates already reads
@@ -42,9 +46,7 @@ export async function startSession(
     userId,
     tokenHash: await sha256Hex(token),
     createdAt: now,
-    expiresAt: new Date(
-      now.getTime() + (origin.ssoTenantId ? SSO_SESSION_TTL_SECONDS : SESSION_TTL_SECONDS) * 1000,
-    ),
+    expiresAt: new Date(now.getTime() + sessionTtlSeconds(origin) * 1000),
     ip: origin.ip,
     userAgent: origin.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
     lastSeenAt: now,

@@ -7,7 +7,7 @@ import {
 } from "../../../schema/pg/schema.js";
 import { ApiError } from "../../shared/errors.js";
 import type { Db, Tx } from "../db.js";
-import { discover } from "./provider.js";
+import { discover, isLoopbackHost } from "./provider.js";
 import { sealSecret } from "./secret.js";
 
 // A studio's OpenID Connect configuration (docs/accounts.md, "Single sign-on"). What an owner submits
@@ -39,10 +39,6 @@ export type SsoConnectionView = {
 
 export const MAX_DOMAINS = 20;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
-const LOOPBACK = new Set(["localhost", "[::1]"]);
-/** 127.0.0.0/8 is loopback: a test puts the provider on 127.0.0.2, another site than the app's 127.0.0.1. */
-const isLoopback = (hostname: string) =>
-  LOOPBACK.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 
 /**
  * Mail providers anyone can get an address at: their domains belong to no studio, so a studio cannot
@@ -83,7 +79,7 @@ export function parseDomains(text: string): string[] {
 
 /** An https issuer URL, or http on a loopback host (local development and tests). */
 export function issuerAllowed(url: URL): boolean {
-  return url.protocol === "https:" || (url.protocol === "http:" && isLoopback(url.hostname));
+  return url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname));
 }
 
 /** The input, checked and normalized; throws a 400 naming the field and the rule. */

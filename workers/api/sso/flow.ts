@@ -26,7 +26,6 @@ import {
   requestOptions,
 } from "./provider.js";
 import { openSecret } from "./secret.js";
-import { type EmailVerification, verifiedEmail } from "./verified-email.js";
 
 // One authorization-code flow with the studio's provider (docs/accounts.md, "Single sign-on"): PKCE
 // (S256), `state` and `nonce`. The flow's record (sso_flows) holds only hashes: SHA-256 of `state`,
@@ -36,6 +35,7 @@ import { type EmailVerification, verifiedEmail } from "./verified-email.js";
 // intercepted on its way back is useless without that cookie.
 
 export const SSO_COOKIE = "gt_sso";
+/** The redirect URI's path (registered as a literal in web/pages/sso/callback.ts). */
 export const CALLBACK_PATH = "/sso/callback";
 export const FLOW_TTL_MS = 10 * 60 * 1000;
 
@@ -172,7 +172,9 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
     return { ok: false, reason: "configuration_replaced", flow };
   }
   let claims: oauth.IDToken;
-  let verification: EmailVerification;
+  /** email_verified as the ID token says it, else as UserInfo does (Okta's thin ID token). */
+  let emailVerified: unknown;
+  let userinfoEmail: unknown;
   try {
     const as = await discover(connection.issuer);
     const client = clientOf(connection.clientId, c.get("now"));
@@ -201,23 +203,33 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
       return { ok: false, reason: "invalid_response", detail: "no id_token", flow };
     }
     claims = validated;
-    // email_verified from the ID token, else UserInfo's (Okta), else Entra ID's xms_edov (verified-email.ts).
-    verification = await verifiedEmail(
-      as,
-      client,
-      validated,
-      result.access_token,
-      requestOptions(connection.issuer),
-    );
+    emailVerified = claims.email_verified;
+    if (emailVerified === undefined && as.userinfo_endpoint) {
+      const info = await oauth.processUserInfoResponse(
+        as,
+        client,
+        claims.sub,
+        await oauth.userInfoRequest(as, client, result.access_token, requestOptions(connection.issuer)),
+      );
+      emailVerified = info.email_verified;
+      userinfoEmail = info.email;
+    }
   } catch (err) {
     const refusal = refusalOf(err);
     return { ok: false, reason: refusal.reason, detail: refusal.detail, flow };
   }
-  const email = verification.email;
+  const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : "";
   if (!email.includes("@")) {
     return { ok: false, reason: "email_missing", flow };
   }
-  if (!verification.verified) {
+  // Verified: email_verified true in the ID token, else at UserInfo for the same address (Okta), else
+  // Entra ID's optional claim xms_edov (the email's domain owner verified it) in the ID token.
+  const sameEmail =
+    userinfoEmail === undefined ||
+    (typeof userinfoEmail === "string" && userinfoEmail.trim().toLowerCase() === email);
+  const verified =
+    (emailVerified === true && sameEmail) || (emailVerified === undefined && claims.xms_edov === true);
+  if (!verified) {
     return { ok: false, reason: "email_unverified", flow, email };
   }
   if (!connection.domains.includes(emailDomain(email))) {

@@ -9,10 +9,15 @@ const DISCOVERY_TTL_MS = 5 * 60 * 1000;
 /** Each call to the provider is bounded. */
 const PROVIDER_TIMEOUT_MS = 10_000;
 
-const LOOPBACK = new Set(["localhost", "[::1]"]);
-/** 127.0.0.0/8 is loopback: a test puts the provider on 127.0.0.2, another site than the app's 127.0.0.1. */
-const isLoopback = (hostname: string) =>
-  LOOPBACK.has(hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+/**
+ * A loopback host (127.0.0.0/8, ::1, localhost): http is allowed there only (tests and local
+ * development); a Worker in production reaches nothing on loopback.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+  );
+}
 
 const discovered = new Map<string, { as: oauth.AuthorizationServer; expires: number }>();
 
@@ -21,7 +26,9 @@ export function requestOptions(issuer: string) {
   const url = new URL(issuer);
   return {
     signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
-    ...(url.protocol === "http:" && isLoopback(url.hostname) ? { [oauth.allowInsecureRequests]: true } : {}),
+    ...(url.protocol === "http:" && isLoopbackHost(url.hostname)
+      ? { [oauth.allowInsecureRequests]: true }
+      : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { clientIp } from "../../shared/rate-limit.js";
 import { noteSignIn } from "../accounts/account.js";
 import type { AppEnv } from "../context.js";
-import { endSession, startSession } from "../credentials/sessions.js";
+import { endSession, sessionTtlSeconds, startSession } from "../credentials/sessions.js";
 import { currentUser, setSessionCookie } from "./session.js";
 
 /**
@@ -25,6 +25,10 @@ export async function signInAs<E extends AppEnv>(
     userAgent: c.req.header("user-agent") ?? null,
     ssoTenantId: opts.ssoTenantId ?? null,
   };
-  setSessionCookie(c, await startSession(db, userId, new Date(c.get("now")), origin));
+  setSessionCookie(
+    c,
+    await startSession(db, userId, new Date(c.get("now")), origin),
+    sessionTtlSeconds(origin),
+  );
   await noteSignIn(db, userId);
 }

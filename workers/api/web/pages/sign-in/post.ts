@@ -5,6 +5,7 @@ import { checkPassword, normalizeEmail } from "../../../accounts/users.js";
 import { auditUser } from "../../../audit/record.js";
 import { auditSignInFailure } from "../../../audit/sign-in.js";
 import type { AppEnv } from "../../../context.js";
+import { chargeAnonymous } from "../../../credentials/gate.js";
 import { connectionForEmail } from "../../../sso/config.js";
 import { ssoRequiredForEmail, ssoRequiredMessage } from "../../../sso/enforcement.js";
 import { startFlow } from "../../../sso/flow.js";
@@ -30,6 +31,12 @@ export function register(app: Hono<AppEnv>) {
     if (email.trim() && (wantsSso || !password)) {
       const connection = await connectionForEmail(c.get("db"), normalizeEmail(email));
       if (connection) {
+        // Each start records a flow and calls the provider: counted per client IP like any anonymous request.
+        const charged = await chargeAnonymous(c.env, c.req.raw.headers);
+        if (!charged.allowed) {
+          c.header("Retry-After", String(charged.retryAfter));
+          return again(429, "Too many sign-in attempts from this address. Wait a few minutes.");
+        }
         const target = await startFlow(c, connection, "sign_in", { email: normalizeEmail(email), returnTo });
         return c.redirect(target, 303);
       }

@@ -5,7 +5,6 @@ import { auditSsoChange, auditSsoRefusal } from "../../../audit/sso.js";
 import type { AppEnv } from "../../../context.js";
 import {
   activatePending,
-  CALLBACK_PATH,
   checkCallback,
   type FlowOutcome,
   FlowRefused,
@@ -24,7 +23,7 @@ type Refused = Extract<FlowOutcome, { ok: false }>;
  * configuration. Every refusal is recorded with its reason.
  */
 export function register(app: Hono<AppEnv>) {
-  app.get(CALLBACK_PATH, async (c) => {
+  app.get("/sso/callback", async (c) => {
     const outcome = await checkCallback(c);
     const flow = outcome.flow;
     const now = new Date(c.get("now"));
