@@ -58,23 +58,39 @@ async function start(params: Record<string, string | undefined> = {}): Promise<S
   return { url, state, nonce, verifier };
 }
 
-/** The whole flow as email; returns the validated ID token claims (or throws what oauth4webapi threw). */
-async function signIn(email: string, started?: Started): Promise<oauth.IDToken> {
-  const s = started ?? (await start());
-  const result = await idp.authorize(s.url.href, email);
+/** The provider's answer to the authorization request, checked (state, iss): the code's parameters. */
+function answerOf(
+  result: { callback: string } | { status: number },
+  s: Started,
+  rp = client,
+): URLSearchParams {
   if (!("callback" in result)) {
     throw new Error(`stopped at the provider: ${result.status}`);
   }
-  const params = oauth.validateAuthResponse(as, client, new URL(result.callback), s.state);
-  const response = await oauth.authorizationCodeGrantRequest(
+  return oauth.validateAuthResponse(as, rp, new URL(result.callback), s.state);
+}
+
+/** The code exchange, with the client's secret by default. */
+function exchange(
+  params: URLSearchParams,
+  verifier: string,
+  opts: { rp?: oauth.Client; auth?: oauth.ClientAuth } = {},
+): Promise<Response> {
+  return oauth.authorizationCodeGrantRequest(
     as,
-    client,
-    oauth.ClientSecretBasic(CLIENT.clientSecret),
+    opts.rp ?? client,
+    opts.auth ?? oauth.ClientSecretBasic(CLIENT.clientSecret),
     params,
     REDIRECT,
-    s.verifier,
+    verifier,
     insecure,
   );
+}
+
+/** The whole flow as email; returns the validated ID token claims (or throws what oauth4webapi threw). */
+async function signIn(email: string, started?: Started): Promise<oauth.IDToken> {
+  const s = started ?? (await start());
+  const response = await exchange(answerOf(await idp.authorize(s.url.href, email), s), s.verifier);
   const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, {
     expectedNonce: s.nonce,
   });
@@ -133,21 +149,8 @@ describe("test OpenID provider", () => {
     await idp.addAccount({ email: "okta@studio.test", emailVerifiedOnlyAtUserinfo: true });
     const s = await start();
     const result = await idp.authorize(s.url.href, "okta@studio.test");
-    const params = oauth.validateAuthResponse(
-      as,
-      client,
-      new URL((result as { callback: string }).callback),
-      s.state,
-    );
-    const response = await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      oauth.ClientSecretBasic(CLIENT.clientSecret),
-      params,
-      REDIRECT,
-      s.verifier,
-      insecure,
-    );
+    const params = answerOf(result, s);
+    const response = await exchange(params, s.verifier);
     const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, {
       expectedNonce: s.nonce,
     });
@@ -181,27 +184,12 @@ describe("test OpenID provider", () => {
   it("refuses a wrong code_verifier and a code used twice", async () => {
     const s = await start();
     const result = await idp.authorize(s.url.href, "ada@studio.test");
-    const params = oauth.validateAuthResponse(
-      as,
-      client,
-      new URL((result as { callback: string }).callback),
-      s.state,
-    );
-    const exchange = (verifier: string) =>
-      oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        oauth.ClientSecretBasic(CLIENT.clientSecret),
-        params,
-        REDIRECT,
-        verifier,
-        insecure,
-      );
-    const wrong = await exchange(oauth.generateRandomCodeVerifier());
+    const params = answerOf(result, s);
+    const wrong = await exchange(params, oauth.generateRandomCodeVerifier());
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { error: string }).error).toBe("invalid_grant");
-    expect((await exchange(s.verifier)).status).toBe(200);
-    const again = await exchange(s.verifier);
+    expect((await exchange(params, s.verifier)).status).toBe(200);
+    const again = await exchange(params, s.verifier);
     expect(again.status).toBe(400);
     expect(((await again.json()) as { error: string }).error).toBe("invalid_grant");
   });
@@ -209,21 +197,8 @@ describe("test OpenID provider", () => {
   it("refuses a wrong client secret", async () => {
     const s = await start();
     const result = await idp.authorize(s.url.href, "ada@studio.test");
-    const params = oauth.validateAuthResponse(
-      as,
-      client,
-      new URL((result as { callback: string }).callback),
-      s.state,
-    );
-    const res = await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      oauth.ClientSecretBasic("not-the-secret"),
-      params,
-      REDIRECT,
-      s.verifier,
-      insecure,
-    );
+    const params = answerOf(result, s);
+    const res = await exchange(params, s.verifier, { auth: oauth.ClientSecretBasic("not-the-secret") });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: string }).error).toBe("invalid_client");
   });
@@ -256,22 +231,9 @@ describe("test OpenID provider", () => {
     await idp.addAccount({ email: "mid@studio.test" });
     const s = await start();
     const result = await idp.authorize(s.url.href, "mid@studio.test");
-    const params = oauth.validateAuthResponse(
-      as,
-      client,
-      new URL((result as { callback: string }).callback),
-      s.state,
-    );
+    const params = answerOf(result, s);
     await idp.setDisabled("mid@studio.test", true);
-    const res = await oauth.authorizationCodeGrantRequest(
-      as,
-      client,
-      oauth.ClientSecretBasic(CLIENT.clientSecret),
-      params,
-      REDIRECT,
-      s.verifier,
-      insecure,
-    );
+    const res = await exchange(params, s.verifier);
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe("invalid_grant");
   });
@@ -318,21 +280,11 @@ describe("test OpenID provider", () => {
     const second: oauth.Client = { client_id: "second-app" };
     const s = await start({ client_id: "second-app" });
     const result = await control.authorize(s.url.href, "grace@other.test");
-    const params = oauth.validateAuthResponse(
-      as,
-      second,
-      new URL((result as { callback: string }).callback),
-      s.state,
-    );
-    const response = await oauth.authorizationCodeGrantRequest(
-      as,
-      second,
-      oauth.ClientSecretPost("second-secret"),
-      params,
-      REDIRECT,
-      s.verifier,
-      insecure,
-    );
+    const params = answerOf(result, s, second);
+    const response = await exchange(params, s.verifier, {
+      rp: second,
+      auth: oauth.ClientSecretPost("second-secret"),
+    });
     const tokens = await oauth.processAuthorizationCodeResponse(as, second, response, {
       expectedNonce: s.nonce,
     });

@@ -69,32 +69,21 @@ beforeAll(async () => {
   await db.connect();
   tenantId = (await admin("tenant", "create", "--name", STUDIO, "--plan", "pro")).id;
   await admin("project", "create", "--tenant", tenantId, "--name", "Mosaic Racer");
-  owner.id = (
-    await admin(
+  const user = (who: { email: string; password: string }, role: string) =>
+    admin(
       "user",
       "create",
       "--tenant",
       tenantId,
       "--email",
-      owner.email,
+      who.email,
       "--password",
-      owner.password,
+      who.password,
       "--role",
-      "owner",
-    )
-  ).id;
-  await admin(
-    "user",
-    "create",
-    "--tenant",
-    tenantId,
-    "--email",
-    colleague.email,
-    "--password",
-    colleague.password,
-    "--role",
-    "member",
-  );
+      role,
+    );
+  owner.id = (await user(owner, "owner")).id;
+  await user(colleague, "member");
   // The studio's people at the provider.
   await idp.addAccount({ email: `it-admin@${DOMAIN}`, name: "IT Admin" });
   await idp.addAccount({ email: `ada@${DOMAIN}`, name: "Ada" });
