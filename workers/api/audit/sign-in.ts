@@ -6,8 +6,9 @@ import { audit, auditUser, requestIp } from "./record.js";
 
 /**
  * A refused sign-in (wrong password or unknown account: "password"; refused by the throttle:
- * "throttled"; a password sign-in of a member of a studio that requires single sign-on: "sso_required"), counted rather than recorded one row each: one `user.sign_in_failed` row per account, IP,
- * reason and throttle window, in every studio of the account (of no studio for an unknown address),
+ * "throttled"; a password sign-in of a member of a studio that requires single sign-on:
+ * "sso_required"), counted rather than recorded one row each: one `user.sign_in_failed` row per
+ * account, IP, reason and throttle window, in every studio of the account (of no studio for an unknown address),
  * whose count grows with each attempt. The password is never recorded.
  */
 export async function auditSignInFailure<E extends AppEnv>(
