@@ -370,7 +370,11 @@ describe("sign-in through the studio's provider", () => {
     expect(empty.headers.get("location")?.startsWith(`${inject("idpUrl")}/`)).toBe(true);
     expect((await new Browser().signIn(person, "anything-at-all")).status).toBe(401);
 
-    expect(await auditEntries(s.t.tenantId, "user.sign_in_failed")).toEqual([]);
+    // The wrong password is a password failure; no SSO sign-in was refused.
+    const failures = await auditEntries(s.t.tenantId, "user.sign_in_failed");
+    expect(failures.map((e) => [e.detail.method ?? "password", e.detail.reason])).toEqual([
+      ["password", "password"],
+    ]);
 
     // Later sign-ins sign the same user in; an email changed at the provider keeps the user.
     const second = await signInWithSso(person);
