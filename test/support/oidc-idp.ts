@@ -36,6 +36,9 @@ type StoredAccount = {
   emailVerified: boolean | null;
   name: string;
   disabled: boolean;
+  disabledAnswer: "page" | "access_denied";
+  emailVerifiedOnlyAtUserinfo: boolean;
+  xmsEdov: boolean | null;
 };
 
 const LOGIN_PROMPT_EMAIL = "email";

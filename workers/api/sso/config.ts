@@ -233,7 +233,10 @@ export async function submitPending(
     await tx
       .delete(ssoConnections)
       .where(and(eq(ssoConnections.tenantId, tenantId), eq(ssoConnections.state, "pending")));
-    return tx.insert(ssoConnections).values({ tenantId, state: "pending", ...values }).returning();
+    return tx
+      .insert(ssoConnections)
+      .values({ tenantId, state: "pending", ...values })
+      .returning();
   });
   if (!row) {
     throw new Error("sso: the pending connection was not stored");
