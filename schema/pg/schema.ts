@@ -713,9 +713,8 @@ export const ssoFlows = pgTable(
     tenantId: uuid("tenant_id")
       .notNull()
       .references(() => tenants.id, { onDelete: "cascade" }),
-    connectionId: uuid("connection_id")
-      .notNull()
-      .references(() => ssoConnections.id, { onDelete: "cascade" }),
+    // Null once the configuration it ran with was replaced or removed: its answer is then refused.
+    connectionId: uuid("connection_id").references(() => ssoConnections.id, { onDelete: "set null" }),
     purpose: text("purpose", { enum: SSO_FLOW_PURPOSES }).notNull(),
     // The email typed on the sign-in page (login_hint), and where to go after sign-in.
     email: text("email"),

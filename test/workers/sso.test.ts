@@ -370,7 +370,11 @@ describe("sign-in through the studio's provider", () => {
     expect(empty.headers.get("location")?.startsWith(`${inject("idpUrl")}/`)).toBe(true);
     expect((await new Browser().signIn(person, "anything-at-all")).status).toBe(401);
 
-    expect(await auditEntries(s.t.tenantId, "user.sign_in_failed")).toEqual([]);
+    // The wrong password is a password failure; no SSO sign-in was refused.
+    const failures = await auditEntries(s.t.tenantId, "user.sign_in_failed");
+    expect(failures.map((e) => [e.detail.method ?? "password", e.detail.reason])).toEqual([
+      ["password", "password"],
+    ]);
 
     // Later sign-ins sign the same user in; an email changed at the provider keeps the user.
     const second = await signInWithSso(person);
@@ -438,5 +442,49 @@ describe("sign-in through the studio's provider", () => {
     const refused = await onlyAuditEntry(s.t.tenantId, "user.sign_in_failed");
     expect(refused.outcome).toBe("failure");
     expect(refused.detail).toMatchObject({ method: "sso", reason: "state_replayed" });
+  });
+
+  it("a failed test saves nothing and says why; a test of a replaced submission saves nothing", async () => {
+    const s = await studio("SSO Failed Test Studio");
+    const outsider = `someone@elsewhere-${crypto.randomUUID().slice(0, 6)}.test`;
+    await provider().addAccount({ email: outsider });
+    const owner = await ownerBrowser(s);
+    const failed = await configure(s, owner, outsider);
+    expect(failed.status).toBe(303);
+    expect(failed.headers.get("location")).toBe(
+      `${settingsPath(s.t.tenantId)}?test=failed&reason=email_domain`,
+    );
+    const page = await (await owner.get(failed.headers.get("location") ?? "")).text();
+    expect(page).toContain("Test sign-in failed: the email address is not in one of the studio");
+    const entry = await onlyAuditEntry(s.t.tenantId, "sso.test_failed");
+    expect(entry.actorId).toBe(s.owner.id);
+    expect(entry.detail).toMatchObject({ method: "sso", reason: "email_domain", email: outsider });
+
+    // Two submissions, the first one's test completed last: it saves nothing.
+    const admin = `admin@${s.domain}`;
+    await provider().addAccount({ email: admin });
+    const form = {
+      issuer: inject("idpUrl"),
+      clientId: s.clientId,
+      clientSecret: s.clientSecret,
+      domains: s.domain,
+      defaultRole: "member",
+    };
+    const firstSubmit = await owner.submit(settingsPath(s.t.tenantId), form);
+    const secondSubmit = await owner.submit(settingsPath(s.t.tenantId), { ...form, defaultRole: "owner" });
+    const stale = await owner.get(await atProvider(firstSubmit.headers.get("location") ?? "", admin));
+    expect(stale.headers.get("location")).toBe(
+      `${settingsPath(s.t.tenantId)}?test=failed&reason=configuration_replaced`,
+    );
+    await withDb(async (db) => {
+      const rows = await db.select().from(ssoConnections).where(eq(ssoConnections.tenantId, s.t.tenantId));
+      expect(rows.map((r) => [r.state, r.defaultRole])).toEqual([["pending", "owner"]]);
+    });
+    const fresh = await owner.get(await atProvider(secondSubmit.headers.get("location") ?? "", admin));
+    expect(fresh.headers.get("location")).toBe(`${settingsPath(s.t.tenantId)}?test=passed`);
+    await withDb(async (db) => {
+      const rows = await db.select().from(ssoConnections).where(eq(ssoConnections.tenantId, s.t.tenantId));
+      expect(rows.map((r) => [r.state, r.defaultRole])).toEqual([["active", "owner"]]);
+    });
   });
 });

@@ -227,11 +227,17 @@ export async function submitPending(
     testedAs: null,
     updatedAt: new Date(),
   };
-  const [row] = await db
-    .insert(ssoConnections)
-    .values({ tenantId, state: "pending", ...values })
-    .onConflictDoUpdate({ target: [ssoConnections.tenantId, ssoConnections.state], set: values })
-    .returning();
+  // A new row (a new id) each time: a test started for an earlier submission ends as
+  // `configuration_replaced` (its flow goes with the old row) instead of saving this one untested.
+  const [row] = await db.transaction(async (tx) => {
+    await tx
+      .delete(ssoConnections)
+      .where(and(eq(ssoConnections.tenantId, tenantId), eq(ssoConnections.state, "pending")));
+    return tx
+      .insert(ssoConnections)
+      .values({ tenantId, state: "pending", ...values })
+      .returning();
+  });
   if (!row) {
     throw new Error("sso: the pending connection was not stored");
   }

@@ -163,11 +163,9 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
   if (!BINDING.test(binding) || (await sha256Hex(binding)) !== flow.bindingHash) {
     return { ok: false, reason: "browser_mismatch", flow };
   }
-  const [connection] = await db
-    .select()
-    .from(ssoConnections)
-    .where(eq(ssoConnections.id, flow.connectionId))
-    .limit(1);
+  const [connection] = flow.connectionId
+    ? await db.select().from(ssoConnections).where(eq(ssoConnections.id, flow.connectionId)).limit(1)
+    : [];
   if (!connection) {
     return { ok: false, reason: "configuration_replaced", flow };
   }
