@@ -136,7 +136,7 @@ it("configures, tests, requires SSO; a new member signs in twice; password and d
   // 4. Require it, naming the owner as break-glass.
   await o.getByLabel("Require single sign-on for this studio's members").check();
   await o.getByLabel("Break-glass owner (keeps password sign-in)").selectOption(owner.id);
-  await o.getByRole("button", { name: "Save" }).click();
+  await o.getByRole("button", { name: "Save requirement" }).click();
   await o.getByText("Required.").waitFor();
 
   // 5. Someone new at the studio signs in with the provider: made a member on the spot.

@@ -173,6 +173,18 @@ export async function startOidcIdp(options: OidcIdpOptions = {}): Promise<OidcId
     bySub.set(sub, stored);
     return sub;
   };
+  // Disabling signs the person out at the provider too (their provider sessions end), as Google, Entra
+  // ID and Okta do: the next authorization asks them to sign in, and the login form refuses them.
+  const setDisabled = (account: StoredAccount, disabled: boolean) => {
+    account.disabled = disabled;
+    if (disabled) {
+      for (const [key, entry] of store) {
+        if (key.startsWith("Session:") && entry.payload.accountId === account.sub) {
+          store.delete(key);
+        }
+      }
+    }
+  };
   const addClient = (client: IdpClient) => {
     const metadata: AdapterPayload = {
       client_id: client.clientId,
@@ -284,7 +296,7 @@ export async function startOidcIdp(options: OidcIdpOptions = {}): Promise<OidcId
             reply(404, { error: `no account ${String(body.email)}` });
             return;
           }
-          account.disabled = body.disabled === true;
+          setDisabled(account, body.disabled === true);
           reply(200, { ok: true });
           return;
         }
@@ -315,7 +327,7 @@ export async function startOidcIdp(options: OidcIdpOptions = {}): Promise<OidcId
       if (!account) {
         throw new Error(`test IdP: no account ${email}`);
       }
-      account.disabled = disabled;
+      setDisabled(account, disabled);
     },
     rogue: async (rogue) => {
       rogues.set(rogue.clientId, rogue);

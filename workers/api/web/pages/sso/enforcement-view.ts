@@ -40,6 +40,6 @@ export function enforcementSection(v: {
             html`<option value="${o.userId}" ${o.userId === current ? "selected" : ""} ${o.hasPassword ? "" : "disabled"}>${o.email}${o.hasPassword ? "" : " (no password)"}</option>`,
         )}
       </select>
-      <p><button type="submit">Save</button></p>
+      <p><button type="submit">Save requirement</button></p>
     </form>`;
 }
