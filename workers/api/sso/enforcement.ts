@@ -10,6 +10,7 @@ import {
 } from "../../../schema/pg/schema.js";
 import { ApiError } from "../../shared/errors.js";
 import type { Db, Tx } from "../db.js";
+import { emailDomain } from "./config.js";
 
 // Requiring single sign-on (docs/accounts.md, "Single sign-on: requiring it"). An owner of a studio
 // with an active (tested) connection can require it: then the studio's members cannot sign in with a
@@ -89,16 +90,6 @@ export function ssoRequiredMessage(requirements: SsoRequirement[]): string {
   return `${names} requires single sign-on: password sign-in and password reset are turned off for its members. Sign in with your organization's account: enter your work email and choose "Continue with single sign-on", or ask an owner of the studio.`;
 }
 
-function emailDomainOf(email: string): string {
-  const at = email.lastIndexOf("@");
-  return at < 0
-    ? ""
-    : email
-        .slice(at + 1)
-        .trim()
-        .toLowerCase();
-}
-
 /**
  * Why an invitation of `email` to the studio is refused under single sign-on, or null when it may be
  * sent: a studio requiring SSO invites only addresses in its domains (who then sign in with its provider).
@@ -119,7 +110,7 @@ export async function invitationRefusal(
       ),
     )
     .limit(1);
-  if (!connection || connection.domains.includes(emailDomainOf(email.trim().toLowerCase()))) {
+  if (!connection || connection.domains.includes(emailDomain(email.trim().toLowerCase()))) {
     return null;
   }
   return `Email: this studio requires single sign-on, so it invites only addresses in its domains (${connection.domains.join(", ")}).`;
