@@ -486,5 +486,17 @@ describe("sign-in through the studio's provider", () => {
       const rows = await db.select().from(ssoConnections).where(eq(ssoConnections.tenantId, s.t.tenantId));
       expect(rows.map((r) => [r.state, r.defaultRole])).toEqual([["active", "owner"]]);
     });
+
+    // Two sign-ins started in one browser (two tabs): both complete.
+    const person = `two-tabs@${s.domain}`;
+    await provider().addAccount({ email: person });
+    const b = new Browser();
+    const start = () => b.submit("/sign-in", { email: person, password: "", returnTo: "/" }, "/sign-in");
+    const [tabA, tabB] = [await start(), await start()];
+    for (const tab of [tabA, tabB]) {
+      const res = await b.get(await atProvider(tab.headers.get("location") ?? "", person));
+      expect(res.status).toBe(303);
+      expect(res.headers.get("location")).toBe("/");
+    }
   });
 });
