@@ -486,5 +486,46 @@ describe("sign-in through the studio's provider", () => {
       const rows = await db.select().from(ssoConnections).where(eq(ssoConnections.tenantId, s.t.tenantId));
       expect(rows.map((r) => [r.state, r.defaultRole])).toEqual([["active", "owner"]]);
     });
+
+    // Two sign-ins started in one browser (two tabs): both complete.
+    const person = `two-tabs@${s.domain}`;
+    await provider().addAccount({ email: person });
+    const b = new Browser();
+    const start = () => b.submit("/sign-in", { email: person, password: "", returnTo: "/" }, "/sign-in");
+    const [tabA, tabB] = [await start(), await start()];
+    for (const tab of [tabA, tabB]) {
+      const res = await b.get(await atProvider(tab.headers.get("location") ?? "", person));
+      expect(res.status).toBe(303);
+      expect(res.headers.get("location")).toBe("/");
+    }
+  });
+
+  it("a provider that cannot be reached: the sign-in page answers a retryable 503, no flow recorded", async () => {
+    const s = await studio("SSO Down Provider Studio");
+    await withDb(async (db) => {
+      const [row] = await db
+        .insert(ssoConnections)
+        .values({
+          tenantId: s.t.tenantId,
+          state: "active",
+          // A closed loopback port: discovery is refused.
+          issuer: "http://127.0.0.1:1",
+          clientId: s.clientId,
+          clientSecret: "v1.unused.unused",
+          domains: [s.domain],
+        })
+        .returning();
+      await db
+        .insert(ssoDomains)
+        .values({ domain: s.domain, tenantId: s.t.tenantId, connectionId: row?.id ?? "" });
+    });
+    const email = `pat@${s.domain}`;
+    const res = await new Browser().submit("/sign-in", { email, password: "", returnTo: "/" }, "/sign-in");
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(await res.text()).toContain("identity provider could not be reached just now");
+    await withDb(async (db) => {
+      expect(await db.select().from(ssoFlows).where(eq(ssoFlows.email, email))).toEqual([]);
+    });
   });
 });

@@ -84,7 +84,8 @@ export async function startFlow<E extends AppEnv>(
     createdAt: now,
     expiresAt: new Date(now.getTime() + FLOW_TTL_MS),
   });
-  setCookie(c, SSO_COOKIE, binding, { ...cookieBase(c), path: CALLBACK_PATH, maxAge: FLOW_TTL_MS / 1000 });
+  // Path=/ so that a flow started in another tab (from the sign-in page) reuses the value, not replaces it.
+  setCookie(c, SSO_COOKIE, binding, { ...cookieBase(c), maxAge: FLOW_TTL_MS / 1000 });
   const url = new URL(as.authorization_endpoint ?? "");
   const params = {
     response_type: "code",

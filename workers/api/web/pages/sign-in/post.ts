@@ -1,4 +1,5 @@
 import type { Hono } from "hono";
+import { ApiError } from "../../../../shared/errors.js";
 import { clientIp } from "../../../../shared/rate-limit.js";
 import { chargeSignIn, SIGN_IN_LIMITS } from "../../../accounts/throttle.js";
 import { checkPassword, normalizeEmail } from "../../../accounts/users.js";
@@ -19,7 +20,7 @@ export function register(app: Hono<AppEnv>) {
     const form = await readForm(c);
     const returnTo = safeReturnTo(form?.returnTo);
     const email = (form?.email ?? "").slice(0, 320);
-    const again = async (status: 400 | 401 | 403 | 429, error: string) =>
+    const again = async (status: 400 | 401 | 403 | 429 | 503, error: string) =>
       c.html(signInPage({ csrf: await csrfToken(c), returnTo, email, error }), status);
     if (!form || !(await csrfValid(c, form.csrf))) {
       return again(403, "This form has expired. Sign in again.");
@@ -37,8 +38,23 @@ export function register(app: Hono<AppEnv>) {
           c.header("Retry-After", String(charged.retryAfter));
           return again(429, "Too many sign-in attempts from this address. Wait a few minutes.");
         }
-        const target = await startFlow(c, connection, "sign_in", { email: normalizeEmail(email), returnTo });
-        return c.redirect(target, 303);
+        try {
+          const target = await startFlow(c, connection, "sign_in", {
+            email: normalizeEmail(email),
+            returnTo,
+          });
+          return c.redirect(target, 303);
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 503) {
+            // The studio's provider cannot be reached: a retryable 503, nothing recorded.
+            c.header("Retry-After", String(err.extras.retryAfter ?? 5));
+            return again(
+              503,
+              `Your studio's identity provider could not be reached just now. Try again. (${err.message})`,
+            );
+          }
+          throw err;
+        }
       }
       if (wantsSso) {
         return again(
