@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 import { TEST_APP_URL } from "./test/support/app-url.js";
 import { INGEST_BUNDLE_DIR, ingestWorker } from "./test/support/ingest-worker.js";
 import { TEST_OPERATOR_SECRET } from "./test/support/operator.js";
+import { TEST_SSO_SECRET_KEY } from "./test/support/sso-key.js";
 
 // Tests reach nothing beyond loopback: Miniflare uses its fallback Request.cf instead of fetching one.
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
@@ -36,6 +37,7 @@ export default defineConfig({
                 bindings: {
                   ...engines,
                   OPERATOR_SECRET: TEST_OPERATOR_SECRET,
+                  SSO_SECRET_KEY: TEST_SSO_SECRET_KEY,
                   APP_URL: TEST_APP_URL,
                   // The global setup's mail catcher, over plain SMTP on loopback; sign-up open.
                   SMTP_HOST: "127.0.0.1",

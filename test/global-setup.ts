@@ -7,6 +7,7 @@ import { startMailCatcher } from "../scripts/local/mail.js";
 import { startLocalStack } from "../scripts/local/stack.js";
 import { startHookReceiver } from "./support/hook-receiver.js";
 import { buildIngestWorker } from "./support/ingest-worker.js";
+import { startOidcIdp } from "./support/oidc-idp.js";
 import { type SdkFixtures, sdkFixtures } from "./support/sdk-fixtures.js";
 
 declare module "vitest" {
@@ -18,6 +19,8 @@ declare module "vitest" {
     neonProxy: string;
     /** Loopback webhook receiver: POST records, GET /received?path= reads back. */
     hookUrl: string;
+    /** The test OpenID provider's issuer (oidc-provider on loopback); drive it with idpControl(). */
+    idpUrl: string;
     /** The mail catcher the Worker sends to (SMTP) and tests read (its REST API under inboxUrl). */
     smtpPort: number;
     inboxUrl: string;
@@ -46,8 +49,11 @@ export default async function setup(project: TestProject) {
   project.provide("inboxUrl", mail.inboxUrl);
   const hooks = await startHookReceiver();
   project.provide("hookUrl", hooks.url);
+  const idp = await startOidcIdp();
+  project.provide("idpUrl", idp.issuer);
   project.provide("sdkFixtures", sdkFixtures());
   return async () => {
+    await idp.close();
     await hooks.close();
     await mail.close();
     await stack.close();

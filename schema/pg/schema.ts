@@ -169,6 +169,9 @@ export const sessions = pgTable(
     userAgent: text("user_agent"),
     // Accurate to SESSION_LAST_SEEN_RESOLUTION_MS (workers/api/credentials/sessions.ts): written at most that often.
     lastSeenAt: timestamp("last_seen_at", { withTimezone: true, mode: "date" }),
+    // The studio whose identity provider signed this session in (single sign-on); null for a password
+    // sign-in (workers/api/sso/).
+    ssoTenantId: uuid("sso_tenant_id").references(() => tenants.id, { onDelete: "set null" }),
   },
   (t) => [index("sessions_user_idx").on(t.userId)],
 );
@@ -665,3 +668,110 @@ export const buildVerdicts = pgTable(
 
 export type BuildVerdictRow = typeof buildVerdicts.$inferSelect;
 export type AuditLogRow = typeof auditLog.$inferSelect;
+
+export const SSO_CONNECTION_STATES = ["active", "pending"] as const;
+export type SsoConnectionState = (typeof SSO_CONNECTION_STATES)[number];
+
+// A studio's OpenID Connect provider (workers/api/sso/, docs/accounts.md "Single sign-on"). At most one
+// `active` row (what sign-in uses) and one `pending` row (submitted, not yet proven by a test sign-in)
+// per studio; a successful test copies the pending configuration onto the active row and deletes it.
+// `clientSecret` is AES-GCM ciphertext under the SSO_SECRET_KEY Worker secret (workers/api/sso/secret.ts),
+// never the secret. `requireSso` and `breakGlassUserId` (enforcement) are read on the active row only.
+export const ssoConnections = pgTable(
+  "sso_connections",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    state: text("state", { enum: SSO_CONNECTION_STATES }).notNull(),
+    issuer: text("issuer").notNull(),
+    clientId: text("client_id").notNull(),
+    clientSecret: text("client_secret").notNull(),
+    // Lower-case domains, as submitted; for the active row also claimed in sso_domains.
+    domains: text("domains").array().notNull(),
+    defaultRole: text("default_role", { enum: MEMBERSHIP_ROLES }).notNull().default("member"),
+    requireSso: boolean("require_sso").notNull().default(false),
+    breakGlassUserId: uuid("break_glass_user_id").references(() => users.id, { onDelete: "set null" }),
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "set null" }),
+    // When and as whom (the provider's email) the configuration last passed its test sign-in.
+    testedAt: timestamp("tested_at", { withTimezone: true, mode: "date" }),
+    testedAs: text("tested_as"),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("sso_connections_tenant_state_idx").on(t.tenantId, t.state),
+    check("sso_connections_state_check", sql`${t.state} in ('active', 'pending')`),
+    check("sso_connections_role_check", sql`${t.defaultRole} in ('owner', 'member')`),
+  ],
+);
+
+// Which studio's provider an email domain signs in with: the primary key makes a domain one studio's.
+// Rows of the active connection only.
+export const ssoDomains = pgTable(
+  "sso_domains",
+  {
+    domain: text("domain").primaryKey(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    connectionId: uuid("connection_id")
+      .notNull()
+      .references(() => ssoConnections.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("sso_domains_tenant_idx").on(t.tenantId)],
+);
+
+// A person's account at a provider (issuer + subject) linked to a user: later sign-ins find the user
+// by this, so an email changed at the provider does not make a second user.
+export const ssoIdentities = pgTable(
+  "sso_identities",
+  {
+    issuer: text("issuer").notNull(),
+    subject: text("subject").notNull(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    // The studio whose provider first linked it, and the email the provider last gave.
+    tenantId: uuid("tenant_id").references(() => tenants.id, { onDelete: "set null" }),
+    email: text("email").notNull(),
+    createdAt: timestamps.createdAt,
+    lastSignInAt: timestamp("last_sign_in_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [primaryKey({ columns: [t.issuer, t.subject] }), index("sso_identities_user_idx").on(t.userId)],
+);
+
+export const SSO_FLOW_PURPOSES = ["sign_in", "test"] as const;
+export type SsoFlowPurpose = (typeof SSO_FLOW_PURPOSES)[number];
+
+// One authorization request in flight (10 minutes, single use). Only hashes: `stateHash` is SHA-256 of
+// the `state` sent to the provider; `bindingHash` SHA-256 of the random value in the browser's
+// `gt_sso` cookie, from which the PKCE verifier and the nonce are derived (workers/api/sso/flow.ts).
+export const ssoFlows = pgTable(
+  "sso_flows",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    stateHash: text("state_hash").notNull().unique(),
+    bindingHash: text("binding_hash").notNull(),
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    // Null once the configuration it ran with was replaced or removed: its answer is then refused.
+    connectionId: uuid("connection_id").references(() => ssoConnections.id, { onDelete: "set null" }),
+    purpose: text("purpose", { enum: SSO_FLOW_PURPOSES }).notNull(),
+    // The email typed on the sign-in page (login_hint), and where to go after sign-in.
+    email: text("email"),
+    returnTo: text("return_to").notNull().default("/"),
+    // The owner who started a test.
+    userId: uuid("user_id").references(() => users.id, { onDelete: "cascade" }),
+    createdAt: timestamps.createdAt,
+    expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true, mode: "date" }),
+  },
+  (t) => [
+    index("sso_flows_expires_idx").on(t.expiresAt),
+    check("sso_flows_purpose_check", sql`${t.purpose} in ('sign_in', 'test')`),
+  ],
+);
+
+export type SsoConnectionRow = typeof ssoConnections.$inferSelect;

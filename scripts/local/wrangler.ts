@@ -6,6 +6,9 @@ import { buildClient } from "../build-client.js";
 import { LOCAL_MAIL_FROM, type MailCatcher } from "./mail.js";
 import type { LocalStack } from "./stack.js";
 
+/** The local stack's SSO_SECRET_KEY (32 bytes, base64): for npm run dev and tests only. */
+export const LOCAL_SSO_SECRET_KEY = "bG9jYWwtc3NvLWtleS1ucG0tcnVuLWRldi1vbmx5ISE=";
+
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
@@ -56,6 +59,8 @@ export function startWrangler(
     NEON_LOCAL_PROXY: stack.neonProxy,
     // What the admin CLI presents to announce its changes (scripts/admin/announce.ts).
     OPERATOR_SECRET: process.env.OPERATOR_SECRET || LOCAL_OPERATOR_SECRET,
+    // Encrypts studios' SSO client secrets at rest (workers/api/sso/secret.ts); a fixed local key.
+    SSO_SECRET_KEY: process.env.SSO_SECRET_KEY || LOCAL_SSO_SECRET_KEY,
     // Mail goes to the local catcher over plain SMTP (workers/api/mail/smtp.ts); sign-up is open locally.
     ...(opts.mail
       ? {

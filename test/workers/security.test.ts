@@ -112,6 +112,8 @@ async function mapUpload(): Promise<RequestInit> {
 
 const REQUESTS: Record<string, Variant[]> = {
   createThresholdProfile: [{ init: () => json({ name: "intruder" }) }],
+  // Studio-scoped (an owner's session only); its session cases are in sso-enforcement.test.ts.
+  putSsoEnforcement: [{ init: () => json({ requireSso: false, breakGlassUserId: null }) }],
   updateThresholdProfile: [
     { params: { profileId: () => theirs.profileId }, init: () => json({ name: "intruder" }) },
   ],
@@ -178,6 +180,19 @@ const REQUESTS: Record<string, Variant[]> = {
     },
   ],
   buildRegressions: [{ query: () => "candidate=1.1.0&baseline=1.0.0&by=gpu_tier&mapId=dust" }],
+  // A studio's single sign-on (the path names the studio, not a project; its cross-studio, member and
+  // key refusals are in sso.test.ts).
+  putSso: [
+    {
+      init: () =>
+        json({
+          issuer: "https://idp.example",
+          clientId: "c",
+          clientSecret: "s",
+          domains: ["studio.example"],
+        }),
+    },
+  ],
 };
 
 /** Why an operation cannot be called without an entry in REQUESTS, or null when it can. */
@@ -562,6 +577,14 @@ const PAGES: PageRoute[] = [
   ),
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/members`, crossTenant: true },
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/audit-log`, crossTenant: true },
+  { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/sso`, crossTenant: true },
+  ...["", "/test", "/remove"].map(
+    (action): PageRoute => ({
+      method: "POST",
+      path: (id) => `/settings/studios/${tenantOf(id)}/sso${action}`,
+      crossTenant: true,
+    }),
+  ),
   { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/invitations`, crossTenant: true },
   ...["resend", "revoke"].map(
     (action): PageRoute => ({
@@ -589,6 +612,7 @@ const PAGES: PageRoute[] = [
     crossTenant: true,
   },
   { method: "POST", path: () => "/settings/account/sessions/end-others", crossTenant: false },
+  { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/sso/enforcement`, crossTenant: true },
 ];
 
 /** Pages only an owner may use: a member of the same studio is refused (403), nothing changed. */
@@ -597,6 +621,11 @@ const OWNER_ONLY: Array<{ method: "GET" | "POST"; path: () => string }> = [
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/remove` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/role` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/sessions/end` },
+  { method: "GET", path: () => `/settings/studios/${t.tenantId}/sso` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/test` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/remove` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/enforcement` },
 ];
 
 async function page(route: PageRoute, projectId: string, b: Browser, fields: Record<string, string> = {}) {
@@ -779,6 +808,8 @@ const OWN_TESTS = [
   "GET /sign-in",
   "POST /sign-in",
   "POST /sign-out",
+  // The providers' redirect back (sso.test.ts: the flow, its refusals and their audit entries).
+  "GET /sso/callback",
   "GET /oauth/authorize",
   "POST /oauth/authorize",
   "POST /api/oauth/token",

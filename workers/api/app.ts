@@ -24,6 +24,7 @@ import { oauthApp } from "./routes/oauth/index.js";
 import { operatorApp } from "./routes/operator/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
+import { ssoApp } from "./routes/sso/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { route as whoamiRoute } from "./routes/whoami/get.js";
 import { whoami } from "./routes/whoami/index.js";
@@ -63,6 +64,10 @@ const DOCUMENT_TAGS = [
   {
     name: "Audit log",
     description: "Who did what in the studio, from where, and how it ended (data:admin).",
+  },
+  {
+    name: "Single sign-on",
+    description: "The studio's OpenID Connect provider (an owner's browser session only).",
   },
   { name: "Ingest", description: "Telemetry batches from the engine SDKs (served by the ingest Worker)." },
 ];
@@ -150,6 +155,7 @@ function newApi() {
     queryApp,
     analyticsApp,
     auditLogApp,
+    ssoApp,
   ]) {
     api.route("/", resource);
   }

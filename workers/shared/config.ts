@@ -29,6 +29,11 @@ export type Config = {
    * (credentials/operator.ts). Empty: the operator route refuses every request.
    */
   OPERATOR_SECRET: string;
+  /**
+   * API Worker only, a secret: 32 random bytes in base64, the AES-GCM key that encrypts each studio's
+   * single sign-on client secret at rest (workers/api/sso/secret.ts). Empty: SSO cannot be configured.
+   */
+  SSO_SECRET_KEY: string;
 };
 
 type Rule = { required: boolean; check?: (v: string) => boolean; rule?: string };
@@ -64,6 +69,11 @@ const RULES: Record<keyof Config, Rule> = {
     required: false,
     check: (v) => v === "" || v.length >= 32,
     rule: "must be at least 32 characters, or empty",
+  },
+  SSO_SECRET_KEY: {
+    required: false,
+    check: (v) => v === "" || /^[A-Za-z0-9+/]{43}=$/.test(v),
+    rule: "must be 32 bytes in base64 (44 characters), or empty",
   },
 };
 

@@ -150,7 +150,8 @@ export async function checkPassword(
     .from(users)
     .where(eq(users.email, normalizeEmail(email)))
     .limit(1);
-  if (!user) {
+  if (!user?.passwordHash) {
+    // Unknown, or an account without a password (made by single sign-on): the same work either way.
     burnVerification(password);
     return null;
   }

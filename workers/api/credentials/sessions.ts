@@ -6,6 +6,16 @@ import type { Db, Tx } from "../db.js";
 export const SESSION_PREFIX = "gts_";
 /** A session lasts this long from sign-in, then the user signs in again. */
 export const SESSION_TTL_SECONDS = 14 * 24 * 3600;
+/**
+ * A session signed in by a studio's identity provider lasts this long, then the person goes through the
+ * provider again: a person disabled at the provider keeps no session longer (docs/accounts.md).
+ */
+export const SSO_SESSION_TTL_SECONDS = 12 * 3600;
+
+/** How long a new session lasts: shorter when the studio's provider signed it in. */
+export function sessionTtlSeconds(origin: { ssoTenantId?: string | null }): number {
+  return origin.ssoTenantId ? SSO_SESSION_TTL_SECONDS : SESSION_TTL_SECONDS;
+}
 
 /**
  * "Last seen" of a session without a write per request: the lookup that authenticates already reads
@@ -18,8 +28,11 @@ export const USER_AGENT_MAX = 512;
 
 export type SessionUser = { sessionId: string; userId: string; email: string; lastSeenAt?: Date | null };
 
-/** Where a session signs in from, as the request said (CF-Connecting-IP, User-Agent). */
-export type SessionOrigin = { ip: string | null; userAgent: string | null };
+/**
+ * Where a session signs in from, as the request said (CF-Connecting-IP, User-Agent), and for a single
+ * sign-on the studio whose provider signed it in.
+ */
+export type SessionOrigin = { ip: string | null; userAgent: string | null; ssoTenantId?: string | null };
 
 /** A new session; the token is returned once for the cookie and only its hash is stored. */
 export async function startSession(
@@ -33,10 +46,11 @@ export async function startSession(
     userId,
     tokenHash: await sha256Hex(token),
     createdAt: now,
-    expiresAt: new Date(now.getTime() + SESSION_TTL_SECONDS * 1000),
+    expiresAt: new Date(now.getTime() + sessionTtlSeconds(origin) * 1000),
     ip: origin.ip,
     userAgent: origin.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
     lastSeenAt: now,
+    ssoTenantId: origin.ssoTenantId ?? null,
   });
   return token;
 }

@@ -70,6 +70,20 @@ If it was not you, ignore this mail.
   };
 }
 
+/** A reset asked for an account whose studio requires single sign-on: no link, where to sign in instead. */
+export function ssoRequiredResetMail(to: string, studios: string, signIn: string): Mail {
+  return {
+    to,
+    subject: "Reset your Game Telemetry Analytics password",
+    text: `Someone asked to reset the password of this account. ${studios} requires single sign-on, so its members do not sign in with a password and it cannot be reset.
+
+Sign in with your organization's account instead: ${signIn}
+
+If it was not you, ignore this mail.
+`,
+  };
+}
+
 /**
  * Tells the account's owner their password was changed (Account page) or reset (a reset link): when,
  * from which address and browser, and what to do if it was not them. No secret and no link that grants

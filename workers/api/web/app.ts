@@ -43,6 +43,12 @@ import * as signUpGet from "./pages/sign-up/get.js";
 import * as signUpPost from "./pages/sign-up/post.js";
 import * as signUpVerifyGet from "./pages/sign-up/verify-get.js";
 import * as signUpVerifyPost from "./pages/sign-up/verify-post.js";
+import * as ssoCallback from "./pages/sso/callback.js";
+import * as ssoEnforcement from "./pages/sso/enforcement.js";
+import * as ssoGet from "./pages/sso/get.js";
+import * as ssoRemove from "./pages/sso/remove.js";
+import * as ssoSave from "./pages/sso/save.js";
+import * as ssoTest from "./pages/sso/test.js";
 import { errorPage } from "./respond.js";
 import { currentUser, signInRedirect } from "./session.js";
 
@@ -96,6 +102,12 @@ export function webApp() {
     membersMemberRole,
     membersMemberRemove,
     auditLogGet,
+    ssoGet,
+    ssoSave,
+    ssoTest,
+    ssoRemove,
+    ssoEnforcement,
+    ssoCallback,
     membersRemoveGet,
     membersSessionsEnd,
     accountGet,

@@ -30,8 +30,12 @@ export function cookieBase<E extends AppEnv>(c: Context<E>) {
   } as const;
 }
 
-export function setSessionCookie<E extends AppEnv>(c: Context<E>, token: string): void {
-  setCookie(c, SESSION_COOKIE, token, { ...cookieBase(c), maxAge: SESSION_TTL_SECONDS });
+export function setSessionCookie<E extends AppEnv>(
+  c: Context<E>,
+  token: string,
+  maxAge = SESSION_TTL_SECONDS,
+): void {
+  setCookie(c, SESSION_COOKIE, token, { ...cookieBase(c), maxAge });
 }
 
 export function clearSessionCookie<E extends AppEnv>(c: Context<E>): void {

@@ -759,6 +759,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/studios/{tenantId}/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The studio's single sign-on (OpenID Connect) configuration
+         * @description An owner's browser session only (API keys and tokens get 403, members 403, another studio 404). The client secret is never returned.
+         */
+        get: operations["getSso"];
+        /**
+         * Submit the studio's single sign-on configuration (saved after a test sign-in)
+         * @description Checks the fields, discovers the provider (its metadata must name the same issuer) and keeps the configuration as pending; sign-in keeps using the active one. It is saved only when an owner runs the test sign-in on the page at `testUrl` and it succeeds. A domain belongs to one studio only (409). A provider that cannot be reached is a retryable 503.
+         */
+        put: operations["putSso"];
+        post?: never;
+        /**
+         * Remove the studio's single sign-on
+         * @description Removes the active and pending configurations and frees their domains; members with a password sign in with it again. Sessions already signed in stay.
+         */
+        delete: operations["deleteSso"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/studios/{tenantId}/sso/enforcement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Require single sign-on for the studio's members, or stop requiring it
+         * @description Needs an active (tested) configuration (409 otherwise). Requiring it refuses members' password sign-in, password reset and invitations to addresses outside the studio's domains, except for the break-glass owner named; turning it on also ends members' sessions that did not come from this studio's provider (not the one making the request) and revokes pending invitations outside the domains. Turning it off restores password sign-in for everyone with a password. An owner's browser session only, as for the configuration.
+         */
+        put: operations["putSsoEnforcement"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1839,6 +1887,82 @@ export interface components {
             detail: {
                 [key: string]: string | number | boolean | null;
             };
+        };
+        SsoSettings: {
+            /** @description The redirect URI to register at the provider */
+            callbackUrl: string;
+            active: components["schemas"]["SsoConnection"];
+            pending: components["schemas"]["SsoConnection"] & unknown;
+        };
+        /** @description What sign-in uses; null when SSO is not set up */
+        SsoConnection: {
+            /** Format: uuid */
+            id: string;
+            /** @description The provider's issuer, as its discovery metadata names it */
+            issuer: string;
+            clientId: string;
+            /**
+             * @description The secret is stored encrypted and never returned
+             * @enum {boolean}
+             */
+            clientSecretSet: true;
+            /** @description Email domains that sign in with this provider */
+            domains: string[];
+            /**
+             * @description The role of a person's membership made at their first sign-in
+             * @enum {string}
+             */
+            defaultRole: "owner" | "member";
+            /** @description Whether password sign-in is refused for the studio's members */
+            requireSso: boolean;
+            /**
+             * Format: date-time
+             * @description The last successful test sign-in; null while pending
+             */
+            testedAt: string | null;
+            /** @description The provider's email of that test sign-in */
+            testedAs: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+        } | null;
+        SsoSubmitted: {
+            pending: components["schemas"]["SsoConnection"];
+            /** @description The studio's Single sign-on page, where an owner runs the test sign-in that saves it */
+            testUrl: string;
+        };
+        SsoSubmit: {
+            /** @description Issuer URL; metadata is read from <issuer>/.well-known/openid-configuration */
+            issuer: string;
+            clientId: string;
+            /** @description Write-only. Omitted or empty: keep the stored secret */
+            clientSecret?: string;
+            domains: string[];
+            /**
+             * @default member
+             * @enum {string}
+             */
+            defaultRole: "owner" | "member";
+        };
+        SsoRemoved: {
+            removed: boolean;
+        };
+        SsoEnforcement: {
+            requireSso: boolean;
+            /** Format: uuid */
+            breakGlassUserId: string | null;
+            /** @description Members' sessions not signed in by this studio's provider, ended by turning it on */
+            sessionsEnded: number;
+            /** @description Pending invitations outside the studio's domains, revoked by turning it on */
+            invitationsRevoked: number;
+        };
+        SsoEnforcementInput: {
+            /** @description Refuse password sign-in, password reset and invitations outside the domains */
+            requireSso: boolean;
+            /**
+             * Format: uuid
+             * @description The owner (with a password) who keeps password sign-in; required when requireSso is true
+             */
+            breakGlassUserId: string | null;
         };
     };
     responses: never;
@@ -6014,6 +6138,371 @@ export interface operations {
             };
             /** @description Not found, or not reachable with this credential. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Studio (tenant) UUID */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The active and pending configurations. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoSettings"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Studio (tenant) UUID */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoSubmit"];
+            };
+        };
+        responses: {
+            /** @description Pending: run the test sign-in at testUrl to save it. */
+            202: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoSubmitted"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A domain already signs in with another studio's provider. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 16384 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider could not be reached, or SSO_SECRET_KEY is not set; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Studio (tenant) UUID */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether there was anything to remove. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoRemoved"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putSsoEnforcement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Studio (tenant) UUID */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoEnforcementInput"];
+            };
+        };
+        responses: {
+            /** @description The enforcement as stored, and what turning it on ended. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoEnforcement"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Single sign-on is not set up (no tested configuration). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 1024 bytes. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -26,7 +26,9 @@ export function register(app: Hono<AppEnv>) {
       return html`<section aria-labelledby="tenant-${t.tenantId}">
         <h2 id="tenant-${t.tenantId}">${t.tenantName} <small>(${t.role})</small></h2>
         <p><a href="/settings/studios/${t.tenantId}/members">Members</a>${
-          t.role === "owner" ? html` · <a href="/settings/studios/${t.tenantId}/audit-log">Audit log</a>` : ""
+          t.role === "owner"
+            ? html` · <a href="/settings/studios/${t.tenantId}/audit-log">Audit log</a> · <a href="/settings/studios/${t.tenantId}/sso">Single sign-on</a>`
+            : ""
         }</p>
         ${
           own.length

@@ -4,6 +4,7 @@ import { AccountError } from "../../../accounts/users.js";
 import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
 import { endSession } from "../../../credentials/sessions.js";
+import { ssoRequiredFor } from "../../../sso/enforcement.js";
 import { readForm } from "../../form.js";
 import { clearSessionCookie, csrfToken, csrfValid, currentUser } from "../../session.js";
 import { signInAs } from "../../sign-in-as.js";
@@ -60,7 +61,8 @@ export function register(app: Hono<AppEnv>) {
       target: { type: "user", id: accepted.userId, label: inv.email },
       detail: { newAccount: accepted.created },
     });
-    if (accepted.created) {
+    // Under a studio that requires single sign-on, a new member signs in with its provider, not here.
+    if (accepted.created && (await ssoRequiredFor(c.get("db"), accepted.userId)).length === 0) {
       await signInAs(c, accepted.userId);
       return c.redirect("/", 303);
     }
@@ -70,6 +72,9 @@ export function register(app: Hono<AppEnv>) {
       clearSessionCookie(c);
       return c.redirect("/sign-in?done=joined", 303);
     }
-    return c.redirect(user?.userId === accepted.userId ? "/" : "/sign-in?done=joined", 303);
+    return c.redirect(
+      user?.userId === accepted.userId && !accepted.created ? "/" : "/sign-in?done=joined",
+      303,
+    );
   });
 }

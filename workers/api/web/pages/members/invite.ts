@@ -4,9 +4,11 @@ import { linkUrl, mailLink } from "../../../accounts/links.js";
 import { invite, mayInvite } from "../../../accounts/team.js";
 import { AccountError } from "../../../accounts/users.js";
 import { audit } from "../../../audit/record.js";
+import { auditInvitationRefused } from "../../../audit/sso-enforcement.js";
 import type { AppEnv } from "../../../context.js";
 import type { Db } from "../../../db.js";
 import { invitationMail } from "../../../mail/messages.js";
+import { invitationRefusal } from "../../../sso/enforcement.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
 import { chargeTenantInvitation } from "../../mail-throttle.js";
 import { renderMembers } from "./get.js";
@@ -32,6 +34,11 @@ export function register(app: Hono<AppEnv>) {
       }
       if (!mayInvite(membership.role, role)) {
         return renderMembers(c, { status: 403, error: "Role: only an owner can invite owners.", draft });
+      }
+      const outside = await invitationRefusal(c.get("db"), membership.tenantId, email);
+      if (outside) {
+        await auditInvitationRefused(c, membership.tenantId, email, role);
+        return renderMembers(c, { status: 400, error: outside, draft });
       }
       const throttle = await chargeTenantInvitation(c, membership.tenantId);
       if (!throttle.allowed) {

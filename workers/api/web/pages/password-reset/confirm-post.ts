@@ -4,7 +4,9 @@ import { completeReset } from "../../../accounts/account.js";
 import { liveLink } from "../../../accounts/links.js";
 import { AccountError } from "../../../accounts/users.js";
 import { auditUser } from "../../../audit/record.js";
+import { auditResetRefused } from "../../../audit/sso-enforcement.js";
 import type { AppEnv } from "../../../context.js";
+import { ssoRequiredFor, ssoRequiredMessage } from "../../../sso/enforcement.js";
 import { readForm } from "../../form.js";
 import { mailPasswordChanged } from "../../password-mail.js";
 import { csrfToken, csrfValid } from "../../session.js";
@@ -26,6 +28,20 @@ export function register(app: Hono<AppEnv>) {
           token,
           email: link.email,
           error: "This form has expired. Send it again.",
+        }),
+        403,
+      );
+    }
+    // A link issued before the studio required single sign-on: refused, the password unchanged.
+    const required = link.userId ? await ssoRequiredFor(db, link.userId) : [];
+    if (link.userId && required.length > 0) {
+      await auditResetRefused(c, link.userId, link.email, "link");
+      return c.html(
+        confirmPage({
+          csrf: await csrfToken(c),
+          token,
+          email: link.email,
+          error: ssoRequiredMessage(required),
         }),
         403,
       );

@@ -2,9 +2,11 @@ import type { Hono } from "hono";
 import { createLink, linkUrl, mailLink } from "../../../accounts/links.js";
 import { userByEmail } from "../../../accounts/team.js";
 import { emailProblem, normalizeEmail } from "../../../accounts/users.js";
+import { auditResetRefused } from "../../../audit/sso-enforcement.js";
 import type { AppEnv } from "../../../context.js";
-import { noAccountMail, resetMail } from "../../../mail/messages.js";
+import { noAccountMail, resetMail, ssoRequiredResetMail } from "../../../mail/messages.js";
 import { sendMail } from "../../../mail/smtp.js";
+import { ssoRequiredFor } from "../../../sso/enforcement.js";
 import { cardPage, MAIL_FAILED } from "../../card.js";
 import { readForm } from "../../form.js";
 import { chargeMailIp } from "../../mail-throttle.js";
@@ -35,7 +37,13 @@ export function register(app: Hono<AppEnv>) {
     const origin = new URL(c.req.url).origin;
     const user = await userByEmail(db, email);
     let sent: boolean;
-    if (user) {
+    // A member of a studio that requires single sign-on gets no link: a mail saying where to sign in.
+    const required = user ? await ssoRequiredFor(db, user.id) : [];
+    if (user && required.length > 0) {
+      await auditResetRefused(c, user.id, email);
+      const studios = required.map((r) => r.tenantName).join(", ");
+      sent = (await sendMail(c.env, ssoRequiredResetMail(email, studios, `${origin}/sign-in`))).sent;
+    } else if (user) {
       const link = await createLink(db, { purpose: "reset", email, userId: user.id });
       sent = await mailLink(
         c.env,

@@ -29,8 +29,9 @@ export function signInPage(opts: {
       <label for="email">Email</label>
       <input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ""}" />
       <label for="password">Password</label>
-      <input id="password" name="password" type="password" autocomplete="current-password" required />
-      <p><button type="submit">Sign in</button></p>
+      <input id="password" name="password" type="password" autocomplete="current-password" />
+      <p><button type="submit">Sign in</button> <button type="submit" name="sso" value="1" formnovalidate>Continue with single sign-on</button></p>
+      <p><small>Your studio signs in with its identity provider? Enter your work email and leave the password empty.</small></p>
     </form>
     <p><a href="/password-reset">Forgot your password?</a>${opts.signUp ? html` · <a href="/sign-up">Sign up</a>` : ""}</p>
   </div>`;
