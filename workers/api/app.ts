@@ -24,6 +24,7 @@ import { oauthApp } from "./routes/oauth/index.js";
 import { operatorApp } from "./routes/operator/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
+import { retentionApp } from "./routes/retention/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { route as whoamiRoute } from "./routes/whoami/get.js";
 import { whoami } from "./routes/whoami/index.js";
@@ -150,6 +151,7 @@ function newApi() {
     queryApp,
     analyticsApp,
     auditLogApp,
+    retentionApp,
   ]) {
     api.route("/", resource);
   }

@@ -77,6 +77,7 @@ function scopeParams(q: CellScope) {
     projectId: q.projectId,
     from: q.window.from,
     to: q.window.to,
+    retainedFrom: q.window.retainedFrom,
     mapId: q.mapId,
     cellSize: q.cellSize,
     anyPlatform: f.platform === null,
