@@ -6,9 +6,9 @@ import { RetentionSchema, retentionItem } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
-  path: "/v1/retention",
-  operationId: "getRetention",
-  tags: ["Retention"],
+  path: "/v1/data-retention",
+  operationId: "getDataRetention",
+  tags: ["Data retention"],
   summary: "The studio's raw-event retention",
   description:
     "How many UTC days of raw events the caller's studio keeps (its plan's, or the shorter number an " +

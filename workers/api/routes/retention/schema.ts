@@ -23,7 +23,7 @@ export const RetentionSchema = z
         "The oldest UTC day kept: no read returns an event (or a row derived from one) dated before it; a daily purge deletes them",
       ),
   })
-  .openapi("Retention");
+  .openapi("DataRetention");
 
 export const RetentionUpdateSchema = z
   .object({
@@ -34,7 +34,7 @@ export const RetentionUpdateSchema = z
     }),
   })
   .strict()
-  .openapi("RetentionUpdate");
+  .openapi("DataRetentionUpdate");
 
 export function retentionItem(r: {
   days: number;

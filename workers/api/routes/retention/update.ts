@@ -8,9 +8,9 @@ import { RetentionSchema, RetentionUpdateSchema, retentionItem } from "./schema.
 
 export const route = createRoute({
   method: "patch",
-  path: "/v1/retention",
-  operationId: "updateRetention",
-  tags: ["Retention"],
+  path: "/v1/data-retention",
+  operationId: "updateDataRetention",
+  tags: ["Data retention"],
   summary: "Shorten (or restore) the studio's raw-event retention",
   description:
     "Needs data:admin: an owner's session, or a Full key (only owners make those). `retentionDays` from 1 " +
