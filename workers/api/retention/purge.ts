@@ -51,7 +51,11 @@ export async function deleteExpired(
     const params = {
       projects: chunk.map((p) => p.id),
       horizons: chunk.map((p) => p.horizon),
-      latest: chunk.map((p) => p.horizon).sort().at(-1) ?? "1970-01-01",
+      latest:
+        chunk
+          .map((p) => p.horizon)
+          .sort()
+          .at(-1) ?? "1970-01-01",
     };
     for (const t of RETAINED_TABLES) {
       const rs = await ch.query({
