@@ -562,6 +562,8 @@ const PAGES: PageRoute[] = [
   ),
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/members`, crossTenant: true },
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/audit-log`, crossTenant: true },
+  { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/retention`, crossTenant: true },
+  { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/retention`, crossTenant: true },
   { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/invitations`, crossTenant: true },
   ...["resend", "revoke"].map(
     (action): PageRoute => ({
@@ -597,6 +599,7 @@ const OWNER_ONLY: Array<{ method: "GET" | "POST"; path: () => string }> = [
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/remove` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/role` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/members/${colleagueId}/sessions/end` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/retention` },
 ];
 
 async function page(route: PageRoute, projectId: string, b: Browser, fields: Record<string, string> = {}) {
