@@ -51,6 +51,21 @@ type Dashboard = {
   dailyActiveUsers: Array<{ date: string; count: number }>;
 };
 
+/** The rows of a user's SQL through POST /v1/query at `now`. */
+async function userQuery(now: number, sql: string): Promise<Array<Record<string, string | number>>> {
+  const res = await api(
+    "/v1/query",
+    { key: t.keys.full.key, now },
+    {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ project_id: t.projectId, sql }),
+    },
+  );
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: { rows: Array<Record<string, string | number>> } }).data.rows;
+}
+
 /** Every read path's count of the studio's events (or of what derives from them), at `now`. */
 async function reads(now: number) {
   const at = { ...t, now };
@@ -84,21 +99,10 @@ async function reads(now: number) {
     at,
     "/status?fresh=1",
   );
-  const query = await api(
-    "/v1/query",
-    { key: t.keys.full.key, now },
-    {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        project_id: t.projectId,
-        sql: "SELECT count() AS n, toString(min(toDate(timestamp))) AS oldest FROM events",
-      }),
-    },
+  const [row] = await userQuery(
+    now,
+    "SELECT count() AS n, toString(min(toDate(timestamp))) AS oldest FROM events",
   );
-  expect(query.status).toBe(200);
-  const [row] = ((await query.json()) as { data: { rows: Array<{ n: number | string; oldest: string }> } })
-    .data.rows;
   return {
     dashboard: dashboard.kpis.events,
     mau: dashboard.kpis.mau,
@@ -255,20 +259,10 @@ describe("retention", () => {
     });
     expect(await exportRows()).toBe(6);
     // User SQL cannot reach around the horizon: the expired rows are not in `events` at all.
-    const sneaky = await api(
-      "/v1/query",
-      { key: t.keys.full.key, now: anchor },
-      {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({
-          project_id: t.projectId,
-          sql: "SELECT count() AS n FROM events WHERE timestamp < now() - INTERVAL 5 DAY",
-        }),
-      },
+    const [hidden] = await userQuery(
+      anchor,
+      "SELECT count() AS n FROM events WHERE timestamp < now() - INTERVAL 5 DAY",
     );
-    expect(sneaky.status).toBe(200);
-    const [hidden] = ((await sneaky.json()) as { data: { rows: Array<{ n: number | string }> } }).data.rows;
     expect(Number(hidden?.n)).toBe(0);
 
     // The rows are still stored until the purge: reads left them out, not storage.
