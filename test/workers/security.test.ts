@@ -155,6 +155,8 @@ const REQUESTS: Record<string, Variant[]> = {
   // The project of a query is in its body: the cross-tenant case is in query-isolation.test.ts.
   runQuery: [{ init: (id) => json({ project_id: id, sql: "SELECT 1" }) }],
   createExport: [{ init: () => json({ days: 7, format: "csv" }) }],
+  // null: the plan's retention, so a case that passes the gates changes nothing the other cases read.
+  updateDataRetention: [{ init: () => json({ retentionDays: null }) }],
   createErasure: [{ init: () => json({ playerId: "nobody" }) }],
   previewErasure: [{ init: () => json({ playerId: "nobody" }) }],
   getHeatmap: [
