@@ -314,6 +314,9 @@ it("no page is wider than a 1280 px window", async () => {
     "/settings/studios/:tenantId/audit-log": [
       { name: "audit log", path: `/settings/studios/${d.tenantId}/audit-log` },
     ],
+    "/settings/studios/:tenantId/retention": [
+      { name: "data retention", path: `/settings/studios/${d.tenantId}/retention` },
+    ],
     "/settings/account": [{ name: "account", path: "/settings/account" }],
     "/sign-up": [{ name: "sign-up", path: "/sign-up", signedOut: true }],
     "/sign-up/verify": [{ name: "sign-up verify", path: verify, signedOut: true }],
