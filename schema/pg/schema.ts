@@ -40,11 +40,26 @@ const timestamps = {
   updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
 };
 
-export const tenants = pgTable("tenants", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  name: text("name").notNull(),
-  planId: text("plan_id", { enum: PLAN_IDS }).notNull(),
-  ...timestamps,
+export const tenants = pgTable(
+  "tenants",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    name: text("name").notNull(),
+    planId: text("plan_id", { enum: PLAN_IDS }).notNull(),
+    // Days of raw events an owner chose to keep, shorter than the plan's (plans.ts retentionDays);
+    // null: the plan's. The plan caps it at read time, so a downgrade needs no update here.
+    retentionDays: integer("retention_days"),
+    ...timestamps,
+  },
+  (t) => [check("tenants_retention_days_range", sql`${t.retentionDays} BETWEEN 1 AND 3650`)],
+);
+
+// The days the retention purge ran (workers/api/retention/purge.ts): a cron run claims today's row
+// before it deletes, so concurrent runs do not both delete, and gives it back when it fails.
+export const retentionRuns = pgTable("retention_runs", {
+  day: text("day").primaryKey(),
+  startedAt: timestamp("started_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  finishedAt: timestamp("finished_at", { withTimezone: true, mode: "date" }),
 });
 
 export const projects = pgTable(

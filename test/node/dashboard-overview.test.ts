@@ -34,10 +34,18 @@ afterAll(async () => {
 
 it("lists the studio's projects with their status KPIs, each opening its overview", async () => {
   const page = await d.open("/");
-  await expect.poll(() => page.locator(`[data-status-for="${d.projectId}"] .kpi`).count()).toBe(5);
-  const status = await d.api<{ kpis: { totalEvents: number } }>(`/projects/${d.projectId}/status`);
-  expect(squash(await page.locator('[data-kpi="Events (all time)"] dd').textContent())).toBe(
+  await expect.poll(() => page.locator(`[data-status-for="${d.projectId}"] .kpi`).count()).toBe(6);
+  const status = await d.api<{
+    kpis: { totalEvents: number };
+    retention: { days: number; retainedFrom: string };
+  }>(`/projects/${d.projectId}/status`);
+  expect(squash(await page.locator('[data-kpi="Events (kept)"] dd').textContent())).toBe(
     status.kpis.totalEvents.toLocaleString("en-US"),
+  );
+  // The studio plan's retention, shown as the status answers it.
+  expect(status.retention.days).toBe(400);
+  expect(squash(await page.locator('[data-kpi="Retention"] dd').textContent())).toBe(
+    `400 days, since ${status.retention.retainedFrom}`,
   );
   await page.getByRole("link", { name: "Harbor Run" }).click();
   await page.waitForURL(`${d.origin}/projects/${d.projectId}/overview`);

@@ -319,6 +319,9 @@ it("no page is wider than a 1280 px window", async () => {
     ],
     // The providers' redirect back: a redirect, or the sign-in page with the refusal.
     "/sso/callback": null,
+    "/settings/studios/:tenantId/retention": [
+      { name: "data retention", path: `/settings/studios/${d.tenantId}/retention` },
+    ],
     "/settings/account": [{ name: "account", path: "/settings/account" }],
     "/sign-up": [{ name: "sign-up", path: "/sign-up", signedOut: true }],
     "/sign-up/verify": [{ name: "sign-up verify", path: verify, signedOut: true }],

@@ -157,6 +157,8 @@ const REQUESTS: Record<string, Variant[]> = {
   // The project of a query is in its body: the cross-tenant case is in query-isolation.test.ts.
   runQuery: [{ init: (id) => json({ project_id: id, sql: "SELECT 1" }) }],
   createExport: [{ init: () => json({ days: 7, format: "csv" }) }],
+  // null: the plan's retention, so a case that passes the gates changes nothing the other cases read.
+  updateDataRetention: [{ init: () => json({ retentionDays: null }) }],
   createErasure: [{ init: () => json({ playerId: "nobody" }) }],
   previewErasure: [{ init: () => json({ playerId: "nobody" }) }],
   getHeatmap: [
@@ -585,6 +587,8 @@ const PAGES: PageRoute[] = [
       crossTenant: true,
     }),
   ),
+  { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/retention`, crossTenant: true },
+  { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/retention`, crossTenant: true },
   { method: "POST", path: (id) => `/settings/studios/${tenantOf(id)}/invitations`, crossTenant: true },
   ...["resend", "revoke"].map(
     (action): PageRoute => ({
@@ -626,6 +630,7 @@ const OWNER_ONLY: Array<{ method: "GET" | "POST"; path: () => string }> = [
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/test` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/remove` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/enforcement` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/retention` },
 ];
 
 async function page(route: PageRoute, projectId: string, b: Browser, fields: Record<string, string> = {}) {

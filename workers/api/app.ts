@@ -24,6 +24,7 @@ import { oauthApp } from "./routes/oauth/index.js";
 import { operatorApp } from "./routes/operator/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
+import { retentionApp } from "./routes/retention/index.js";
 import { ssoApp } from "./routes/sso/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { route as whoamiRoute } from "./routes/whoami/get.js";
@@ -156,6 +157,7 @@ function newApi() {
     analyticsApp,
     auditLogApp,
     ssoApp,
+    retentionApp,
   ]) {
     api.route("/", resource);
   }

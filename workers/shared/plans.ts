@@ -12,11 +12,18 @@ export type Plan = {
   eventsPerMonth: number | null;
   /** Active alert rules per tenant; 0 means the plan has no alerting. */
   maxActiveAlertRules: number;
+  /**
+   * Days of raw events (and of every row derived from them that holds a player or session id) kept
+   * per tenant: the last N UTC calendar days, today included. An owner may shorten it for their
+   * studio (tenants.retention_days); never below 1, never above this. docs/operations.md, "Retention".
+   */
+  retentionDays: number;
 };
 
 export const PLANS: Record<PlanId, Plan> = {
   free: {
     id: "free",
+    retentionDays: 90,
     requestsPerHour: 1_000,
     ingestRequestsPerHour: 3_600,
     eventsPerMonth: 1_000_000,
@@ -24,6 +31,7 @@ export const PLANS: Record<PlanId, Plan> = {
   },
   pro: {
     id: "pro",
+    retentionDays: 180,
     requestsPerHour: 10_000,
     ingestRequestsPerHour: 36_000,
     eventsPerMonth: 50_000_000,
@@ -31,6 +39,7 @@ export const PLANS: Record<PlanId, Plan> = {
   },
   studio: {
     id: "studio",
+    retentionDays: 400,
     requestsPerHour: 50_000,
     ingestRequestsPerHour: 180_000,
     eventsPerMonth: 500_000_000,
@@ -38,12 +47,19 @@ export const PLANS: Record<PlanId, Plan> = {
   },
   enterprise: {
     id: "enterprise",
+    retentionDays: 800,
     requestsPerHour: 250_000,
     ingestRequestsPerHour: 900_000,
     eventsPerMonth: null,
     maxActiveAlertRules: 500,
   },
 };
+
+/**
+ * The longest retention of any plan: the ClickHouse tables' own TTL (migration 0015), the backstop
+ * behind the daily purge (workers/api/retention/purge.ts). Raising it needs a new migration.
+ */
+export const MAX_RETENTION_DAYS = Math.max(...PLAN_IDS.map((id) => PLANS[id].retentionDays));
 
 /** Narrows text from outside the typed schema (a plain-SQL row, a command line) to a plan id. */
 export function isPlanId(id: unknown): id is PlanId {

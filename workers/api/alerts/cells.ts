@@ -117,6 +117,9 @@ const mapWindowParams = (q: MapWindow) => ({
   mapId: q.mapId,
   from: q.window.from,
   to: q.window.to,
+  // The session devices' lower bound (analytics/device.ts); an alert's window (≤ 30 days) is inside
+  // every plan's retention, so its windows carry no horizon.
+  retainedFrom: q.window.retainedFrom,
 });
 
 /** The samples a set of means is taken over: a window and a profile's filters, and its metrics. */

@@ -191,6 +191,7 @@ export function cellScope(projectId: string, w: Window, q: CellQuery) {
     projectId,
     from: w.from,
     to: w.to,
+    retainedFrom: w.retainedFrom,
     mapId: q.mapId,
     cellSize: q.cellSize,
     x: q.x,

@@ -75,7 +75,7 @@ export function playersBetween(
  * more than a month ago), listed as `doubt`. Usually none; doubtInRange looks them up. Cost: one pass
  * over the rows of the last 31 days' players (the table's TTL).
  */
-export function monthPlayers(nowMs: number) {
+export function monthPlayers(nowMs: number, horizonMs = Number.NEGATIVE_INFINITY) {
   const inRange = `(last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')})
           OR last_past >= {mfrom:DateTime64(6, 'UTC')}
           OR (first_ahead >= {mfrom:DateTime64(6, 'UTC')} AND first_ahead <= {mnow:DateTime64(6, 'UTC')})`;
@@ -86,7 +86,8 @@ export function monthPlayers(nowMs: number) {
       FROM ${CH_PLAYER_LAST_SEEN} WHERE project_id = {projectId:UUID} AND (${inRange})
       UNION ALL
       SELECT 'doubt' AS metric, player AS key, 0 AS value FROM (${doubt} LIMIT ${DOUBT_LISTED + 1})`;
-  return { sql, inRange, doubt, params: { mfrom: chTime(nowMs - 30 * DAY_MS), mnow: chTime(nowMs) } };
+  const mfrom = chTime(Math.max(nowMs - 30 * DAY_MS, horizonMs));
+  return { sql, inRange, doubt, params: { mfrom, mnow: chTime(nowMs) } };
 }
 
 /** Up to this many players in doubt are looked up as a literal list; more, through their subquery. */
@@ -98,11 +99,22 @@ const DOUBT_LISTED = 500;
  * list lets each primary key, which ends in the id, narrow the read to the granules that may hold them;
  * a longer list than a URL carries well is given as the subquery that found it.
  */
-async function doubtInRange(ch: ClickHouseClient, projectId: string, nowMs: number, doubt: string[]) {
-  const month = monthPlayers(nowMs);
+async function doubtInRange(
+  ch: ClickHouseClient,
+  projectId: string,
+  nowMs: number,
+  doubt: string[],
+  horizonMs: number,
+) {
+  const month = monthPlayers(nowMs, horizonMs);
   const listed = doubt.length <= DOUBT_LISTED;
   const set = listed ? "{doubt:Array(String)}" : `(${month.doubt})`;
-  const between = playersBetween("m", nowMs - 30 * DAY_MS, nowMs, (column) => `${column} IN ${set}`);
+  const between = playersBetween(
+    "m",
+    Math.max(nowMs - 30 * DAY_MS, horizonMs),
+    nowMs,
+    (column) => `${column} IN ${set}`,
+  );
   const rows = await selectRows(
     ch,
     `SELECT ${distinct("id")} AS value FROM (${between.sql})
@@ -146,7 +158,7 @@ export async function dashboardDistincts(
   // defaulted it would keep trusting counts an erasure has made stale.
   dataVersion: number,
 ): Promise<DashboardDistincts> {
-  const month = monthPlayers(nowMs);
+  const month = monthPlayers(nowMs, w.horizonMs);
   const closed = { projectId, from: w.from, today: `${w.today} 00:00:00.000000` };
   const [stamps, live, sessions] = await Promise.all([
     // A row per part and day of daily_players' `totals` projection, and the stored counts: a few rows a day.
@@ -197,7 +209,7 @@ export async function dashboardDistincts(
   const doubt = live.filter((r) => r.metric === "doubt").map((r) => r.key);
   const [counted, doubtMau] = await Promise.all([
     stale.length ? countDays(ch, projectId, stale, dataVersion) : new Map<string, number>(),
-    doubt.length ? doubtInRange(ch, projectId, nowMs, doubt) : 0,
+    doubt.length ? doubtInRange(ch, projectId, nowMs, doubt, w.horizonMs) : 0,
   ]);
   for (const [day, players] of counted) {
     perDay.set(day, players);
@@ -267,7 +279,7 @@ export async function dashboardTotals(
   w: Window,
   nowMs: number,
 ): Promise<DashboardTotals> {
-  const day = playersBetween("d", nowMs - DAY_MS, nowMs);
+  const day = playersBetween("d", Math.max(nowMs - DAY_MS, w.horizonMs), nowMs);
   const scope = `project_id = {projectId:UUID}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})`;
   const rows = await selectRows(

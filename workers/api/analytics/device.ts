@@ -27,7 +27,8 @@ export const CELL_SAMPLE_DEVICE_COLUMNS = ["gpu", "device_model", "resolution", 
 
 /**
  * One row per session hash (`sd_session`) with its latest device_info of the window's days ± 1
- * (`sd_<column>`). Bound with {projectId:UUID}, {from:DateTime64(6, 'UTC')} and {to:DateTime64(6, 'UTC')}.
+ * (`sd_<column>`), none before the retention horizon. Bound with {projectId:UUID},
+ * {from:DateTime64(6, 'UTC')}, {to:DateTime64(6, 'UTC')} and {retainedFrom:DateTime64(6, 'UTC')} (Window).
  */
 export const SESSION_DEVICES = sessionDevices("");
 
@@ -38,7 +39,8 @@ function sessionDevices(and: string): string {
         ${DEVICE_COLUMNS.map((c) => `argMax(${c}, timestamp) AS sd_${c}`).join(", ")}
       FROM ${CH_SESSION_DEVICES}
       WHERE project_id = {projectId:UUID}
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) - 1 AND day <= toDate({to:DateTime64(6, 'UTC')}) + 1
+        AND day >= greatest(toDate({from:DateTime64(6, 'UTC')}) - 1, toDate({retainedFrom:DateTime64(6, 'UTC')}))
+        AND day <= toDate({to:DateTime64(6, 'UTC')}) + 1
         ${and}
       GROUP BY session)`;
 }
@@ -90,9 +92,10 @@ export async function hasSessionDevices(
     ch,
     `SELECT 1 AS found FROM ${CH_SESSION_DEVICES}
       WHERE project_id = {projectId:UUID}
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) - 1 AND day <= toDate({to:DateTime64(6, 'UTC')}) + 1
+        AND day >= greatest(toDate({from:DateTime64(6, 'UTC')}) - 1, toDate({retainedFrom:DateTime64(6, 'UTC')}))
+        AND day <= toDate({to:DateTime64(6, 'UTC')}) + 1
       LIMIT 1`,
-    { projectId, from: w.from, to: w.to },
+    { projectId, from: w.from, to: w.to, retainedFrom: w.retainedFrom },
     { found: "unknown" },
   );
   return rows.length > 0;

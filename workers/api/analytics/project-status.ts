@@ -15,8 +15,16 @@ const EventKpisSchema = z.object({
 });
 export type EventKpis = z.infer<typeof EventKpisSchema>;
 
-/** One pass over the project's granules; the 24-hour figures are conditional aggregates of the same scan. */
-export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: number): Promise<EventKpis> {
+/**
+ * One pass over the project's granules; the 24-hour figures are conditional aggregates of the same scan.
+ * Nothing before the studio's retention horizon `retainedFromMs` is counted (retention/horizon.ts).
+ */
+export async function eventKpis(
+  ch: ClickHouseClient,
+  projectId: string,
+  nowMs: number,
+  retainedFromMs = 0,
+): Promise<EventKpis> {
   const [row] = await selectRows(
     ch,
     `
@@ -27,8 +35,8 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: 
         count() AS totalEvents,
         if(count() = 0, NULL, formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS lastEventAt
       FROM ${CH_EVENTS}
-      WHERE project_id = {projectId:UUID}`,
-    { projectId, now: chTime(nowMs), dayAgo: chTime(nowMs - DAY_MS) },
+      WHERE project_id = {projectId:UUID} AND timestamp >= {retainedFrom:DateTime64(6, 'UTC')}`,
+    { projectId, now: chTime(nowMs), dayAgo: chTime(nowMs - DAY_MS), retainedFrom: chTime(retainedFromMs) },
     { events24h: "unknown", players24h: "unknown", totalEvents: "unknown", lastEventAt: "string | null" },
   );
   return {
@@ -44,7 +52,7 @@ export async function eventKpis(ch: ClickHouseClient, projectId: string, nowMs: 
  * The event KPIs as of at most about 60 s ago (the analytics cache), or computed at `now` (the request's
  * clock) when `fresh`.
  * Callers have authenticated and authorized the project: the cache key is the project (and its data
- * version) alone.
+ * version) and the retention horizon, so no answer computed before a retention change is served after it.
  */
 export function cachedEventKpis(
   ch: ClickHouseClient,
@@ -52,11 +60,12 @@ export function cachedEventKpis(
   fresh: boolean,
   now: number,
   defer: Defer,
+  retainedFromMs = 0,
 ): Promise<EventKpis> {
   return cached(
-    cacheKey("status", project, {}),
+    cacheKey("status", project, retainedFromMs > 0 ? { retainedFrom: retainedFromMs } : {}),
     fresh,
-    () => eventKpis(ch, project.id, now),
+    () => eventKpis(ch, project.id, now, retainedFromMs),
     defer,
     (stored) => EventKpisSchema.parse(stored),
   );

@@ -352,7 +352,15 @@ async function sessionValues(
       GROUP BY GROUPING SETS ((build_id, session, key), (build_id, session))
     )
     GROUP BY build, overall, key`,
-    { projectId, baseline, candidate: q.candidate, from: w.from, to: w.to, mapId: q.mapId },
+    {
+      projectId,
+      baseline,
+      candidate: q.candidate,
+      from: w.from,
+      to: w.to,
+      retainedFrom: w.retainedFrom,
+      mapId: q.mapId,
+    },
     { build: "string", overall: "unknown", key: "string", vs: "unknown", fts: "unknown" },
   );
   const out: SessionValues = { overall: { key: null, b: [], c: [] }, groups: [], tierFrameTimes: new Map() };

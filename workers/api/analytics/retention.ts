@@ -17,7 +17,8 @@ export type RetentionCohort = {
  * player hash and day with an event: the cohort is the minimum of a player's days (a late event of an
  * earlier day moves the player to that cohort), the return days are the rest. Days from the window's
  * end on cannot make a cohort of the window (a player whose first day is there is outside it) nor a
- * return day (cohort date + N < window end), so they are not read.
+ * return day (cohort date + N < window end), so they are not read; nor are the days before the
+ * studio's retention horizon (a player's first day is their first retained day).
  * Cost: the project's player-days before the window's end, grouped by a UInt64, no join: it follows
  * players and the days they played, not events (player_first_seen + daily_actors grouped strings and
  * joined them, about twice the time at 2M bench events).
@@ -40,11 +41,12 @@ export async function retentionCohorts(
         groupArrayIf(day, day > toDate({from:DateTime64(6, 'UTC')})) AS days
       FROM ${CH_PLAYER_DAYS}
       WHERE project_id = {projectId:UUID} AND day < toDate({to:DateTime64(6, 'UTC')})
+        AND day >= toDate({retainedFrom:DateTime64(6, 'UTC')})
       GROUP BY player_hash
       HAVING cohort >= toDate({from:DateTime64(6, 'UTC')})
     )
     GROUP BY cohort`,
-    { projectId, from: w.from, to: w.to },
+    { projectId, from: w.from, to: w.to, retainedFrom: w.retainedFrom },
     { cohort_date: "string", size: "unknown", d1: "unknown", d7: "unknown", d30: "unknown" },
   );
   const byDate = new Map(rows.map((r) => [r.cohort_date, r]));

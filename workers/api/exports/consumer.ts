@@ -4,6 +4,7 @@ import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { attemptsOf, QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { type Db, openDb } from "../db.js";
+import { projectRetention } from "../retention/horizon.js";
 import { EXPORT_FORMATS, objectKeyOf } from "./formats.js";
 import { streamToR2 } from "./multipart.js";
 import { countingStream, RowCounter } from "./progress.js";
@@ -64,6 +65,8 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
     })
     .where(eq(dataExports.id, exportId));
   const format = row.format;
+  // The horizon as the export runs (not as it was requested): a retention shortened in between holds.
+  const retention = await projectRetention(db, row.projectId, startedAt.getTime());
   const spec: ExportSpec = {
     projectId: row.projectId,
     from: row.rangeFrom,
@@ -71,6 +74,7 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
     eventName: row.eventName,
     format,
     cutoff: startedAt,
+    retainedFrom: new Date(retention?.fromMs ?? startedAt.getTime()),
   };
   const ch = openClickHouse(configOf(env), STREAM_TIMEOUT_MS);
   try {

@@ -11,6 +11,8 @@ export type ExportSpec = {
   format: ExportFormat;
   /** Rows received after this instant are left out, so the count and the file agree. */
   cutoff: Date;
+  /** The studio's retention horizon when the export runs: older rows have expired and are left out. */
+  retainedFrom: Date;
 };
 
 /** Exports run for minutes, not seconds; ClickHouse stops them at this bound. */
@@ -21,6 +23,7 @@ function where(spec: ExportSpec): string {
     "timestamp >= {from:DateTime64(6, 'UTC')}",
     "timestamp < {to:DateTime64(6, 'UTC')}",
     "received_at <= {cutoff:DateTime64(3, 'UTC')}",
+    "timestamp >= {retainedFrom:DateTime64(6, 'UTC')}",
   ];
   if (spec.eventName !== null) {
     conditions.push("event_name = {eventName:String}");
@@ -35,6 +38,7 @@ function params(spec: ExportSpec): Record<string, string> {
     from: at(spec.from),
     to: at(spec.to),
     cutoff: at(spec.cutoff),
+    retainedFrom: at(spec.retainedFrom),
     ...(spec.eventName !== null ? { eventName: spec.eventName } : {}),
   };
 }

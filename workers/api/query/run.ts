@@ -6,6 +6,7 @@ import {
 } from "@clickhouse/client-web";
 import { CH_EVENTS } from "../../shared/clickhouse.js";
 import { ApiError } from "../../shared/errors.js";
+import { chTime } from "../window.js";
 import { AstShapeError, parseAstDump } from "./ast.js";
 import { projectEventsSelect } from "./events-view.js";
 import { checkAllowed, checkResolvedTables, QueryRefused, userPartOf } from "./validate.js";
@@ -52,24 +53,40 @@ export async function runUserQuery(
   sql: string,
   limit: number,
   limits: QueryLimits = QUERY_LIMITS,
+  retainedFromMs = 0,
 ): Promise<QueryResult> {
-  const run: Run = { ...prepare(projectId, sql), guard: guardSettings(projectId, limits), limits };
+  const retainedFrom = chTime(retainedFromMs);
+  const run: Run = {
+    ...prepare(projectId, sql, retainedFrom),
+    guard: guardSettings(projectId, limits, retainedFrom),
+    limits,
+  };
   await checkParseTree(ch, run);
   await checkQueryTree(ch, run);
   return execute(ch, run, limit);
 }
 
-function prepare(projectId: string, sql: string): Prepared {
-  // A parameter name the user cannot guess: their text can never refer to it.
+function prepare(projectId: string, sql: string, retainedFrom: string): Prepared {
+  // Parameter names the user cannot guess: their text can never refer to them.
   const param = `p_${crypto.randomUUID().replaceAll("-", "")}`;
+  const horizon = `h_${crypto.randomUUID().replaceAll("-", "")}`;
   // The newlines keep a trailing `--` comment in the user's text from swallowing our parenthesis.
-  const head = `WITH events AS (${projectEventsSelect(param)}) SELECT * FROM (\n`;
-  return { statement: `${head}${sql}\n)`, params: { [param]: projectId }, sql, offset: head.length };
+  // Rows before the studio's retention horizon are not in `events`, merged away or not.
+  const rows = projectEventsSelect(param, `timestamp >= {${horizon}:DateTime64(6, 'UTC')}`);
+  const head = `WITH events AS (${rows}) SELECT * FROM (\n`;
+  return {
+    statement: `${head}${sql}\n)`,
+    params: { [param]: projectId, [horizon]: retainedFrom },
+    sql,
+    offset: head.length,
+  };
 }
 
-function guardSettings(projectId: string, limits: QueryLimits): ClickHouseSettings {
-  // SettingsMap does not escape; a UUID (validated before we get here) has nothing to escape.
-  const filter = `project_id = toUUID(''${projectId}'')`;
+function guardSettings(projectId: string, limits: QueryLimits, retainedFrom: string): ClickHouseSettings {
+  // SettingsMap does not escape; a UUID (validated before we get here) and a DateTime64 literal of
+  // ours have nothing to escape. The horizon is in the row filter too: no read of telemetry.events
+  // in this statement, however written, sees an expired row.
+  const filter = `project_id = toUUID(''${projectId}'') AND timestamp >= toDateTime64(''${retainedFrom}'', 6, ''UTC'')`;
   return {
     readonly: "1",
     additional_table_filters: SettingsMap.from({ [CH_EVENTS]: filter }),

@@ -36,6 +36,8 @@ import * as passwordResetConfirmGet from "./pages/password-reset/confirm-get.js"
 import * as passwordResetConfirmPost from "./pages/password-reset/confirm-post.js";
 import * as passwordResetGet from "./pages/password-reset/get.js";
 import * as passwordResetPost from "./pages/password-reset/post.js";
+import * as retentionGet from "./pages/retention/get.js";
+import * as retentionPost from "./pages/retention/post.js";
 import * as signInGet from "./pages/sign-in/get.js";
 import * as signInPost from "./pages/sign-in/post.js";
 import * as signOutPost from "./pages/sign-out/post.js";
@@ -108,6 +110,8 @@ export function webApp() {
     ssoRemove,
     ssoEnforcement,
     ssoCallback,
+    retentionGet,
+    retentionPost,
     membersRemoveGet,
     membersSessionsEnd,
     accountGet,

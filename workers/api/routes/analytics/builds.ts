@@ -4,7 +4,7 @@ import { cached, cacheKey } from "../../analytics/cache.js";
 import { decorateBuilds } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { BuildRowSchema, BuildSchema, BuildsQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -26,11 +26,13 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const q = c.req.valid("query");
     const days = Number(q.days);
-    const key = cacheKey("builds", project, { days, buildId: q.buildId });
+    const w = await windowFor(c, days);
+    // The horizon too: an answer cached before a retention change is never served after it.
+    const key = cacheKey("builds", project, { days, buildId: q.buildId, retainedFrom: w.retainedFrom });
     const data = await cached(
       key,
       q.fresh === "1",
-      () => buildList(c.get("ch"), project.id, windowOf(days, c.get("now")), q.buildId),
+      () => buildList(c.get("ch"), project.id, w, q.buildId),
       (p) => c.executionCtx.waitUntil(p),
       (stored) => z.array(BuildRowSchema).parse(stored),
     );

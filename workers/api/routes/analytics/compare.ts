@@ -6,7 +6,7 @@ import { eventMapId } from "../../analytics/maps.js";
 import { withVerdicts } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { BuildComparisonSchema, CompareQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -39,12 +39,13 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const days = Number(q.days);
     const mapId = q.mapId === undefined ? undefined : await eventMapId(c.get("db"), project.id, q.mapId);
     const query = { baseline: q.baseline, candidate: q.candidate, mapId, platform: q.platform };
-    const key = cacheKey("builds-compare", project, { days, ...query });
+    const w = await windowFor(c, days);
+    // The horizon too: an answer cached before a retention change is never served after it.
+    const key = cacheKey("builds-compare", project, { days, ...query, retainedFrom: w.retainedFrom });
     const data = await cached(
       key,
       q.fresh === "1",
       async () => {
-        const w = windowOf(days, c.get("now"));
         return withVerdicts(
           c.get("ch"),
           project.id,

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { dashboardDistincts, dashboardTotals } from "../../analytics/dashboard.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { DashboardSchema, DaysQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -20,7 +20,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const fetchedAt = c.get("now");
-    const w = windowOf(Number(c.req.valid("query").days), fetchedAt);
+    const w = await windowFor(c, Number(c.req.valid("query").days));
     const [distincts, totals] = await Promise.all([
       dashboardDistincts(c.get("ch"), project.id, w, fetchedAt, project.dataVersion),
       dashboardTotals(c.get("ch"), project.id, w, fetchedAt),

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { funnelSteps } from "../../analytics/funnels.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";
 
 export const route = createRoute({
@@ -20,7 +20,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const q = c.req.valid("query");
-    const w = windowOf(Number(q.days), c.get("now"));
+    const w = await windowFor(c, Number(q.days));
     const data = await funnelSteps(c.get("ch"), project.id, w, stepNames(q.steps), Number(q.window));
     return c.json({ success: true as const, data }, 200);
   });

@@ -6,7 +6,7 @@ import { cellDrilldown, type ProfileMarks, profileMarks } from "../../analytics/
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { CellDrilldownSchema, HeatmapCellQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -43,7 +43,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       }
       profile = profileMarks(p);
     }
-    const data = await cellDrilldown(c.get("ch"), project.id, windowOf(Number(q.days), c.get("now")), {
+    const data = await cellDrilldown(c.get("ch"), project.id, await windowFor(c, Number(q.days)), {
       mapId: await eventMapId(db, project.id, q.mapId),
       cellSize: Number(q.cellSize),
       x: Number(q.x),

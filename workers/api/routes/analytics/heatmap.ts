@@ -3,7 +3,7 @@ import { heatmapCells } from "../../analytics/heatmap.js";
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";
 
 export const route = createRoute({
@@ -26,7 +26,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const q = c.req.valid("query");
-    const w = windowOf(Number(q.days), c.get("now"));
+    const w = await windowFor(c, Number(q.days));
     const data = await heatmapCells(c.get("ch"), project.id, w, {
       mapId: await eventMapId(c.get("db"), project.id, q.mapId),
       cellSize: Number(q.cellSize),

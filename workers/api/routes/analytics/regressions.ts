@@ -4,7 +4,7 @@ import { eventMapId } from "../../analytics/maps.js";
 import { buildRegressions, NoBaseline } from "../../analytics/regressions.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { RegressionsQuery, RegressionsSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -38,7 +38,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const mapId = q.mapId === undefined ? undefined : await eventMapId(c.get("db"), project.id, q.mapId);
     try {
-      const data = await buildRegressions(c.get("ch"), project.id, windowOf(Number(q.days), c.get("now")), {
+      const data = await buildRegressions(c.get("ch"), project.id, await windowFor(c, Number(q.days)), {
         candidate: q.candidate,
         baseline: q.baseline,
         metric: q.metric,

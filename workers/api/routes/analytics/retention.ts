@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { retentionCohorts } from "../../analytics/retention.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowOf } from "../../window.js";
+import { windowFor } from "../../retention/horizon.js";
 import { DaysQuery, RetentionCohortSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -21,7 +21,7 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
-    const w = windowOf(Number(c.req.valid("query").days), c.get("now"));
+    const w = await windowFor(c, Number(c.req.valid("query").days));
     return c.json({ success: true as const, data: await retentionCohorts(c.get("ch"), project.id, w) }, 200);
   });
 }

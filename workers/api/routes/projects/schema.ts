@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { ProjectRow } from "../../../../schema/pg/schema.js";
+import { RetentionSchema } from "../retention/schema.js";
 
 export const ProjectSchema = z
   .object({
@@ -20,7 +21,12 @@ export const ProjectStatusSchema = z
         .number()
         .int()
         .describe("Unique players (player_id, else session_id) in the 24 hours up to fetchedAt"),
-      totalEvents: z.number().int(),
+      totalEvents: z
+        .number()
+        .int()
+        .describe(
+          "Events kept: those dated on or after retention.retainedFrom (all older ones have expired)",
+        ),
       lastEventAt: z.iso.datetime().nullable().describe("Timestamp of the newest event, or null"),
       fetchedAt: z
         .number()
@@ -28,6 +34,7 @@ export const ProjectStatusSchema = z
         .describe("Unix time in milliseconds when the event KPIs were computed (cached about 60 s)"),
       activeAlertRules: z.number().int(),
     }),
+    retention: RetentionSchema,
   })
   .openapi("ProjectStatus");
 

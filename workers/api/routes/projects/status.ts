@@ -4,6 +4,8 @@ import { alertRules } from "../../../../schema/pg/schema.js";
 import { cachedEventKpis } from "../../analytics/project-status.js";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { requestRetention } from "../../retention/horizon.js";
+import { retentionItem } from "../retention/schema.js";
 import { ProjectStatusSchema, projectItem } from "./schema.js";
 
 const StatusQuery = z.object({
@@ -21,7 +23,8 @@ export const route = createRoute({
   summary: "Project details and key performance indicators",
   description:
     "The event KPIs are cached about 60 seconds per project; `kpis.fetchedAt` (Unix ms) says when they " +
-    "were computed, and fresh=1 recomputes them. activeAlertRules is always current.",
+    "were computed, and fresh=1 recomputes them. activeAlertRules is always current. The KPIs count only " +
+    "the events the studio still keeps (`retention`: its days and the oldest day kept).",
   ...policy({ scope: "analytics:read", project: "path" }),
   request: { params: ProjectIdParam, query: StatusQuery },
   responses: { 200: envelope(ProjectStatusSchema, "Project and KPIs."), ...errorResponses },
@@ -32,8 +35,16 @@ export function register(app: OpenAPIHono<AppEnv>) {
     // Authentication, scope and project checks have all run before the cache is consulted.
     const project = c.get("project");
     const fresh = c.req.valid("query").fresh === "1";
+    const retention = await requestRetention(c);
     const [kpis, [rules]] = await Promise.all([
-      cachedEventKpis(c.get("ch"), project, fresh, c.get("now"), (p) => c.executionCtx.waitUntil(p)),
+      cachedEventKpis(
+        c.get("ch"),
+        project,
+        fresh,
+        c.get("now"),
+        (p) => c.executionCtx.waitUntil(p),
+        retention.fromMs,
+      ),
       c
         .get("db")
         .select({ n: count() })
@@ -43,7 +54,11 @@ export function register(app: OpenAPIHono<AppEnv>) {
     return c.json(
       {
         success: true as const,
-        data: { project: projectItem(project), kpis: { ...kpis, activeAlertRules: rules?.n ?? 0 } },
+        data: {
+          project: projectItem(project),
+          kpis: { ...kpis, activeAlertRules: rules?.n ?? 0 },
+          retention: retentionItem(retention),
+        },
       },
       200,
     );

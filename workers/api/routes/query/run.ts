@@ -3,7 +3,8 @@ import { openQueryClickHouse } from "../../../shared/clickhouse.js";
 import type { AppEnv } from "../../context.js";
 import { projectFor } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProblemSchema, policy } from "../../openapi.js";
-import { runUserQuery } from "../../query/run.js";
+import { QUERY_LIMITS, runUserQuery } from "../../query/run.js";
+import { requestRetention } from "../../retention/horizon.js";
 import { QueryBodySchema, QueryResultSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -35,7 +36,15 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const project = await projectFor(c, body.project_id);
-    const data = await runUserQuery(openQueryClickHouse(c.get("config")), project.id, body.sql, body.limit);
+    const retention = await requestRetention(c);
+    const data = await runUserQuery(
+      openQueryClickHouse(c.get("config")),
+      project.id,
+      body.sql,
+      body.limit,
+      QUERY_LIMITS,
+      retention.fromMs,
+    );
     return c.json({ success: true as const, data }, 200);
   });
 }

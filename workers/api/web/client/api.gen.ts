@@ -67,7 +67,7 @@ export interface paths {
         };
         /**
          * Project details and key performance indicators
-         * @description The event KPIs are cached about 60 seconds per project; `kpis.fetchedAt` (Unix ms) says when they were computed, and fresh=1 recomputes them. activeAlertRules is always current.
+         * @description The event KPIs are cached about 60 seconds per project; `kpis.fetchedAt` (Unix ms) says when they were computed, and fresh=1 recomputes them. activeAlertRules is always current. The KPIs count only the events the studio still keeps (`retention`: its days and the oldest day kept).
          */
         get: operations["getProjectStatus"];
         put?: never;
@@ -807,6 +807,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/data-retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The studio's raw-event retention
+         * @description How many UTC days of raw events the caller's studio keeps (its plan's, or the shorter number an owner chose) and the oldest day kept. Every read (analytics, heatmaps, builds, the query endpoint, exports) stops at that day.
+         */
+        get: operations["getDataRetention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Shorten (or restore) the studio's raw-event retention
+         * @description Needs data:admin: an owner's session, or a Full key (only owners make those). `retentionDays` from 1 to the plan's retention, or null for the plan's. Expired rows leave every read at once and are deleted from storage within a day; a longer retention later does not bring them back. Recorded in the audit log (`studio.retention_changed`).
+         */
+        patch: operations["updateDataRetention"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -849,6 +873,7 @@ export interface components {
                 events24h: number;
                 /** @description Unique players (player_id, else session_id) in the 24 hours up to fetchedAt */
                 players24h: number;
+                /** @description Events kept: those dated on or after retention.retainedFrom (all older ones have expired) */
                 totalEvents: number;
                 /**
                  * Format: date-time
@@ -859,6 +884,20 @@ export interface components {
                 fetchedAt: number;
                 activeAlertRules: number;
             };
+            retention: components["schemas"]["DataRetention"];
+        };
+        DataRetention: {
+            /** @description UTC calendar days of raw events the studio keeps now, today included: the plan's, or the shorter number an owner chose */
+            days: number;
+            /** @description The plan's retention: the most an owner may choose */
+            planDays: number;
+            /** @description The owner's choice; null: the plan's. A choice above the plan's (after a downgrade) keeps the plan's */
+            chosenDays: number | null;
+            /**
+             * Format: date
+             * @description The oldest UTC day kept: no read returns an event (or a row derived from one) dated before it; a daily purge deletes them
+             */
+            retainedFrom: string;
         };
         DeadLetter: {
             /** @description R2 object key */
@@ -1963,6 +2002,13 @@ export interface components {
              * @description The owner (with a password) who keeps password sign-in; required when requireSso is true
              */
             breakGlassUserId: string | null;
+        };
+        DataRetentionUpdate: {
+            /**
+             * @description Days to keep, 1 to the plan's retention; null goes back to the plan's. Rows older than a shortened retention disappear from every read at once and are deleted within a day; lengthening it again does not bring them back.
+             * @example 30
+             */
+            retentionDays: number | null;
         };
     };
     responses: never;
@@ -6502,6 +6548,169 @@ export interface operations {
                 };
             };
             /** @description The body exceeds 1024 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDataRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The studio's retention. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataRetention"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateDataRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DataRetentionUpdate"];
+            };
+        };
+        responses: {
+            /** @description The studio's retention after the change. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["DataRetention"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body exceeds 65536 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -27,7 +27,8 @@ export async function overview({ root, projectId }: PageContext): Promise<void> 
           "dl",
           { class: "kpis" },
           kpi("Events (24 h)", fmt(s.kpis.events24h)),
-          kpi("Events (all time)", fmt(s.kpis.totalEvents)),
+          kpi("Events (kept)", fmt(s.kpis.totalEvents)),
+          kpi("Retention", `${fmt(s.retention.days)} days, since ${s.retention.retainedFrom}`),
           kpi(
             "Last event",
             s.kpis.lastEventAt ? `${s.kpis.lastEventAt.slice(0, 16).replace("T", " ")} UTC` : "None yet",

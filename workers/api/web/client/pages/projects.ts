@@ -24,7 +24,8 @@ export async function projects({ root }: PageContext): Promise<void> {
               { class: "kpis" },
               kpi("Events (24 h)", fmt(s.kpis.events24h)),
               kpi("Players (24 h)", fmt(s.kpis.players24h)),
-              kpi("Events (all time)", fmt(s.kpis.totalEvents)),
+              kpi("Events (kept)", fmt(s.kpis.totalEvents)),
+              kpi("Retention", `${fmt(s.retention.days)} days, since ${s.retention.retainedFrom}`),
               kpi(
                 "Last event",
                 s.kpis.lastEventAt ? `${s.kpis.lastEventAt.slice(0, 16).replace("T", " ")} UTC` : "None yet",

@@ -25,7 +25,7 @@ export function register(app: Hono<AppEnv>) {
       const own = projects.filter((p) => p.tenantId === t.tenantId);
       return html`<section aria-labelledby="tenant-${t.tenantId}">
         <h2 id="tenant-${t.tenantId}">${t.tenantName} <small>(${t.role})</small></h2>
-        <p><a href="/settings/studios/${t.tenantId}/members">Members</a>${
+        <p><a href="/settings/studios/${t.tenantId}/members">Members</a> · <a href="/settings/studios/${t.tenantId}/retention">Data retention</a>${
           t.role === "owner"
             ? html` · <a href="/settings/studios/${t.tenantId}/audit-log">Audit log</a> · <a href="/settings/studios/${t.tenantId}/sso">Single sign-on</a>`
             : ""

@@ -1,0 +1,105 @@
+// `npm run bench:storage`: bytes on disk per million events for every ClickHouse table, the cost of the
+// retention TTLs on inserts, and the time of a retention purge (docs/operations.md, "Storage").
+// Loads BENCH_STORAGE_EVENTS (default 4M) events of one project with the analytics benchmark's
+// generator (90 days, DEFAULT_PLAYERS players) into chdb, a million at a time, alternating the
+// migration-0015 TTLs off and on per million; merges every table (OPTIMIZE FINAL: the steady state a
+// day later) and reads system.parts; then purges the days before the 45th-newest and times it.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@clickhouse/client-web";
+import { deleteExpired } from "../../workers/api/retention/purge.js";
+import { RETAINED_TABLES } from "../../workers/api/retention/tables.js";
+import { dateOf } from "../../workers/api/window.js";
+import { MAX_RETENTION_DAYS } from "../../workers/shared/plans.js";
+import { clickhouseQuery, startClickHouseHttp } from "../local/clickhouse-http.js";
+import { migrateClickHouse } from "../migrate.js";
+import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+
+const EVENTS = Number(process.env.BENCH_STORAGE_EVENTS ?? 4_000_000);
+const CHUNK = 1_000_000;
+// The tables whose TTL migration 0015 added (hourly_players and player_last_seen had theirs).
+const TTL_TABLES = RETAINED_TABLES.filter(
+  (t) => !["telemetry.hourly_players", "telemetry.player_last_seen"].includes(t.table),
+);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+async function main() {
+  const dir = await mkdtemp(join(tmpdir(), "bench-storage-"));
+  const password = crypto.randomUUID();
+  const server = await startClickHouseHttp({ dataDir: join(dir, "clickhouse"), user: "default", password });
+  const target = { url: server.url, user: "default", password };
+  const run = (sql: string) => clickhouseQuery(target.url, { user: "default", password }, sql);
+  try {
+    await migrateClickHouse(target);
+    const project = crypto.randomUUID();
+    const seconds: Record<"ttl" | "none", number[]> = { ttl: [], none: [] };
+    for (let i = 0; i * CHUNK < EVENTS; i += 1) {
+      const ttl = i % 2 === 1;
+      for (const t of TTL_TABLES) {
+        await run(
+          ttl
+            ? `ALTER TABLE ${t.table} MODIFY TTL ${t.day} + INTERVAL ${MAX_RETENTION_DAYS} DAY SETTINGS materialize_ttl_after_modify = 0`
+            : `ALTER TABLE ${t.table} REMOVE TTL`,
+        );
+      }
+      const s = await loadBenchData(
+        target,
+        {
+          mainProject: project,
+          mainEvents: i * CHUNK,
+          otherEvents: 0,
+          otherProjects: [project],
+          players: DEFAULT_PLAYERS,
+        },
+        () => {},
+        { extraMain: Math.min(CHUNK, EVENTS - i * CHUNK), skipPlan: true },
+      );
+      seconds[ttl ? "ttl" : "none"].push(s);
+      console.log(`million ${i + 1}: ${s.toFixed(1)} s ${ttl ? "with" : "without"} the TTLs`);
+    }
+    for (const t of RETAINED_TABLES) {
+      await run(`OPTIMIZE TABLE ${t.table} FINAL`);
+    }
+    const parts = JSON.parse(
+      await run(`SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes, sum(data_uncompressed_bytes) AS raw
+        FROM system.parts WHERE database = 'telemetry' AND active AND table != 'schema_migrations'
+        GROUP BY table ORDER BY bytes DESC FORMAT JSON`),
+    ).data as Array<{ table: string; rows: string; bytes: string; raw: string }>;
+    const millions = EVENTS / 1_000_000;
+    let total = 0;
+    console.log("\ntable | rows per M events | bytes on disk per M events | uncompressed per M");
+    for (const p of parts) {
+      total += Number(p.bytes);
+      console.log(
+        `${p.table} | ${Math.round(Number(p.rows) / millions).toLocaleString("en")} | ${(Number(p.bytes) / millions / 1e6).toFixed(2)} MB | ${(Number(p.raw) / millions / 1e6).toFixed(1)} MB`,
+      );
+    }
+    console.log(`total | | ${(total / millions / 1e6).toFixed(2)} MB |`);
+
+    // The purge of a retention of 45 days (half the generated 90), timed; rows deleted per table.
+    const ch = createClient({ url: target.url, username: "default", password });
+    const horizon = dateOf(Date.now() - 44 * 86_400_000);
+    const started = Date.now();
+    const deleted = await deleteExpired(ch, [{ id: project, horizon }]);
+    const purgeMs = Date.now() - started;
+    console.log(`\npurge to ${horizon}: ${purgeMs} ms`, deleted);
+    console.log(
+      JSON.stringify({
+        events: EVENTS,
+        insertSecondsPerMillion: { withTtl: median(seconds.ttl), without: median(seconds.none) },
+        bytesPerMillion: Object.fromEntries(
+          parts.map((p) => [p.table, Math.round(Number(p.bytes) / millions)]),
+        ),
+        totalBytesPerMillion: Math.round(total / millions),
+        purgeMs,
+      }),
+    );
+  } finally {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

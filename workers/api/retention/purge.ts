@@ -1,0 +1,107 @@
+// The daily retention purge: deletes every project's rows dated before its studio's horizon from every
+// table of telemetry rows (tables.ts), with one lightweight DELETE per table that has any, for all
+// projects at once. Reads already stop at the horizon (horizon.ts), so the purge only frees the disk
+// and makes the expiry physical; the tables' own TTL (migration 0015) is the backstop at the longest
+// plan's retention. Run by the API Worker's cron: the first run of a UTC day claims the day in
+// retention_runs and does the work; a failed run gives the claim back, so the next run retries.
+import type { ClickHouseClient } from "@clickhouse/client-web";
+import { eq, sql } from "drizzle-orm";
+import { projects, retentionRuns, tenants } from "../../../schema/pg/schema.js";
+import type { Db } from "../db.js";
+import { dateOf } from "../window.js";
+import { retentionOf } from "./horizon.js";
+import { RETAINED_TABLES, type RetainedTable } from "./tables.js";
+
+/** Projects per statement: their ids and horizons are two bound arrays. */
+const CHUNK = 2_000;
+
+export type PurgeResult = { day: string; projects: number; deleted: Record<string, number> };
+
+/** Every project with its horizon date (YYYY-MM-DD) at `now`. */
+export async function projectHorizons(
+  db: Db,
+  nowMs: number,
+): Promise<Array<{ id: string; horizon: string }>> {
+  const rows = await db
+    .select({ id: projects.id, planId: tenants.planId, days: tenants.retentionDays })
+    .from(projects)
+    .innerJoin(tenants, eq(tenants.id, projects.tenantId));
+  return rows.map((r) => ({ id: r.id, horizon: dateOf(retentionOf(r.planId, r.days, nowMs).fromMs) }));
+}
+
+/** A row is expired when its day is before its project's horizon; projects not listed are untouched. */
+function expired(t: RetainedTable): string {
+  return `project_id IN {projects:Array(UUID)}
+    AND ${t.day} < {latest:Date}
+    AND ${t.day} < arrayElement({horizons:Array(Date)}, indexOf({projects:Array(UUID)}, project_id))`;
+}
+
+/**
+ * Deletes the expired rows of `horizons`' projects from every table; returns the rows deleted per
+ * table. A table without any is not touched (a count over the days before the latest horizon, which
+ * the primary keys and monthly partitions narrow, rather than a mutation of every part).
+ */
+export async function deleteExpired(
+  ch: ClickHouseClient,
+  horizons: Array<{ id: string; horizon: string }>,
+): Promise<Record<string, number>> {
+  const deleted: Record<string, number> = {};
+  for (let i = 0; i < horizons.length; i += CHUNK) {
+    const chunk = horizons.slice(i, i + CHUNK);
+    const params = {
+      projects: chunk.map((p) => p.id),
+      horizons: chunk.map((p) => p.horizon),
+      latest:
+        chunk
+          .map((p) => p.horizon)
+          .sort()
+          .at(-1) ?? "1970-01-01",
+    };
+    for (const t of RETAINED_TABLES) {
+      const rs = await ch.query({
+        query: `SELECT count() AS n FROM ${t.table} WHERE ${expired(t)}`,
+        query_params: params,
+        format: "JSONEachRow",
+      });
+      const [row] = await rs.json<{ n: string | number }>();
+      const n = Number(row?.n ?? 0);
+      if (n > 0) {
+        await ch.command({
+          query: `DELETE FROM ${t.table} WHERE ${expired(t)} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+          query_params: params,
+        });
+      }
+      deleted[t.table] = (deleted[t.table] ?? 0) + n;
+    }
+  }
+  return deleted;
+}
+
+/**
+ * Today's purge, once a UTC day: null when another run has it (claimed and not stale). A run that
+ * died leaves a claim without finished_at; after an hour the next run takes it over.
+ */
+export async function purgeExpired(db: Db, ch: ClickHouseClient, now: Date): Promise<PurgeResult | null> {
+  const day = dateOf(now.getTime());
+  const claimed = await db
+    .insert(retentionRuns)
+    .values({ day, startedAt: now })
+    .onConflictDoUpdate({
+      target: retentionRuns.day,
+      set: { startedAt: now },
+      setWhere: sql`${retentionRuns.finishedAt} IS NULL AND ${retentionRuns.startedAt} < ${new Date(now.getTime() - 3_600_000)}`,
+    })
+    .returning({ day: retentionRuns.day });
+  if (claimed.length === 0) {
+    return null;
+  }
+  try {
+    const horizons = await projectHorizons(db, now.getTime());
+    const deleted = await deleteExpired(ch, horizons);
+    await db.update(retentionRuns).set({ finishedAt: new Date() }).where(eq(retentionRuns.day, day));
+    return { day, projects: horizons.length, deleted };
+  } catch (err) {
+    await db.delete(retentionRuns).where(eq(retentionRuns.day, day));
+    throw err;
+  }
+}

@@ -1,0 +1,57 @@
+import {
+  CH_ALERT_CELLS,
+  CH_BUILD_DAYS,
+  CH_CELL_SAMPLES,
+  CH_COMPARE_BUILDS,
+  CH_COMPARE_DAYS,
+  CH_DAILY_ACTORS,
+  CH_DAILY_EVENTS,
+  CH_DAILY_PLAYER_COUNTS,
+  CH_DAILY_PLAYERS,
+  CH_DAILY_SESSION_COUNTS,
+  CH_DAILY_SESSIONS,
+  CH_EVENTS,
+  CH_FUNNEL_EVENTS,
+  CH_HEATMAP_CELLS,
+  CH_HOURLY_PLAYERS,
+  CH_PLAYER_DAYS,
+  CH_PLAYER_LAST_SEEN,
+  CH_SESSION_CELLS,
+  CH_SESSION_DEVICES,
+  CH_SESSION_VALUES,
+} from "../../shared/clickhouse.js";
+
+/**
+ * A ClickHouse table the retention purge reaches, and the UTC date a row belongs to. `ids`: the rows
+ * hold a player or session identifier (plain, hashed, or inside a uniq/uniqExact state of hashes).
+ */
+export type RetainedTable = { table: string; day: string; ids: boolean };
+
+/**
+ * Every table of telemetry rows (a test checks that none is missing: test/workers/retention.test.ts).
+ * The purge deletes a project's rows dated before its horizon from all of them, the id-free
+ * aggregates included: every read stops at the horizon (window.ts), so keeping them longer would
+ * cost disk and serve no one. Migrations 0015 and 0021 give each one the plan maximum as its own TTL.
+ */
+export const RETAINED_TABLES: readonly RetainedTable[] = [
+  { table: CH_EVENTS, day: "toDate(timestamp)", ids: true },
+  { table: CH_CELL_SAMPLES, day: "toDate(timestamp)", ids: true },
+  { table: CH_FUNNEL_EVENTS, day: "toDate(timestamp)", ids: true },
+  { table: CH_PLAYER_DAYS, day: "day", ids: true },
+  { table: CH_DAILY_ACTORS, day: "day", ids: true },
+  { table: CH_DAILY_PLAYERS, day: "day", ids: true },
+  { table: CH_DAILY_SESSIONS, day: "day", ids: true },
+  { table: CH_HOURLY_PLAYERS, day: "toDate(hour)", ids: true },
+  { table: CH_PLAYER_LAST_SEEN, day: "toDate(last_seen)", ids: true },
+  { table: CH_SESSION_DEVICES, day: "day", ids: true },
+  { table: CH_SESSION_VALUES, day: "day", ids: true },
+  { table: CH_SESSION_CELLS, day: "day", ids: true },
+  { table: CH_BUILD_DAYS, day: "day", ids: true },
+  { table: CH_COMPARE_DAYS, day: "day", ids: true },
+  { table: CH_COMPARE_BUILDS, day: "day", ids: true },
+  { table: CH_HEATMAP_CELLS, day: "day", ids: false },
+  { table: CH_ALERT_CELLS, day: "day", ids: false },
+  { table: CH_DAILY_EVENTS, day: "day", ids: false },
+  { table: CH_DAILY_PLAYER_COUNTS, day: "day", ids: false },
+  { table: CH_DAILY_SESSION_COUNTS, day: "day", ids: false },
+];

@@ -1,0 +1,25 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.js";
+import { envelope, errorResponses, policy } from "../../openapi.js";
+import { requestRetention } from "../../retention/horizon.js";
+import { RetentionSchema, retentionItem } from "./schema.js";
+
+export const route = createRoute({
+  method: "get",
+  path: "/v1/data-retention",
+  operationId: "getDataRetention",
+  tags: ["Data retention"],
+  summary: "The studio's raw-event retention",
+  description:
+    "How many UTC days of raw events the caller's studio keeps (its plan's, or the shorter number an " +
+    "owner chose) and the oldest day kept. Every read (analytics, heatmaps, builds, the query endpoint, " +
+    "exports) stops at that day.",
+  ...policy({ scope: "analytics:read" }),
+  responses: { 200: envelope(RetentionSchema, "The studio's retention."), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>) {
+  app.openapi(route, async (c) => {
+    return c.json({ success: true as const, data: retentionItem(await requestRetention(c)) }, 200);
+  });
+}
