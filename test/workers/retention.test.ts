@@ -1,7 +1,8 @@
+import { env } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { auditLog, tenants } from "../../schema/pg/schema.js";
-import { purgeExpired } from "../../workers/api/retention/purge.js";
+import { PURGE_PROJECTS_PER_MESSAGE, planPurge, purgeExpired } from "../../workers/api/retention/purge.js";
 import { RETAINED_TABLES } from "../../workers/api/retention/tables.js";
 import { PLANS } from "../../workers/shared/plans.js";
 import type { GenEvent } from "../support/analytics-dataset.js";
@@ -282,6 +283,22 @@ describe("retention", () => {
     // are on the oldest day kept; four days on, they have expired too.
     expect((await reads(anchor + 3 * DAY_MS)).status).toBe(6);
     expect((await reads(anchor + 4 * DAY_MS)).query).toBe(0);
+
+    // The cron's way (scheduled() → planPurge): four days on, that day's purge is planned from Postgres
+    // onto the alerts queue, in bounded messages, and its consumer deletes yesterday's events too.
+    const later = anchor + 4 * DAY_MS;
+    expect((await expiredRows(t.projectId, date(today)))["telemetry.events"]).toBe(6);
+    const queued = await withDb((db) => planPurge(env, db, new Date(later)));
+    expect(queued?.day).toBe(date(later));
+    expect(queued?.projects).toBeGreaterThanOrEqual(1);
+    expect(queued?.messages).toBe(Math.ceil((queued?.projects ?? 0) / PURGE_PROJECTS_PER_MESSAGE));
+    await waitFor(
+      () => expiredRows(t.projectId, date(today)),
+      (rows) => Object.values(rows).every((n) => n === 0),
+      { timeoutMs: 60_000, message: "the queued purge deleted the expired rows" },
+    );
+    // The day is queued once.
+    expect(await withDb((db) => planPurge(env, db, new Date(later)))).toBeNull();
   }, 180_000);
 
   it("refuses a retention above the plan's or below a day, naming the field, and changes nothing", async () => {

@@ -1,14 +1,13 @@
 // The API Worker: /api/* (the Web API), the web pages, scheduled() alert planning, and the alert work,
 // notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
 // Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
-import { openClickHouse } from "../shared/clickhouse.js";
 import { configOf } from "../shared/config.js";
 import { planAlerts, planBuilds } from "./alerts/plan.js";
 import { newApp } from "./app.js";
 import { purgeAuditLog } from "./audit/retention.js";
 import { httpDb } from "./db.js";
 import { dispatchApiQueue } from "./queues.js";
-import { purgeExpired } from "./retention/purge.js";
+import { planPurge } from "./retention/purge.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
 export { BatchClaims } from "../../durable-objects/batch-claims.js";
@@ -34,12 +33,11 @@ export default {
     await purgeAuditLog(httpDb(configOf(env))).catch((err: unknown) => {
       console.error("audit purge failed", err instanceof Error ? err.message : String(err));
     });
-    // Telemetry past each studio's retention (retention/purge.ts): the first run of a UTC day deletes
-    // it; a failure gives the day back to the next run. Logged, not thrown, as above.
-    await purgeExpired(httpDb(configOf(env)), openClickHouse(configOf(env), 600_000), now).catch(
-      (err: unknown) => {
-        console.error("retention purge failed", err instanceof Error ? err.message : String(err));
-      },
-    );
+    // Telemetry past each studio's retention (retention/purge.ts): the first run of a UTC day plans its
+    // deletion (Postgres, then the alerts queue); a failure gives the day back to the next run. Logged,
+    // not thrown, as above.
+    await planPurge(env, httpDb(configOf(env)), now).catch((err: unknown) => {
+      console.error("retention purge failed", err instanceof Error ? err.message : String(err));
+    });
   },
 } satisfies ExportedHandler<Env, unknown>;

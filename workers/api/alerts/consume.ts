@@ -1,9 +1,12 @@
 // The alerts queue's consumers: the work queue (one message = one run's pairs of one project, see
 // plan.ts) and its dead-letter queue.
+
+import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
 import { openDb } from "../db.js";
+import { deleteExpired, type PurgeWorkMessage } from "../retention/purge.js";
 import { evaluatePairs, InjectedFault, PairsFailed, recordError } from "./evaluate.js";
 import type { AlertWorkMessage, BuildsWorkMessage, PairRef } from "./plan.js";
 
@@ -57,6 +60,42 @@ async function consumeBuilds(m: Message<unknown>, body: BuildsWorkMessage, env: 
   }
 }
 
+function isPurge(body: unknown): body is PurgeWorkMessage {
+  const b = body as Partial<PurgeWorkMessage> | null;
+  return (
+    b?.v === 1 &&
+    b.kind === "purge" &&
+    typeof b.day === "string" &&
+    Array.isArray(b.horizons) &&
+    b.horizons.every((h) => typeof h?.id === "string" && /^\d{4}-\d{2}-\d{2}$/.test(String(h.horizon)))
+  );
+}
+
+/** A day's purge of some projects (retention/purge.ts planPurge); idempotent, retried like the rest. */
+async function consumePurge(m: Message<unknown>, body: PurgeWorkMessage, env: Env): Promise<void> {
+  try {
+    // A lightweight DELETE waits for its mutation: minutes on a large table.
+    const deleted = await deleteExpired(openClickHouse(configOf(env), 600_000), body.horizons);
+    console.log(
+      "retention purge",
+      m.id,
+      body.day,
+      `${body.horizons.length} project(s)`,
+      JSON.stringify(deleted),
+    );
+    m.ack();
+  } catch (err) {
+    console.error(
+      "retention purge failed, will retry",
+      m.id,
+      body.day,
+      `attempt ${m.attempts}`,
+      err instanceof Error ? err.message : String(err),
+    );
+    m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alerts, m.attempts) });
+  }
+}
+
 function isWork(body: unknown): body is AlertWorkMessage {
   const b = body as Partial<AlertWorkMessage> | null;
   return (
@@ -78,6 +117,9 @@ export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Pro
     batch.messages.map(async (m) => {
       if (isBuilds(m.body)) {
         return consumeBuilds(m, m.body, env);
+      }
+      if (isPurge(m.body)) {
+        return consumePurge(m, m.body, env);
       }
       if (!isWork(m.body)) {
         console.error("unreadable alert work message dropped", m.id);
@@ -126,6 +168,17 @@ export async function consumeAlertDeadLetters(batch: MessageBatch<unknown>, env:
       if (isBuilds(m.body)) {
         // Nothing to mark: the next run judges the same builds again (they still have no verdict).
         console.error("build verdicts dead-lettered", m.id, `run ${new Date(m.body.runAt).toISOString()}`);
+        m.ack();
+        continue;
+      }
+      if (isPurge(m.body)) {
+        // The next day's purge deletes everything before the (later) horizons, these rows included.
+        console.error(
+          "retention purge dead-lettered",
+          m.id,
+          m.body.day,
+          `${m.body.horizons.length} project(s)`,
+        );
         m.ack();
         continue;
       }

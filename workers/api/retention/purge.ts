@@ -1,9 +1,10 @@
 // The daily retention purge: deletes every project's rows dated before its studio's horizon from every
 // table of telemetry rows (tables.ts), with one lightweight DELETE per table that has any, for all
 // projects at once. Reads already stop at the horizon (horizon.ts), so the purge only frees the disk
-// and makes the expiry physical; the tables' own TTL (migration 0015) is the backstop at the longest
-// plan's retention. Run by the API Worker's cron: the first run of a UTC day claims the day in
-// retention_runs and does the work; a failed run gives the claim back, so the next run retries.
+// and makes the expiry physical; the tables' own TTL (migrations 0015, 0021) is the backstop at the
+// longest plan's retention. Planned by the API Worker's cron: the first run of a UTC day claims the day
+// in retention_runs and sends the work to the alerts queue in bounded messages (planPurge), whose
+// consumer deletes; a run that fails to send gives the claim back, so the next run retries.
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { eq, sql } from "drizzle-orm";
 import { projects, retentionRuns, tenants } from "../../../schema/pg/schema.js";
@@ -77,11 +78,23 @@ export async function deleteExpired(
   return deleted;
 }
 
+/** The purge of a day for up to PURGE_PROJECTS_PER_MESSAGE projects: one alerts-queue message. */
+export type PurgeWorkMessage = {
+  v: 1;
+  kind: "purge";
+  /** The UTC day whose purge this is (retention_runs). */
+  day: string;
+  horizons: Array<{ id: string; horizon: string }>;
+};
+
 /**
- * Today's purge, once a UTC day: null when another run has it (claimed and not stale). A run that
- * died leaves a claim without finished_at; after an hour the next run takes it over.
+ * Projects per purge message: bounds one message's work (one count, and at most one DELETE, per table
+ * for these projects) and its size (about 70 bytes a project, far under a message's 128 KB).
  */
-export async function purgeExpired(db: Db, ch: ClickHouseClient, now: Date): Promise<PurgeResult | null> {
+export const PURGE_PROJECTS_PER_MESSAGE = 1_000;
+
+/** Claims today's purge (null: another run has it, claimed and not stale for an hour). */
+async function claimDay(db: Db, now: Date): Promise<string | null> {
   const day = dateOf(now.getTime());
   const claimed = await db
     .insert(retentionRuns)
@@ -92,7 +105,57 @@ export async function purgeExpired(db: Db, ch: ClickHouseClient, now: Date): Pro
       setWhere: sql`${retentionRuns.finishedAt} IS NULL AND ${retentionRuns.startedAt} < ${new Date(now.getTime() - 3_600_000)}`,
     })
     .returning({ day: retentionRuns.day });
-  if (claimed.length === 0) {
+  return claimed.length ? day : null;
+}
+
+/**
+ * The cron's part, once a UTC day: claims the day, computes every project's horizon (Postgres only) and
+ * sends the purge to the alerts queue in messages of PURGE_PROJECTS_PER_MESSAGE projects, which its
+ * consumer deletes (consumePurge). The day is finished once every message is sent; a send that fails
+ * gives the day back to the next run. Deleting is idempotent (rows before a horizon), so a redelivered
+ * or retried message changes nothing, and a dead-lettered one is caught up by the next day's purge.
+ */
+export async function planPurge(
+  env: Env,
+  db: Db,
+  now: Date,
+): Promise<{ day: string; projects: number; messages: number } | null> {
+  const day = await claimDay(db, now);
+  if (!day) {
+    return null;
+  }
+  try {
+    const horizons = await projectHorizons(db, now.getTime());
+    const messages: PurgeWorkMessage[] = [];
+    for (let i = 0; i < horizons.length; i += PURGE_PROJECTS_PER_MESSAGE) {
+      messages.push({
+        v: 1,
+        kind: "purge",
+        day,
+        horizons: horizons.slice(i, i + PURGE_PROJECTS_PER_MESSAGE),
+      });
+    }
+    // Three messages of at most ~70 KB per sendBatch: under its 256 KB.
+    for (let i = 0; i < messages.length; i += 3) {
+      await env.ALERTS_QUEUE.sendBatch(
+        messages.slice(i, i + 3).map((body) => ({ body, contentType: "json" as const })),
+      );
+    }
+    await db.update(retentionRuns).set({ finishedAt: new Date() }).where(eq(retentionRuns.day, day));
+    return { day, projects: horizons.length, messages: messages.length };
+  } catch (err) {
+    await db.delete(retentionRuns).where(eq(retentionRuns.day, day));
+    throw err;
+  }
+}
+
+/**
+ * Today's purge inline, once a UTC day (scripts and tests of the deletion itself; the cron fans out
+ * with planPurge): null when another run has it.
+ */
+export async function purgeExpired(db: Db, ch: ClickHouseClient, now: Date): Promise<PurgeResult | null> {
+  const day = await claimDay(db, now);
+  if (!day) {
     return null;
   }
   try {
