@@ -67,6 +67,10 @@ const DOCUMENT_TAGS = [
     description: "Who did what in the studio, from where, and how it ended (data:admin).",
   },
   {
+    name: "Data retention",
+    description: "How many days of raw events the studio keeps (reads stop at its horizon).",
+  },
+  {
     name: "Single sign-on",
     description: "The studio's OpenID Connect provider (an owner's browser session only).",
   },

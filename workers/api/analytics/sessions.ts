@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DAILY_SESSION_COUNTS, CH_DAILY_SESSIONS } from "../../shared/clickhouse.js";
-import { addDays, chTime, type Window } from "../window.js";
+import { addDays, chTime, dateOf, type Window } from "../window.js";
 import { num, selectRows } from "./select.js";
 
 /**
@@ -40,7 +40,10 @@ export async function windowSessions(
   w: Window,
   dataVersion: number,
 ): Promise<number> {
-  const first = w.dates[0] as string;
+  // The window's days from its start: a studio's retention horizon may move it past the first date.
+  const start = dateOf(w.fromMs);
+  const days = w.dates.filter((d) => d >= start);
+  const first = days[0] ?? w.today;
   const lookback = addDays(first, -SESSION_LOOKBACK_DAYS);
   const closed = { projectId, from: first, today: w.today };
   const [totals, stored, live] = await Promise.all([
@@ -89,9 +92,9 @@ export async function windowSessions(
     return sum;
   };
   const byDay = new Map(stored.map((r) => [r.date, r]));
-  let sessions = num(live[0]?.today) - (w.dates.length > 1 ? num(live[0]?.seen) : 0);
+  let sessions = num(live[0]?.today) - (days.length > 1 ? num(live[0]?.seen) : 0);
   const stale: Array<{ day: string; stamp: number }> = [];
-  for (const day of w.dates.slice(0, -1)) {
+  for (const day of days.slice(0, -1)) {
     if (!total.get(day)) {
       continue; // no events that day: no sessions
     }
