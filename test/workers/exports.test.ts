@@ -292,12 +292,14 @@ describe("a million events", () => {
     await testClickHouse().command({
       query: `INSERT INTO telemetry.events (project_id, timestamp, event_name, session_id, player_id, build_id,
                 map_id, platform, fps, frame_time_ms, attributes, metrics, batch_id, event_index, received_at)
-              SELECT {p:UUID}, now64(6) - toIntervalMillisecond(number), if(number % 10 = 0, 'kill', 'frame'),
+              SELECT {p:UUID}, now64(6) - toIntervalMillisecond(number % {sinceMidnightMs:UInt64}),
+                if(number % 10 = 0, 'kill', 'frame'),
                 concat('s-', toString(number % 50000)), concat('p-', toString(number % 20000)), 'build-1',
                 'dust', 'windows', 30 + number % 90, 16.6, map('weapon', 'rifle'), map('score', number),
                 'bulk', number, now64(3) - INTERVAL 1 MINUTE
               FROM numbers(1000000)`,
-      query_params: { p: big.projectId },
+      // Every event today (UTC), the export's one-day window, even when the test runs just after midnight.
+      query_params: { p: big.projectId, sinceMidnightMs: Math.max(1, started % 86_400_000) },
     });
     const inserted = Date.now();
     const res = await api(
