@@ -101,7 +101,7 @@ export async function judgeBuildsOfRun(runAt: number): Promise<void> {
     { id: `builds-${runAt}`, timestamp: new Date(runAt), attempts: 1, body },
   ]);
   const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
+  await worker.queue(batch, env);
   const result = (await getQueueResult(batch, ctx)) as unknown as { explicitAcks: string[] };
   expect(result.explicitAcks).toEqual([`builds-${runAt}`]);
 }
