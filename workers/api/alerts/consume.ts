@@ -42,20 +42,17 @@ function isBuilds(body: unknown): body is BuildsWorkMessage {
   return b?.v === 1 && b.kind === "builds" && typeof b.runAt === "number";
 }
 
-/** The run's build judging; retried like a work message, and dead-lettered with its run if it keeps failing. */
-async function consumeBuilds(m: Message<unknown>, body: BuildsWorkMessage, env: Env): Promise<void> {
+/**
+ * One idempotent job of the alerts queue (build judging, a purge): acknowledged when `job` resolves,
+ * retried with the queue's backoff (then dead-lettered) when it throws.
+ */
+async function runJob(m: Message<unknown>, what: string, context: string, job: () => Promise<unknown>) {
   try {
-    const summary = await judgeBuilds(env, new Date(body.runAt));
-    console.log("build verdicts", m.id, JSON.stringify(summary));
+    console.log(what, m.id, context, JSON.stringify(await job()));
     m.ack();
   } catch (err) {
-    console.error(
-      "build verdicts failed, will retry",
-      m.id,
-      `run ${new Date(body.runAt).toISOString()}`,
-      `attempt ${m.attempts}`,
-      err instanceof Error ? err.message : String(err),
-    );
+    const cause = err instanceof Error ? err.message : String(err);
+    console.error(`${what} failed, will retry`, m.id, context, `attempt ${m.attempts}`, cause);
     m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alerts, m.attempts) });
   }
 }
@@ -69,31 +66,6 @@ function isPurge(body: unknown): body is PurgeWorkMessage {
     Array.isArray(b.horizons) &&
     b.horizons.every((h) => typeof h?.id === "string" && /^\d{4}-\d{2}-\d{2}$/.test(String(h.horizon)))
   );
-}
-
-/** A day's purge of some projects (retention/purge.ts planPurge); idempotent, retried like the rest. */
-async function consumePurge(m: Message<unknown>, body: PurgeWorkMessage, env: Env): Promise<void> {
-  try {
-    // A lightweight DELETE waits for its mutation: minutes on a large table.
-    const deleted = await deleteExpired(openClickHouse(configOf(env), 600_000), body.horizons);
-    console.log(
-      "retention purge",
-      m.id,
-      body.day,
-      `${body.horizons.length} project(s)`,
-      JSON.stringify(deleted),
-    );
-    m.ack();
-  } catch (err) {
-    console.error(
-      "retention purge failed, will retry",
-      m.id,
-      body.day,
-      `attempt ${m.attempts}`,
-      err instanceof Error ? err.message : String(err),
-    );
-    m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alerts, m.attempts) });
-  }
 }
 
 function isWork(body: unknown): body is AlertWorkMessage {
@@ -116,10 +88,18 @@ export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Pro
   await Promise.all(
     batch.messages.map(async (m) => {
       if (isBuilds(m.body)) {
-        return consumeBuilds(m, m.body, env);
+        const { runAt } = m.body;
+        return runJob(m, "build verdicts", `run ${new Date(runAt).toISOString()}`, () =>
+          judgeBuilds(env, new Date(runAt)),
+        );
       }
       if (isPurge(m.body)) {
-        return consumePurge(m, m.body, env);
+        // A day's purge of some projects (retention/purge.ts planPurge). A lightweight DELETE waits for
+        // its mutation: minutes on a large table.
+        const { day, horizons } = m.body;
+        return runJob(m, "retention purge", `${day}, ${horizons.length} project(s)`, () =>
+          deleteExpired(openClickHouse(configOf(env), 600_000), horizons),
+        );
       }
       if (!isWork(m.body)) {
         console.error("unreadable alert work message dropped", m.id);

@@ -111,7 +111,7 @@ async function claimDay(db: Db, now: Date): Promise<string | null> {
 /**
  * The cron's part, once a UTC day: claims the day, computes every project's horizon (Postgres only) and
  * sends the purge to the alerts queue in messages of PURGE_PROJECTS_PER_MESSAGE projects, which its
- * consumer deletes (consumePurge). The day is finished once every message is sent; a send that fails
+ * consumer deletes (consume.ts). The day is finished once every message is sent; a send that fails
  * gives the day back to the next run. Deleting is idempotent (rows before a horizon), so a redelivered
  * or retried message changes nothing, and a dead-lettered one is caught up by the next day's purge.
  */
