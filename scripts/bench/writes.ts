@@ -1,12 +1,16 @@
 // Writes at volume (issue 34 item 5): one player's erasure and one full export of the bench project,
 // timed over HTTP on the data `bench:analytics` loaded into a kept dir (BENCH_KEEP_DIR, required).
 // BENCH_PLAYER names the player (default: a typical one, halfway down the generator's skewed ids);
-// BENCH_EXPORT_FORMAT the export's format (ndjson by default); BENCH_EXPORT_MAX_S how long to wait.
-import { readFile } from "node:fs/promises";
+// BENCH_EXPORT_FORMAT the export's format (ndjson by default); BENCH_EXPORT_MAX_S how long to wait;
+// BENCH_WRITES=export or =erasure runs only that one (both by default). While the export runs, the
+// local workerd's open file descriptors are sampled from /proc: their maximum, and what they were then.
+import { readdir, readFile, readlink } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { createKey } from "../../workers/api/bootstrap.js";
+import { descendants } from "../drill/processes.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { withBenchStack } from "./stack.js";
 
@@ -15,10 +19,37 @@ const BASE = `http://127.0.0.1:${PORT}/api`;
 const PLAYER = process.env.BENCH_PLAYER ?? "player-500001";
 const FORMAT = process.env.BENCH_EXPORT_FORMAT ?? "ndjson";
 const EXPORT_MAX_MS = Number(process.env.BENCH_EXPORT_MAX_S ?? 1800) * 1000;
+const WRITES = process.env.BENCH_WRITES ?? "all";
+if (!["all", "export", "erasure"].includes(WRITES)) {
+  throw new Error(`BENCH_WRITES=${WRITES}: all, export or erasure`);
+}
 
 if (!process.env.BENCH_KEEP_DIR) {
   throw new Error("BENCH_KEEP_DIR: the dir bench:analytics loaded (this bench erases from it)");
 }
+
+/** What a descriptor points to, by kind: socket, pipe, anon_inode:[eventfd], or a file's directory. */
+function fdKind(target: string): string {
+  const kind = /^(socket|pipe|anon_inode):/.exec(target);
+  if (kind) {
+    return kind[1] === "anon_inode" ? target.replace(/:\[?(\w+).*$/, ":$1") : (kind[1] as string);
+  }
+  return target.replace(/\/[^/]*$/, "/*");
+}
+
+/** The open descriptors of the wrangler child's workerd processes, counted by kind. */
+async function workerdFds(wrangler: number): Promise<Map<string, number>> {
+  const kinds = new Map<string, number>();
+  for (const p of (await descendants(wrangler)).filter((d) => d.comm === "workerd")) {
+    for (const fd of await readdir(`/proc/${p.pid}/fd`).catch(() => [])) {
+      const kind = fdKind(await readlink(`/proc/${p.pid}/fd/${fd}`).catch(() => "gone"));
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    }
+  }
+  return kinds;
+}
+
+const total = (kinds: Map<string, number>) => [...kinds.values()].reduce((a, b) => a + b, 0);
 
 async function main(): Promise<Record<string, number | string>> {
   return withBenchStack("writes", async ({ stack, serve, dir, reused }) => {
@@ -51,19 +82,28 @@ async function main(): Promise<Record<string, number | string>> {
     console.log(
       `project: ${events.toLocaleString("en")} events; ${PLAYER}: ${playerEvents} events on ${playerDays} days`,
     );
-    await serve(PORT, BASE);
+    const wrangler = (await serve(PORT, BASE)).pid ?? -1;
     const headers = { "X-API-Key": key.key, "Content-Type": "application/json" };
     const api = (path: string, init: RequestInit = {}) =>
       fetch(`${BASE}/v1/projects/${projectId}/${path}`, { ...init, headers });
+    const result: Record<string, number | string> = { events, playerEvents, playerDays };
 
-    const t0 = performance.now();
-    const erased = await api("erasures", { method: "POST", body: JSON.stringify({ playerId: PLAYER }) });
-    const erasureMs = Math.round(performance.now() - t0);
-    const erasure = (await erased.json()) as { data?: { status: string; rowsRemoved: number } };
-    console.log(
-      `erasure: HTTP ${erased.status} in ${erasureMs} ms, ${erasure.data?.status}, ${erasure.data?.rowsRemoved} events removed`,
-    );
+    if (WRITES !== "export") {
+      const t0 = performance.now();
+      const erased = await api("erasures", { method: "POST", body: JSON.stringify({ playerId: PLAYER }) });
+      const erasureMs = Math.round(performance.now() - t0);
+      const erasure = (await erased.json()) as { data?: { status: string; rowsRemoved: number } };
+      console.log(
+        `erasure: HTTP ${erased.status} in ${erasureMs} ms, ${erasure.data?.status}, ${erasure.data?.rowsRemoved} events removed`,
+      );
+      Object.assign(result, { erasureStatus: erased.status, erasureMs });
+    }
+    if (WRITES === "erasure") {
+      return result;
+    }
 
+    const fdsBefore = total(await workerdFds(wrangler));
+    const load = [loadavg()[0] as number];
     const t1 = performance.now();
     const created = await api("exports", {
       method: "POST",
@@ -75,28 +115,70 @@ async function main(): Promise<Record<string, number | string>> {
       rowCount: number | null;
       sizeBytes: number | null;
       bytesWritten: number | null;
+      rowsWritten: number | null;
+      error: string | null;
     };
-    let job: Job = { status: "queued", rowCount: null, sizeBytes: null, bytesWritten: null };
+    let job: Job = {
+      status: "queued",
+      rowCount: null,
+      sizeBytes: null,
+      bytesWritten: null,
+      rowsWritten: null,
+      error: null,
+    };
+    let fdsMax = new Map<string, number>();
+    let lastLog = 0;
     while (!["completed", "failed"].includes(job.status) && performance.now() - t1 < EXPORT_MAX_MS) {
-      // A poll every 2 s, as a client would: the export's own progress is what is measured.
-      await new Promise((r) => setTimeout(r, 2000));
+      // A poll every 2 s, as a client would: the export's own progress is what is measured. The
+      // descriptors are sampled four times in between.
+      for (let i = 0; i < 4; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        const fds = await workerdFds(wrangler);
+        if (total(fds) > total(fdsMax)) {
+          fdsMax = fds;
+        }
+      }
       job = ((await (await api(`exports/${exportId}`)).json()) as { data: Job }).data;
+      load.push(loadavg()[0] as number);
+      if (performance.now() - lastLog > 30_000) {
+        lastLog = performance.now();
+        const s = (performance.now() - t1) / 1000;
+        console.log(
+          `  ${s.toFixed(0)} s: ${job.status}, ${job.rowsWritten ?? "?"} rows, ${((job.bytesWritten ?? 0) / 1e6).toFixed(0)} MB; workerd fds max ${total(fdsMax)}: ${[
+            ...fdsMax,
+          ]
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 4)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(", ")}`,
+        );
+      }
     }
     const exportMs = Math.round(performance.now() - t1);
+    const bytes = job.sizeBytes ?? job.bytesWritten ?? 0;
+    const rows = job.rowCount ?? job.rowsWritten ?? 0;
+    const fdsAfter = total(await workerdFds(wrangler));
+    const kinds = [...fdsMax].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
     console.log(
-      `export (${FORMAT}, 90 days): ${job.status} after ${exportMs} ms, ${job.rowCount ?? "?"} rows, ${job.sizeBytes ?? job.bytesWritten ?? "?"} bytes`,
+      `export (${FORMAT}, 90 days): ${job.status} after ${exportMs} ms, ${rows} rows, ${bytes} bytes` +
+        ` (${(bytes / 1e6 / (exportMs / 1000)).toFixed(1)} MB/s, ${Math.round(rows / (exportMs / 1000))} events/s)` +
+        `${job.error ? `; ${job.error}` : ""}`,
     );
-    return {
-      events,
-      playerEvents,
-      playerDays,
-      erasureStatus: erased.status,
-      erasureMs,
+    console.log(
+      `workerd fds: ${fdsBefore} before, max ${total(fdsMax)} (${kinds.join(", ")}), ${fdsAfter} after`,
+    );
+    return Object.assign(result, {
       exportStatus: job.status,
       exportMs,
-      exportRows: job.rowCount ?? -1,
-      exportBytes: job.sizeBytes ?? job.bytesWritten ?? -1,
-    };
+      exportRows: rows,
+      exportBytes: bytes,
+      exportMBps: Number((bytes / 1e6 / (exportMs / 1000)).toFixed(2)),
+      exportEventsPerS: Math.round(rows / (exportMs / 1000)),
+      fdsBefore,
+      fdsMax: total(fdsMax),
+      fdsAfter,
+      loadMax: Math.max(...load),
+    });
   });
 }
 
