@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../local/mail.js";
 import { type LocalStack, startLocalStack } from "../local/stack.js";
 import { startWrangler, stopWrangler, waitUntilServing } from "../local/wrangler.js";
 
@@ -41,7 +42,8 @@ export async function withBenchStack<T>(name: string, run: (b: BenchStack) => Pr
       if (worker) {
         await stopWrangler(worker);
       }
-      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler"), onOutput });
+      const inspectorPort = await freePort();
+      worker = startWrangler(started, { port, persistTo: join(dir, "wrangler"), onOutput, inspectorPort });
       await waitUntilServing(worker, url);
       return worker;
     };

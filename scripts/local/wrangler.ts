@@ -3,6 +3,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { LOCAL_OPERATOR_SECRET } from "../admin/announce.js";
 import { buildClient } from "../build-client.js";
+import { quietNetworkInspection } from "./inspector.js";
 import { LOCAL_MAIL_FROM, type MailCatcher } from "./mail.js";
 import type { LocalStack } from "./stack.js";
 
@@ -47,6 +48,11 @@ export function startWrangler(
     mail?: MailCatcher;
     /** Each line of wrangler's output (the Workers' console logs among them) instead of this process's. */
     onOutput?: (line: string) => void;
+    /**
+     * The inspector's port; given, the inspector's Network domain is kept off (scripts/local/inspector.ts:
+     * otherwise a long subrequest response, an export's, exhausts workerd's file descriptors).
+     */
+    inspectorPort?: number;
   },
 ): ChildProcess {
   // The API Worker imports the dashboard's browser bundle as a module: build it first.
@@ -86,6 +92,7 @@ export function startWrangler(
     // Worker's scheduled()) to run alert evaluation by hand.
     "--test-scheduled",
     "--show-interactive-dev-session=false",
+    ...(opts.inspectorPort !== undefined ? ["--inspector-port", String(opts.inspectorPort)] : []),
     "--log-level",
     process.env.WRANGLER_LOG ?? "warn",
   );
@@ -108,6 +115,11 @@ export function startWrangler(
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
     },
   });
+  if (opts.inspectorPort !== undefined) {
+    const quiet = quietNetworkInspection(opts.inspectorPort);
+    child.once("exit", () => quiet.stop());
+    networkQuieted.set(child, quiet.quieted);
+  }
   const onOutput = opts.onOutput;
   if (onOutput) {
     for (const stream of [child.stdout, child.stderr]) {
@@ -119,8 +131,19 @@ export function startWrangler(
   return child;
 }
 
-/** Until both Workers answer through the router: the API's OpenAPI document and ingest's 405 to a GET. */
+/** Per wrangler child started with an inspector port: resolves once its Network domain is off. */
+const networkQuieted = new WeakMap<ChildProcess, Promise<void>>();
+
+/**
+ * Until both Workers answer through the router: the API's OpenAPI document and ingest's 405 to a GET
+ * (and, with an inspector port, until the inspector's Network domain is off).
+ */
 export async function waitUntilServing(child: ChildProcess, baseUrl: string): Promise<void> {
+  await untilRoutesAnswer(child, baseUrl);
+  await networkQuieted.get(child);
+}
+
+async function untilRoutesAnswer(child: ChildProcess, baseUrl: string): Promise<void> {
   const origin = new URL(baseUrl).origin;
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
