@@ -7,7 +7,7 @@ import { type Db, openDb } from "../db.js";
 import { projectRetention } from "../retention/horizon.js";
 import { EXPORT_FORMATS, objectKeyOf } from "./formats.js";
 import { streamToR2 } from "./multipart.js";
-import { countingStream, RowCounter } from "./progress.js";
+import { progressObserver, RowCounter } from "./progress.js";
 import { countExportRows, type ExportSpec, exportStream } from "./query.js";
 
 export type ExportMessage = { exportId: string };
@@ -94,8 +94,9 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
     const uploaded = await streamToR2(
       env.EXPORTS,
       key,
-      countingStream(await exportStream(ch, spec), counter, progress),
+      await exportStream(ch, spec),
       EXPORT_FORMATS[format].contentType,
+      progressObserver(counter, progress),
     );
     await db
       .update(dataExports)
