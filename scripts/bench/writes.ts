@@ -67,6 +67,17 @@ async function workerdFds(pids: number[]): Promise<Map<string, number>> {
   return kinds;
 }
 
+/** CPU time (user + system, ms) of those processes so far: /proc/<pid>/stat fields 14 and 15, in ticks of 10 ms. */
+async function cpuMs(pids: number[]): Promise<number> {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(rest[11] ?? 0) + Number(rest[12] ?? 0);
+  }
+  return ticks * 10;
+}
+
 const total = (kinds: Map<string, number>) => [...kinds.values()].reduce((a, b) => a + b, 0);
 
 async function main(): Promise<Record<string, number | string>> {
@@ -122,6 +133,10 @@ async function main(): Promise<Record<string, number | string>> {
     }
 
     const fdsBefore = total(await workerdFds(workerd));
+    // Where the CPU goes, whatever the machine's load: workerd (the consumer, the local R2) and this
+    // process (ClickHouse, embedded, and its HTTP stand-in).
+    const workerdCpu0 = await cpuMs(workerd);
+    const engineCpu0 = process.cpuUsage();
     const load = [loadavg()[0] as number];
     const t1 = performance.now();
     const created = await api("exports", {
@@ -183,11 +198,18 @@ async function main(): Promise<Record<string, number | string>> {
     const bytes = job.sizeBytes ?? job.bytesWritten ?? 0;
     const rows = job.rowCount ?? job.rowsWritten ?? 0;
     const fdsAfter = total(await workerdFds(workerd));
+    const mb = Math.max(1, (job.sizeBytes ?? job.bytesWritten ?? 0) / 1e6);
+    const workerdCpuMsPerMB = Number((((await cpuMs(workerd)) - workerdCpu0) / mb).toFixed(2));
+    const engine = process.cpuUsage(engineCpu0);
+    const engineCpuMsPerMB = Number(((engine.user + engine.system) / 1000 / mb).toFixed(2));
     const kinds = [...fdsMax].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
     console.log(
       `export (${FORMAT}, 90 days): ${job.status} after ${exportMs} ms (seen by the poll after ${polledMs}), ${rows} rows, ${bytes} bytes` +
         ` (${(bytes / 1e6 / (exportMs / 1000)).toFixed(1)} MB/s, ${Math.round(rows / (exportMs / 1000))} events/s)` +
         `${job.error ? `; ${job.error}` : ""}`,
+    );
+    console.log(
+      `CPU per MB: workerd ${workerdCpuMsPerMB} ms, ClickHouse and its HTTP stand-in ${engineCpuMsPerMB} ms`,
     );
     console.log(
       `workerd fds: ${fdsBefore} before, max ${total(fdsMax)} (${kinds.join(", ")}), ${fdsAfter} after`,
@@ -200,6 +222,8 @@ async function main(): Promise<Record<string, number | string>> {
       exportBytes: bytes,
       exportMBps: Number((bytes / 1e6 / (exportMs / 1000)).toFixed(2)),
       exportEventsPerS: Math.round(rows / (exportMs / 1000)),
+      workerdCpuMsPerMB,
+      engineCpuMsPerMB,
       fdsBefore,
       fdsMax: total(fdsMax),
       fdsAfter,

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
+import { partBytesFor, streamToR2 } from "../../workers/api/exports/multipart.js";
 import { EVENTS_COLUMNS } from "../../workers/api/query/events-view.js";
 import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
@@ -334,5 +335,69 @@ describe("a million events", () => {
       range: { suffix: 4 },
     });
     expect(await tail?.text()).toBe("PAR1");
+  });
+});
+
+describe("multipart upload into R2", () => {
+  /** `mib` MiB of bytes whose value is their offset modulo 251, in 1 MiB chunks. */
+  function bytesStream(mib: number): ReadableStream<Uint8Array> {
+    let sent = 0;
+    return new ReadableStream({
+      pull(controller) {
+        if (sent === mib) {
+          controller.close();
+          return;
+        }
+        const chunk = new Uint8Array(MiB_BYTES);
+        for (let i = 0; i < chunk.length; i++) {
+          chunk[i] = (sent * MiB_BYTES + i) % 251;
+        }
+        sent++;
+        controller.enqueue(chunk);
+      },
+    });
+  }
+  const MiB_BYTES = 1024 * 1024;
+
+  it("parts of 8 MiB for an export expected small, larger ones so a large export fits R2's 10,000", async () => {
+    expect(partBytesFor(0)).toBe(8 * MiB_BYTES);
+    // 100 GB in 5,000 planned parts: 20 MiB each; a terabyte is capped at 32 MiB (and refused further up).
+    expect(partBytesFor(100e9)).toBe(20 * MiB_BYTES);
+    expect(partBytesFor(1e12)).toBe(32 * MiB_BYTES);
+    for (const [expected, partBytes, parts] of [
+      [0, 8, 3],
+      [60e9, 12, 2],
+    ] as const) {
+      const key = `test/multipart-${crypto.randomUUID()}`;
+      let observed = 0;
+      const uploaded = await streamToR2(
+        env.EXPORTS,
+        key,
+        bytesStream(20),
+        "application/octet-stream",
+        (chunk) => {
+          observed += chunk.byteLength;
+          return undefined;
+        },
+        () => expected,
+      );
+      expect(uploaded).toEqual({ bytes: 20 * MiB_BYTES, parts, partBytes: partBytes * MiB_BYTES });
+      expect(observed).toBe(20 * MiB_BYTES);
+      const object = await env.EXPORTS.get(key);
+      const body = new Uint8Array(await (object as R2ObjectBody).arrayBuffer());
+      expect(body.length).toBe(20 * MiB_BYTES);
+      // Every byte where it was sent, across the part boundaries.
+      const wrong = body.findIndex((b, i) => b !== i % 251);
+      expect(wrong).toBe(-1);
+      await env.EXPORTS.delete(key);
+    }
+  });
+
+  it("refuses an export larger than 10,000 parts of 32 MiB before uploading anything", async () => {
+    const key = `test/multipart-${crypto.randomUUID()}`;
+    await expect(
+      streamToR2(env.EXPORTS, key, bytesStream(9), "application/octet-stream", undefined, () => 400e9),
+    ).rejects.toThrow(/narrow its range/);
+    expect(await env.EXPORTS.head(key)).toBeNull();
   });
 });

@@ -47,6 +47,20 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
   }
 }
 
+/** A Parquet row's bytes are not countable in the stream; its columns compress to well under this. */
+const PARQUET_ROW_BYTES_BOUND = 1024;
+
+/**
+ * The file's expected size once its first bytes have passed (the part size depends on it): the rows
+ * counted at the start times the bytes per row so far, with room for later rows being longer.
+ */
+function expectedBytes(rowCount: number, counter: RowCounter): number {
+  if (counter.rows === null) {
+    return rowCount * PARQUET_ROW_BYTES_BOUND;
+  }
+  return Math.ceil((rowCount * counter.bytes * 1.5) / Math.max(1, counter.rows));
+}
+
 async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
   const [row] = await db.select().from(dataExports).where(eq(dataExports.id, exportId)).limit(1);
   if (!row || row.status === "completed") {
@@ -97,6 +111,7 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
       await exportStream(ch, spec),
       EXPORT_FORMATS[format].contentType,
       progressObserver(counter, progress),
+      () => expectedBytes(rowCount, counter),
     );
     await db
       .update(dataExports)
