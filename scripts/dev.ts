@@ -178,7 +178,15 @@ async function main() {
     const keys = await seedDemo(stack.databaseUrl);
     // wrangler on a loopback port of its own behind the front door (scripts/local/front.ts says why).
     const wranglerPort = await freePort();
-    const child = startWrangler(stack, { port: wranglerPort, persistTo: `${DATA_DIR}/wrangler`, mail });
+    // DevTools attach here (chrome://inspect, "Configure"); its Network tab is off until they send
+    // Network.enable themselves (scripts/local/inspector.ts says why).
+    const inspectorPort = await freePort();
+    const child = startWrangler(stack, {
+      port: wranglerPort,
+      persistTo: `${DATA_DIR}/wrangler`,
+      mail,
+      inspectorPort,
+    });
     closers.push(() => stopWrangler(child));
     child.once("exit", (code) => {
       if (!stopping) {
@@ -214,6 +222,7 @@ async function main() {
       `ready ${BASE_URL} (API: ${BASE_URL}/api, ingest: ${BASE_URL}/v1/events, data: ${DATA_DIR}, Postgres: ${new URL(stack.databaseUrl).port})`,
     );
     console.log(`mail inbox ${mail.inboxUrl} (SMTP on 127.0.0.1:${mail.smtpPort})`);
+    console.log(`DevTools: 127.0.0.1:${inspectorPort}`);
     console.log(
       `demo game ${demo.url}: play a minute, then open ${BASE_URL}/projects/${keys.projectId}/heatmap?map=${DEMO_MAP.mapId} with the profile "${DEMO_PROFILE.name}"`,
     );
