@@ -99,11 +99,18 @@ async function runExport(db: Db, env: Env, exportId: string): Promise<void> {
       .where(eq(dataExports.id, exportId));
     const key = objectKeyOf(row.projectId, exportId, format);
     const counter = new RowCounter(format);
+    // Best effort: a progress write that fails (Postgres busy for a moment) is logged and skipped, not
+    // allowed to throw away minutes of streaming; the next one, or the completion, writes the figures.
     const progress = async () => {
-      await db
-        .update(dataExports)
-        .set({ rowsWritten: counter.rows, bytesWritten: counter.bytes })
-        .where(eq(dataExports.id, exportId));
+      try {
+        await db
+          .update(dataExports)
+          .set({ rowsWritten: counter.rows, bytesWritten: counter.bytes })
+          .where(eq(dataExports.id, exportId));
+      } catch (err) {
+        const cause = err instanceof Error ? (err.cause ?? err) : err;
+        console.warn("export progress not written", exportId, cause instanceof Error ? cause.message : cause);
+      }
     };
     const uploaded = await streamToR2(
       env.EXPORTS,
