@@ -9,7 +9,15 @@ import {
   CH_PLAYER_LAST_SEEN,
 } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS, type Window } from "../window.js";
-import { byText, distinct, num, type RowOf, selectRows } from "./select.js";
+import {
+  byText,
+  distinct,
+  inChunks,
+  num,
+  type RowOf,
+  STALE_DAYS_PER_STATEMENT,
+  selectRows,
+} from "./select.js";
 import { windowSessions } from "./sessions.js";
 
 // `metric`, not `kind`: an alias would shadow daily_actors.kind in WHERE.
@@ -208,7 +216,7 @@ export async function dashboardDistincts(
   }
   const doubt = live.filter((r) => r.metric === "doubt").map((r) => r.key);
   const [counted, doubtMau] = await Promise.all([
-    stale.length ? countDays(ch, projectId, stale, dataVersion) : new Map<string, number>(),
+    inChunks(stale, STALE_DAYS_PER_STATEMENT, (days) => countDays(ch, projectId, days, dataVersion)),
     doubt.length ? doubtInRange(ch, projectId, nowMs, doubt, w.horizonMs) : 0,
   ]);
   for (const [day, players] of counted) {
@@ -223,7 +231,7 @@ export async function dashboardDistincts(
 }
 
 /**
- * Counts the players of closed days from daily_players and stores each count with the event total the
+ * Counts the players of a few closed days (STALE_DAYS_PER_STATEMENT) from daily_players and stores each count with the event total the
  * same SELECT read (one snapshot of the parts, so the stamp describes exactly the rows counted). A store
  * that fails leaves the day to be recomputed by the next read; the counts already computed stand.
  */
@@ -232,7 +240,7 @@ async function countDays(
   projectId: string,
   days: string[],
   dataVersion: number,
-): Promise<Map<string, number>> {
+): Promise<Array<[string, number]>> {
   const rows = await selectRows(
     ch,
     `
@@ -259,7 +267,7 @@ async function countDays(
       format: "JSONEachRow",
     })
     .catch(() => {});
-  return new Map(rows.map((r) => [r.date, num(r.players)]));
+  return rows.map((r): [string, number] => [r.date, num(r.players)]);
 }
 
 export type DashboardTotals = {

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DAILY_SESSION_COUNTS, CH_DAILY_SESSIONS } from "../../shared/clickhouse.js";
 import { addDays, chTime, dateOf, type Window } from "../window.js";
-import { num, selectRows } from "./select.js";
+import { inChunks, num, STALE_DAYS_PER_STATEMENT, selectRows } from "./select.js";
 
 /**
  * How far back a closed day's stored `earlier` looks: the longest window (90 days) less the day itself.
@@ -106,10 +106,11 @@ export async function windowSessions(
       stale.push({ day, stamp });
     }
   }
-  if (stale.length) {
-    for (const c of await countDays(ch, projectId, stale, dataVersion)) {
-      sessions += c.sessions - alreadyCounted(c.earlier, c.day, first);
-    }
+  const counted = await inChunks(stale, STALE_DAYS_PER_STATEMENT, (days) =>
+    countDays(ch, projectId, days, dataVersion),
+  );
+  for (const c of counted) {
+    sessions += c.sessions - alreadyCounted(c.earlier, c.day, first);
   }
   return sessions;
 }
@@ -122,7 +123,7 @@ function alreadyCounted(earlier: string[], day: string, first: string): number {
 type Counted = { day: string; sessions: number; earlier: string[] };
 
 /**
- * Counts the sessions of closed days and, for each, the latest of the 89 days before on which it was
+ * Counts the sessions of a few closed days (STALE_DAYS_PER_STATEMENT) and, for each, the latest of the 89 days before on which it was
  * seen, from daily_sessions; stores each day with the stamp read before (see windowSessions). A store
  * that fails leaves the day to be recomputed by the next read; the counts already computed stand.
  */
