@@ -225,44 +225,23 @@ async function recordFailure(db: Db, m: ErasureMessage, error: string, last: boo
 const errorOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * One erasure per message. Acknowledged once completed (or already ended); retried with the queue's
- * backoff when a step throws (the record keeps the steps done and the error); on the last attempt the
- * erasure is recorded failed and the message retried once more, which dead-letters it: a failure is
- * never silently dropped. A duplicate delivery while another holds the erasure retries after the lease.
+ * Hands each readable erasure message of the batch to `handle`, with one Postgres pool for the batch;
+ * an unreadable message (no erasure to record anything on) is logged and dropped.
  */
-export async function consumeErasures(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+async function eachErasure(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  what: string,
+  handle: (db: Db, m: Message<unknown>, body: ErasureMessage) => Promise<void>,
+): Promise<void> {
   const { db, close } = openDb(configOf(env));
   try {
     for (const m of batch.messages) {
-      if (!isErasureMessage(m.body)) {
-        console.error("unreadable erasure message dropped", m.id);
+      if (isErasureMessage(m.body)) {
+        await handle(db, m, m.body);
+      } else {
+        console.error(`unreadable ${what} dropped`, m.id);
         m.ack();
-        continue;
-      }
-      const body = m.body;
-      try {
-        const outcome = await runErasure(db, env, body, m.attempts);
-        if (outcome.kind === "busy") {
-          // Another delivery holds it: this one comes back when its lease ends.
-          m.retry({ delaySeconds: outcome.waitSeconds });
-          continue;
-        }
-        console.log("erasure", body.erasureId, outcome.kind === "claimed" ? "completed" : "already ended");
-        m.ack();
-      } catch (err) {
-        const error = errorOf(err);
-        const last = m.attempts > QUEUES.erasures.maxRetries;
-        // Never the player id: the erasure's id names it.
-        console.error(
-          last ? "erasure failed, dead-lettering" : "erasure failed, will retry",
-          body.erasureId,
-          `attempt ${m.attempts}`,
-          error,
-        );
-        await recordFailure(db, body, error, last).catch((e: unknown) =>
-          console.error("erasure failure not recorded", body.erasureId, errorOf(e)),
-        );
-        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.erasures, m.attempts) });
       }
     }
   } finally {
@@ -271,41 +250,65 @@ export async function consumeErasures(batch: MessageBatch<unknown>, env: Env): P
 }
 
 /**
+ * One erasure per message. Acknowledged once completed (or already ended); retried with the queue's
+ * backoff when a step throws (the record keeps the steps done and the error); on the last attempt the
+ * erasure is recorded failed and the message retried once more, which dead-letters it: a failure is
+ * never silently dropped. A duplicate delivery while another holds the erasure retries after the lease.
+ */
+export function consumeErasures(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  return eachErasure(batch, env, "erasure message", async (db, m, body) => {
+    try {
+      const outcome = await runErasure(db, env, body, m.attempts);
+      if (outcome.kind === "busy") {
+        // Another delivery holds it: this one comes back when its lease ends.
+        m.retry({ delaySeconds: outcome.waitSeconds });
+        return;
+      }
+      console.log("erasure", body.erasureId, outcome.kind === "claimed" ? "completed" : "already ended");
+      m.ack();
+    } catch (err) {
+      const error = errorOf(err);
+      const last = m.attempts > QUEUES.erasures.maxRetries;
+      // Never the player id: the erasure's id names it.
+      console.error(
+        last ? "erasure failed, dead-lettering" : "erasure failed, will retry",
+        body.erasureId,
+        `attempt ${m.attempts}`,
+        error,
+      );
+      await recordFailure(db, body, error, last).catch((e: unknown) =>
+        console.error("erasure failure not recorded", body.erasureId, errorOf(e)),
+      );
+      m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.erasures, m.attempts) });
+    }
+  });
+}
+
+/**
  * The dead-letter queue: an erasure whose message failed every attempt. Recorded failed here if the last
  * attempt could not record it (Postgres down then), and logged by id; a held erasure (a live delivery
  * still running it) is left to finish. Acknowledged once recorded, so the player id leaves the queue.
  */
-export async function consumeErasureDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const { db, close } = openDb(configOf(env));
-  try {
-    for (const m of batch.messages) {
-      if (!isErasureMessage(m.body)) {
-        console.error("unreadable dead-lettered erasure message dropped", m.id);
-        m.ack();
-        continue;
+export function consumeErasureDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  return eachErasure(batch, env, "dead-lettered erasure message", async (db, m, body) => {
+    try {
+      const [row] = await db.select().from(erasures).where(eq(erasures.id, body.erasureId)).limit(1);
+      if (row?.status === "running" && row.leaseUntil && row.leaseUntil > new Date()) {
+        m.retry({ delaySeconds: Math.ceil((row.leaseUntil.getTime() - Date.now()) / 1000) + 1 });
+        return;
       }
-      const body = m.body;
-      try {
-        const [row] = await db.select().from(erasures).where(eq(erasures.id, body.erasureId)).limit(1);
-        if (row?.status === "running" && row.leaseUntil && row.leaseUntil > new Date()) {
-          m.retry({ delaySeconds: Math.ceil((row.leaseUntil.getTime() - Date.now()) / 1000) + 1 });
-          continue;
-        }
-        const attempts = QUEUES.erasures.maxRetries + 1;
-        await recordFailure(
-          db,
-          body,
-          `failed on all ${attempts} attempts (dead-lettered)${row?.error ? `: ${row.error}` : ""}`,
-          true,
-        );
-        console.error("erasure dead-lettered", body.erasureId, row?.status ?? "gone");
-        m.ack();
-      } catch (err) {
-        console.error("dead-lettered erasure not recorded, will retry", body.erasureId, errorOf(err));
-        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.erasuresDeadLetter, m.attempts) });
-      }
+      const attempts = QUEUES.erasures.maxRetries + 1;
+      await recordFailure(
+        db,
+        body,
+        `failed on all ${attempts} attempts (dead-lettered)${row?.error ? `: ${row.error}` : ""}`,
+        true,
+      );
+      console.error("erasure dead-lettered", body.erasureId, row?.status ?? "gone");
+      m.ack();
+    } catch (err) {
+      console.error("dead-lettered erasure not recorded, will retry", body.erasureId, errorOf(err));
+      m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.erasuresDeadLetter, m.attempts) });
     }
-  } finally {
-    await close().catch(() => {});
-  }
+  });
 }
