@@ -81,6 +81,16 @@ describe("the Workers' wrangler configs", () => {
     );
   });
 
+  it("never set ERASURE_FAULT_AFTER_STEPS: the erasure consumer's fault injection is for local stacks and tests", () => {
+    for (const file of [
+      "wrangler.toml",
+      "workers/ingest/wrangler.toml",
+      "scripts/local/router/wrangler.toml",
+    ]) {
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("ERASURE_FAULT_AFTER_STEPS");
+    }
+  });
+
   it("never set ALERT_FAULT_THROW_AFTER: the alert consumer's fault injection is for local stacks and tests", () => {
     for (const [name, c] of Object.entries(configs)) {
       expect(Object.keys(c.vars ?? {}), name).not.toContain("ALERT_FAULT_THROW_AFTER");

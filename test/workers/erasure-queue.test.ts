@@ -27,6 +27,7 @@ type Erasure = {
   error: string | null;
   startedAt: string | null;
   attempts: number;
+  rebuiltTables: string[];
   completedAt: string | null;
 };
 
@@ -161,6 +162,21 @@ describe("the erasure on its queue", () => {
     expect(completions).toHaveLength(1);
     expect(completions[0]).toMatchObject({ actorType: "api_key", actorId: t.keys.full.id });
     expect(await storedCount(t.projectId, "player_id = 'bob'")).toBe(3);
+  });
+
+  it("a retry after the rollups were rebuilt (the last update failed) reports each table once", async () => {
+    const t = await studio("Erasure Late Fault", "hal");
+    const m = await recorded(t, "hal");
+    // Every step and the rebuild recorded, then the delivery throws before the erasure is completed.
+    const late = await deliver(m, { overrides: { ERASURE_FAULT_AFTER_STEPS: String(TABLES + 1) } });
+    expect(late.retryMessages.map((r) => r.msgId)).toEqual(["m-1"]);
+    expect((await read(t, m.erasureId)).status).toBe("running");
+    expect((await deliver(m, { attempts: 2 })).explicitAcks).toEqual(["m-1"]);
+    const done = await read(t, m.erasureId);
+    expect(done).toMatchObject({ status: "completed", rowsRemoved: 6 });
+    const tables = done.steps.map((s) => s.table);
+    expect(tables).toEqual([...ERASURE_STEPS.map((s) => s.table), ...done.rebuiltTables]);
+    expect(await playerRows(t, "hal")).toBe(0);
   });
 
   it("a delivery while another holds the erasure waits for its lease", async () => {

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ErasureStepOutcome } from "../../../schema/pg/columns.js";
-import { rebuildRollups } from "./rollups.js";
+import { REBUILT_ROLLUPS, rebuildRollups } from "./rollups.js";
 import { type Bound, countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
 
 export type StepOutcome = ErasureStepOutcome;
@@ -23,8 +23,11 @@ export async function erasePlayer(
   onStep: (done: StepOutcome[]) => Promise<void>,
   steps: ErasureStep[] = ERASURE_STEPS,
 ): Promise<StepOutcome[]> {
-  const out = [...done];
-  const recorded = new Set(done.map((s) => s.table));
+  // The rollups are rebuilt (and reported) again by every attempt that gets that far: a retry after
+  // the last rebuild (the final update failed) reports them once, not twice.
+  const rebuilt = new Set(REBUILT_ROLLUPS);
+  const out = done.filter((s) => !rebuilt.has(s.table));
+  const recorded = new Set(out.map((s) => s.table));
   for (const step of steps) {
     if (recorded.has(step.table)) {
       continue;
