@@ -140,10 +140,7 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
       const w = windowOf(D, now);
       // The project's version, as the handler passes it: a kept dir that bench:writes erased from is at
       // 1 or more, and stored closed days of another version would be recounted on every other read.
-      return Promise.all([
-        dashboardDistincts(ch, p, w, now, dataVersion),
-        dashboardTotals(ch, p, w, now),
-      ]);
+      return Promise.all([dashboardDistincts(ch, p, w, now, dataVersion), dashboardTotals(ch, p, w)]);
     },
     peer: {
       plain: (ch, p, now) => dashboardPlain(ch, p, windowOf(D, now), now),
