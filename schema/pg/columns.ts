@@ -54,6 +54,9 @@ export type KeyCreatorType = (typeof KEY_CREATOR_TYPES)[number];
 /** One table's part of a player erasure: erasures.steps holds these, in the order they ran. */
 export type ErasureStepOutcome = { table: string; rowsRemoved: number };
 
+/** erasures.work: the sessions and UTC days an erasure takes, read once before its first delete. */
+export type ErasureWork = { identified: string[]; emptied: string[]; days: string[] };
+
 /** content_entries.metadata: the free JSON object a content entry carries (the API takes only objects). */
 export type ContentMetadata = Record<string, unknown>;
 

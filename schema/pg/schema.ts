@@ -26,6 +26,7 @@ import {
   type ContentMetadata,
   ERASURE_STATUSES,
   type ErasureStepOutcome,
+  type ErasureWork,
   EXPORT_FORMAT_NAMES,
   EXPORT_STATUSES,
   KEY_CREATOR_TYPES,
@@ -587,6 +588,15 @@ export const erasures = pgTable(
     error: text("error"),
     createdAt: timestamps.createdAt,
     completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
+    // The erasures queue's consumer (workers/api/erasure/run.ts): when it first took the erasure (null
+    // while it waits in the queue), the deliveries that took it, and until when the one running holds it
+    // (a duplicate delivery waits for the lease instead of running the steps twice at once).
+    startedAt: timestamp("started_at", { withTimezone: true, mode: "date" }),
+    attempts: integer("attempts").notNull().default(0),
+    leaseUntil: timestamp("lease_until", { withTimezone: true, mode: "date" }),
+    // What the first delivery read before deleting anything (the player's sessions and days), so a retry
+    // after the events are gone still reaches every derived row; cleared when the erasure ends.
+    work: jsonb("work").$type<ErasureWork>(),
   },
   (t) => [index("erasures_project_idx").on(t.projectId, t.createdAt)],
 );

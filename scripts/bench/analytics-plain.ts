@@ -42,7 +42,7 @@ export function dashboardOurs([d, t]: [DashboardDistincts, DashboardTotals]): An
     mau: d.mau,
     sessions: d.sessions,
     days: d.dailyActiveUsers.map((x) => [x.date, x.count]),
-    dau: t.dau,
+    dau: d.dau,
     events: t.events,
     top: t.topEvents.map((x) => [x.event_name, x.count]),
   };

@@ -7,7 +7,7 @@
 // stored, what the first read after an erasure costs), and the window's distinct sessions alone (part
 // of both reads, unchanged). Medians of ROUNDS; a JSON last line.
 import { createClient } from "@clickhouse/client-web";
-import { dashboardDistincts, monthPlayers, playersBetween } from "../../workers/api/analytics/dashboard.js";
+import { dashboardDistincts, playersBetween, rollingPlayers } from "../../workers/api/analytics/dashboard.js";
 import { distinct, selectRows } from "../../workers/api/analytics/select.js";
 import { DAY_MS, type Window, windowOf } from "../../workers/api/window.js";
 import { CH_DAILY_ACTORS } from "../../workers/shared/clickhouse.js";
@@ -71,11 +71,11 @@ function formerMau(ch: Client, projectId: string, nowMs: number) {
 }
 
 function newMau(ch: Client, projectId: string, nowMs: number) {
-  const month = monthPlayers(nowMs);
+  const rolling = rollingPlayers(nowMs);
   return selectRows(
     ch,
-    month.sql,
-    { projectId, ...month.params },
+    rolling.sql,
+    { projectId, ...rolling.params },
     { metric: "string", key: "string", value: "unknown" },
   );
 }

@@ -198,7 +198,15 @@ it("erases a player after a confirmation naming the tables, shows each table's r
   expect(plan.map((r) => r[0])).toContain("telemetry.player_days");
   await page.screenshot({ path: join(SCREENSHOTS, "jobs-erasure-confirm.png"), fullPage: true });
 
+  // The page asks for the asynchronous answer (the erasure runs on its queue) and follows the erasure
+  // by polling GET …/erasures/{erasureId} until it is done.
+  const started = page.waitForResponse(
+    (r) => r.request().method() === "POST" && /\/erasures$/.test(new URL(r.url()).pathname),
+  );
   await page.getByRole("button", { name: "Erase player" }).click();
+  const answer = await started;
+  expect(answer.status()).toBe(202);
+  expect(answer.headers().location).toMatch(/\/erasures\/[0-9a-f-]{36}$/);
   const result = page.locator("[data-result=completed]");
   await result.waitFor({ timeout: 60_000 });
   expect(squash(await result.textContent())).toMatch(

@@ -73,6 +73,24 @@ describe("the Workers' wrangler configs", () => {
     );
   });
 
+  it("dead-letter the erasures queue into its own dead-letter queue; the API Worker produces to the erasures queue", () => {
+    const erasures = api.queues.consumers?.find((q: Consumer) => q.queue === QUEUES.erasures.name);
+    expect(erasures?.dead_letter_queue).toBe(QUEUES.erasuresDeadLetter.name);
+    expect(api.queues.producers).toContainEqual(
+      expect.objectContaining({ binding: "ERASURES_QUEUE", queue: QUEUES.erasures.name }),
+    );
+  });
+
+  it("never set ERASURE_FAULT_AFTER_STEPS: the erasure consumer's fault injection is for local stacks and tests", () => {
+    for (const file of [
+      "wrangler.toml",
+      "workers/ingest/wrangler.toml",
+      "scripts/local/router/wrangler.toml",
+    ]) {
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("ERASURE_FAULT_AFTER_STEPS");
+    }
+  });
+
   it("never set ALERT_FAULT_THROW_AFTER: the alert consumer's fault injection is for local stacks and tests", () => {
     for (const [name, c] of Object.entries(configs)) {
       expect(Object.keys(c.vars ?? {}), name).not.toContain("ALERT_FAULT_THROW_AFTER");

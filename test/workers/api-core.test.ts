@@ -1,7 +1,11 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { selectRows } from "../../workers/api/analytics/select.js";
 import { createToken, revokeKey } from "../../workers/api/bootstrap.js";
 import worker from "../../workers/api/index.js";
+import { openClickHouse } from "../../workers/shared/clickhouse.js";
+import { configOf } from "../../workers/shared/config.js";
+import { DependencyDown, problemBody, toApiError } from "../../workers/shared/errors.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 
@@ -267,5 +271,22 @@ describe("the request's clock", () => {
       expect(fetchedAt).toBeGreaterThanOrEqual(before);
       expect(fetchedAt).toBeLessThanOrEqual(Date.now());
     }
+  });
+});
+
+describe("a read ClickHouse does not answer in time", () => {
+  it("is a retryable 503 naming ClickHouse, not a bare 500", async () => {
+    // A client whose timeout (200 ms) is shorter than the statement (one second of sleep).
+    const ch = openClickHouse(configOf(env), 200);
+    const err = await selectRows(ch, "SELECT sleep(1) AS x", {}, { x: "unknown" }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DependencyDown);
+    const problem = problemBody(toApiError(err).code, toApiError(err).message);
+    expect(problem).toMatchObject({ status: 503, retryable: true });
+    expect(toApiError(err).extras).toMatchObject({ retryAfter: 5, extensions: { dependency: "ClickHouse" } });
+    // The same client's statements within the timeout still answer.
+    expect(await selectRows(ch, "SELECT 41 + 1 AS x", {}, { x: "unknown" })).toEqual([{ x: 42 }]);
   });
 });

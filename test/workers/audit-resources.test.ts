@@ -28,8 +28,6 @@ import { waitFor } from "../support/wait.js";
 
 const IP = "203.0.113.77";
 const UA = "audit-resources-test/1.0";
-// Nothing listens on port 1 of loopback: ClickHouse "down".
-const CLOSED = "127.0.0.1:1";
 
 // Each request a clock of its own, a second after the last: entries (stamped with the request's clock)
 // sort in the order the requests were sent.
@@ -406,11 +404,12 @@ describe("player erasure", () => {
       expect(e.detail.playerIdSha256).toBe(hash);
     }
     expect(completed.detail.rowsRemoved).toBe(erasure.rowsRemoved);
-    expect(completed.at.getTime()).toBe(requested.at.getTime());
+    // The queue's consumer records the completion, for whoever asked, once done.
+    expect(completed.at.getTime()).toBeGreaterThanOrEqual(requested.at.getTime());
     expect(JSON.stringify(await auditEntries(t.tenantId))).not.toContain(playerId);
   });
 
-  it("records an erasure that failed midway (ClickHouse down) as requested, then failed", async () => {
+  it("records an erasure that could not be queued (the queue down) as requested, then failed", async () => {
     const t = await seedTenant("pro", "Audit Erasure Down");
     const ctx = createExecutionContext();
     const fetchHandler = apiWorker.fetch;
@@ -428,7 +427,11 @@ describe("player erasure", () => {
         },
         body: JSON.stringify({ playerId: "someone" }),
       }) as Request<unknown, IncomingRequestCfProperties>,
-      { ...env, CLICKHOUSE_URL: `http://${CLOSED}` },
+      // A queue that refuses every message, as a down Queues service does.
+      {
+        ...env,
+        ERASURES_QUEUE: { send: () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue,
+      },
       ctx,
     );
     await waitOnExecutionContext(ctx);

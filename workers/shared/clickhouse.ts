@@ -144,6 +144,14 @@ export async function insertBinary(
   }
 }
 
+/**
+ * Whether a client call failed on its own request_timeout: @clickhouse/client-web rejects with a plain
+ * Error of this message and no cause (its web connection's timer), and insertBinary does the same.
+ */
+export function isClickHouseTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === "Timeout error.";
+}
+
 /** The connection user SQL runs on: the read-only query user where one is configured. */
 export function openQueryClickHouse(config: Config): ClickHouseClient {
   if (!config.CLICKHOUSE_QUERY_USER) {

@@ -81,6 +81,28 @@ export const QUEUES = {
     maxBatchSize: 1,
     maxBatchTimeoutSeconds: 1,
   },
+  // Player erasures (workers/api/erasure/run.ts): one message per erasure, run outside the request that
+  // asked for it (it reads and deletes across the project: minutes at volume). One per invocation, as
+  // exports; each step is recorded, so a retry resumes where the last delivery stopped. A message that
+  // fails every attempt is dead-lettered; the dead-letter consumer records the erasure as failed.
+  erasures: {
+    name: "telemetry-erasures",
+    consumer: "api",
+    maxRetries: 4,
+    retryBaseSeconds: 10,
+    retryCapSeconds: 120,
+    maxBatchSize: 1,
+    maxBatchTimeoutSeconds: 1,
+  },
+  erasuresDeadLetter: {
+    name: "telemetry-erasures-dlq",
+    consumer: "api",
+    maxRetries: 5,
+    retryBaseSeconds: 10,
+    retryCapSeconds: 300,
+    maxBatchSize: 10,
+    maxBatchTimeoutSeconds: 5,
+  },
 } as const satisfies Record<string, QueueSpec>;
 
 /** Delivery attempts a message gets in all: the first plus max_retries. */

@@ -9,7 +9,15 @@ import {
   CH_PLAYER_LAST_SEEN,
 } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS, type Window } from "../window.js";
-import { byText, distinct, num, type RowOf, selectRows } from "./select.js";
+import {
+  byText,
+  distinct,
+  inChunks,
+  num,
+  type RowOf,
+  STALE_DAYS_PER_STATEMENT,
+  selectRows,
+} from "./select.js";
 import { windowSessions } from "./sessions.js";
 
 // `metric`, not `kind`: an alias would shadow daily_actors.kind in WHERE.
@@ -65,53 +73,88 @@ export function playersBetween(
   return { sql, params };
 }
 
+/** The rolling counts read from player_last_seen: how far back each looks from now. */
+const ROLLING = { mau: 30 * DAY_MS, dau: DAY_MS } as const;
+type Rolling = keyof typeof ROLLING;
+
+/** The start of a rolling count's range: its length before now, or the retention horizon if later. */
+const rangeFrom = (r: Rolling, nowMs: number, horizonMs: number) => Math.max(nowMs - ROLLING[r], horizonMs);
+
 /**
- * The players of the 30 days ending now (mau), from player_last_seen: a player counts when one of their
- * rows has last_seen in [now − 30 d, now] (each is the time of one of their events), last_past at or
- * after now − 30 d (an event that was not ahead of the clock when inserted, so not after now), or
- * first_ahead in range (an event that was ahead when inserted). An event in range was either not ahead
- * (then last_past is in range) or ahead (then its row's first_ahead is at most it: in range, or before
- * it): the only players still in doubt are those with first_ahead before the range (an event sent ahead
- * more than a month ago), listed as `doubt`. Usually none; doubtInRange looks them up. Cost: one pass
- * over the rows of the last 31 days' players (the table's TTL).
+ * Whether a row of player_last_seen proves an event of its player in [{r}from, now]: last_seen in range
+ * (each is the time of one of their events), last_past at or after the start (an event that was not
+ * ahead of the clock when inserted, so not after now), or first_ahead or last_ahead in range (events
+ * that were ahead when inserted). An event in range was either not ahead (then its row's last_past is
+ * in range) or ahead (then it lies in its row's [first_ahead, last_ahead]: one end is in range, or the
+ * row straddles the range). The only players still in doubt are those with such a row and no proof
+ * (`doubtOf`: an event sent ahead of the clock before the range started, and one still ahead of now):
+ * usually none; doubtInRange looks them up. (0023_player_last_seen_ahead.sql)
  */
-export function monthPlayers(nowMs: number, horizonMs = Number.NEGATIVE_INFINITY) {
-  const inRange = `(last_seen >= {mfrom:DateTime64(6, 'UTC')} AND last_seen <= {mnow:DateTime64(6, 'UTC')})
-          OR last_past >= {mfrom:DateTime64(6, 'UTC')}
-          OR (first_ahead >= {mfrom:DateTime64(6, 'UTC')} AND first_ahead <= {mnow:DateTime64(6, 'UTC')})`;
-  const doubt = `SELECT DISTINCT player FROM ${CH_PLAYER_LAST_SEEN}
-      WHERE project_id = {projectId:UUID} AND first_ahead < {mfrom:DateTime64(6, 'UTC')}`;
+function seenIn(r: Rolling) {
+  const from = `{${r}from:DateTime64(6, 'UTC')}`;
+  const now = "{rnow:DateTime64(6, 'UTC')}";
+  return `((last_seen >= ${from} AND last_seen <= ${now}) OR last_past >= ${from}
+          OR (first_ahead >= ${from} AND first_ahead <= ${now})
+          OR (last_ahead >= ${from} AND last_ahead <= ${now}))`;
+}
+
+const doubtOf = (r: Rolling) =>
+  `(first_ahead < {${r}from:DateTime64(6, 'UTC')} AND last_ahead > {rnow:DateTime64(6, 'UTC')})`;
+
+/**
+ * mau (the players of the 30 days ending now) and dau (of the 24 hours ending now), both from one pass
+ * over player_last_seen (a row per player of the last 31 days, more where parts are not merged yet):
+ * each player's rows prove an event in a range or not (seenIn), and the players in doubt for each
+ * range are listed (up to DOUBT_LISTED + 1) as rows `<range> doubt`. One pass over the month's players
+ * costs less than dau's own sources (the 24 hours' player-hours and partial hours of events), which a
+ * busy day makes several times the month's players.
+ */
+export function rollingPlayers(nowMs: number, horizonMs = Number.NEGATIVE_INFINITY) {
+  const listed = (r: Rolling) =>
+    `arrayMap(p -> ('${r} doubt', p, toUInt64(0)), groupUniqArrayIf(${DOUBT_LISTED + 1})(player, ${doubtOf(r)}))`;
   const sql = `
-      SELECT 'mau' AS metric, '' AS key, ${distinct("player")} AS value
-      FROM ${CH_PLAYER_LAST_SEEN} WHERE project_id = {projectId:UUID} AND (${inRange})
-      UNION ALL
-      SELECT 'doubt' AS metric, player AS key, 0 AS value FROM (${doubt} LIMIT ${DOUBT_LISTED + 1})`;
-  const mfrom = chTime(Math.max(nowMs - 30 * DAY_MS, horizonMs));
-  return { sql, inRange, doubt, params: { mfrom, mnow: chTime(nowMs) } };
+      SELECT tupleElement(r, 1) AS metric, tupleElement(r, 2) AS key, tupleElement(r, 3) AS value
+      FROM (
+        SELECT arrayConcat(
+          [('mau', '', uniqExactIf(cityHash64(player), ${seenIn("mau")})),
+           ('dau', '', uniqExactIf(cityHash64(player), ${seenIn("dau")}))],
+          ${listed("mau")}, ${listed("dau")}) AS rows
+        FROM ${CH_PLAYER_LAST_SEEN} WHERE project_id = {projectId:UUID}
+      )
+      ARRAY JOIN rows AS r`;
+  const params = {
+    maufrom: chTime(rangeFrom("mau", nowMs, horizonMs)),
+    daufrom: chTime(rangeFrom("dau", nowMs, horizonMs)),
+    rnow: chTime(nowMs),
+  };
+  return { sql, params };
 }
 
 /** Up to this many players in doubt are looked up as a literal list; more, through their subquery. */
 const DOUBT_LISTED = 500;
 
 /**
- * How many of the players in doubt that monthPlayers did not count had an event in the 30 days ending
- * now: their ids looked up in the window's days, hours and partial hours (playersBetween). A literal
- * list lets each primary key, which ends in the id, narrow the read to the granules that may hold them;
- * a longer list than a URL carries well is given as the subquery that found it.
+ * How many of the players in doubt for a rolling count that rollingPlayers did not count had an event
+ * in its range: their ids looked up in the range's days, hours and partial hours (playersBetween). A
+ * literal list lets each primary key, which ends in the id, narrow the read to the granules that may
+ * hold them; a longer list than a URL carries well is given as the subquery that finds them.
  */
 async function doubtInRange(
   ch: ClickHouseClient,
   projectId: string,
+  r: Rolling,
   nowMs: number,
   doubt: string[],
   horizonMs: number,
 ) {
-  const month = monthPlayers(nowMs, horizonMs);
   const listed = doubt.length <= DOUBT_LISTED;
-  const set = listed ? "{doubt:Array(String)}" : `(${month.doubt})`;
+  const set = listed
+    ? "{doubt:Array(String)}"
+    : `(SELECT DISTINCT player FROM ${CH_PLAYER_LAST_SEEN}
+      WHERE project_id = {projectId:UUID} AND ${doubtOf(r)})`;
   const between = playersBetween(
-    "m",
-    Math.max(nowMs - 30 * DAY_MS, horizonMs),
+    "b",
+    rangeFrom(r, nowMs, horizonMs),
     nowMs,
     (column) => `${column} IN ${set}`,
   );
@@ -119,14 +162,20 @@ async function doubtInRange(
     ch,
     `SELECT ${distinct("id")} AS value FROM (${between.sql})
     WHERE id NOT IN (SELECT player FROM ${CH_PLAYER_LAST_SEEN}
-      WHERE project_id = {projectId:UUID} AND player IN ${set} AND (${month.inRange}))`,
-    { projectId, ...(listed ? { doubt } : {}), ...month.params, ...between.params },
+      WHERE project_id = {projectId:UUID} AND player IN ${set} AND ${seenIn(r)})`,
+    {
+      projectId,
+      ...(listed ? { doubt } : {}),
+      ...rollingPlayers(nowMs, horizonMs).params,
+      ...between.params,
+    },
     { value: "unknown" },
   );
   return num(rows[0]?.value);
 }
 
 export type DashboardDistincts = {
+  dau: number;
   mau: number;
   sessions: number;
   dailyActiveUsers: Array<{ date: string; count: number }>;
@@ -147,7 +196,7 @@ const STAMP_COLUMNS = {
  * rows and then bumps the version: a stored count whose stamps both match counts exactly the rows there
  * are now. Stale or missing days are recomputed in one statement and stored; today is always counted
  * from its own rows. The sessions of the window: windowSessions, from per-day counts stored the same
- * way. mau: monthPlayers.
+ * way. dau and mau: rollingPlayers.
  */
 export async function dashboardDistincts(
   ch: ClickHouseClient,
@@ -158,7 +207,7 @@ export async function dashboardDistincts(
   // defaulted it would keep trusting counts an erasure has made stale.
   dataVersion: number,
 ): Promise<DashboardDistincts> {
-  const month = monthPlayers(nowMs, w.horizonMs);
+  const rolling = rollingPlayers(nowMs, w.horizonMs);
   const closed = { projectId, from: w.from, today: `${w.today} 00:00:00.000000` };
   const [stamps, live, sessions] = await Promise.all([
     // A row per part and day of daily_players' `totals` projection, and the stored counts: a few rows a day.
@@ -190,8 +239,8 @@ export async function dashboardDistincts(
       FROM ${CH_DAILY_PLAYERS}
       WHERE project_id = {projectId:UUID} AND day = toDate({today:DateTime64(6, 'UTC')})
       UNION ALL
-      ${month.sql}`,
-      { ...closed, ...month.params },
+      ${rolling.sql}`,
+      { ...closed, ...rolling.params },
       COLUMNS,
     ),
     windowSessions(ch, projectId, w, dataVersion),
@@ -206,16 +255,21 @@ export async function dashboardDistincts(
       stale.push(r.day);
     }
   }
-  const doubt = live.filter((r) => r.metric === "doubt").map((r) => r.key);
-  const [counted, doubtMau] = await Promise.all([
-    stale.length ? countDays(ch, projectId, stale, dataVersion) : new Map<string, number>(),
-    doubt.length ? doubtInRange(ch, projectId, nowMs, doubt, w.horizonMs) : 0,
+  const doubted = (r: Rolling) => {
+    const doubt = live.filter((row) => row.metric === `${r} doubt`).map((row) => row.key);
+    return doubt.length ? doubtInRange(ch, projectId, r, nowMs, doubt, w.horizonMs) : 0;
+  };
+  const [counted, doubtMau, doubtDau] = await Promise.all([
+    inChunks(stale, STALE_DAYS_PER_STATEMENT, (days) => countDays(ch, projectId, days, dataVersion)),
+    doubted("mau"),
+    doubted("dau"),
   ]);
   for (const [day, players] of counted) {
     perDay.set(day, players);
   }
   perDay.set(w.today, metricValue(live, "today"));
   return {
+    dau: metricValue(live, "dau") + doubtDau,
     mau: metricValue(live, "mau") + doubtMau,
     sessions,
     dailyActiveUsers: w.dates.map((date) => ({ date, count: perDay.get(date) ?? 0 })),
@@ -223,7 +277,7 @@ export async function dashboardDistincts(
 }
 
 /**
- * Counts the players of closed days from daily_players and stores each count with the event total the
+ * Counts the players of a few closed days (STALE_DAYS_PER_STATEMENT) from daily_players and stores each count with the event total the
  * same SELECT read (one snapshot of the parts, so the stamp describes exactly the rows counted). A store
  * that fails leaves the day to be recomputed by the next read; the counts already computed stand.
  */
@@ -232,7 +286,7 @@ async function countDays(
   projectId: string,
   days: string[],
   dataVersion: number,
-): Promise<Map<string, number>> {
+): Promise<Array<[string, number]>> {
   const rows = await selectRows(
     ch,
     `
@@ -259,35 +313,28 @@ async function countDays(
       format: "JSONEachRow",
     })
     .catch(() => {});
-  return new Map(rows.map((r) => [r.date, num(r.players)]));
+  return rows.map((r): [string, number] => [r.date, num(r.players)]);
 }
 
 export type DashboardTotals = {
-  dau: number;
   events: number;
   topEvents: Array<{ event_name: string; count: number }>;
 };
 
 /**
- * dau: the players of the last 24 hours up to now (playersBetween). The window's event count and its
- * 10 most frequent names (ties by name) from telemetry.daily_events, a row per day, name, map,
+ * The window's event count and its 10 most frequent names (ties by name) from telemetry.daily_events, a row per day, name, map,
  * platform and build.
  */
 export async function dashboardTotals(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,
-  nowMs: number,
 ): Promise<DashboardTotals> {
-  const day = playersBetween("d", Math.max(nowMs - DAY_MS, w.horizonMs), nowMs);
   const scope = `project_id = {projectId:UUID}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})`;
   const rows = await selectRows(
     ch,
     `
-    SELECT 'dau' AS metric, '' AS key, ${distinct("id")} AS value
-    FROM (${day.sql})
-    UNION ALL
     SELECT 'events' AS metric, '' AS key, sum(events) AS value
     FROM ${CH_DAILY_EVENTS} WHERE ${scope}
     UNION ALL
@@ -296,11 +343,10 @@ export async function dashboardTotals(
     GROUP BY key
     ORDER BY value DESC, key ASC
     LIMIT 10)`,
-    { projectId, from: w.from, to: w.to, ...day.params },
+    { projectId, from: w.from, to: w.to },
     COLUMNS,
   );
   return {
-    dau: metricValue(rows, "dau"),
     events: metricValue(rows, "events"),
     topEvents: rows
       .filter((r) => r.metric === "event")

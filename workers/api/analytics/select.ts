@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import { isClickHouseTimeout } from "../../shared/clickhouse.js";
 import { DependencyDown } from "../../shared/errors.js";
 
 export type Params = Record<string, unknown>;
@@ -54,7 +55,12 @@ export async function selectRows<const C extends Record<string, ColumnKind>>(
   // as an array, without repeating the column names: about half the bytes of JSON on a heatmap, and a
   // Worker's cost of receiving a response grows with its bytes (docs/operations.md: "Worker to
   // ClickHouse").
-  const rs = await ch.query({ query, query_params: bound, format: "JSONCompact" });
+  const rs = await ch.query({ query, query_params: bound, format: "JSONCompact" }).catch((err: unknown) => {
+    // The client's request_timeout (30 s) gives a bare Error("Timeout error.") with no cause: ClickHouse
+    // did not answer in time (overloaded, or a read far larger than usual). Retryable like a dependency
+    // that is down, never a bare 500.
+    throw isClickHouseTimeout(err) ? new DependencyDown("ClickHouse", err) : err;
+  });
   let result: { meta?: Array<{ name: string }>; data: unknown[][] };
   try {
     result = await rs.json<unknown[]>();
@@ -105,3 +111,24 @@ export function byText(a: string, b: string): number {
  * collide in cityHash64 to be miscounted: about 1 in 10^7 at a million distinct values.
  */
 export const distinct = (column: string) => `uniqExact(cityHash64(${column}))`;
+
+/**
+ * Stale closed days are counted this many per statement, each statement's counts stored before the next
+ * runs (dashboard.ts and sessions.ts). A backlog of stale days (a bulk backfill, late batches for many
+ * days, a project nobody opened for months) then costs one slow first read that stores as it goes,
+ * never one statement past the client's timeout that stores nothing and fails every retry alike.
+ */
+export const STALE_DAYS_PER_STATEMENT = 5;
+
+/** run over items in consecutive chunks of `size`, one after the other, and every result in order. */
+export async function inChunks<T, R>(
+  items: readonly T[],
+  size: number,
+  run: (chunk: T[]) => Promise<readonly R[]>,
+): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) {
+    out.push(...(await run(items.slice(i, i + size))));
+  }
+  return out;
+}

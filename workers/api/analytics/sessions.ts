@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_DAILY_SESSION_COUNTS, CH_DAILY_SESSIONS } from "../../shared/clickhouse.js";
 import { addDays, chTime, dateOf, type Window } from "../window.js";
-import { num, selectRows } from "./select.js";
+import { inChunks, num, STALE_DAYS_PER_STATEMENT, selectRows } from "./select.js";
 
 /**
  * How far back a closed day's stored `earlier` looks: the longest window (90 days) less the day itself.
@@ -31,8 +31,9 @@ const STORED = {
  * and the project's data_version, read before they are computed (so a row never claims rows its count
  * did not see); a row whose stamps both still match counts exactly the rows there are now. Stale or
  * missing days are recomputed in one statement and stored. Today is live: its sessions and, of those,
- * the ones seen on an earlier day of the window (a probe of today's session hashes against the window's
- * rows: the one read that still follows the window's sessions, 8 bytes a row).
+ * the ones seen on an earlier day of the window (a join of today's session hashes with the window's
+ * rows: the one read that still follows the window's sessions, 8 bytes a row; see docs/operations.md
+ * "Where the dashboard's rows go" for why an exact count reads them).
  */
 export async function windowSessions(
   ch: ClickHouseClient,
@@ -68,16 +69,21 @@ export async function windowSessions(
       closed,
       STORED,
     ),
-    // Today: its sessions, and those of them already seen on an earlier day of the window.
+    // Today: its sessions, and those of them already seen on an earlier day of the window, in one read
+    // of each: today's distinct hashes are the join's hash table, the window's earlier rows stream past
+    // it, and a session of today no earlier row matched gets 0 (or NULL under join_use_nulls: not counted
+    // either way; a real hash of 0 has odds of 2^-64).
     selectRows(
       ch,
-      `SELECT
-        (SELECT uniqExact(session) FROM ${CH_DAILY_SESSIONS}
-          WHERE project_id = {projectId:UUID} AND day = {today:Date}) AS today,
-        (SELECT uniqExact(session) FROM ${CH_DAILY_SESSIONS}
-          WHERE project_id = {projectId:UUID} AND day >= {from:Date} AND day < {today:Date}
-            AND session IN (SELECT session FROM ${CH_DAILY_SESSIONS}
-              WHERE project_id = {projectId:UUID} AND day = {today:Date})) AS seen`,
+      `SELECT uniqExact(t.session) AS today, uniqExactIf(t.session, e.session != 0) AS seen
+      FROM (
+        SELECT session FROM ${CH_DAILY_SESSIONS}
+        WHERE project_id = {projectId:UUID} AND day >= {from:Date} AND day < {today:Date}
+      ) AS e
+      RIGHT JOIN (
+        SELECT DISTINCT session FROM ${CH_DAILY_SESSIONS}
+        WHERE project_id = {projectId:UUID} AND day = {today:Date}
+      ) AS t ON e.session = t.session`,
       closed,
       { today: "unknown", seen: "unknown" },
     ),
@@ -92,7 +98,7 @@ export async function windowSessions(
     return sum;
   };
   const byDay = new Map(stored.map((r) => [r.date, r]));
-  let sessions = num(live[0]?.today) - (days.length > 1 ? num(live[0]?.seen) : 0);
+  let sessions = num(live[0]?.today) - num(live[0]?.seen);
   const stale: Array<{ day: string; stamp: number }> = [];
   for (const day of days.slice(0, -1)) {
     if (!total.get(day)) {
@@ -106,10 +112,11 @@ export async function windowSessions(
       stale.push({ day, stamp });
     }
   }
-  if (stale.length) {
-    for (const c of await countDays(ch, projectId, stale, dataVersion)) {
-      sessions += c.sessions - alreadyCounted(c.earlier, c.day, first);
-    }
+  const counted = await inChunks(stale, STALE_DAYS_PER_STATEMENT, (days) =>
+    countDays(ch, projectId, days, dataVersion),
+  );
+  for (const c of counted) {
+    sessions += c.sessions - alreadyCounted(c.earlier, c.day, first);
   }
   return sessions;
 }
@@ -122,7 +129,7 @@ function alreadyCounted(earlier: string[], day: string, first: string): number {
 type Counted = { day: string; sessions: number; earlier: string[] };
 
 /**
- * Counts the sessions of closed days and, for each, the latest of the 89 days before on which it was
+ * Counts the sessions of a few closed days (STALE_DAYS_PER_STATEMENT) and, for each, the latest of the 89 days before on which it was
  * seen, from daily_sessions; stores each day with the stamp read before (see windowSessions). A store
  * that fails leaves the day to be recomputed by the next read; the counts already computed stand.
  */

@@ -180,7 +180,7 @@ export function requestIp<E extends AppEnv>(c: Context<E>): string | null {
 
 type Derived = { actor: AuditActor; tenantId: string | null; projectId: string | null };
 
-async function requestActor<E extends AppEnv>(c: Context<E>, db: Db): Promise<Derived | null> {
+export async function requestActor<E extends AppEnv>(c: Context<E>, db: Db): Promise<Derived | null> {
   const p = c.get("principal");
   if (!p) {
     const user = await currentUser(c);

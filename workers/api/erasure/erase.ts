@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ErasureStepOutcome } from "../../../schema/pg/columns.js";
-import { rebuildRollups } from "./rollups.js";
-import { countRows, deleteRows, ERASURE_STEPS, type ErasureStep, playerSessions } from "./steps.js";
+import { REBUILT_ROLLUPS, rebuildRollups } from "./rollups.js";
+import { type Bound, countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
 
 export type StepOutcome = ErasureStepOutcome;
 
@@ -9,22 +9,29 @@ export type StepOutcome = ErasureStepOutcome;
 const PASSES = 3;
 
 /**
- * Runs every step for one player: count, delete, count again. The rows removed are counted, not
- * assumed, and a step that still finds rows after its passes fails the erasure loudly.
+ * Runs the steps of one player's erasure that `done` does not hold yet (a retry resumes after the last
+ * recorded one): count, delete, count again, each step recorded through `onStep` as it ends. The rows
+ * removed are counted, not assumed, and a step that still finds rows after its passes fails the erasure
+ * loudly. A step whose first count is 0 deletes nothing. Then, once, the day-keyed rollups are rebuilt
+ * for the player's days from the events left (rollups.ts): `bound` was read before the first delete
+ * (and kept with the erasure), so a retry after the events are gone still knows the sessions and days.
  */
 export async function erasePlayer(
   ch: ClickHouseClient,
-  projectId: string,
-  playerId: string,
+  bound: Bound,
+  done: StepOutcome[],
   onStep: (done: StepOutcome[]) => Promise<void>,
   steps: ErasureStep[] = ERASURE_STEPS,
 ): Promise<StepOutcome[]> {
-  const bound = await playerSessions(ch, projectId, playerId);
-  // The day-keyed rollups first, while the events still tell which days the player touched: a retry
-  // after a failure further on finds the same days (rollups.ts).
-  await rebuildRollups(ch, bound);
-  const done: StepOutcome[] = [];
+  // The rollups are rebuilt (and reported) again by every attempt that gets that far: a retry after
+  // the last rebuild (the final update failed) reports them once, not twice.
+  const rebuilt = new Set(REBUILT_ROLLUPS);
+  const out = done.filter((s) => !rebuilt.has(s.table));
+  const recorded = new Set(out.map((s) => s.table));
   for (const step of steps) {
+    if (recorded.has(step.table)) {
+      continue;
+    }
     let removed = 0;
     let remaining = await countRows(ch, step, bound);
     for (let pass = 0; remaining > 0 && pass < PASSES; pass++) {
@@ -33,14 +40,15 @@ export async function erasePlayer(
       removed += remaining - after;
       remaining = after;
     }
-    done.push({ table: step.table, rowsRemoved: removed });
-    await onStep(done);
     if (remaining > 0) {
       throw new Error(`${step.table}: ${remaining} rows of the player remain after ${PASSES} passes`);
     }
+    out.push({ table: step.table, rowsRemoved: removed });
+    await onStep(out);
   }
-  // Again, for events of the player that arrived while the steps ran; reported per rollup table.
-  done.push(...(await rebuildRollups(ch, bound)));
-  await onStep(done);
-  return done;
+  // The rollups without a player key, all in one step: a retry rebuilds them all again, which replaces
+  // the same rows (a rebuild deletes the days' rows before inserting them), so nothing is counted twice.
+  out.push(...(await rebuildRollups(ch, bound)));
+  await onStep(out);
+  return out;
 }

@@ -33,8 +33,9 @@ export type RebuildOutcome = { table: string; rowsRemoved: number };
 
 /**
  * Deletes the project's rows of the player's days, then inserts them again from the events without
- * the player's. Run before the events are deleted (so a retry after a failure midway still finds the
- * days) and again after (for events of the player that arrived in between). Events of other players
+ * the player's. Run once, after the steps deleted the events (erase.ts): the days come from the bound
+ * read before the first delete, and the player's events that arrived meanwhile are left out by the
+ * view's parameters. Running it again (a retry) replaces the same rows. Events of other players
  * arriving for those days between the DELETE and the INSERT's read are counted by both the view and
  * the rebuild: erasures are rare and mostly touch past days, where nothing arrives.
  */

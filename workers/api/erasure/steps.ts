@@ -17,7 +17,18 @@ import {
  * keeps anything per player gets a step here (derived aggregates included), so an erasure reaches all
  * of them. `where` is bound with {project:UUID} and {player:String}.
  */
-export type ErasureStep = { table: string; where: string };
+export type ErasureStep = {
+  table: string;
+  where: string;
+  /** The UTC day of a row (a Date expression): the preview counts only rows on or after the horizon. */
+  day: string;
+  /**
+   * The day leads the table's key after the project (or prunes its monthly partitions): the erasure
+   * reads and deletes only the rows of the player's days (and today's, for events arriving meanwhile)
+   * instead of every part of the project.
+   */
+  byDay?: true;
+};
 
 /**
  * The player of an event is its player_id, or its session_id when player_id is empty. Erasing player
@@ -47,37 +58,47 @@ const PLAYER_HASHES = `project_id = {project:UUID} AND player_hash IN
  * sessions left without any event (0010_session_devices.sql, keyed by the session's hash).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
-  { table: CH_EVENTS, where: PLAYER_EVENTS },
+  { table: CH_EVENTS, where: PLAYER_EVENTS, day: "toDate(timestamp)", byDay: true },
   {
     table: CH_DAILY_ACTORS,
+    day: "day",
+    byDay: true,
     where: `project_id = {project:UUID} AND (
       (kind = 'player' AND (id = {player:String} OR id IN {identified:Array(String)}))
       OR (kind = 'session' AND id IN {emptied:Array(String)}))`,
   },
   {
     table: CH_HOURLY_PLAYERS,
+    day: "toDate(hour)",
+    byDay: true,
     where: "project_id = {project:UUID} AND (id = {player:String} OR id IN {identified:Array(String)})",
   },
-  { table: CH_CELL_SAMPLES, where: PLAYER_EVENTS },
-  { table: CH_FUNNEL_EVENTS, where: PLAYER_HASHES },
-  { table: CH_PLAYER_DAYS, where: PLAYER_HASHES },
+  { table: CH_CELL_SAMPLES, where: PLAYER_EVENTS, day: "toDate(timestamp)", byDay: true },
+  { table: CH_FUNNEL_EVENTS, where: PLAYER_HASHES, day: "toDate(timestamp)", byDay: true },
+  { table: CH_PLAYER_DAYS, where: PLAYER_HASHES, day: "day" },
   {
     table: CH_DAILY_PLAYERS,
+    day: "day",
+    byDay: true,
     where: `project_id = {project:UUID} AND (player = cityHash64({player:String})
       OR has(arrayMap(s -> cityHash64(s), {identified:Array(String)}), player))`,
   },
   {
     table: CH_PLAYER_LAST_SEEN,
+    day: "toDate(last_seen)",
     where:
       "project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})",
   },
   // The per-day session rows of the sessions left without any event (0020_daily_sessions.sql, by hash).
   {
     table: CH_DAILY_SESSIONS,
+    day: "day",
+    byDay: true,
     where: "project_id = {project:UUID} AND session IN arrayMap(s -> cityHash64(s), {emptied:Array(String)})",
   },
   {
     table: CH_SESSION_DEVICES,
+    day: "day",
     where: "project_id = {project:UUID} AND session IN arrayMap(s -> cityHash64(s), {emptied:Array(String)})",
   },
 ];
@@ -89,51 +110,85 @@ export type Bound = {
   emptied: string[];
   /** UTC dates (YYYY-MM-DD) of the events the erasure takes: the days whose rollup rows are rebuilt. */
   days: string[];
+  /** Where a `byDay` step looks: `days` and today (UTC), for events of the player arriving meanwhile. */
+  within?: string[];
 };
 
 /**
- * The sessions the erasure touches, read before anything is deleted: `identified`, where the player's
- * own player_id appears; `emptied`, the sessions that lose every event (the identified ones and the
- * player's anonymous session, unless another identified player also sent events in them); `days`,
- * the dates of the events the erasure takes.
+ * The sessions the erasure touches, read before anything is deleted, in one read of the candidate
+ * sessions' events: `identified`, where the player's own player_id appears; `emptied`, the sessions that
+ * lose every event (the identified ones and the player's anonymous session, unless another identified
+ * player also sent events in them); `days`, the dates of the events the erasure takes (the player's own,
+ * and the anonymous ones of their identified sessions and of their anonymous session).
  */
 export async function playerSessions(ch: ClickHouseClient, project: string, player: string): Promise<Bound> {
   const rs = await ch.query({
     query: `
       SELECT
-        groupUniqArrayIf(session_id, player_id = {player:String}) AS identified,
-        groupUniqArrayIf(session_id, player_id NOT IN ('', {player:String})) AS shared
+        session_id AS session,
+        countIf(player_id = {player:String}) > 0 AS identified,
+        countIf(player_id NOT IN ('', {player:String})) > 0 AS shared,
+        groupUniqArrayIf(toString(toDate(timestamp)), player_id = {player:String}) AS own,
+        groupUniqArrayIf(toString(toDate(timestamp)), player_id = '') AS anonymous
       FROM ${CH_EVENTS}
       WHERE project_id = {project:UUID}
         AND session_id IN (
           SELECT session_id FROM ${CH_EVENTS}
-          WHERE project_id = {project:UUID} AND (player_id = {player:String} OR session_id = {player:String}))`,
+          WHERE project_id = {project:UUID} AND (player_id = {player:String} OR session_id = {player:String}))
+      GROUP BY session_id`,
     query_params: { project, player },
     format: "JSONEachRow",
   });
-  const [row] = await rs.json<{ identified: string[]; shared: string[] }>();
-  const identified = row?.identified ?? [];
-  const daysRs = await ch.query({
-    query: `SELECT groupUniqArray(toString(toDate(timestamp))) AS days FROM ${CH_EVENTS} WHERE ${PLAYER_EVENTS}`,
-    query_params: { project, player, identified },
-    format: "JSONEachRow",
-  });
-  const [dayRow] = await daysRs.json<{ days: string[] }>();
-  const shared = new Set(row?.shared ?? []);
+  type Row = {
+    session: string;
+    identified: boolean | number;
+    shared: boolean | number;
+    own: string[];
+    anonymous: string[];
+  };
+  const rows = await rs.json<Row>();
+  const identified = rows.filter((r) => Boolean(r.identified)).map((r) => r.session);
+  const shared = new Set(rows.filter((r) => Boolean(r.shared)).map((r) => r.session));
+  const days = new Set<string>();
+  for (const r of rows) {
+    for (const d of r.own) {
+      days.add(d);
+    }
+    // The anonymous events of an identified session, or of the session that is the player.
+    if (r.identified || r.session === player) {
+      for (const d of r.anonymous) {
+        days.add(d);
+      }
+    }
+  }
   const candidates = new Set([...identified, player]);
   return {
     project,
     player,
     identified,
     emptied: [...candidates].filter((id) => !shared.has(id)),
-    days: [...(dayRow?.days ?? [])].sort(),
+    days: [...days].sort(),
   };
 }
 
-export async function countRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<number> {
+/** The step's WHERE: the player's rows, on the player's days for a `byDay` step during an erasure. */
+function whereOf(step: ErasureStep, bound: Bound): string {
+  return step.byDay && bound.within ? `${step.where} AND ${step.day} IN {within:Array(Date)}` : step.where;
+}
+
+/**
+ * The player's rows in the step's table; `from` (YYYY-MM-DD, the retention horizon's day): only rows
+ * dated on or after it, as every read sees them (the preview).
+ */
+export async function countRows(
+  ch: ClickHouseClient,
+  step: ErasureStep,
+  bound: Bound,
+  from?: string,
+): Promise<number> {
   const rs = await ch.query({
-    query: `SELECT count() AS n FROM ${step.table} WHERE ${step.where}`,
-    query_params: bound,
+    query: `SELECT count() AS n FROM ${step.table} WHERE ${whereOf(step, bound)}${from === undefined ? "" : ` AND ${step.day} >= {from:Date}`}`,
+    query_params: { ...bound, from },
     format: "JSONEachRow",
   });
   const [row] = await rs.json<{ n: string | number }>();
@@ -146,7 +201,7 @@ export async function countRows(ch: ClickHouseClient, step: ErasureStep, bound: 
  */
 export async function deleteRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<void> {
   await ch.command({
-    query: `DELETE FROM ${step.table} WHERE ${step.where} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+    query: `DELETE FROM ${step.table} WHERE ${whereOf(step, bound)} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
     query_params: bound,
   });
 }

@@ -16,8 +16,6 @@ import { RETAINED_TABLES, type RetainedTable } from "./tables.js";
 /** Projects per statement: their ids and horizons are two bound arrays. */
 const CHUNK = 2_000;
 
-export type PurgeResult = { day: string; projects: number; deleted: Record<string, number> };
-
 /** Every project with its horizon date (YYYY-MM-DD) at `now`. */
 export async function projectHorizons(
   db: Db,
@@ -143,26 +141,6 @@ export async function planPurge(
     }
     await db.update(retentionRuns).set({ finishedAt: new Date() }).where(eq(retentionRuns.day, day));
     return { day, projects: horizons.length, messages: messages.length };
-  } catch (err) {
-    await db.delete(retentionRuns).where(eq(retentionRuns.day, day));
-    throw err;
-  }
-}
-
-/**
- * Today's purge inline, once a UTC day (scripts and tests of the deletion itself; the cron fans out
- * with planPurge): null when another run has it.
- */
-export async function purgeExpired(db: Db, ch: ClickHouseClient, now: Date): Promise<PurgeResult | null> {
-  const day = await claimDay(db, now);
-  if (!day) {
-    return null;
-  }
-  try {
-    const horizons = await projectHorizons(db, now.getTime());
-    const deleted = await deleteExpired(ch, horizons);
-    await db.update(retentionRuns).set({ finishedAt: new Date() }).where(eq(retentionRuns.day, day));
-    return { day, projects: horizons.length, deleted };
   } catch (err) {
     await db.delete(retentionRuns).where(eq(retentionRuns.day, day));
     throw err;

@@ -23,10 +23,10 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const w = await windowFor(c, Number(c.req.valid("query").days));
     const [distincts, totals] = await Promise.all([
       dashboardDistincts(c.get("ch"), project.id, w, fetchedAt, project.dataVersion),
-      dashboardTotals(c.get("ch"), project.id, w, fetchedAt),
+      dashboardTotals(c.get("ch"), project.id, w),
     ]);
     const kpis = {
-      dau: totals.dau,
+      dau: distincts.dau,
       mau: distincts.mau,
       sessions: distincts.sessions,
       events: totals.events,

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../context.js";
 import { REBUILT_ROLLUPS } from "../../erasure/rollups.js";
 import { countRows, ERASURE_STEPS, playerSessions } from "../../erasure/steps.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
+import { requestRetention } from "../../retention/horizon.js";
 import { ErasureBodySchema, ErasurePreviewSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -13,7 +14,9 @@ export const route = createRoute({
   summary: "What an erasure of one player would remove, changing nothing",
   description:
     "Counts the player's rows in every table the erasure deletes from, and names the rollups it " +
-    "rebuilds for the player's days. A POST so the player id stays out of URLs and logs. Needs data:admin.",
+    "rebuilds for the player's days, as every read sees them: rows dated before the studio's retention " +
+    "horizon are expired and not counted (the erasure still deletes any left before the purge). A POST " +
+    "so the player id stays out of URLs and logs. Needs data:admin.",
   ...policy({ scope: "data:admin", project: "path" }),
   request: {
     params: ProjectIdParam,
@@ -26,11 +29,13 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const ch = c.get("ch");
     const bound = await playerSessions(ch, c.get("project").id, c.req.valid("json").playerId);
+    // Reads never return an expired row: neither does the preview count one.
+    const from = new Date((await requestRetention(c)).fromMs).toISOString().slice(0, 10);
     const tables = [];
     for (const step of ERASURE_STEPS) {
-      tables.push({ table: step.table, rows: await countRows(ch, step, bound) });
+      tables.push({ table: step.table, rows: await countRows(ch, step, bound, from) });
     }
-    const data = { tables, rebuilt: REBUILT_ROLLUPS, days: bound.days.length };
+    const data = { tables, rebuilt: REBUILT_ROLLUPS, days: bound.days.filter((d) => d >= from).length };
     return c.json({ success: true as const, data }, 200);
   });
 }

@@ -32,9 +32,19 @@ export const ErasureSchema = z
       .describe(
         "The tables of `steps` that are rollups rebuilt without the player for their days: their rowsRemoved are the rows replaced",
       ),
-    error: z.string().nullable(),
+    error: z
+      .string()
+      .nullable()
+      .describe(
+        "Why it failed; while `running`, the reason the last attempt stopped (the queue retries it from where it stopped)",
+      ),
     createdAt: z.iso.datetime(),
     completedAt: z.iso.datetime().nullable(),
+    startedAt: z.iso
+      .datetime()
+      .nullable()
+      .describe("When the queue's consumer first took it; null while it waits in the queue"),
+    attempts: z.number().int().describe("Deliveries of the erasure's message that ran it so far"),
   })
   .openapi("Erasure");
 
@@ -68,5 +78,7 @@ export function erasureItem(row: ErasureRow): z.infer<typeof ErasureSchema> {
     error: row.error,
     createdAt: row.createdAt.toISOString(),
     completedAt: row.completedAt?.toISOString() ?? null,
+    startedAt: row.startedAt?.toISOString() ?? null,
+    attempts: row.attempts,
   };
 }

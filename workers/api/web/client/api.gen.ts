@@ -418,6 +418,8 @@ export interface paths {
         /**
          * Erase every event of one player in the project
          * @description Removes the player's events (player_id equal to playerId, or session_id equal to it where player_id is empty, plus the anonymous events of the player's sessions) and every player-derived row, with synchronous lightweight DELETEs; other players are untouched. The audit entry (who, when, rows removed per table) is kept and returned. Needs data:admin (API key only).
+         *
+         *     The erasure runs on a queue consumer, not in the request: the request records it (`status: "running"`, `startedAt` null until the consumer takes it) and waits up to 20 s for it. Done by then: 201 with the completed erasure, as before. Still running (a large project): 202 with the running erasure and a `Location` header naming `GET …/erasures/{erasureId}`; poll it until `status` is `completed` or `failed`. `Prefer: respond-async` answers 202 at once, `Prefer: wait=N` waits at most N seconds. A step that fails is retried by the queue from where it stopped (`error` holds the last attempt's reason meanwhile); after the last attempt the erasure is `failed` with that error.
          */
         post: operations["createErasure"];
         delete?: never;
@@ -437,7 +439,7 @@ export interface paths {
         put?: never;
         /**
          * What an erasure of one player would remove, changing nothing
-         * @description Counts the player's rows in every table the erasure deletes from, and names the rollups it rebuilds for the player's days. A POST so the player id stays out of URLs and logs. Needs data:admin.
+         * @description Counts the player's rows in every table the erasure deletes from, and names the rollups it rebuilds for the player's days, as every read sees them: rows dated before the studio's retention horizon are expired and not counted (the erasure still deletes any left before the purge). A POST so the player id stays out of URLs and logs. Needs data:admin.
          */
         post: operations["previewErasure"];
         delete?: never;
@@ -1394,11 +1396,19 @@ export interface components {
             }[];
             /** @description The tables of `steps` that are rollups rebuilt without the player for their days: their rowsRemoved are the rows replaced */
             rebuiltTables: string[];
+            /** @description Why it failed; while `running`, the reason the last attempt stopped (the queue retries it from where it stopped) */
             error: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             completedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the queue's consumer first took it; null while it waits in the queue
+             */
+            startedAt: string | null;
+            /** @description Deliveries of the erasure's message that ran it so far */
+            attempts: number;
         };
         ErasureRequest: {
             /** @description The player: an event's player_id, or its session_id for events without one */
@@ -4515,6 +4525,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description The erasure, still running: poll GET …/erasures/{erasureId}. */
+            202: {
+                headers: {
+                    /** @description GET …/erasures/{erasureId}, to poll */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Erasure"];
+                    };
+                };
+            };
             /** @description Invalid parameters or body; `detail` names the field and the rule. */
             400: {
                 headers: {
@@ -4560,7 +4585,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description ClickHouse failed midway; the audit entry records it as failed. Safe to retry. */
+            /** @description The erasure could not be queued, or failed within the wait; the audit entry records it as failed. Safe to retry. */
             503: {
                 headers: {
                     [name: string]: unknown;

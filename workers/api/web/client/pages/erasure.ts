@@ -1,4 +1,4 @@
-import { ApiProblem, api, dataOf, type Schemas } from "../api.js";
+import { api, dataOf, type Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import { field, onSubmit } from "../edit-form.js";
 import { count, every, firstLoad, progressBar } from "../jobs.js";
@@ -12,8 +12,9 @@ type Preview = Schemas["ErasurePreview"];
 /**
  * Player erasure, for the studio's owners (data:admin): the player id, then a confirmation naming what
  * will go (POST …/erasures/preview: the player's rows per table, and the rollups rebuilt for their
- * days), then the erasure (POST …/erasures, which answers once done) followed on its status panel: each
- * table's rows removed as the steps finish (GET …/erasures, whose running entry grows), and the result.
+ * days), then the erasure (POST …/erasures, answered at once: it runs on the erasures queue) followed on
+ * its status panel: queued until the queue's consumer takes it, each table's rows removed as the steps
+ * finish (GET …/erasures/{erasureId}, read again while it runs), and the result.
  * The status panel is the URL (`?erasure=<id>`); the studio's history of erasures is listed below it.
  */
 export async function erasure({ root, projectId }: PageContext): Promise<void> {
@@ -80,7 +81,7 @@ export async function erasure({ root, projectId }: PageContext): Promise<void> {
             label: "Player (SHA-256)",
             cell: (e) => h("code", { title: e.playerIdSha256 }, `${e.playerIdSha256.slice(0, 12)}…`),
           },
-          { label: "Status", cell: (e) => STATUS[e.status] },
+          { label: "Status", cell: (e) => STATUS(e) },
           { label: "Events removed", num: true, cell: (e) => fmt(e.rowsRemoved) },
           { label: "Tables", num: true, cell: (e) => fmt(e.steps.length) },
           {
@@ -161,52 +162,32 @@ export async function erasure({ root, projectId }: PageContext): Promise<void> {
   });
 
   /**
-   * Starts the erasure and follows it: POST …/erasures answers only once every table is done, so the
-   * running entry is found in the list meanwhile (the newest one with this player's SHA-256 that was not
-   * there before) and its panel drawn from it as its steps grow.
+   * Starts the erasure and follows it: POST …/erasures with `Prefer: respond-async` answers 202 as soon
+   * as the erasure is recorded (it runs on the erasures queue), and its panel is drawn from
+   * GET …/erasures/{erasureId} as its steps grow: queued, running, then the result.
    */
   const erase = async (playerId: string, plan: Preview) => {
-    const known = new Set(erasures.map((e) => e.id));
-    const hash = await sha256Hex(playerId);
     confirmBox.hidden = true;
     form.reset();
     statusBox.hidden = false;
     clear(statusBox, h("h2", { id: "erasure-status-h" }, "Erasure"), h("p", { role: "status" }, "Starting…"));
-    let done = false;
-    let followed: string | null = null;
-    const request = dataOf(
-      api.POST("/v1/projects/{id}/erasures", { params: { path: { id: projectId } }, body: { playerId } }),
-    );
-    every(400, async () => {
-      if (done) {
-        return true;
-      }
-      const listed = await dataOf(
-        api.GET("/v1/projects/{id}/erasures", { params: { path: { id: projectId } } }),
-      );
-      const mine = listed.find((e) => !known.has(e.id) && e.playerIdSha256 === hash);
-      if (mine && !done) {
-        followed = mine.id;
-        history_(mine.id);
-        renderStatus(statusBox, mine, plan);
-      }
-      return false;
-    });
+    let started: Erasure;
     try {
-      const finished = await request;
-      done = true;
-      history_(finished.id);
-      renderStatus(statusBox, finished, plan);
+      started = await dataOf(
+        api.POST("/v1/projects/{id}/erasures", {
+          params: { path: { id: projectId } },
+          body: { playerId },
+          headers: { Prefer: "respond-async" },
+        }),
+      );
     } catch (err) {
-      done = true;
-      const id = err instanceof ApiProblem ? (followed ?? null) : null;
-      if (id) {
-        await follow(id, plan);
-      } else {
-        statusFailed(statusBox, err);
-      }
+      statusFailed(statusBox, err);
+      await loadHistory().catch(() => {});
+      return;
     }
+    renderStatus(statusBox, started, plan);
     await loadHistory().catch(() => {});
+    await follow(started.id, plan);
   };
 
   const first = await firstLoad(historyList, "Player erasure", () =>
@@ -224,11 +205,15 @@ export async function erasure({ root, projectId }: PageContext): Promise<void> {
   }
 }
 
-const STATUS: Record<Erasure["status"], string> = {
+const STATUS_LABEL: Record<Erasure["status"], string> = {
   running: "Running",
   completed: "Done",
   failed: "Failed",
 };
+
+/** Running but not yet taken by the queue's consumer: queued. */
+const STATUS = (e: Erasure): string =>
+  e.status === "running" && e.startedAt === null ? "Queued" : STATUS_LABEL[e.status];
 
 /** The status panel when the erasure could not be started or read: the API's detail. */
 function statusFailed(box: HTMLElement, err: unknown): void {
@@ -239,11 +224,6 @@ function statusFailed(box: HTMLElement, err: unknown): void {
 
 function history_(id: string): void {
   history.replaceState(null, "", `${location.pathname}?erasure=${encodeURIComponent(id)}`);
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** The confirmation: what will go, table by table, before anything is removed. */
@@ -314,7 +294,15 @@ function renderStatus(box: HTMLElement, e: Erasure, plan: Preview | null): void 
             { class: "state error", role: "alert", "data-result": "failed" },
             `Failed: ${e.error ?? "no reason recorded"}. Erase the player again to finish.`,
           )
-        : h("p", { role: "status" }, "Running…");
+        : e.startedAt === null
+          ? h("p", { role: "status", "data-state": "queued" }, "Queued: waiting for the erasure queue…")
+          : e.error
+            ? h(
+                "p",
+                { role: "status", "data-state": "retrying" },
+                `Running (attempt ${fmt(e.attempts)}; the last one stopped: ${e.error}). Retrying where it stopped…`,
+              )
+            : h("p", { role: "status", "data-state": "running" }, "Running…");
   clear(
     box,
     h("h2", { id: "erasure-status-h" }, `Erasure of ${when(e.createdAt)}`),

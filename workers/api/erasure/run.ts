@@ -1,0 +1,314 @@
+// The erasures queue's consumers (workers/shared/queues.ts): the work queue, one message per erasure
+// (POST …/erasures sends it), and its dead-letter queue.
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { type ErasureRow, erasures, projects } from "../../../schema/pg/schema.js";
+import { CH_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
+import { configOf } from "../../shared/config.js";
+import { sha256Hex } from "../../shared/credentials/secrets.js";
+import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { dataChanged } from "../analytics/cache.js";
+import { type AuditActor, auditOutside } from "../audit/record.js";
+import { type Db, openDb } from "../db.js";
+import { erasePlayer, type StepOutcome } from "./erase.js";
+import { playerSessions } from "./steps.js";
+
+/**
+ * One erasure to run. The player id travels only in the message (the erasure keeps its SHA-256): the
+ * consumer checks it against the record before deleting anything. `requester` attributes the
+ * completion's audit entry to whoever asked, as the request's own entry is.
+ */
+export type ErasureMessage = {
+  v: 1;
+  erasureId: string;
+  playerId: string;
+  requester: { actor: AuditActor; ip: string | null; userAgent: string | null };
+};
+
+/**
+ * How long a delivery holds an erasure (renewed at each step): a duplicate delivery arriving meanwhile
+ * waits for it to end instead of running the same steps at once. Past the consumer's 15 minutes of wall
+ * time a holder is gone, so its lease can be taken.
+ */
+export const LEASE_MS = 15 * 60_000;
+/** Covers the longest statement a step may run (a lightweight DELETE waits for its mutation). */
+const STATEMENT_TIMEOUT_MS = 14 * 60_000;
+
+export function isErasureMessage(body: unknown): body is ErasureMessage {
+  const b = body as Partial<ErasureMessage> | null;
+  return (
+    b?.v === 1 &&
+    typeof b.erasureId === "string" &&
+    typeof b.playerId === "string" &&
+    typeof b.requester?.actor?.type === "string"
+  );
+}
+
+/**
+ * Local stacks and tests only: ERASURE_FAULT_AFTER_STEPS = "N" makes a delivery throw once N steps are
+ * recorded (on its first attempt only; retries then finish the erasure). Honoured only where
+ * NEON_LOCAL_PROXY is set, as the alert consumer's ALERT_FAULT_THROW_AFTER; no wrangler config sets it.
+ */
+function faultAfter(env: Env, attempts: number): number | null {
+  const raw = (env as { ERASURE_FAULT_AFTER_STEPS?: unknown }).ERASURE_FAULT_AFTER_STEPS;
+  if (typeof raw !== "string" || !/^\d{1,3}$/.test(raw) || attempts > 1) {
+    return null;
+  }
+  if (!(env as { NEON_LOCAL_PROXY?: unknown }).NEON_LOCAL_PROXY) {
+    console.error("ERASURE_FAULT_AFTER_STEPS refused: fault injection is for local stacks and tests only");
+    return null;
+  }
+  return Number(raw);
+}
+
+type Claim = { kind: "claimed"; row: ErasureRow } | { kind: "ended" } | { kind: "busy"; waitSeconds: number };
+
+/** Takes the erasure for this delivery: running and not held by another live delivery. */
+async function claim(db: Db, erasureId: string, now: Date): Promise<Claim> {
+  const [row] = await db
+    .update(erasures)
+    .set({
+      leaseUntil: new Date(now.getTime() + LEASE_MS),
+      attempts: sql`${erasures.attempts} + 1`,
+      startedAt: sql`coalesce(${erasures.startedAt}, ${now.toISOString()}::timestamptz)`,
+    })
+    .where(
+      and(
+        eq(erasures.id, erasureId),
+        eq(erasures.status, "running"),
+        or(isNull(erasures.leaseUntil), lt(erasures.leaseUntil, now)),
+      ),
+    )
+    .returning();
+  if (row) {
+    return { kind: "claimed", row };
+  }
+  const [held] = await db.select().from(erasures).where(eq(erasures.id, erasureId)).limit(1);
+  if (held?.status !== "running" || !held.leaseUntil) {
+    return { kind: "ended" };
+  }
+  return {
+    kind: "busy",
+    waitSeconds: Math.max(1, Math.ceil((held.leaseUntil.getTime() - now.getTime()) / 1000)),
+  };
+}
+
+/** What the record says of the steps: the events removed, and every table's count. */
+export function recordOf(steps: StepOutcome[]) {
+  return { steps, rowsRemoved: steps.find((s) => s.table === CH_EVENTS)?.rowsRemoved ?? 0 };
+}
+
+function entry(m: ErasureMessage, row: Pick<ErasureRow, "id" | "playerIdSha256">, at: Date) {
+  return {
+    actor: m.requester.actor,
+    ip: m.requester.ip,
+    userAgent: m.requester.userAgent,
+    at,
+    target: { type: "erasure", id: row.id, label: null },
+  };
+}
+
+async function tenantOf(db: Db, projectId: string): Promise<string | null> {
+  const [p] = await db
+    .select({ tenantId: projects.tenantId })
+    .from(projects)
+    .where(eq(projects.id, projectId))
+    .limit(1);
+  return p?.tenantId ?? null;
+}
+
+/**
+ * Runs one delivery of an erasure: claims it, reads the player's sessions and days once (kept with the
+ * erasure for every later attempt), runs the steps not yet recorded, then records it completed. Safe to
+ * deliver again at any point: an ended erasure is left as it is, a held one waits, a resumed one skips
+ * what is recorded.
+ */
+async function runErasure(db: Db, env: Env, m: ErasureMessage, attempts: number): Promise<Claim> {
+  const now = new Date();
+  const claimed = await claim(db, m.erasureId, now);
+  if (claimed.kind !== "claimed") {
+    return claimed;
+  }
+  const row = claimed.row;
+  if ((await sha256Hex(m.playerId)) !== row.playerIdSha256) {
+    throw new Error("the message's player is not the erasure's");
+  }
+  const tenantId = await tenantOf(db, row.projectId);
+  if (!tenantId) {
+    return { kind: "ended" };
+  }
+  const project = { id: row.projectId, tenantId };
+  const ch = openClickHouse(configOf(env), STATEMENT_TIMEOUT_MS);
+  let work = row.work;
+  if (!work) {
+    const read = await playerSessions(ch, row.projectId, m.playerId);
+    work = { identified: read.identified, emptied: read.emptied, days: read.days };
+    await db.update(erasures).set({ work }).where(eq(erasures.id, row.id));
+  }
+  const today = now.toISOString().slice(0, 10);
+  const bound = {
+    project: row.projectId,
+    player: m.playerId,
+    ...work,
+    within: [...new Set([...work.days, today])],
+  };
+  const fault = faultAfter(env, attempts);
+  let ran = 0;
+  const steps = await erasePlayer(ch, bound, row.steps, async (done) => {
+    await db
+      .update(erasures)
+      .set({ ...recordOf(done), leaseUntil: new Date(Date.now() + LEASE_MS) })
+      .where(eq(erasures.id, row.id));
+    ran++;
+    if (fault !== null && ran >= fault) {
+      throw new Error(`injected fault after ${ran} step(s)`);
+    }
+  }).finally(() => dataChanged(db, env, project));
+  await db.transaction(async (tx) => {
+    const [done] = await tx
+      .update(erasures)
+      .set({
+        ...recordOf(steps),
+        status: "completed",
+        completedAt: new Date(),
+        error: null,
+        work: null,
+        leaseUntil: null,
+      })
+      .where(and(eq(erasures.id, row.id), eq(erasures.status, "running")))
+      .returning();
+    if (done) {
+      await auditOutside(tx, {
+        ...entry(m, row, new Date()),
+        tenantId,
+        projectId: row.projectId,
+        action: "erasure.completed",
+        detail: { playerIdSha256: row.playerIdSha256, rowsRemoved: done.rowsRemoved },
+      });
+    }
+  });
+  return claimed;
+}
+
+/**
+ * Records the end of an attempt that threw: the lease goes (the retry may take it at once) and the
+ * error stays on the record; on the last attempt the erasure is failed, with that error, and audited.
+ * The work read before the first delete goes with a failed erasure: the record keeps no session id.
+ */
+async function recordFailure(db: Db, m: ErasureMessage, error: string, last: boolean): Promise<void> {
+  if (!last) {
+    await db
+      .update(erasures)
+      .set({ error, leaseUntil: null })
+      .where(and(eq(erasures.id, m.erasureId), eq(erasures.status, "running")));
+    return;
+  }
+  await db.transaction(async (tx) => {
+    const [failed] = await tx
+      .update(erasures)
+      .set({ status: "failed", error, completedAt: new Date(), leaseUntil: null, work: null })
+      .where(and(eq(erasures.id, m.erasureId), eq(erasures.status, "running")))
+      .returning();
+    const tenantId = failed ? await tenantOf(tx, failed.projectId) : null;
+    if (failed && tenantId) {
+      await auditOutside(tx, {
+        ...entry(m, failed, new Date()),
+        tenantId,
+        projectId: failed.projectId,
+        action: "erasure.failed",
+        outcome: "failure",
+        detail: { playerIdSha256: failed.playerIdSha256, rowsRemoved: failed.rowsRemoved },
+      });
+    }
+  });
+}
+
+const errorOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Hands each readable erasure message of the batch to `handle`, with one Postgres pool for the batch;
+ * an unreadable message (no erasure to record anything on) is logged and dropped.
+ */
+async function eachErasure(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  what: string,
+  handle: (db: Db, m: Message<unknown>, body: ErasureMessage) => Promise<void>,
+): Promise<void> {
+  const { db, close } = openDb(configOf(env));
+  try {
+    for (const m of batch.messages) {
+      if (isErasureMessage(m.body)) {
+        await handle(db, m, m.body);
+      } else {
+        console.error(`unreadable ${what} dropped`, m.id);
+        m.ack();
+      }
+    }
+  } finally {
+    await close().catch(() => {});
+  }
+}
+
+/**
+ * One erasure per message. Acknowledged once completed (or already ended); retried with the queue's
+ * backoff when a step throws (the record keeps the steps done and the error); on the last attempt the
+ * erasure is recorded failed and the message retried once more, which dead-letters it: a failure is
+ * never silently dropped. A duplicate delivery while another holds the erasure retries after the lease.
+ */
+export function consumeErasures(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  return eachErasure(batch, env, "erasure message", async (db, m, body) => {
+    try {
+      const outcome = await runErasure(db, env, body, m.attempts);
+      if (outcome.kind === "busy") {
+        // Another delivery holds it: this one comes back when its lease ends.
+        m.retry({ delaySeconds: outcome.waitSeconds });
+        return;
+      }
+      console.log("erasure", body.erasureId, outcome.kind === "claimed" ? "completed" : "already ended");
+      m.ack();
+    } catch (err) {
+      const error = errorOf(err);
+      const last = m.attempts > QUEUES.erasures.maxRetries;
+      // Never the player id: the erasure's id names it.
+      console.error(
+        last ? "erasure failed, dead-lettering" : "erasure failed, will retry",
+        body.erasureId,
+        `attempt ${m.attempts}`,
+        error,
+      );
+      await recordFailure(db, body, error, last).catch((e: unknown) =>
+        console.error("erasure failure not recorded", body.erasureId, errorOf(e)),
+      );
+      m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.erasures, m.attempts) });
+    }
+  });
+}
+
+/**
+ * The dead-letter queue: an erasure whose message failed every attempt. Recorded failed here if the last
+ * attempt could not record it (Postgres down then), and logged by id; a held erasure (a live delivery
+ * still running it) is left to finish. Acknowledged once recorded, so the player id leaves the queue.
+ */
+export function consumeErasureDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  return eachErasure(batch, env, "dead-lettered erasure message", async (db, m, body) => {
+    try {
+      const [row] = await db.select().from(erasures).where(eq(erasures.id, body.erasureId)).limit(1);
+      if (row?.status === "running" && row.leaseUntil && row.leaseUntil > new Date()) {
+        m.retry({ delaySeconds: Math.ceil((row.leaseUntil.getTime() - Date.now()) / 1000) + 1 });
+        return;
+      }
+      const attempts = QUEUES.erasures.maxRetries + 1;
+      await recordFailure(
+        db,
+        body,
+        `failed on all ${attempts} attempts (dead-lettered)${row?.error ? `: ${row.error}` : ""}`,
+        true,
+      );
+      console.error("erasure dead-lettered", body.erasureId, row?.status ?? "gone");
+      m.ack();
+    } catch (err) {
+      console.error("dead-lettered erasure not recorded, will retry", body.erasureId, errorOf(err));
+      m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.erasuresDeadLetter, m.attempts) });
+    }
+  });
+}
