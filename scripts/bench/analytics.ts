@@ -643,7 +643,12 @@ async function alertRuns(
       }
       await pairsRecorded(databaseUrl, projectId, runAt, ALERT_RULES * 2);
     };
-    const read = ALERTS_ONLY ? await readBy(ch, run) : (await run(), undefined);
+    let read: Read | undefined;
+    if (ALERTS_ONLY) {
+      read = await readBy(ch, run);
+    } else {
+      await run();
+    }
     const ms = Math.round(performance.now() - t0);
     // Every pair records its first status: proof the run evaluated them all.
     const pairs = (await evaluationEvents(databaseUrl, projectId)) - recorded;
