@@ -530,7 +530,7 @@ async function explainCell(ch: ClickHouseClient, projectId: string): Promise<voi
 
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
-async function main(): Promise<Record<string, number>> {
+async function main(): Promise<Record<string, unknown>> {
   return withBenchStack("analytics", async ({ stack, serve, dir, reused }) => {
     // A kept dir holds its project, key and plan (written before loading): a reused one is measured
     // without loading again, after finishing a load that stopped midway.
