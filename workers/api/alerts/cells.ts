@@ -60,7 +60,11 @@ export type PairQuery = CellQuery & { key: string };
 /** The base cell of telemetry.cell_samples (0005, 0013): every cell size of a rule divides it. */
 const BASE_CELL = 50;
 
-/** Sets (window, profile) per means statement on the samples paths (see judgeScopeGroup). */
+/**
+ * Sets (window, profile) per means statement on the samples paths at cell size 5 (see judgeScopeGroup);
+ * at a size s, SAMPLE_SETS × (s / 5)² sets: the same cells × sets of the answer (a grid of s has
+ * (5 / s)² as many cells).
+ */
 const SAMPLE_SETS = 4;
 
 /** Statements of one call run at once: the work is ClickHouse's, on a few cores. */
@@ -285,18 +289,19 @@ export async function judgeScopeGroup<P extends PairQuery>(
 ): Promise<Map<string, CellJudgement>> {
   const seen = new Map<string, Promise<boolean>>();
   const paths = await Promise.all(pairs.map((p) => meansPath(ch, p, seen)));
-  // The means: a statement per (project, map, cell size) on the rollup path and per (project, map,
-  // window, cell size, path) on the others, a column set per (window, profile's filters). (groupMeans
-  // can also read several windows at once on the "samples" path; in a mixed run of 1,000 pairs the
-  // local engine's HTTP stand-in cut connections after those wide statements, not investigated yet, so
-  // windows stay apart there.)
+  // The means: statements per (project, map, cell size, path), a column set per (window, profile's
+  // filters); per window too on the "devices" path (the session join's bound is the window's days).
+  // (In a mixed run of 1,000 pairs the local engine's HTTP stand-in cut connections after samples
+  // statements of 10 sets × 40,000 cells of 5 units, not investigated: hence the sets per statement.)
   type MeansGroup = { q: PairQuery; path: "rollup" | "samples" | "devices"; sets: Map<string, P[]> };
   const groups = new Map<string, MeansGroup>();
   pairs.forEach((p, i) => {
     const path = paths[i] ?? "samples";
-    // The rollup reads every window of a (map, cell size) in one statement: the longest window's days
-    // once, instead of each window's (1 + 7 + 14 + 30 days for the usual four, read apart).
-    const window = path === "rollup" ? [] : [p.window.from, p.window.to];
+    // Every window of a (map, cell size) in one statement: the rollup reads the longest window's days
+    // once, instead of each window's (1 + 7 + 14 + 30 days for the usual four, read apart); the samples'
+    // key puts the base cell before the day, so a window reads about the map's samples whatever its
+    // length, and fewer statements read them fewer times.
+    const window = path === "devices" ? [p.window.from, p.window.to] : [];
     const key = JSON.stringify([p.projectId, p.mapId, ...window, p.cellSize, path]);
     const group = groups.get(key) ?? { q: p, path, sets: new Map() };
     groups.set(key, group);
@@ -304,11 +309,11 @@ export async function judgeScopeGroup<P extends PairQuery>(
     group.sets.set(set, [...(group.sets.get(set) ?? []), p]);
   });
   const judged = new Map<string, CellJudgement>();
-  // On the samples paths a statement answers every cell of the grid at 5 or 10 units (10,000 to 40,000
-  // rows on a 1 km map) per set: at most SAMPLE_SETS sets each.
+  // On the samples paths a statement answers every cell of the grid at 5 or 10 units (40,000 or 10,000
+  // rows on a 1 km map) per set: at most SAMPLE_SETS sets each at 5, as many cells × sets at 10.
   const reads = [...groups.values()].flatMap(({ q, path, sets }) => {
     const all = [...sets.values()];
-    const per = path === "rollup" ? all.length : SAMPLE_SETS;
+    const per = path === "rollup" ? all.length : SAMPLE_SETS * Math.max(1, Math.floor((q.cellSize / 5) ** 2));
     return Array.from({ length: Math.ceil(all.length / per) }, (_, i) => ({
       q,
       path,
