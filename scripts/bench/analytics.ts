@@ -17,6 +17,7 @@ import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { evaluationEvents, seedAlertRules } from "./alert-rules.js";
+import { alertStatements } from "./alert-statements.js";
 import { DEFAULT_PLAYERS, type LoadPlan, loadBenchData } from "./analytics-data.js";
 import {
   type Answer,
@@ -69,6 +70,9 @@ const PEERS = process.env.BENCH_PEERS !== "0";
 // BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR, stack.ts) and stops; a later run with the same dir
 // measures it without loading again (BENCH_LOAD=0: even a load that stopped midway, at its size).
 const LOAD_ONLY = process.env.BENCH_LOAD_ONLY === "1";
+// BENCH_ALERTS_ONLY=1 measures no endpoint: only the two alert runs, each with the rows ClickHouse read
+// during it and its statements attributed (alert-statements.ts: kind, count, ms, rows the keys leave).
+const ALERTS_ONLY = process.env.BENCH_ALERTS_ONLY === "1";
 
 type Endpoint =
   | "dashboard"
@@ -526,7 +530,7 @@ async function explainCell(ch: ClickHouseClient, projectId: string): Promise<voi
 
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
-async function main(): Promise<Record<string, number>> {
+async function main(): Promise<Record<string, unknown>> {
   return withBenchStack("analytics", async ({ stack, serve, dir, reused }) => {
     // A kept dir holds its project, key and plan (written before loading): a reused one is measured
     // without loading again, after finishing a load that stopped midway.
@@ -576,6 +580,12 @@ async function main(): Promise<Record<string, number>> {
       request_timeout: 600_000,
     });
     let before: Measured | undefined;
+    if (ALERTS_ONLY) {
+      const result: Record<string, unknown> = {};
+      await alertRuns(stack.databaseUrl, ch, projectId, result);
+      await ch.close();
+      return result;
+    }
     if (first < MAIN_EVENTS && !kept) {
       before = await measure(ch, projectId, key, false);
       // Printed now: a run that fails while growing the project keeps the smaller size's figures.
@@ -598,36 +608,71 @@ async function main(): Promise<Record<string, number>> {
     }
     await explainCell(ch, projectId);
 
-    // Alert evaluation: one cron run over ALERT_RULES rules × 2 profiles, twice (see the header).
-    const alertRows: string[][] = [];
-    for (const [label, sizes] of [
-      ["cell sizes 25, 50 (rollup)", [25, 50]],
-      ["cell sizes 5, 10, 25, 50", [5, 10, 25, 50]],
-    ] as const) {
-      await seedAlertRules(stack.databaseUrl, projectId, ALERT_RULES, sizes);
-      const recorded = await evaluationEvents(stack.databaseUrl, projectId);
-      // The cron only plans (workers/api/alerts/plan.ts); the alerts queue's consumers evaluate. The run
-      // is timed from the cron to the last pair recorded for it (alert_pair_states.run_at).
-      const runAt = Date.now();
-      const t0 = performance.now();
+    await alertRuns(stack.databaseUrl, ch, projectId, result);
+    await ch.close();
+    return result;
+  });
+}
+
+/**
+ * Alert evaluation: one cron run over ALERT_RULES rules × 2 profiles, twice (see the header); with
+ * BENCH_ALERTS_ONLY=1 also the rows ClickHouse read during each and its statements attributed.
+ */
+async function alertRuns(
+  databaseUrl: string,
+  ch: ClickHouseClient,
+  projectId: string,
+  result: Record<string, unknown>,
+): Promise<void> {
+  const alertRows: string[][] = [];
+  for (const [label, sizes] of [
+    ["cell sizes 25, 50 (rollup)", [25, 50]],
+    ["cell sizes 5, 10, 25, 50", [5, 10, 25, 50]],
+  ] as const) {
+    await seedAlertRules(databaseUrl, projectId, ALERT_RULES, sizes);
+    const recorded = await evaluationEvents(databaseUrl, projectId);
+    // The cron only plans (workers/api/alerts/plan.ts); the alerts queue's consumers evaluate. The run
+    // is timed from the cron to the last pair recorded for it (alert_pair_states.run_at).
+    const runAt = Date.now();
+    const t0 = performance.now();
+    const run = async () => {
       const res = await fetch(`http://127.0.0.1:${PORT}/__scheduled?cron=*/5+*+*+*+*&time=${runAt}`);
       await res.text();
       if (res.status !== 200) {
         throw new Error(`scheduled run: ${res.status}`);
       }
-      await pairsRecorded(stack.databaseUrl, projectId, runAt, ALERT_RULES * 2);
-      const ms = Math.round(performance.now() - t0);
-      // Every pair records its first status: proof the run evaluated them all.
-      const pairs = (await evaluationEvents(stack.databaseUrl, projectId)) - recorded;
-      alertRows.push([label, String(ALERT_RULES), String(pairs), String(ms)]);
-      console.log(`alert run, ${label}: ${ALERT_RULES} rules, ${pairs} pairs recorded, ${ms} ms`);
-      result[sizes.length === 2 ? "alerts_rollup_ms" : "alerts_mixed_ms"] = ms;
+      await pairsRecorded(databaseUrl, projectId, runAt, ALERT_RULES * 2);
+    };
+    let read: Read | undefined;
+    if (ALERTS_ONLY) {
+      read = await readBy(ch, run);
+    } else {
+      await run();
     }
-    console.log();
-    printTable(["alert rules", "active rules", "pairs evaluated", "cron to last pair ms"], alertRows);
-    await ch.close();
-    return result;
-  });
+    const ms = Math.round(performance.now() - t0);
+    // Every pair records its first status: proof the run evaluated them all.
+    const pairs = (await evaluationEvents(databaseUrl, projectId)) - recorded;
+    alertRows.push([label, String(ALERT_RULES), String(pairs), String(ms)]);
+    console.log(`alert run, ${label}: ${ALERT_RULES} rules, ${pairs} pairs recorded, ${ms} ms`);
+    const name = sizes.length === 2 ? "alerts_rollup" : "alerts_mixed";
+    result[`${name}_ms`] = ms;
+    if (read) {
+      console.log(`  rows read during the run: ${read.rows.toLocaleString("en")}`);
+      result[`${name}_rows_read`] = read.rows;
+      // The same run's statements again from Node, one kind per line (ms are under the load of the
+      // moment; rows are the keys' estimate).
+      const { messages, figures } = await alertStatements(databaseUrl, ch, projectId, runAt);
+      console.log(`  ${messages} messages; statements:`);
+      printTable(
+        ["statement", "count", "ms (summed)", "rows (EXPLAIN ESTIMATE)"],
+        figures.map((f) => [f.kind, String(f.statements), String(f.ms), f.rows.toLocaleString("en")]),
+      );
+      result[`${name}_messages`] = messages;
+      result[`${name}_statements`] = figures;
+    }
+  }
+  console.log();
+  printTable(["alert rules", "active rules", "pairs evaluated", "cron to last pair ms"], alertRows);
 }
 
 // Printed after everything has shut down, so it stays the last line.

@@ -50,7 +50,7 @@ export const QUEUES = {
     maxBatchTimeoutSeconds: 1,
   },
   // Alert evaluation work: scheduled() plans, one message per group of scopes of one project (at most
-  // 40 pairs, 8 scopes; workers/api/alerts/plan.ts); the consumer evaluates it. Small batches keep one
+  // 400 pairs, 96 scopes; workers/api/alerts/plan.ts); the consumer evaluates it. Small batches keep one
   // slow tenant's messages from holding up another's; a message that keeps failing goes to the DLQ.
   alerts: {
     name: "telemetry-alerts",

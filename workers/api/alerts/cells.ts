@@ -60,7 +60,11 @@ export type PairQuery = CellQuery & { key: string };
 /** The base cell of telemetry.cell_samples (0005, 0013): every cell size of a rule divides it. */
 const BASE_CELL = 50;
 
-/** Sets (window, profile) per means statement on the samples paths (see judgeScopeGroup). */
+/**
+ * Sets (window, profile) per means statement on the samples paths at cell size 5 (see judgeScopeGroup);
+ * at a size s, SAMPLE_SETS × (s / 5)² sets: the same cells × sets of the answer (a grid of s has
+ * (5 / s)² as many cells).
+ */
 const SAMPLE_SETS = 4;
 
 /** Statements of one call run at once: the work is ClickHouse's, on a few cores. */
@@ -129,9 +133,10 @@ type MeansSet = { window: Window; filters: ProfileFilters; metrics: MetricKey[] 
  * The cell means of several sets (window, profile filters) over one map and cell size, in one
  * statement of -If aggregates: `sets[i].metrics` are the metrics wanted under set i. From
  * telemetry.alert_cells when `rollup` (sizes that are multiples of 25, filters the rollup answers
- * exactly; the sets share one window), else from telemetry.cell_samples (`devices`: with the effective
- * device columns; the sets share one window, the session join's bound; "samples": any windows, the read
- * is the widest). Each result lists the cells holding any sample of its set; a metric without a sample
+ * exactly; any windows, the read is the widest's days), else from telemetry.cell_samples (`devices`:
+ * with the effective device columns; the sets share one window, the session join's bound; "samples":
+ * any windows, the read is the widest). A set's sums add the same rows as a statement of its window
+ * alone: the other windows' rows fail its condition. Each result lists the cells holding any sample of its set; a metric without a sample
  * there has a null mean.
  */
 async function groupMeans(
@@ -149,7 +154,7 @@ async function groupMeans(
   const windows = new Map<string, number>();
   const conditions = sets.map((set, i) => {
     const filter = filterSql(set.filters, i, params);
-    if (path !== "samples" || (set.window.from === params.from && set.window.to === params.to)) {
+    if (path === "devices" || (set.window.from === params.from && set.window.to === params.to)) {
       return filter;
     }
     const key = `${set.window.from} ${set.window.to}`;
@@ -160,7 +165,11 @@ async function groupMeans(
       params[`w${w}_from`] = set.window.from;
       params[`w${w}_to`] = set.window.to;
     }
-    const within = `timestamp >= {w${w}_from:DateTime64(6, 'UTC')} AND timestamp < {w${w}_to:DateTime64(6, 'UTC')}`;
+    // The rollup's days as the single-window statement bounds them; the samples' instants.
+    const within =
+      path === "rollup"
+        ? `day >= toDate({w${w}_from:DateTime64(6, 'UTC')}) AND day < toDate({w${w}_to:DateTime64(6, 'UTC')})`
+        : `timestamp >= {w${w}_from:DateTime64(6, 'UTC')} AND timestamp < {w${w}_to:DateTime64(6, 'UTC')}`;
     return filter === "1" ? `(${within})` : `(${within} AND ${filter})`;
   });
   const metrics = sets.map((set) => set.metrics);
@@ -280,26 +289,31 @@ export async function judgeScopeGroup<P extends PairQuery>(
 ): Promise<Map<string, CellJudgement>> {
   const seen = new Map<string, Promise<boolean>>();
   const paths = await Promise.all(pairs.map((p) => meansPath(ch, p, seen)));
-  // The means: a statement per (project, map, window, cell size, path), a column set per profile's
-  // filters. (groupMeans can also read several windows at once on the "samples" path; in a mixed run
-  // of 1,000 pairs the local engine's HTTP stand-in cut connections after those wide statements, not
-  // investigated yet, so windows stay apart.)
+  // The means: statements per (project, map, cell size, path), a column set per (window, profile's
+  // filters); per window too on the "devices" path (the session join's bound is the window's days).
+  // (In a mixed run of 1,000 pairs the local engine's HTTP stand-in cut connections after samples
+  // statements of 10 sets × 40,000 cells of 5 units, not investigated: hence the sets per statement.)
   type MeansGroup = { q: PairQuery; path: "rollup" | "samples" | "devices"; sets: Map<string, P[]> };
   const groups = new Map<string, MeansGroup>();
   pairs.forEach((p, i) => {
     const path = paths[i] ?? "samples";
-    const key = JSON.stringify([p.projectId, p.mapId, p.window.from, p.window.to, p.cellSize, path]);
+    // Every window of a (map, cell size) in one statement: the rollup reads the longest window's days
+    // once, instead of each window's (1 + 7 + 14 + 30 days for the usual four, read apart); the samples'
+    // key puts the base cell before the day, so a window reads about the map's samples whatever its
+    // length, and fewer statements read them fewer times.
+    const window = path === "devices" ? [p.window.from, p.window.to] : [];
+    const key = JSON.stringify([p.projectId, p.mapId, ...window, p.cellSize, path]);
     const group = groups.get(key) ?? { q: p, path, sets: new Map() };
     groups.set(key, group);
     const set = JSON.stringify([p.window.from, p.window.to, filterKey(p.filters)]);
     group.sets.set(set, [...(group.sets.get(set) ?? []), p]);
   });
   const judged = new Map<string, CellJudgement>();
-  // On the samples paths a statement answers every cell of the grid at 5 or 10 units (10,000 to 40,000
-  // rows on a 1 km map) per set: at most SAMPLE_SETS sets each.
+  // On the samples paths a statement answers every cell of the grid at 5 or 10 units (40,000 or 10,000
+  // rows on a 1 km map) per set: at most SAMPLE_SETS sets each at 5, as many cells × sets at 10.
   const reads = [...groups.values()].flatMap(({ q, path, sets }) => {
     const all = [...sets.values()];
-    const per = path === "rollup" ? all.length : SAMPLE_SETS;
+    const per = path === "rollup" ? all.length : SAMPLE_SETS * Math.max(1, Math.floor((q.cellSize / 5) ** 2));
     return Array.from({ length: Math.ceil(all.length / per) }, (_, i) => ({
       q,
       path,
@@ -322,15 +336,19 @@ export async function judgeScopeGroup<P extends PairQuery>(
       }
     });
   });
-  // The failing shares: a statement per (project, map, window) for the selected pairs' worst cells.
+  // The failing shares: a statement per (project, map) for the selected pairs' worst cells, every
+  // window at once (the longest's samples read once); per (project, map, window) where the session
+  // devices apply (their join is bounded by the window's days).
   const shareGroups = new Map<string, P[]>();
   const withDevices = new Set<string>();
   pairs.forEach((p, i) => {
     const j = judged.get(p.key) as CellJudgement;
     if (j.worst.length && wantShares(p, { failCount: j.failCount, totalCount: j.totalCount })) {
-      const key = JSON.stringify([p.projectId, p.mapId, p.window.from, p.window.to]);
+      const devices = paths[i] === "devices";
+      const window = devices ? [p.window.from, p.window.to] : [];
+      const key = JSON.stringify([p.projectId, p.mapId, ...window]);
       shareGroups.set(key, [...(shareGroups.get(key) ?? []), p]);
-      if (paths[i] === "devices") {
+      if (devices) {
         withDevices.add(key);
       }
     }
@@ -398,12 +416,13 @@ export async function judgeScope(ch: ClickHouseClient, q: CellQuery): Promise<Ce
 }
 
 /**
- * The worst cells of pairs sharing a project, map and window, each with the share of its samples worse
- * than its pair's threshold, in one statement over telemetry.cell_samples. Its key is the map and base
- * cell of 50 (every cell size divides 50), so the read is the worst cells' base cells of the window,
- * not the map's samples; each sample then meets, through a hash join on (cell size, cell), the pairs
- * whose worst cells hold it, and is counted for those whose filters it passes. Exact: the samples the
- * cell means were taken over, compared one by one (equal passes), as a count over a count.
+ * The worst cells of pairs sharing a project and map (and window, with `devices`), each with the share
+ * of its samples worse than its pair's threshold, in one statement over telemetry.cell_samples. Its key
+ * is the map and base cell of 50 (every cell size divides 50), so the read is the worst cells' base
+ * cells of the longest window, not the map's samples; each sample then meets, through a hash join on
+ * (cell size, cell), the pairs whose worst cells hold it, and is counted for those whose window holds
+ * it and whose filters it passes. Exact: the samples the cell means were taken over, compared one by
+ * one (equal passes), as a count over a count.
  */
 async function failingShares(
   ch: ClickHouseClient,
@@ -418,7 +437,15 @@ async function failingShares(
   // The worst cells, base cells and thresholds are numbers the evaluation made (finite, checked) and
   // go into the statement as literals: a call's hundreds of cells would not fit a URL's parameters.
   // Profile filters are text and bound, once per distinct profile.
-  const params: Record<string, unknown> = mapWindowParams(first);
+  const from = pairs.map((p) => p.window).reduce((a, b) => (a.fromMs <= b.fromMs ? a : b));
+  const to = pairs.map((p) => p.window).reduce((a, b) => (a.toMs >= b.toMs ? a : b));
+  const params: Record<string, unknown> = mapWindowParams({
+    ...first,
+    window: { ...from, to: to.to, toMs: to.toMs },
+  });
+  // Per pair k its window, bound once per distinct window.
+  const windows = new Map<string, number>();
+  const windowOf: number[] = [];
   const items: string[] = [];
   const bases = new Set<string>();
   const sizes = new Set<number>();
@@ -440,7 +467,16 @@ async function failingShares(
     profileOf.push([...profiles.keys()].indexOf(fk) + 1);
     metricOf.push(METRICS.findIndex((m) => m.key === p.metric));
     thresholdOf.push(literal(p.threshold));
+    const wk = `${p.window.from} ${p.window.to}`;
+    if (!windows.has(wk)) {
+      params[`w${windows.size}_from`] = p.window.from;
+      params[`w${windows.size}_to`] = p.window.to;
+      windows.set(wk, windows.size);
+    }
+    windowOf.push((windows.get(wk) as number) + 1);
   });
+  const bound = (edge: "from" | "to") =>
+    `[${[...windows.values()].map((w) => `{w${w}_${edge}:DateTime64(6, 'UTC')}`).join(", ")}]`;
   // A sample's value of the pair's metric, exactly (Float32 to Float64 is exact; memory is Float64).
   const value = `multiIf(${METRICS.map((m, i) => `m = ${i}, toFloat64(${m.column})`).join(", ")}, NULL)`;
   const worse = `multiIf(${METRICS.map((m, i) => `m = ${i}, v ${worseOp(m)} thr`).join(", ")}, 0)`;
@@ -454,9 +490,12 @@ async function failingShares(
         [${metricOf.join(", ")}]::Array(UInt8)[k] AS m,
         [${thresholdOf.join(", ")}]::Array(Float64)[k] AS thr,
         ${value} AS v,
-        passes[[${profileOf.join(", ")}]::Array(UInt32)[k]] AS passing
+        passes[[${profileOf.join(", ")}]::Array(UInt32)[k]] AS passing,
+        [${windowOf.join(", ")}]::Array(UInt32)[k] AS w,
+        timestamp >= ${bound("from")}[w] AND timestamp < ${bound("to")}[w] AS within
       FROM (
         SELECT size, floor(position_x / size) * size AS cx, floor(position_y / size) * size AS cy,
+          timestamp,
           [${[...profiles.values()].join(", ")}] AS passes,
           ${METRICS.map((m) => m.column).join(", ")}
         FROM ${samplesOf(where, devices)}
@@ -468,7 +507,7 @@ async function failingShares(
         FROM (SELECT arrayJoin([${items.join(", ")}]::Array(Tuple(UInt32, UInt8, Float64, Float64))) AS t)
       ) AS i USING (size, cx, cy)
     )
-    WHERE passing
+    WHERE passing AND within
     GROUP BY k, cx, cy`,
     params,
     { k: "unknown", cx: "unknown", cy: "unknown", failing: "unknown", samples: "unknown" },

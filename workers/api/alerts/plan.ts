@@ -32,12 +32,15 @@ export async function planBuilds(env: Env, now: Date): Promise<void> {
 }
 
 /**
- * The bound of one message's work: at most this many pairs, read from at most MAX_SCOPES_PER_MESSAGE
- * scopes (one cell read each, plus one worst-cells read per pair whose status changes). A scope with
- * more pairs than this is split over messages (each piece reads the scope's cells once).
+ * The bound of one message's work: at most this many pairs, of at most MAX_SCOPES_PER_MESSAGE scopes.
+ * The consumer reads a message's cells per map: the means once per cell size on the rollup (sizes 25
+ * and 50; per window and four profiles on the samples, sizes 5 and 10), the failing shares once. A
+ * message therefore holds a map's pairs whole where they fit, so that map's cells are read by one
+ * message, not once per message holding a piece of it; a map with more pairs or scopes than this is
+ * split over messages (each piece reads the map's cells once).
  */
-export const MAX_PAIRS_PER_MESSAGE = 40;
-export const MAX_SCOPES_PER_MESSAGE = 8;
+export const MAX_PAIRS_PER_MESSAGE = 400;
+export const MAX_SCOPES_PER_MESSAGE = 96;
 
 /** Queues' sendBatch limits: 100 messages and 256 KB per call; we keep well under the bytes. */
 const SEND_BATCH_MESSAGES = 100;
@@ -58,6 +61,8 @@ type PlannedPair = {
   projectId: string;
   ruleId: string;
   profileId: string;
+  /** The map whose cells the consumer reads together. */
+  group: string;
   scope: string;
 };
 
@@ -90,10 +95,11 @@ export async function activePairs(db: Db): Promise<PlannedPair[]> {
     projectId: r.projectId,
     ruleId: r.ruleId,
     profileId: r.profileId,
+    group: r.mapId,
     scope: JSON.stringify([
       r.mapId,
-      r.days,
       r.cellSize,
+      r.days,
       r.platform,
       r.resolution,
       r.buildConfig,
@@ -110,7 +116,9 @@ export async function activePairs(db: Db): Promise<PlannedPair[]> {
  */
 export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMessage[] {
   const byProject = new Map<string, Map<string, PairRef[]>>();
+  const groupOf = new Map<string, string>();
   for (const p of pairs) {
+    groupOf.set(p.scope, p.group);
     let scopes = byProject.get(p.projectId);
     if (!scopes) {
       scopes = new Map();
@@ -127,8 +135,24 @@ export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMess
   for (const [projectId, scopes] of byProject) {
     let current: AlertWorkMessage | null = null;
     let scopeCount = 0;
-    // Same map next to each other: a message's scopes then mostly share a map.
-    for (const key of [...scopes.keys()].sort()) {
+    // Same map next to each other (the scope key starts with it, then the cell size): a message's
+    // scopes then share the map's reads.
+    const keys = [...scopes.keys()].sort();
+    for (const [g, key] of keys.entries()) {
+      const group = groupOf.get(key);
+      if (current && (g === 0 || groupOf.get(keys[g - 1] as string) !== group)) {
+        // A new map that would not fit the rest of the current message but fits one of its own
+        // starts one, so it is read by one message.
+        const inGroup = keys.filter((k) => groupOf.get(k) === group);
+        const pairsIn = inGroup.reduce((n, k) => n + (scopes.get(k) as PairRef[]).length, 0);
+        const fitsHere =
+          current.pairs.length + pairsIn <= MAX_PAIRS_PER_MESSAGE &&
+          scopeCount + inGroup.length <= MAX_SCOPES_PER_MESSAGE;
+        const fitsAlone = pairsIn <= MAX_PAIRS_PER_MESSAGE && inGroup.length <= MAX_SCOPES_PER_MESSAGE;
+        if (!fitsHere && fitsAlone) {
+          current = null;
+        }
+      }
       let refs = scopes.get(key) as PairRef[];
       while (refs.length) {
         const room: number = current ? MAX_PAIRS_PER_MESSAGE - current.pairs.length : 0;
