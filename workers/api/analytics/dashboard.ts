@@ -88,7 +88,7 @@ const rangeFrom = (r: Rolling, nowMs: number, horizonMs: number) => Math.max(now
  * in range) or ahead (then it lies in its row's [first_ahead, last_ahead]: one end is in range, or the
  * row straddles the range). The only players still in doubt are those with such a row and no proof
  * (`doubtOf`: an event sent ahead of the clock before the range started, and one still ahead of now):
- * usually none; doubtInRange looks them up. (0023_player_last_seen_ahead.sql)
+ * usually none; doubtInRange looks them up. (0022_player_last_seen_ahead.sql)
  */
 function seenIn(r: Rolling) {
   const from = `{${r}from:DateTime64(6, 'UTC')}`;
