@@ -31,7 +31,7 @@ const STREAM_TIMEOUT_MS = 14 * 60_000;
  * Parquet cannot be appended to: its file is written by one query in one run, so its rows are bounded
  * by what ClickHouse writes in MAX_EXPORT_SECONDS. NDJSON and CSV have no such bound (segments).
  */
-export const PARQUET_MAX_ROWS = 10_000_000;
+export const PARQUET_MAX_ROWS = 20_000_000;
 
 /**
  * Local stacks and tests only (honoured only where NEON_LOCAL_PROXY is set, as ERASURE_FAULT_AFTER_STEPS;
