@@ -127,6 +127,7 @@ export async function writeSegment(run: SegmentRun, state: ExportUpload): Promis
     }
   };
   const observe = progressObserver(counter, progress);
+  const began = Date.now();
   let tail: Uint8Array;
   try {
     for await (const chunk of await exportStream(run.ch, { ...spec, from, to }, k === 0)) {
@@ -153,6 +154,10 @@ export async function writeSegment(run: SegmentRun, state: ExportUpload): Promis
   if (tail.byteLength > 0) {
     await bucket.put(carryKeyOf(state.key, k + 1), tail);
   }
+  console.log(
+    `export ${exportId} segment ${k + 1}/${state.starts.length}: ${counter.rows} rows, ${counter.bytes} bytes, ` +
+      `${writer.parts.length} parts, ${tail.byteLength} bytes carried, ${Date.now() - began} ms`,
+  );
   run.fault?.();
   if (last) {
     await complete(bucket, upload, next);
