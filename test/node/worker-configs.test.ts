@@ -93,7 +93,12 @@ describe("the Workers' wrangler configs", () => {
 
   it("never set the export consumer's EXPORT_* knobs: segment sizes and faults for local stacks and tests", () => {
     for (const [name, c] of Object.entries(configs)) {
-      for (const knob of ["EXPORT_SEGMENT_ROWS", "EXPORT_SEGMENTS_PER_MESSAGE", "EXPORT_FAULT_AT_SEGMENT"]) {
+      for (const knob of [
+        "EXPORT_SEGMENT_ROWS",
+        "EXPORT_SEGMENTS_PER_MESSAGE",
+        "EXPORT_FAULT_AT_SEGMENT",
+        "EXPORT_PARQUET_MAX_ROWS",
+      ]) {
         expect(Object.keys(c.vars ?? {}), name).not.toContain(knob);
       }
     }
@@ -104,6 +109,7 @@ describe("the Workers' wrangler configs", () => {
     ]) {
       expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_FAULT_AT_SEGMENT");
       expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_SEGMENT");
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_PARQUET_MAX_ROWS");
     }
   });
 

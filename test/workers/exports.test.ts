@@ -565,6 +565,18 @@ describe("an export in time segments", () => {
     expect(await stored(id)).toMatchObject({ status: "completed", sizeBytes: bytes.byteLength });
   });
 
+  it("parquet stays one run: more rows than one run writes fail at once, naming format and the limit", async () => {
+    const id = await queued("parquet");
+    const refused = await deliver(id, { EXPORT_PARQUET_MAX_ROWS: "1000" });
+    // Not retried into the same wall: acked, failed, with the rule.
+    expect(refused.explicitAcks).toEqual(["m-1"]);
+    const failed = await stored(id);
+    expect(failed).toMatchObject({ status: "failed", rowsExpected: ROWS, upload: null });
+    expect(failed.error).toContain("format: a Parquet export holds at most 1,000 events");
+    expect(failed.error).toContain("30,000");
+    expect(await env.EXPORTS.head(`exports/${studio.projectId}/${id}.parquet`)).toBeNull();
+  });
+
   it("plans segments at bucket starts: at most N rows unless one bucket holds more, every row once", () => {
     const buckets = [
       { at: 1000, rows: 3 },

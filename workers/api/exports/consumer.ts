@@ -38,23 +38,30 @@ export const PARQUET_MAX_ROWS = 20_000_000;
  * no wrangler config sets them): EXPORT_SEGMENT_ROWS plans segments of that many rows instead of
  * SEGMENT_ROWS; EXPORT_SEGMENTS_PER_MESSAGE bounds the segments one message writes before it sends the
  * next; EXPORT_FAULT_AT_SEGMENT = "k" makes the first attempt of a delivery throw once segment k's
- * parts and carry are stored, before its state is.
+ * parts and carry are stored, before its state is; EXPORT_PARQUET_MAX_ROWS lowers PARQUET_MAX_ROWS.
  */
-type Knobs = { segmentRows: number; perMessage: number; faultAt: number | null };
+type Knobs = { segmentRows: number; perMessage: number; faultAt: number | null; parquetMaxRows: number };
 
 function knobsOf(env: Env): Knobs {
-  const knobs: Knobs = { segmentRows: SEGMENT_ROWS, perMessage: Number.POSITIVE_INFINITY, faultAt: null };
+  const knobs: Knobs = {
+    segmentRows: SEGMENT_ROWS,
+    perMessage: Number.POSITIVE_INFINITY,
+    faultAt: null,
+    parquetMaxRows: PARQUET_MAX_ROWS,
+  };
   const raw = env as {
     EXPORT_SEGMENT_ROWS?: unknown;
     EXPORT_SEGMENTS_PER_MESSAGE?: unknown;
     EXPORT_FAULT_AT_SEGMENT?: unknown;
+    EXPORT_PARQUET_MAX_ROWS?: unknown;
     NEON_LOCAL_PROXY?: unknown;
   };
   const int = (v: unknown) => (typeof v === "string" && /^\d{1,9}$/.test(v) ? Number(v) : null);
   const rows = int(raw.EXPORT_SEGMENT_ROWS);
   const per = int(raw.EXPORT_SEGMENTS_PER_MESSAGE);
   const fault = int(raw.EXPORT_FAULT_AT_SEGMENT);
-  if (rows === null && per === null && fault === null) {
+  const parquet = int(raw.EXPORT_PARQUET_MAX_ROWS);
+  if (rows === null && per === null && fault === null && parquet === null) {
     return knobs;
   }
   if (!raw.NEON_LOCAL_PROXY) {
@@ -65,6 +72,7 @@ function knobsOf(env: Env): Knobs {
     segmentRows: rows && rows > 0 ? rows : knobs.segmentRows,
     perMessage: per && per > 0 ? per : knobs.perMessage,
     faultAt: fault,
+    parquetMaxRows: parquet ?? knobs.parquetMaxRows,
   };
 }
 
@@ -119,7 +127,7 @@ async function runExport(db: Db, env: Env, exportId: string, attempts: number): 
   const ch = openClickHouse(configOf(env), STREAM_TIMEOUT_MS);
   try {
     if (row.format === "parquet") {
-      await runWhole(db, env, ch, row);
+      await runWhole(db, env, ch, row, knobsOf(env).parquetMaxRows);
     } else {
       await runSegments(db, env, ch, row, attempts);
     }
@@ -227,6 +235,7 @@ async function runWhole(
   env: Env,
   ch: ReturnType<typeof openClickHouse>,
   row: ExportRow,
+  maxRows: number,
 ): Promise<void> {
   const exportId = row.id;
   const startedAt = new Date();
@@ -238,10 +247,10 @@ async function runWhole(
     .update(dataExports)
     .set({ rowsExpected: rowCount, rowsWritten: null, bytesWritten: 0 })
     .where(eq(dataExports.id, exportId));
-  if (rowCount > PARQUET_MAX_ROWS) {
+  if (rowCount > maxRows) {
     // Not retried into the same wall: the export fails at once with the rule that refused it.
     throw new ExportRefused(
-      `format: a Parquet export holds at most ${PARQUET_MAX_ROWS.toLocaleString("en-US")} events (one file, ` +
+      `format: a Parquet export holds at most ${maxRows.toLocaleString("en-US")} events (one file, ` +
         `written in one run); this one has ${rowCount.toLocaleString("en-US")}: narrow its range, filter by event ` +
         "name, or choose ndjson or csv (written in segments, no such limit)",
     );
