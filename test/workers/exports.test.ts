@@ -551,6 +551,9 @@ describe("an export in time segments", () => {
     expect(thrown.upload?.rows).toBeGreaterThan(7990);
     expect(thrown.error).toContain("EXPORT_FAULT_AT_SEGMENT");
     expect(thrown.upload?.next).toBe(1);
+    // A duplicate of the first message (a first delivery, the plan already made) changes nothing.
+    expect((await deliver(id, knobs)).explicitAcks).toEqual(["m-1"]);
+    expect((await stored(id)).upload).toEqual(thrown.upload);
     const retried = await deliver(id, knobs, 2);
     expect(retried.explicitAcks).toEqual(["m-1"]);
     const { e, bytes } = await download(id);

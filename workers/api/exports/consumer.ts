@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { ExportUpload } from "../../../schema/pg/columns.js";
 import { dataExports } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
@@ -85,9 +85,9 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
   const { db, close } = openDb(config);
   try {
     for (const message of batch.messages) {
-      const { exportId } = message.body as ExportMessage;
+      const { exportId, segment } = message.body as ExportMessage;
       try {
-        await runExport(db, env, exportId, message.attempts);
+        await runExport(db, env, exportId, message.attempts, segment);
         message.ack();
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);
@@ -119,7 +119,13 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
 
 type ExportRow = typeof dataExports.$inferSelect;
 
-async function runExport(db: Db, env: Env, exportId: string, attempts: number): Promise<void> {
+async function runExport(
+  db: Db,
+  env: Env,
+  exportId: string,
+  attempts: number,
+  segment: number | undefined,
+): Promise<void> {
   const [row] = await db.select().from(dataExports).where(eq(dataExports.id, exportId)).limit(1);
   if (!row || row.status === "completed" || row.status === "failed") {
     return;
@@ -129,7 +135,7 @@ async function runExport(db: Db, env: Env, exportId: string, attempts: number): 
     if (row.format === "parquet") {
       await runWhole(db, env, ch, row, knobsOf(env).parquetMaxRows);
     } else {
-      await runSegments(db, env, ch, row, attempts);
+      await runSegments(db, env, ch, row, attempts, segment);
     }
   } finally {
     await ch.close();
@@ -179,10 +185,22 @@ async function runSegments(
   ch: ReturnType<typeof openClickHouse>,
   row: ExportRow,
   attempts: number,
+  segment: number | undefined,
 ): Promise<void> {
   const knobs = knobsOf(env);
   const began = Date.now();
   let state: ExportUpload | null = row.upload;
+  // A first delivery finds the state where its sender left it (the sender commits, then sends): if not,
+  // it is a duplicate of a message another delivery already carries on (or of the first message, once
+  // planned), and stops. A retry (attempts > 1) resumes from the state, wherever its own run left it.
+  if (attempts === 1 && state && state.next !== (segment ?? 0)) {
+    console.warn(
+      "export message dropped as a duplicate",
+      row.id,
+      `segment ${segment ?? 0}, next ${state.next}`,
+    );
+    return;
+  }
   let startedAt = row.startedAt ?? new Date();
   if (!state) {
     startedAt = new Date();
@@ -193,10 +211,18 @@ async function runSegments(
     const starts = planSegments(buckets, spec.from.getTime(), knobs.segmentRows);
     const key = objectKeyOf(row.projectId, row.id, row.format);
     state = await startUpload(env.EXPORTS, key, row.format, starts, spec.retainedFrom.getTime());
-    await db
+    const planned = await db
       .update(dataExports)
       .set({ upload: state, rowsExpected, rowsWritten: 0, bytesWritten: 0 })
-      .where(eq(dataExports.id, row.id));
+      .where(and(eq(dataExports.id, row.id), isNull(dataExports.upload)))
+      .returning({ id: dataExports.id });
+    if (planned.length === 0) {
+      // A duplicate delivery planned first: its upload is the export's.
+      await env.EXPORTS.resumeMultipartUpload(key, state.uploadId)
+        .abort()
+        .catch(() => {});
+      return;
+    }
     row = { ...row, rowsExpected };
   } else if (row.status !== "running") {
     await db.update(dataExports).set({ status: "running", error: null }).where(eq(dataExports.id, row.id));
