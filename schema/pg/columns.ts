@@ -57,6 +57,29 @@ export type ErasureStepOutcome = { table: string; rowsRemoved: number };
 /** erasures.work: the sessions and UTC days an erasure takes, read once before its first delete. */
 export type ErasureWork = { identified: string[]; emptied: string[]; days: string[] };
 
+/**
+ * data_exports.upload: a segmented export's multipart upload between queue messages
+ * (workers/api/exports/segments.ts). Segment i covers timestamps [starts[i], starts[i + 1]) (the last
+ * one up to the export's `to`); `carry` bytes at the end of the file so far are not yet a part (R2's
+ * parts but the last are all `partBytes` long) and wait in the object `<key>.carry.<next>`.
+ */
+export type ExportUpload = {
+  uploadId: string;
+  key: string;
+  /** 0 until the first segment has read enough to size the parts. */
+  partBytes: number;
+  parts: Array<{ partNumber: number; etag: string }>;
+  /** Segment start instants, epoch milliseconds; the first is the export's `from`. */
+  starts: number[];
+  /** The first segment not yet written. */
+  next: number;
+  rows: number;
+  bytes: number;
+  carry: number;
+  /** The retention horizon the plan counted with, kept for every segment. */
+  retainedFromMs: number;
+};
+
 /** content_entries.metadata: the free JSON object a content entry carries (the API takes only objects). */
 export type ContentMetadata = Record<string, unknown>;
 

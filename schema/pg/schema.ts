@@ -29,6 +29,7 @@ import {
   type ErasureWork,
   EXPORT_FORMAT_NAMES,
   EXPORT_STATUSES,
+  type ExportUpload,
   KEY_CREATOR_TYPES,
   PAIR_RESULTS,
   THRESHOLD_LEVELS,
@@ -567,6 +568,8 @@ export const dataExports = pgTable(
     createdAt: timestamps.createdAt,
     startedAt: timestamp("started_at", { withTimezone: true, mode: "date" }),
     completedAt: timestamp("completed_at", { withTimezone: true, mode: "date" }),
+    // A segmented export's upload between its queue messages (null before planning and for Parquet).
+    upload: jsonb("upload").$type<ExportUpload>(),
   },
   (t) => [index("data_exports_project_idx").on(t.projectId, t.createdAt)],
 );

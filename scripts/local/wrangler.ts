@@ -37,6 +37,10 @@ const PASSED_ENV = [
   // Alert consumer fault injection, honoured only on the local stack (workers/api/alerts/consume.ts):
   // a benchmark sets it to make consumers fail halfway through their messages.
   "ALERT_FAULT_THROW_AFTER",
+  // Export segment knobs, honoured only on the local stack (workers/api/exports/consumer.ts): a
+  // benchmark sets them to measure an export in several segments on a few million events.
+  "EXPORT_SEGMENT_ROWS",
+  "EXPORT_SEGMENTS_PER_MESSAGE",
 ];
 
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */

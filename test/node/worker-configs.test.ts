@@ -91,6 +91,28 @@ describe("the Workers' wrangler configs", () => {
     }
   });
 
+  it("never set the export consumer's EXPORT_* knobs: segment sizes and faults for local stacks and tests", () => {
+    for (const [name, c] of Object.entries(configs)) {
+      for (const knob of [
+        "EXPORT_SEGMENT_ROWS",
+        "EXPORT_SEGMENTS_PER_MESSAGE",
+        "EXPORT_FAULT_AT_SEGMENT",
+        "EXPORT_PARQUET_MAX_ROWS",
+      ]) {
+        expect(Object.keys(c.vars ?? {}), name).not.toContain(knob);
+      }
+    }
+    for (const file of [
+      "wrangler.toml",
+      "workers/ingest/wrangler.toml",
+      "scripts/local/router/wrangler.toml",
+    ]) {
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_FAULT_AT_SEGMENT");
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_SEGMENT");
+      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_PARQUET_MAX_ROWS");
+    }
+  });
+
   it("never set ALERT_FAULT_THROW_AFTER: the alert consumer's fault injection is for local stacks and tests", () => {
     for (const [name, c] of Object.entries(configs)) {
       expect(Object.keys(c.vars ?? {}), name).not.toContain("ALERT_FAULT_THROW_AFTER");

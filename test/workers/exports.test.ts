@@ -1,11 +1,18 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TelemetrySource } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { partBytesFor, streamToR2 } from "../../workers/api/exports/multipart.js";
+import type { ExportFormat } from "../../schema/pg/columns.js";
+import { dataExports } from "../../schema/pg/schema.js";
+import type { ExportMessage } from "../../workers/api/exports/consumer.js";
+import { PartWriter, partBytesFor, streamToR2 } from "../../workers/api/exports/multipart.js";
+import { carryKeyOf, planSegments } from "../../workers/api/exports/segments.js";
+import worker from "../../workers/api/index.js";
 import { EVENTS_COLUMNS } from "../../workers/api/query/events-view.js";
+import { QUEUES } from "../../workers/shared/queues.js";
 import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
-import { seedTenant, type Tenant } from "../support/harness.js";
+import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { waitFor } from "../support/wait.js";
 
@@ -399,5 +406,220 @@ describe("multipart upload into R2", () => {
       streamToR2(env.EXPORTS, key, bytesStream(9), "application/octet-stream", undefined, () => 400e9),
     ).rejects.toThrow(/narrow its range/);
     expect(await env.EXPORTS.head(key)).toBeNull();
+  });
+});
+
+describe("an export in time segments", () => {
+  type QueueResult = { explicitAcks: string[]; retryMessages: Array<{ msgId: string }> };
+  /** Rows every 2 s over the last ~17 hours, each about 1 KB of NDJSON: about 30 MB in all. */
+  const ROWS = 30_000;
+  let studio: Tenant;
+  let range: { rangeFrom: Date; rangeTo: Date };
+
+  beforeAll(async () => {
+    studio = await seedTenant("enterprise", "Segmented Studio");
+    const now = Date.now();
+    range = { rangeFrom: new Date(now - 86_400_000), rangeTo: new Date(now + 60_000) };
+    await testClickHouse().command({
+      query: `INSERT INTO telemetry.events (project_id, timestamp, event_name, session_id, player_id, build_id,
+                map_id, platform, fps, frame_time_ms, attributes, metrics, batch_id, event_index, received_at)
+              SELECT {p:UUID}, fromUnixTimestamp64Micro({nowUs:Int64} - (number * 2000000 + 1000) - number % 997),
+                if(number % 10 = 0, 'kill', 'frame'),
+                concat('s-', toString(number % 500)), concat('p-', toString(number % 200)), 'build-1',
+                'dust', 'windows', 30 + number % 90, 16.6,
+                map('weapon', 'rifle', 'note', concat('say "hi",', char(10), repeat('x', 400 + number % 50))),
+                map('score', number), 'segments', number, now64(3) - INTERVAL 1 MINUTE
+              FROM numbers(${ROWS})`,
+      query_params: { p: studio.projectId, nowUs: String(now * 1000) },
+    });
+  });
+
+  /** A queued export of the studio's range, recorded without a queue message: the test delivers it. */
+  async function queued(format: ExportFormat): Promise<string> {
+    const [row] = await withDb((db) =>
+      db
+        .insert(dataExports)
+        .values({ projectId: studio.projectId, format, ...range })
+        .returning({ id: dataExports.id }),
+    );
+    return (row as { id: string }).id;
+  }
+
+  /** One delivery of the export's message to the API Worker's queue handler, with test knobs. */
+  async function deliver(exportId: string, overrides: Record<string, string> = {}, attempts = 1) {
+    const b = createMessageBatch(QUEUES.exports.name, [
+      { id: "m-1", timestamp: new Date(), attempts, body: { exportId } satisfies ExportMessage },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(b, { ...env, ...overrides } as Env);
+    return (await getQueueResult(b, ctx)) as unknown as QueueResult;
+  }
+
+  const stored = async (id: string) =>
+    (
+      await withDb((db) => db.select().from(dataExports).where(eq(dataExports.id, id)))
+    )[0] as typeof dataExports.$inferSelect;
+
+  async function download(id: string): Promise<{ e: Export; bytes: Uint8Array }> {
+    const e = await settled(id).catch(async (err) => {
+      throw new Error(`${err}: ${JSON.stringify(await stored(id))}`);
+    });
+    expect(e.status, e.error ?? "").toBe("completed");
+    const file = await api(`/v1/projects/${studio.projectId}/exports/${id}/download`, {
+      key: studio.keys.full.key,
+    });
+    expect(file.status).toBe(200);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    expect(bytes.byteLength).toBe(e.sizeBytes);
+    expect(e.rowCount).toBe(ROWS);
+    expect(e.rowsExpected).toBe(ROWS);
+    expect(e.rowsWritten).toBe(ROWS);
+    expect(e.bytesWritten).toBe(e.sizeBytes);
+    return { e, bytes };
+  }
+
+  function settled(id: string): Promise<Export> {
+    return waitFor(
+      async () => {
+        const res = await api(`/v1/projects/${studio.projectId}/exports/${id}`, {
+          key: studio.keys.full.key,
+        });
+        return ((await res.json()) as { data: Export }).data;
+      },
+      (e) => e.status === "completed" || e.status === "failed",
+      { timeoutMs: 60_000, intervalMs: 250, message: `export ${id} finished` },
+    );
+  }
+
+  /** The same export in one segment (the default size): the file every segmented one must equal. */
+  async function whole(format: ExportFormat): Promise<Uint8Array> {
+    const id = await queued(format);
+    expect((await deliver(id)).explicitAcks).toEqual(["m-1"]);
+    expect((await stored(id)).status).toBe("completed");
+    return (await download(id)).bytes;
+  }
+
+  const equalBytes = (a: Uint8Array, b: Uint8Array) => {
+    expect(a.byteLength).toBe(b.byteLength);
+    expect(a.findIndex((x, i) => x !== b[i])).toBe(-1);
+  };
+
+  it("ndjson: several segments over several messages, carried bytes across part boundaries, the same file", async () => {
+    const reference = await whole("ndjson");
+    const id = await queued("ndjson");
+    const first = await deliver(id, { EXPORT_SEGMENT_ROWS: "8000", EXPORT_SEGMENTS_PER_MESSAGE: "2" });
+    expect(first.explicitAcks).toEqual(["m-1"]);
+    const midway = await stored(id);
+    const upload = midway.upload;
+    // Two of four segments written (16,000 rows, over 16 MB).
+    expect(upload?.starts.length).toBe(4);
+    expect(upload?.next).toBe(2);
+    // Greedy over 5 s buckets of two or three rows: each segment just under 8,000 rows.
+    expect(upload?.rows).toBeGreaterThan(15_990);
+    expect(upload?.rows).toBeLessThanOrEqual(16_000);
+    // Whole 8 MiB parts so far, numbered from 1; the bytes short of the next one carried.
+    const part = 8 * 1024 * 1024;
+    const full = Math.floor((upload?.bytes as number) / part);
+    expect(full).toBeGreaterThanOrEqual(1);
+    expect(upload?.parts.map((p) => p.partNumber)).toEqual(Array.from({ length: full }, (_, i) => i + 1));
+    expect(upload?.partBytes).toBe(part);
+    expect(upload?.carry).toBe((upload?.bytes as number) - full * part);
+    expect(upload?.carry).toBeGreaterThan(0);
+    expect((await env.EXPORTS.head(carryKeyOf(upload?.key as string, 2)))?.size).toBe(upload?.carry);
+    expect(midway).toMatchObject({ status: "running", rowsExpected: ROWS, rowsWritten: upload?.rows });
+    // The message it sent goes through the real queue: the remaining segments, then the completion.
+    const { bytes } = await download(id);
+    const lines = new TextDecoder().decode(bytes).trimEnd().split("\n");
+    expect(lines.length).toBe(ROWS);
+    equalBytes(bytes, reference);
+    const done = await stored(id);
+    expect(done.upload).toBeNull();
+    for (const k of [1, 2, 3]) {
+      expect(await env.EXPORTS.head(carryKeyOf(upload?.key as string, k))).toBeNull();
+    }
+  });
+
+  it("csv: a segment that throws is redone from the stored state; one header; duplicates change nothing", async () => {
+    const reference = await whole("csv");
+    const id = await queued("csv");
+    const knobs = { EXPORT_SEGMENT_ROWS: "8000", EXPORT_SEGMENTS_PER_MESSAGE: "2" };
+    const faulty = await deliver(id, { ...knobs, EXPORT_FAULT_AT_SEGMENT: "1" });
+    expect(faulty.retryMessages.map((m) => m.msgId)).toEqual(["m-1"]);
+    const thrown = await stored(id);
+    // Segment 1's parts and carry were stored, its state not: the retry redoes segment 1.
+    expect(thrown).toMatchObject({ status: "queued", rowsWritten: thrown.upload?.rows });
+    expect(thrown.upload?.rows).toBeGreaterThan(7990);
+    expect(thrown.error).toContain("EXPORT_FAULT_AT_SEGMENT");
+    expect(thrown.upload?.next).toBe(1);
+    // A duplicate of the first message (a first delivery, the plan already made) changes nothing.
+    expect((await deliver(id, knobs)).explicitAcks).toEqual(["m-1"]);
+    expect((await stored(id)).upload).toEqual(thrown.upload);
+    const retried = await deliver(id, knobs, 2);
+    expect(retried.explicitAcks).toEqual(["m-1"]);
+    const { e, bytes } = await download(id);
+    expect(e.error).toBeNull();
+    equalBytes(bytes, reference);
+    const text = new TextDecoder().decode(bytes);
+    expect(
+      text.split("\n").filter((l) => l.startsWith('"project_id"') || l.startsWith("project_id")).length,
+    ).toBe(1);
+    // A late duplicate of a message: the export is completed, nothing is written again.
+    expect((await deliver(id, knobs)).explicitAcks).toEqual(["m-1"]);
+    expect(await stored(id)).toMatchObject({ status: "completed", sizeBytes: bytes.byteLength });
+  });
+
+  it("parquet stays one run: more rows than one run writes fail at once, naming format and the limit", async () => {
+    const id = await queued("parquet");
+    const refused = await deliver(id, { EXPORT_PARQUET_MAX_ROWS: "1000" });
+    // Not retried into the same wall: acked, failed, with the rule.
+    expect(refused.explicitAcks).toEqual(["m-1"]);
+    const failed = await stored(id);
+    expect(failed).toMatchObject({ status: "failed", rowsExpected: ROWS, upload: null });
+    expect(failed.error).toContain("format: a Parquet export holds at most 1,000 events");
+    expect(failed.error).toContain("30,000");
+    expect(await env.EXPORTS.head(`exports/${studio.projectId}/${id}.parquet`)).toBeNull();
+  });
+
+  it("plans segments at bucket starts: at most N rows unless one bucket holds more, every row once", () => {
+    const buckets = [
+      { at: 1000, rows: 3 },
+      { at: 2000, rows: 2 },
+      { at: 3000, rows: 9 },
+      { at: 4000, rows: 1 },
+      { at: 5000, rows: 4 },
+    ];
+    expect(planSegments(buckets, 500, 5)).toEqual([500, 3000, 4000]);
+    expect(planSegments(buckets, 500, 100)).toEqual([500]);
+    expect(planSegments([], 500, 5)).toEqual([500]);
+  });
+});
+
+describe("parts written across segments", () => {
+  it("a carry shorter than a part joins the next segment's bytes; parts keep one size", async () => {
+    const key = `test/segments-${crypto.randomUUID()}`;
+    const upload = await env.EXPORTS.createMultipartUpload(key);
+    const bytes = (from: number, n: number) => Uint8Array.from({ length: n }, (_, i) => (from + i) % 251);
+    const MiB_BYTES = 1024 * 1024;
+    // Three segments of 6 MiB: the first carries all of itself, the second fills one 8 MiB part.
+    let carry: Uint8Array | undefined;
+    const parts: Array<{ partNumber: number; etag: string }> = [];
+    for (let s = 0; s < 3; s++) {
+      const resumed = env.EXPORTS.resumeMultipartUpload(key, upload.uploadId);
+      const writer = new PartWriter(resumed, {
+        firstPart: parts.length + 1,
+        partBytes: s ? 8 * MiB_BYTES : 0,
+        carry,
+      });
+      await writer.write(bytes(s * 6 * MiB_BYTES, 6 * MiB_BYTES));
+      carry = await writer.finish(s === 2);
+      parts.push(...writer.parts);
+      expect(writer.size).toBe(8 * MiB_BYTES);
+    }
+    expect(parts.map((p) => p.partNumber)).toEqual([1, 2, 3]);
+    await upload.complete(parts);
+    const body = new Uint8Array(await ((await env.EXPORTS.get(key)) as R2ObjectBody).arrayBuffer());
+    expect(body.length).toBe(18 * MiB_BYTES);
+    expect(body.findIndex((b, i) => b !== i % 251)).toBe(-1);
+    await env.EXPORTS.delete(key);
   });
 });

@@ -19,12 +19,129 @@ export function partBytesFor(expectedBytes: number): number {
   return Math.min(MAX_PART_BYTES, Math.max(PART_BYTES, needed));
 }
 
+/** Part numbers and etags as R2 gives them back; what a segmented export persists between messages. */
+export type PartRef = { partNumber: number; etag: string };
+
 /**
- * Copies a byte stream into one R2 object, part by part: the next part fills while the previous one
- * uploads (one upload in flight), so reading the source and writing R2 overlap. `observe` sees every
- * chunk as it is read (the export's progress). `expectedBytes`, asked once the first 8 MiB are read (or
- * the stream ended before), sizes the parts (partBytesFor). A failure aborts the upload, so no
- * half-written object is left behind.
+ * Cuts a byte stream into parts of one multipart upload: the next part fills while the previous one
+ * uploads (one upload in flight), so reading the source and writing R2 overlap. Parts are numbered
+ * from `firstPart`; `carry` (fewer bytes than a part, left over by an earlier segment) comes first.
+ * `partBytes` 0 means not yet sized: `expectedBytes` is asked once the first 8 MiB are in hand (or at
+ * `finish`), and the size chosen (partBytesFor) holds for the rest of the object.
+ */
+export class PartWriter {
+  readonly parts: PartRef[] = [];
+  private inFlight: Promise<void> = Promise.resolve();
+  private part: Uint8Array;
+  private filled = 0;
+  private nextPart: number;
+  private partBytes: number;
+  private readonly expectedBytes: () => number;
+
+  constructor(
+    private readonly upload: R2MultipartUpload,
+    opts: { firstPart: number; partBytes: number; carry?: Uint8Array; expectedBytes?: () => number },
+  ) {
+    this.nextPart = opts.firstPart;
+    this.partBytes = opts.partBytes;
+    this.expectedBytes = opts.expectedBytes ?? (() => 0);
+    this.part = new Uint8Array(Math.max(PART_BYTES, this.partBytes, opts.carry?.byteLength ?? 0));
+    if (opts.carry) {
+      this.part.set(opts.carry);
+      this.filled = opts.carry.byteLength;
+    }
+  }
+
+  /** The part size, 0 until sized. */
+  get size(): number {
+    return this.partBytes;
+  }
+
+  // Once, when the first 8 MiB are in hand: the part size for the whole object.
+  private sizeParts(): void {
+    const expected = this.expectedBytes();
+    if (expected > MAX_PARTS * MAX_PART_BYTES) {
+      throw new Error(
+        `the export would be about ${Math.round(expected / 1e9)} GB, more than object storage takes in one file ` +
+          `(${MAX_PARTS} parts of ${MAX_PART_BYTES / MiB} MiB): narrow its range or filter by event name`,
+      );
+    }
+    this.partBytes = partBytesFor(expected);
+    if (this.partBytes > this.part.byteLength) {
+      const grown = new Uint8Array(this.partBytes);
+      grown.set(this.part.subarray(0, this.filled));
+      this.part = grown;
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (this.nextPart > MAX_PARTS) {
+      throw new Error(
+        `the export outgrew ${MAX_PARTS} parts of ${this.partBytes / MiB} MiB: narrow its range`,
+      );
+    }
+    const number = this.nextPart++;
+    const body = this.part.subarray(0, this.filled);
+    // The previous part must be stored before this one starts: one upload in flight, two parts held.
+    await this.inFlight;
+    this.inFlight = this.upload.uploadPart(number, body).then((uploaded) => {
+      this.parts.push({ partNumber: uploaded.partNumber, etag: uploaded.etag });
+    });
+    // Its failure surfaces at the next await of inFlight; not an unhandled rejection meanwhile.
+    this.inFlight.catch(() => {});
+    this.part = new Uint8Array(Math.max(PART_BYTES, this.partBytes));
+    this.filled = 0;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      const n = Math.min(this.part.byteLength - this.filled, chunk.byteLength - offset);
+      this.part.set(chunk.subarray(offset, offset + n), this.filled);
+      this.filled += n;
+      offset += n;
+      if (this.filled === this.part.byteLength) {
+        if (this.partBytes === 0) {
+          this.sizeParts();
+        }
+        if (this.filled === this.partBytes) {
+          await this.flush();
+        }
+      }
+    }
+  }
+
+  /**
+   * Ends this writer's stream. `last`: the remaining bytes go up as the object's last part (an empty
+   * object gets one empty part). Otherwise they are returned as the carry for the next segment. Either
+   * way every part this writer started is stored when it resolves.
+   */
+  async finish(last: boolean): Promise<Uint8Array> {
+    if (this.partBytes === 0) {
+      this.sizeParts();
+    }
+    let carry = new Uint8Array(0);
+    if (last) {
+      if (this.filled > 0 || this.nextPart === 1) {
+        await this.flush();
+      }
+    } else {
+      carry = this.part.slice(0, this.filled);
+    }
+    await this.inFlight;
+    this.parts.sort((a, b) => a.partNumber - b.partNumber);
+    return carry;
+  }
+
+  /** After a failure: lets an upload still in flight settle (its own failure is the one thrown). */
+  async settle(): Promise<void> {
+    await this.inFlight.catch(() => {});
+  }
+}
+
+/**
+ * Copies a byte stream into one R2 object through a PartWriter. `observe` sees every chunk as it is
+ * read (the export's progress). A failure aborts the upload, so no half-written object is left behind.
  */
 export async function streamToR2(
   bucket: R2Bucket,
@@ -35,45 +152,8 @@ export async function streamToR2(
   expectedBytes: () => number = () => 0,
 ): Promise<Uploaded> {
   const upload = await bucket.createMultipartUpload(key, { httpMetadata: { contentType } });
-  const parts: R2UploadedPart[] = [];
-  let inFlight: Promise<void> = Promise.resolve();
-  let partBytes = 0;
-  let part = new Uint8Array(PART_BYTES);
-  let filled = 0;
+  const writer = new PartWriter(upload, { firstPart: 1, partBytes: 0, expectedBytes });
   let bytes = 0;
-  let partCount = 0;
-  // Once, when the first 8 MiB are in hand: the part size for the whole object.
-  const size = () => {
-    const expected = expectedBytes();
-    if (expected > MAX_PARTS * MAX_PART_BYTES) {
-      throw new Error(
-        `the export would be about ${Math.round(expected / 1e9)} GB, more than object storage takes in one file ` +
-          `(${MAX_PARTS} parts of ${MAX_PART_BYTES / MiB} MiB): narrow its range or filter by event name`,
-      );
-    }
-    partBytes = partBytesFor(expected);
-    if (partBytes > part.byteLength) {
-      const grown = new Uint8Array(partBytes);
-      grown.set(part.subarray(0, filled));
-      part = grown;
-    }
-  };
-  const flush = async () => {
-    if (partCount === MAX_PARTS) {
-      throw new Error(`the export outgrew ${MAX_PARTS} parts of ${partBytes / MiB} MiB: narrow its range`);
-    }
-    const number = ++partCount;
-    const body = part.subarray(0, filled);
-    // The previous part must be stored before this one starts: one upload in flight, two parts held.
-    await inFlight;
-    inFlight = upload.uploadPart(number, body).then((uploaded) => {
-      parts.push(uploaded);
-    });
-    // Its failure surfaces at the next await of inFlight; not an unhandled rejection meanwhile.
-    inFlight.catch(() => {});
-    part = new Uint8Array(partBytes);
-    filled = 0;
-  };
   try {
     for await (const chunk of source) {
       bytes += chunk.byteLength;
@@ -81,35 +161,13 @@ export async function streamToR2(
       if (observed) {
         await observed;
       }
-      let offset = 0;
-      while (offset < chunk.byteLength) {
-        const n = Math.min(part.byteLength - filled, chunk.byteLength - offset);
-        part.set(chunk.subarray(offset, offset + n), filled);
-        filled += n;
-        offset += n;
-        if (filled === part.byteLength) {
-          if (partBytes === 0) {
-            size();
-          }
-          if (filled === partBytes) {
-            await flush();
-          }
-        }
-      }
+      await writer.write(chunk);
     }
-    if (partBytes === 0) {
-      size();
-    }
-    if (filled > 0 || partCount === 0) {
-      await flush();
-    }
-    await inFlight;
-    parts.sort((a, b) => a.partNumber - b.partNumber);
-    await upload.complete(parts);
-    return { bytes, parts: parts.length, partBytes };
+    await writer.finish(true);
+    await upload.complete(writer.parts);
+    return { bytes, parts: writer.parts.length, partBytes: writer.size };
   } catch (err) {
-    // An upload still in flight settles before the abort (its own failure is the one already thrown).
-    await inFlight.catch(() => {});
+    await writer.settle();
     await upload.abort().catch(() => {});
     throw err;
   }

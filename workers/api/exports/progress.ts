@@ -15,7 +15,11 @@ export class RowCounter {
   private quoted = false;
   private lines = 0;
 
-  constructor(private readonly format: ExportFormat) {
+  /** `header`: CSV's first line names the columns (a later segment of a segmented export has none). */
+  constructor(
+    private readonly format: ExportFormat,
+    private readonly header = true,
+  ) {
     this.rows = format === "parquet" ? null : 0;
   }
 
@@ -59,7 +63,7 @@ export class RowCounter {
         }
       }
     }
-    this.rows = this.format === "csv" ? Math.max(0, this.lines - 1) : this.lines;
+    this.rows = this.format === "csv" && this.header ? Math.max(0, this.lines - 1) : this.lines;
   }
 }
 

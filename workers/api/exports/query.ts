@@ -53,13 +53,41 @@ export async function countExportRows(ch: ClickHouseClient, spec: ExportSpec): P
   return Number(row?.n ?? 0);
 }
 
-/** ClickHouse's own output format, streamed as it is produced (wait_end_of_query=0). */
+/**
+ * The export's rows per time bucket, in order, for planning its segments (segments.ts): buckets of
+ * whole seconds, about BUCKETS of them over the export's range (a row falls in the bucket its
+ * timestamp's millisecond floors into, as the segments' [from, to) bounds on timestamp do).
+ */
+export async function exportBuckets(
+  ch: ClickHouseClient,
+  spec: ExportSpec,
+): Promise<{ widthMs: number; buckets: Array<{ at: number; rows: number }> }> {
+  const widthMs = Math.max(1, Math.ceil((spec.to.getTime() - spec.from.getTime()) / BUCKETS / 1000)) * 1000;
+  const rs = await ch.query({
+    query: `SELECT intDiv(toUnixTimestamp64Milli(timestamp), {width:UInt64}) * {width:UInt64} AS at, count() AS rows
+            FROM (${projectEventsSelect("project", where(spec))}) GROUP BY at ORDER BY at`,
+    query_params: { ...params(spec), width: String(widthMs) },
+    format: "JSONEachRow",
+  });
+  const rows = await rs.json<{ at: string | number; rows: string | number }>();
+  return { widthMs, buckets: rows.map((r) => ({ at: Number(r.at), rows: Number(r.rows) })) };
+}
+
+/** Buckets planned over an export's range: a few thousand rows of plan, segments cut to the second. */
+const BUCKETS = 20_000;
+
+/**
+ * ClickHouse's own output format, streamed as it is produced (wait_end_of_query=0). `header` false: a
+ * later segment of a CSV export, written without the column names (FORMAT CSV).
+ */
 export async function exportStream(
   ch: ClickHouseClient,
   spec: ExportSpec,
+  header = true,
 ): Promise<ReadableStream<Uint8Array>> {
+  const format = spec.format === "csv" && !header ? "CSV" : EXPORT_FORMATS[spec.format].clickhouse;
   const result = await ch.exec({
-    query: `${projectEventsSelect("project", where(spec))} ORDER BY timestamp FORMAT ${EXPORT_FORMATS[spec.format].clickhouse}`,
+    query: `${projectEventsSelect("project", where(spec))} ORDER BY timestamp FORMAT ${format}`,
     query_params: params(spec),
     clickhouse_settings: { wait_end_of_query: 0, readonly: "1", max_execution_time: MAX_EXPORT_SECONDS },
   });
