@@ -56,7 +56,7 @@ export const tenants = pgTable(
   (t) => [check("tenants_retention_days_range", sql`${t.retentionDays} BETWEEN 1 AND 3650`)],
 );
 
-// The days the retention purge ran (workers/api/retention/purge.ts): a cron run claims today's row
+// The days the retention purge ran (workers/api/data-retention/purge.ts): a cron run claims today's row
 // before it deletes, so concurrent runs do not both delete, and gives it back when it fails.
 export const retentionRuns = pgTable("retention_runs", {
   day: text("day").primaryKey(),

@@ -16,7 +16,7 @@ import {
 } from "../../workers/api/analytics/heatmap.js";
 import type { InsightGroup } from "../../workers/api/analytics/insights.js";
 import { rawPercentile } from "../../workers/api/analytics/percentiles.js";
-import type { RetentionCohort } from "../../workers/api/analytics/retention.js";
+import type { RetentionCohort } from "../../workers/api/analytics/player-retention.js";
 import { num, pct, selectRows } from "../../workers/api/analytics/select.js";
 import { addDays, chTime, DAY_MS, type Window } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES, CH_EVENTS } from "../../workers/shared/clickhouse.js";

@@ -10,8 +10,8 @@ import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics
 import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
+import { playerRetentionCohorts } from "../../workers/api/analytics/player-retention.js";
 import { buildRegressions } from "../../workers/api/analytics/regressions.js";
-import { retentionCohorts } from "../../workers/api/analytics/retention.js";
 import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
@@ -183,7 +183,7 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
   },
   retention: {
     query: `retention?days=${D}`,
-    sql: (ch, p, now) => retentionCohorts(ch, p, windowOf(D, now)),
+    sql: (ch, p, now) => playerRetentionCohorts(ch, p, windowOf(D, now)),
     peer: {
       plain: (ch, p, now) => retentionPlain(ch, p, windowOf(D, now)),
       ours: retentionOurs,

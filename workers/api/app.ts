@@ -13,6 +13,7 @@ import { analyticsApp } from "./routes/analytics/index.js";
 import { auditLogApp } from "./routes/audit-log/index.js";
 import { channelsApp } from "./routes/channels/index.js";
 import { contentApp } from "./routes/content/index.js";
+import { dataRetentionApp } from "./routes/data-retention/index.js";
 import { deadLettersApp } from "./routes/dead-letters/index.js";
 import { DOCS_PATH, DOCUMENT_PATH, docsApp } from "./routes/docs/index.js";
 import { erasuresApp } from "./routes/erasures/index.js";
@@ -24,7 +25,6 @@ import { oauthApp } from "./routes/oauth/index.js";
 import { operatorApp } from "./routes/operator/index.js";
 import { projectsApp } from "./routes/projects/index.js";
 import { queryApp } from "./routes/query/index.js";
-import { retentionApp } from "./routes/retention/index.js";
 import { ssoApp } from "./routes/sso/index.js";
 import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { route as whoamiRoute } from "./routes/whoami/get.js";
@@ -161,7 +161,7 @@ function newApi() {
     analyticsApp,
     auditLogApp,
     ssoApp,
-    retentionApp,
+    dataRetentionApp,
   ]) {
     api.route("/", resource);
   }

@@ -4,10 +4,10 @@
 import { configOf } from "../shared/config.js";
 import { planAlerts, planBuilds } from "./alerts/plan.js";
 import { newApp } from "./app.js";
-import { purgeAuditLog } from "./audit/retention.js";
+import { purgeAuditLog } from "./audit/purge.js";
+import { planPurge } from "./data-retention/purge.js";
 import { httpDb } from "./db.js";
 import { dispatchApiQueue } from "./queues.js";
-import { planPurge } from "./retention/purge.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
 export { BatchClaims } from "../../durable-objects/batch-claims.js";
@@ -28,7 +28,7 @@ export default {
     const now = new Date(controller.scheduledTime);
     await planAlerts(env, now);
     await planBuilds(env, now);
-    // Audit entries past their retention (audit/retention.ts). A failure only delays the purge to the
+    // Audit entries past their retention (audit/purge.ts). A failure only delays the purge to the
     // next run; it is logged, not thrown, so it never stands in the alerts' way.
     await purgeAuditLog(httpDb(configOf(env))).catch((err: unknown) => {
       console.error("audit purge failed", err instanceof Error ? err.message : String(err));

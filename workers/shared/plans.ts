@@ -57,7 +57,7 @@ export const PLANS: Record<PlanId, Plan> = {
 
 /**
  * The longest retention of any plan: the ClickHouse tables' own TTL (migration 0015), the backstop
- * behind the daily purge (workers/api/retention/purge.ts). Raising it needs a new migration.
+ * behind the daily purge (workers/api/data-retention/purge.ts). Raising it needs a new migration.
  */
 export const MAX_RETENTION_DAYS = Math.max(...PLAN_IDS.map((id) => PLANS[id].retentionDays));
 

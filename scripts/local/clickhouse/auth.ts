@@ -2,9 +2,11 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type http from "node:http";
 import { ClickHouseHttpError } from "./errors.js";
 import { singleHeader } from "./request.js";
-import type { ClickHouseHttpOptions } from "./server.js";
 
-export function authenticate(req: http.IncomingMessage, url: URL, opts: ClickHouseHttpOptions): void {
+/** The one user the server accepts (server.ts ClickHouseHttpOptions). */
+export type HttpUser = { user: string; password: string };
+
+export function authenticate(req: http.IncomingMessage, url: URL, opts: HttpUser): void {
   const given = presentedCredentials(req, url);
   if (!sameSecret(given.user, opts.user) || !sameSecret(given.password, opts.password)) {
     throw new ClickHouseHttpError(

@@ -5,8 +5,8 @@ import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
+import { deleteExpired, type PurgeWorkMessage } from "../data-retention/purge.js";
 import { openDb } from "../db.js";
-import { deleteExpired, type PurgeWorkMessage } from "../retention/purge.js";
 import { evaluatePairs, InjectedFault, PairsFailed, recordError } from "./evaluate.js";
 import type { AlertWorkMessage, BuildsWorkMessage, PairRef } from "./plan.js";
 

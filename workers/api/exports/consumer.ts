@@ -4,8 +4,8 @@ import { dataExports } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { attemptsOf, QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { projectDataRetention } from "../data-retention/horizon.js";
 import { type Db, openDb } from "../db.js";
-import { projectRetention } from "../retention/horizon.js";
 import { EXPORT_FORMATS, objectKeyOf } from "./formats.js";
 import { streamToR2 } from "./multipart.js";
 import { progressObserver, RowCounter } from "./progress.js";
@@ -147,7 +147,7 @@ async function specOf(db: Db, row: ExportRow, startedAt: Date, retainedFromMs?: 
   // The horizon as the export runs (not as it was requested): a retention shortened in between holds.
   const retainedFrom =
     retainedFromMs ??
-    (await projectRetention(db, row.projectId, startedAt.getTime()))?.fromMs ??
+    (await projectDataRetention(db, row.projectId, startedAt.getTime()))?.fromMs ??
     startedAt.getTime();
   return {
     projectId: row.projectId,

@@ -17,6 +17,8 @@ import * as auditLogGet from "./pages/audit-log/get.js";
 import * as connectedAppsGet from "./pages/connected-apps/get.js";
 import * as connectedAppsRevoke from "./pages/connected-apps/revoke.js";
 import * as dashboardGet from "./pages/dashboard/get.js";
+import * as dataRetentionGet from "./pages/data-retention/get.js";
+import * as dataRetentionPost from "./pages/data-retention/post.js";
 import * as faviconGet from "./pages/favicon/get.js";
 import * as homeGet from "./pages/home/get.js";
 import * as invitationAcceptGet from "./pages/invitations/accept-get.js";
@@ -36,8 +38,6 @@ import * as passwordResetConfirmGet from "./pages/password-reset/confirm-get.js"
 import * as passwordResetConfirmPost from "./pages/password-reset/confirm-post.js";
 import * as passwordResetGet from "./pages/password-reset/get.js";
 import * as passwordResetPost from "./pages/password-reset/post.js";
-import * as retentionGet from "./pages/retention/get.js";
-import * as retentionPost from "./pages/retention/post.js";
 import * as signInGet from "./pages/sign-in/get.js";
 import * as signInPost from "./pages/sign-in/post.js";
 import * as signOutPost from "./pages/sign-out/post.js";
@@ -110,8 +110,8 @@ export function webApp() {
     ssoRemove,
     ssoEnforcement,
     ssoCallback,
-    retentionGet,
-    retentionPost,
+    dataRetentionGet,
+    dataRetentionPost,
     membersRemoveGet,
     membersSessionsEnd,
     accountGet,

@@ -3,8 +3,8 @@ import { buildList } from "../../analytics/builds.js";
 import { cached, cacheKey } from "../../analytics/cache.js";
 import { decorateBuilds } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { BuildRowSchema, BuildSchema, BuildsQuery } from "./schema.js";
 
 export const route = createRoute({

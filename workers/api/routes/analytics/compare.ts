@@ -5,8 +5,8 @@ import { compareBuilds } from "../../analytics/compare.js";
 import { eventMapId } from "../../analytics/maps.js";
 import { withVerdicts } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { BuildComparisonSchema, CompareQuery } from "./schema.js";
 
 export const route = createRoute({

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { dashboardDistincts, dashboardTotals } from "../../analytics/dashboard.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { DashboardSchema, DaysQuery } from "./schema.js";
 
 export const route = createRoute({

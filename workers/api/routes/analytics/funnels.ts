@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { funnelSteps } from "../../analytics/funnels.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";
 
 export const route = createRoute({

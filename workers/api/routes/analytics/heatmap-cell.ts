@@ -5,8 +5,8 @@ import { ApiError } from "../../../shared/errors.js";
 import { cellDrilldown, type ProfileMarks, profileMarks } from "../../analytics/cell.js";
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { CellDrilldownSchema, HeatmapCellQuery } from "./schema.js";
 
 export const route = createRoute({

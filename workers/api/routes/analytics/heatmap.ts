@@ -2,8 +2,8 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { heatmapCells } from "../../analytics/heatmap.js";
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";
 
 export const route = createRoute({

@@ -10,8 +10,8 @@ import * as funnels from "./funnels.js";
 import * as heatmap from "./heatmap.js";
 import * as heatmapCell from "./heatmap-cell.js";
 import * as insights from "./insights.js";
+import * as playerRetention from "./player-retention.js";
 import * as regressions from "./regressions.js";
-import * as retention from "./retention.js";
 
 /** Analytics reads of one project, all computed in ClickHouse; analytics:read, keys or tokens. */
 export const analyticsApp = new OpenAPIHono<AppEnv>({ defaultHook });
@@ -19,7 +19,7 @@ for (const r of [
   dashboard,
   heatmapCell,
   heatmap,
-  retention,
+  playerRetention,
   funnels,
   insights,
   builds,

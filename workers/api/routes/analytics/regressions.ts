@@ -3,8 +3,8 @@ import { ApiError } from "../../../shared/errors.js";
 import { eventMapId } from "../../analytics/maps.js";
 import { buildRegressions, NoBaseline } from "../../analytics/regressions.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { RegressionsQuery, RegressionsSchema } from "./schema.js";
 
 export const route = createRoute({

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
+import { requestRetention } from "../../data-retention/horizon.js";
 import { REBUILT_ROLLUPS } from "../../erasure/rollups.js";
 import { countRows, ERASURE_STEPS, playerSessions } from "../../erasure/steps.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { requestRetention } from "../../retention/horizon.js";
 import { ErasureBodySchema, ErasurePreviewSchema } from "./schema.js";
 
 export const route = createRoute({

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { ProjectRow } from "../../../../schema/pg/schema.js";
-import { RetentionSchema } from "../retention/schema.js";
+import { DataRetentionSchema } from "../data-retention/schema.js";
 
 export const ProjectSchema = z
   .object({
@@ -34,7 +34,7 @@ export const ProjectStatusSchema = z
         .describe("Unix time in milliseconds when the event KPIs were computed (cached about 60 s)"),
       activeAlertRules: z.number().int(),
     }),
-    retention: RetentionSchema,
+    retention: DataRetentionSchema,
   })
   .openapi("ProjectStatus");
 

@@ -3,9 +3,9 @@ import { and, count, eq } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
 import { cachedEventKpis } from "../../analytics/project-status.js";
 import type { AppEnv } from "../../context.js";
+import { requestRetention } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { requestRetention } from "../../retention/horizon.js";
-import { retentionItem } from "../retention/schema.js";
+import { retentionItem } from "../data-retention/schema.js";
 import { ProjectStatusSchema, projectItem } from "./schema.js";
 
 const StatusQuery = z.object({

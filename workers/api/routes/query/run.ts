@@ -1,10 +1,10 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { openQueryClickHouse } from "../../../shared/clickhouse.js";
 import type { AppEnv } from "../../context.js";
+import { requestRetention } from "../../data-retention/horizon.js";
 import { projectFor } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProblemSchema, policy } from "../../openapi.js";
 import { QUERY_LIMITS, runUserQuery } from "../../query/run.js";
-import { requestRetention } from "../../retention/horizon.js";
 import { QueryBodySchema, QueryResultSchema } from "./schema.js";
 
 export const route = createRoute({

@@ -8,9 +8,9 @@ import { heatmap } from "./heatmap.js";
 import { insights } from "./insights.js";
 import { maps } from "./maps.js";
 import { overview } from "./overview.js";
+import { playerRetention } from "./player-retention.js";
 import { profiles } from "./profiles.js";
 import { projects } from "./projects.js";
-import { retention } from "./retention.js";
 
 type Page = (ctx: PageContext) => void | Promise<void>;
 
@@ -32,7 +32,7 @@ export const PAGES: Record<string, Page> = {
   heatmap,
   compare,
   builds,
-  retention,
+  retention: playerRetention,
   funnels,
   insights,
   sql: lazy(() => import("./sql.js").then((m) => m.sql)),

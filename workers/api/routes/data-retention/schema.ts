@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { dateOf } from "../../window.js";
 
-export const RetentionSchema = z
+export const DataRetentionSchema = z
   .object({
     days: z
       .number()
@@ -25,7 +25,7 @@ export const RetentionSchema = z
   })
   .openapi("DataRetention");
 
-export const RetentionUpdateSchema = z
+export const DataRetentionUpdateSchema = z
   .object({
     retentionDays: z.number().int().min(1).nullable().openapi({
       description:

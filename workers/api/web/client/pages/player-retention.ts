@@ -21,7 +21,7 @@ function rateCell(v: number | null): Node {
 }
 
 /** Day-1, day-7 and day-30 retention per cohort (the UTC date of each player's first event). */
-export async function retention({ root, projectId }: PageContext): Promise<void> {
+export async function playerRetention({ root, projectId }: PageContext): Promise<void> {
   const body = h("section", { class: "panel", "aria-label": "Cohorts" });
   const controls = controlsForm(CONTROLS, (s) => void load(s.days ?? "30"));
   root.append(

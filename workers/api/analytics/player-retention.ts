@@ -23,7 +23,7 @@ export type RetentionCohort = {
  * players and the days they played, not events (player_first_seen + daily_actors grouped strings and
  * joined them, about twice the time at 2M bench events).
  */
-export async function retentionCohorts(
+export async function playerRetentionCohorts(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,

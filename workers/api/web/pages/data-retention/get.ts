@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { tenants } from "../../../../../schema/pg/schema.js";
 import type { PlanId } from "../../../../shared/plans.js";
 import type { AppEnv } from "../../../context.js";
-import { retentionOf } from "../../../retention/horizon.js";
+import { dataRetentionOf } from "../../../data-retention/horizon.js";
 import { type PageEnv, userTenant, visitor } from "../../access.js";
 import { retentionPage } from "./view.js";
 
@@ -24,14 +24,14 @@ export async function studioRetention(
   return row;
 }
 
-export async function renderRetention(
+export async function renderDataRetention(
   c: Context<PageEnv>,
   opts: { status?: ContentfulStatusCode; error?: string; draft?: string } = {},
 ) {
   const { nav, csrf } = c.get("visitor");
   const { planId, chosen } = await studioRetention(c);
   const notice = c.req.query("done") === "saved" ? "Retention saved." : undefined;
-  const retention = retentionOf(planId, chosen, c.get("now"));
+  const retention = dataRetentionOf(planId, chosen, c.get("now"));
   return c.html(
     retentionPage({ nav, csrf, membership: c.get("membership"), planId, retention, notice, ...opts }),
     opts.status ?? 200,
@@ -40,5 +40,5 @@ export async function renderRetention(
 
 export function register(app: Hono<AppEnv>) {
   // Every member reads it; only owners see the form (post.ts). Other studios: 404 (userTenant).
-  app.get("/settings/studios/:tenantId/retention", visitor, userTenant, (c) => renderRetention(c));
+  app.get("/settings/studios/:tenantId/retention", visitor, userTenant, (c) => renderDataRetention(c));
 }

@@ -7,8 +7,8 @@ import {
   PURGE_PROJECTS_PER_MESSAGE,
   planPurge,
   projectHorizons,
-} from "../../workers/api/retention/purge.js";
-import { RETAINED_TABLES } from "../../workers/api/retention/tables.js";
+} from "../../workers/api/data-retention/purge.js";
+import { RETAINED_TABLES } from "../../workers/api/data-retention/tables.js";
 import { PLANS } from "../../workers/shared/plans.js";
 import type { GenEvent } from "../support/analytics-dataset.js";
 import { type ClockedTenant, clocked, getData, ingestAll } from "../support/analytics-ingest.js";

@@ -4,6 +4,6 @@ import { defaultHook } from "../../openapi.js";
 import * as get from "./get.js";
 import * as update from "./update.js";
 
-export const retentionApp = new OpenAPIHono<AppEnv>({ defaultHook });
-get.register(retentionApp);
-update.register(retentionApp);
+export const dataRetentionApp = new OpenAPIHono<AppEnv>({ defaultHook });
+get.register(dataRetentionApp);
+update.register(dataRetentionApp);

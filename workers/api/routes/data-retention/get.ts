@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
+import { requestRetention } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
-import { requestRetention } from "../../retention/horizon.js";
-import { RetentionSchema, retentionItem } from "./schema.js";
+import { DataRetentionSchema, retentionItem } from "./schema.js";
 
 export const route = createRoute({
   method: "get",
@@ -15,7 +15,7 @@ export const route = createRoute({
     "owner chose) and the oldest day kept. Every read (analytics, heatmaps, builds, the query endpoint, " +
     "exports) stops at that day.",
   ...policy({ scope: "analytics:read" }),
-  responses: { 200: envelope(RetentionSchema, "The studio's retention."), ...errorResponses },
+  responses: { 200: envelope(DataRetentionSchema, "The studio's retention."), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>) {

@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import type { TenantMembership } from "../../../accounts/team.js";
-import type { Retention } from "../../../retention/horizon.js";
+import type { DataRetention } from "../../../data-retention/horizon.js";
 import { dateOf } from "../../../window.js";
 import { type Html, layout, type NavUser } from "../../layout.js";
 
@@ -13,7 +13,7 @@ export type RetentionView = {
   csrf: string;
   membership: TenantMembership;
   planId: string;
-  retention: Retention;
+  retention: DataRetention;
   /** The field as typed, when a POST was refused. */
   draft?: string;
   notice?: string;

@@ -5,7 +5,7 @@ import { ApiError } from "../../shared/errors.js";
 import { type PlanId, planOf } from "../../shared/plans.js";
 import { audit } from "../audit/record.js";
 import type { AppEnv } from "../context.js";
-import { forgetRetention, type Retention, retentionOf } from "./horizon.js";
+import { type DataRetention, dataRetentionOf, forgetDataRetention } from "./horizon.js";
 
 /** The rule a choice must meet, as the API and the settings page word it. */
 export function retentionRule(planId: PlanId): string {
@@ -13,7 +13,7 @@ export function retentionRule(planId: PlanId): string {
 }
 
 /** Null when `days` is a valid choice under the plan, else the rule it breaks. */
-export function retentionProblem(planId: PlanId, days: number | null): string | null {
+export function dataRetentionProblem(planId: PlanId, days: number | null): string | null {
   if (days === null) {
     return null;
   }
@@ -29,13 +29,13 @@ export function retentionProblem(planId: PlanId, days: number | null): string | 
  * once in this isolate and within a minute in every other (horizon.ts); the purge deletes the rows
  * within a day (purge.ts).
  */
-export async function changeRetention<E extends AppEnv>(
+export async function changeDataRetention<E extends AppEnv>(
   c: Context<E>,
   tenantId: string,
   planId: PlanId,
   days: number | null,
-): Promise<Retention> {
-  const problem = retentionProblem(planId, days);
+): Promise<DataRetention> {
+  const problem = dataRetentionProblem(planId, days);
   if (problem !== null) {
     throw new ApiError("BAD_REQUEST", `json.retentionDays: ${problem}`, {
       extensions: { field: "json.retentionDays" },
@@ -52,8 +52,8 @@ export async function changeRetention<E extends AppEnv>(
       .update(tenants)
       .set({ retentionDays: days, updatedAt: new Date(ctx.get("now")) })
       .where(eq(tenants.id, tenantId));
-    const from = retentionOf(planId, row?.days ?? null, ctx.get("now"));
-    const to = retentionOf(planId, days, ctx.get("now"));
+    const from = dataRetentionOf(planId, row?.days ?? null, ctx.get("now"));
+    const to = dataRetentionOf(planId, days, ctx.get("now"));
     await audit(
       ctx,
       {
@@ -65,6 +65,6 @@ export async function changeRetention<E extends AppEnv>(
       tx,
     );
   });
-  forgetRetention(tenantId);
-  return retentionOf(planId, days, ctx.get("now"));
+  forgetDataRetention(tenantId);
+  return dataRetentionOf(planId, days, ctx.get("now"));
 }

@@ -12,7 +12,7 @@ import { type Db, httpDb } from "../db.js";
 import { principalOf } from "../middleware/auth.js";
 import { type Window, windowOf } from "../window.js";
 
-export type Retention = {
+export type DataRetention = {
   /** The days kept now: the plan's, or the owner's shorter choice. */
   days: number;
   /** The plan's days, the most an owner may choose. */
@@ -24,23 +24,23 @@ export type Retention = {
 };
 
 /** The days kept: the plan caps the owner's choice, so a downgrade needs no update of the tenant. */
-export function retentionOf(planId: PlanId, chosenDays: number | null, nowMs: number): Retention {
+export function dataRetentionOf(planId: PlanId, chosenDays: number | null, nowMs: number): DataRetention {
   const planDays = planOf(planId).retentionDays;
   const days = chosenDays === null ? planDays : Math.min(chosenDays, planDays);
   return { days, planDays, chosenDays, fromMs: windowOf(days, nowMs).fromMs };
 }
 
 // The owner's choice per tenant, for a minute per isolate: a change reaches every isolate within a
-// minute (this one at once: forgetRetention), well inside the day the retention promises.
+// minute (this one at once: forgetDataRetention), well inside the day the retention promises.
 const TTL_MS = 60_000;
 const chosen = new Map<string, { days: number | null; expires: number }>();
 
 /** Drops this isolate's copy of a tenant's choice (after a change). */
-export function forgetRetention(tenantId: string): void {
+export function forgetDataRetention(tenantId: string): void {
   chosen.delete(tenantId);
 }
 
-export async function chosenRetentionDays(db: Db, tenantId: string): Promise<number | null> {
+export async function chosenDataRetentionDays(db: Db, tenantId: string): Promise<number | null> {
   const [row] = await db
     .select({ days: tenants.retentionDays })
     .from(tenants)
@@ -53,14 +53,18 @@ export async function chosenRetentionDays(db: Db, tenantId: string): Promise<num
  * The retention of a project's studio at `nowMs`, read from Postgres: for work outside a request
  * (the export consumer). Null when the project is gone.
  */
-export async function projectRetention(db: Db, projectId: string, nowMs: number): Promise<Retention | null> {
+export async function projectDataRetention(
+  db: Db,
+  projectId: string,
+  nowMs: number,
+): Promise<DataRetention | null> {
   const [row] = await db
     .select({ planId: tenants.planId, days: tenants.retentionDays })
     .from(projects)
     .innerJoin(tenants, eq(tenants.id, projects.tenantId))
     .where(eq(projects.id, projectId))
     .limit(1);
-  return row ? retentionOf(row.planId, row.days, nowMs) : null;
+  return row ? dataRetentionOf(row.planId, row.days, nowMs) : null;
 }
 
 /** The tenant's choice, cached; Postgres down: the last copy (stale-if-error), else the 503. */
@@ -72,7 +76,7 @@ async function cachedChoice(c: Context<AppEnv>, tenantId: string): Promise<numbe
   }
   let days: number | null;
   try {
-    days = await chosenRetentionDays(httpDb(c.get("config")), tenantId);
+    days = await chosenDataRetentionDays(httpDb(c.get("config")), tenantId);
   } catch (err) {
     if (entry && dependencyDownIn(err)) {
       return entry.days;
@@ -87,10 +91,10 @@ async function cachedChoice(c: Context<AppEnv>, tenantId: string): Promise<numbe
 }
 
 /** The retention of the caller's studio at the request's clock. */
-export async function requestRetention<E extends AppEnv>(c: Context<E>): Promise<Retention> {
+export async function requestRetention<E extends AppEnv>(c: Context<E>): Promise<DataRetention> {
   const ctx = c as unknown as Context<AppEnv>;
   const p = principalOf(ctx);
-  return retentionOf(p.planId, await cachedChoice(ctx, p.tenantId), ctx.get("now"));
+  return dataRetentionOf(p.planId, await cachedChoice(ctx, p.tenantId), ctx.get("now"));
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { Hono } from "hono";
 import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
-import { changeRetention, retentionProblem } from "../../../retention/change.js";
+import { changeDataRetention, dataRetentionProblem } from "../../../data-retention/change.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
-import { renderRetention, studioRetention } from "./get.js";
+import { renderDataRetention, studioRetention } from "./get.js";
 import { retentionPath } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {
@@ -32,15 +32,15 @@ export function register(app: Hono<AppEnv>) {
       const typed = (c.get("form").retentionDays ?? "").trim();
       const days = typed === "" ? null : /^\d{1,5}$/.test(typed) ? Number(typed) : Number.NaN;
       const { planId } = await studioRetention(c);
-      const problem = retentionProblem(planId, days);
+      const problem = dataRetentionProblem(planId, days);
       if (problem !== null) {
-        return renderRetention(c, {
+        return renderDataRetention(c, {
           status: 400,
           error: `Days to keep: ${problem}.`,
           draft: typed.slice(0, 20),
         });
       }
-      await changeRetention(c, membership.tenantId, planId, days);
+      await changeDataRetention(c, membership.tenantId, planId, days);
       return c.redirect(`${retentionPath(membership.tenantId)}?done=saved`, 303);
     },
   );

@@ -10,7 +10,7 @@ import { eq, sql } from "drizzle-orm";
 import { projects, retentionRuns, tenants } from "../../../schema/pg/schema.js";
 import type { Db } from "../db.js";
 import { dateOf } from "../window.js";
-import { retentionOf } from "./horizon.js";
+import { dataRetentionOf } from "./horizon.js";
 import { RETAINED_TABLES, type RetainedTable } from "./tables.js";
 
 /** Projects per statement: their ids and horizons are two bound arrays. */
@@ -25,7 +25,7 @@ export async function projectHorizons(
     .select({ id: projects.id, planId: tenants.planId, days: tenants.retentionDays })
     .from(projects)
     .innerJoin(tenants, eq(tenants.id, projects.tenantId));
-  return rows.map((r) => ({ id: r.id, horizon: dateOf(retentionOf(r.planId, r.days, nowMs).fromMs) }));
+  return rows.map((r) => ({ id: r.id, horizon: dateOf(dataRetentionOf(r.planId, r.days, nowMs).fromMs) }));
 }
 
 /** A row is expired when its day is before its project's horizon; projects not listed are untouched. */

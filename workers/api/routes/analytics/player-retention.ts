@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { retentionCohorts } from "../../analytics/retention.js";
+import { playerRetentionCohorts } from "../../analytics/player-retention.js";
 import type { AppEnv } from "../../context.js";
+import { windowFor } from "../../data-retention/horizon.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
-import { windowFor } from "../../retention/horizon.js";
 import { DaysQuery, RetentionCohortSchema } from "./schema.js";
 
 export const route = createRoute({
@@ -22,6 +22,9 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const w = await windowFor(c, Number(c.req.valid("query").days));
-    return c.json({ success: true as const, data: await retentionCohorts(c.get("ch"), project.id, w) }, 200);
+    return c.json(
+      { success: true as const, data: await playerRetentionCohorts(c.get("ch"), project.id, w) },
+      200,
+    );
   });
 }

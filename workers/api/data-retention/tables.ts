@@ -28,7 +28,7 @@ import {
 export type RetainedTable = { table: string; day: string; ids: boolean };
 
 /**
- * Every table of telemetry rows (a test checks that none is missing: test/workers/retention.test.ts).
+ * Every table of telemetry rows (a test checks that none is missing: test/workers/data-retention.test.ts).
  * The purge deletes a project's rows dated before its horizon from all of them, the id-free
  * aggregates included: every read stops at the horizon (window.ts), so keeping them longer would
  * cost disk and serve no one. Migrations 0015 and 0021 give each one the plan maximum as its own TTL.

@@ -1,10 +1,10 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
+import { changeDataRetention } from "../../data-retention/change.js";
 import { principalOf } from "../../middleware/auth.js";
 import { bodyUpTo, RESOURCE_BODY_BYTES } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
-import { changeRetention } from "../../retention/change.js";
-import { RetentionSchema, RetentionUpdateSchema, retentionItem } from "./schema.js";
+import { DataRetentionSchema, DataRetentionUpdateSchema, retentionItem } from "./schema.js";
 
 export const route = createRoute({
   method: "patch",
@@ -19,10 +19,10 @@ export const route = createRoute({
     "the audit log (`studio.retention_changed`).",
   ...policy({ scope: "data:admin" }, bodyUpTo(RESOURCE_BODY_BYTES)),
   request: {
-    body: { required: true, content: { "application/json": { schema: RetentionUpdateSchema } } },
+    body: { required: true, content: { "application/json": { schema: DataRetentionUpdateSchema } } },
   },
   responses: {
-    200: envelope(RetentionSchema, "The studio's retention after the change."),
+    200: envelope(DataRetentionSchema, "The studio's retention after the change."),
     413: problemDoc(`The body exceeds ${RESOURCE_BODY_BYTES} bytes.`),
     ...errorResponses,
   },
@@ -31,7 +31,7 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const p = principalOf(c);
-    const r = await changeRetention(c, p.tenantId, p.planId, c.req.valid("json").retentionDays);
+    const r = await changeDataRetention(c, p.tenantId, p.planId, c.req.valid("json").retentionDays);
     return c.json({ success: true as const, data: retentionItem(r) }, 200);
   });
 }
