@@ -19,6 +19,20 @@
 const FRAMEWORKS =
   "^node_modules/(hono|@hono/[^/]+|drizzle-[^/]+|zod|zod-[^/]+|@asteasolutions/zod-to-openapi)/";
 
+/** The API Worker's domain folders: below its web layer (rule domain-below-web). */
+const DOMAIN = [
+  "analytics",
+  "alerts",
+  "exports",
+  "erasure",
+  "data-retention",
+  "audit",
+  "sso",
+  "accounts",
+  "query",
+  "credentials",
+];
+
 /**
  * A rule per Worker: every file in workers/shared/ is reachable from its entry point. One exception: the
  * metric table (telemetry/metrics.ts) sits beside the telemetry field table it refers to, and is read by the
@@ -93,6 +107,27 @@ module.exports = {
       severity: "error",
       from: { path: "^workers/shared/telemetry/metrics\\.ts$" },
       to: { dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "domain-below-web",
+      comment:
+        "The API Worker's domain (analytics, alerts, exports, erasure, data retention, audit, sso, accounts, " +
+        "query, credentials) sits below its web layer: it imports nothing from web/, middleware/ or " +
+        "routes/. Take the principal and the clock as values (data-retention/horizon.ts Reader), not the " +
+        "request; what pages and middleware share with the domain lives in the domain (the session " +
+        "cookie: credentials/session-cookie.ts).",
+      severity: "error",
+      from: { path: `^workers/api/(${DOMAIN.join("|")})/` },
+      to: { path: "^workers/api/(web|middleware|routes)/" },
+    },
+    {
+      name: "no-circular",
+      comment:
+        "No import circles: a module and what it imports form a tree, so each can be read (and loaded) " +
+        "before what uses it. Move what both sides need below both.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
     },
     {
       name: "no-unresolvable",

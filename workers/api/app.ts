@@ -4,6 +4,7 @@ import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, codeOfStatus, problemResponse, toApiError } from "../shared/errors.js";
 import type { AppEnv } from "./context.js";
+import { SESSION_COOKIE } from "./credentials/session-cookie.js";
 import { gate, limitAnonymous } from "./middleware/auth.js";
 import { init } from "./middleware/init.js";
 import { refuseUrlCredentials } from "./middleware/url-credentials.js";
@@ -30,7 +31,6 @@ import { thresholdProfilesApp } from "./routes/threshold-profiles/index.js";
 import { route as whoamiRoute } from "./routes/whoami/get.js";
 import { whoami } from "./routes/whoami/index.js";
 import { webApp } from "./web/app.js";
-import { SESSION_COOKIE } from "./web/session.js";
 
 const publicLimit = createMiddleware<AppEnv>(async (c, next) => {
   await limitAnonymous(c);

@@ -3,9 +3,9 @@ import type { Context } from "hono";
 import type { AuditActorType, AuditDetail, AuditOutcome } from "../../../schema/pg/columns.js";
 import { apiKeys, auditLog, memberships, users } from "../../../schema/pg/schema.js";
 import type { AppEnv } from "../context.js";
+import { type GrantHolder, grantById } from "../credentials/grants.js";
+import { currentUser } from "../credentials/session-cookie.js";
 import type { Db } from "../db.js";
-import { currentUser } from "../web/session.js";
-import { grantById } from "./oauth.js";
 
 // The audit log's one writer (docs/accounts.md, "Audit log"). Every security-relevant change records one
 // entry through `audit(c, …)` inside a request, or `auditOutside(db, …)` in a queue consumer, the cron
@@ -173,6 +173,18 @@ export async function auditOutside(db: Db, input: AuditOutsideInput): Promise<vo
     });
 }
 
+/** A grant as the audit log names it: its client acting for its user, in its studio. */
+export type GrantParties = { tenantId: string; actor: AuditActor; target: AuditTarget };
+
+export function grantParties(g: GrantHolder): GrantParties {
+  const label = `${g.clientName} (${g.email})`;
+  return {
+    tenantId: g.tenantId,
+    actor: { type: "oauth_client", id: g.clientId, label, userId: g.userId },
+    target: { type: "grant", id: g.grantId, label },
+  };
+}
+
 /** The client's address as Cloudflare reports it; null when absent (local calls without the header). */
 export function requestIp<E extends AppEnv>(c: Context<E>): string | null {
   return c.req.header("cf-connecting-ip") ?? null;
@@ -217,7 +229,9 @@ export async function requestActor<E extends AppEnv>(c: Context<E>, db: Db): Pro
   }
   const grant = await grantById(db, p.grantId);
   return {
-    actor: grant?.actor ?? { type: "oauth_client", id: null, label: `grant ${p.grantId}` },
+    actor: grant
+      ? grantParties(grant).actor
+      : { type: "oauth_client", id: null, label: `grant ${p.grantId}` },
     tenantId: p.tenantId,
     projectId: null,
   };

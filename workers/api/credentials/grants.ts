@@ -5,8 +5,10 @@ import {
   oauthRefreshTokens,
   oauthTokens,
   tenants,
+  users,
 } from "../../../schema/pg/schema.js";
 import { TOKEN_SCOPES } from "../../shared/credentials/scopes.js";
+import { sha256Hex } from "../../shared/credentials/secrets.js";
 import type { Db, Tx } from "../db.js";
 
 export type GrantScope = (typeof TOKEN_SCOPES)[number];
@@ -113,4 +115,54 @@ export async function revokeGrantsOfUser(
       .where(and(inArray(oauthRefreshTokens.grantId, ids), isNull(oauthRefreshTokens.revokedAt)));
   }
   return [...new Set(revoked.map((g) => g.tenantId))];
+}
+
+/** A grant's parties: its client acting for its user, in its studio (the audit log names them). */
+export type GrantHolder = {
+  grantId: string;
+  tenantId: string;
+  clientId: string;
+  clientName: string;
+  userId: string;
+  email: string;
+};
+
+const holderColumns = {
+  grantId: oauthGrants.id,
+  tenantId: oauthGrants.tenantId,
+  clientId: oauthClients.id,
+  clientName: oauthClients.name,
+  userId: users.id,
+  email: users.email,
+};
+
+/** The grant a token (access `gto_…` or refresh `gtr_…`) belongs to, by the token's hash; null if none. */
+export async function grantOfToken(db: Db, token: string): Promise<GrantHolder | null> {
+  const hash = await sha256Hex(token);
+  const [access] = await db
+    .select({ grantId: oauthTokens.grantId })
+    .from(oauthTokens)
+    .where(eq(oauthTokens.tokenHash, hash))
+    .limit(1);
+  const [refresh] = access?.grantId
+    ? []
+    : await db
+        .select({ grantId: oauthRefreshTokens.grantId })
+        .from(oauthRefreshTokens)
+        .where(eq(oauthRefreshTokens.tokenHash, hash))
+        .limit(1);
+  const grantId = access?.grantId ?? refresh?.grantId;
+  return grantId ? grantById(db, grantId) : null;
+}
+
+/** The grant by id (revoked or not); null if none. */
+export async function grantById(db: Db, grantId: string): Promise<GrantHolder | null> {
+  const [row] = await db
+    .select(holderColumns)
+    .from(oauthGrants)
+    .innerJoin(oauthClients, eq(oauthClients.id, oauthGrants.clientId))
+    .innerJoin(users, eq(users.id, oauthGrants.userId))
+    .where(eq(oauthGrants.id, grantId))
+    .limit(1);
+  return row ?? null;
 }

@@ -3,13 +3,11 @@
 // kept day. Every read stops at the horizon (windowFor below, the query endpoint, exports), so no
 // answer holds an expired row even before the daily purge (purge.ts) or a merge removed it.
 import { eq } from "drizzle-orm";
-import type { Context } from "hono";
 import { projects, tenants } from "../../../schema/pg/schema.js";
+import type { Config } from "../../shared/config.js";
 import { dependencyDownIn } from "../../shared/errors.js";
 import { type PlanId, planOf } from "../../shared/plans.js";
-import type { AppEnv } from "../context.js";
 import { type Db, httpDb } from "../db.js";
-import { principalOf } from "../middleware/auth.js";
 import { type Window, windowOf } from "../window.js";
 
 export type DataRetention = {
@@ -67,8 +65,15 @@ export async function projectDataRetention(
   return row ? dataRetentionOf(row.planId, row.days, nowMs) : null;
 }
 
+/**
+ * Who reads, and when: the caller's studio and plan (the principal's), the request's clock, and the
+ * configuration to read the owner's choice with. The routes build it from the request (readerOf,
+ * middleware/auth.ts); nothing here sees the request itself.
+ */
+export type Reader = { tenantId: string; planId: PlanId; nowMs: number; config: Config };
+
 /** The tenant's choice, cached; Postgres down: the last copy (stale-if-error), else the 503. */
-async function cachedChoice(c: Context<AppEnv>, tenantId: string): Promise<number | null> {
+async function cachedChoice(config: Config, tenantId: string): Promise<number | null> {
   const now = Date.now();
   const entry = chosen.get(tenantId);
   if (entry && entry.expires > now) {
@@ -76,7 +81,7 @@ async function cachedChoice(c: Context<AppEnv>, tenantId: string): Promise<numbe
   }
   let days: number | null;
   try {
-    days = await chosenDataRetentionDays(httpDb(c.get("config")), tenantId);
+    days = await chosenDataRetentionDays(httpDb(config), tenantId);
   } catch (err) {
     if (entry && dependencyDownIn(err)) {
       return entry.days;
@@ -90,18 +95,15 @@ async function cachedChoice(c: Context<AppEnv>, tenantId: string): Promise<numbe
   return days;
 }
 
-/** The retention of the caller's studio at the request's clock. */
-export async function requestRetention<E extends AppEnv>(c: Context<E>): Promise<DataRetention> {
-  const ctx = c as unknown as Context<AppEnv>;
-  const p = principalOf(ctx);
-  return dataRetentionOf(p.planId, await cachedChoice(ctx, p.tenantId), ctx.get("now"));
+/** The retention of the reader's studio at the reader's clock. */
+export async function readerRetention(r: Reader): Promise<DataRetention> {
+  return dataRetentionOf(r.planId, await cachedChoice(r.config, r.tenantId), r.nowMs);
 }
 
 /**
- * The analytics window of `days` at the request's clock, its start moved up to the studio's horizon
+ * The analytics window of `days` at the reader's clock, its start moved up to the studio's horizon
  * (window.ts windowOf): the one place every analytics read gets its bounds from.
  */
-export async function windowFor<E extends AppEnv>(c: Context<E>, days: number): Promise<Window> {
-  const r = await requestRetention(c);
-  return windowOf(days, (c as unknown as Context<AppEnv>).get("now"), r.fromMs);
+export async function windowFor(r: Reader, days: number): Promise<Window> {
+  return windowOf(days, r.nowMs, (await readerRetention(r)).fromMs);
 }

@@ -15,7 +15,8 @@ import {
   requireScopeOf,
   tenantProjectsOf,
 } from "../credentials/gate.js";
-import { currentUser, hasSessionCookie } from "../web/session.js";
+import { currentUser, hasSessionCookie } from "../credentials/session-cookie.js";
+import type { Reader } from "../data-retention/horizon.js";
 
 // The gate as Hono middleware: reads the request, sets what workers/api/credentials/gate.ts decides.
 
@@ -83,6 +84,13 @@ export function principalOf(c: Context<AppEnv>): Principal {
     throw new ApiError("UNAUTHORIZED", "Missing credentials: send X-API-Key.");
   }
   return p;
+}
+
+/** The caller as the domain's reads take it: the principal's studio and plan, and the request's clock. */
+export function readerOf<E extends AppEnv>(c: Context<E>): Reader {
+  const ctx = c as unknown as Context<AppEnv>;
+  const p = principalOf(ctx);
+  return { tenantId: p.tenantId, planId: p.planId, nowMs: ctx.get("now"), config: ctx.get("config") };
 }
 
 export function requireScope(scope: Scope) {

@@ -14,8 +14,8 @@ import {
 } from "../../../schema/pg/schema.js";
 import { base64url, newSecret, sha256Hex } from "../../shared/credentials/secrets.js";
 import type { AppEnv } from "../context.js";
+import { cookieBase } from "../credentials/session-cookie.js";
 import type { Tx } from "../db.js";
-import { cookieBase } from "../web/session.js";
 import { emailDomain } from "./config.js";
 import {
   clientAuth,

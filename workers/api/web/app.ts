@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { ApiError, problemResponse } from "../../shared/errors.js";
 import type { AppEnv } from "../context.js";
+import { currentUser } from "../credentials/session-cookie.js";
 import { init } from "../middleware/init.js";
 import * as accountDelete from "./pages/account/delete.js";
 import * as accountGet from "./pages/account/get.js";
@@ -52,7 +53,7 @@ import * as ssoRemove from "./pages/sso/remove.js";
 import * as ssoSave from "./pages/sso/save.js";
 import * as ssoTest from "./pages/sso/test.js";
 import { errorPage } from "./respond.js";
-import { currentUser, signInRedirect } from "./session.js";
+import { signInRedirect } from "./session.js";
 
 /**
  * Pages carry CSRF tokens, secrets shown once and a consent form: never cached, never framed (no

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { seal, unseal } from "../../shared/credentials/secrets.js";
 import type { AppEnv } from "../context.js";
-import { cookieBase, SESSION_COOKIE } from "./session.js";
+import { cookieBase, SESSION_COOKIE } from "../credentials/session-cookie.js";
 
 // A key created on the API Keys page is shown on the page the POST redirects to (Post/Redirect/Get: a
 // refresh then re-reads the list instead of creating another key). Between the two requests its secret

@@ -1,9 +1,10 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../context.js";
+import { currentUser } from "../credentials/session-cookie.js";
 import type { SessionUser } from "../credentials/sessions.js";
 import { errorBody, layout, type NavUser } from "./layout.js";
-import { csrfToken, currentUser, signInRedirect } from "./session.js";
+import { csrfToken, signInRedirect } from "./session.js";
 
 export type Visitor = { user: SessionUser; nav: NavUser; csrf: string };
 

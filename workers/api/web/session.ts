@@ -1,76 +1,13 @@
 import type { Context } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { getCookie, setCookie } from "hono/cookie";
 import { newSecret, sha256Hex } from "../../shared/credentials/secrets.js";
 import type { AppEnv } from "../context.js";
-import {
-  lastSeenIsStale,
-  noteSessionSeen,
-  SESSION_TTL_SECONDS,
-  type SessionUser,
-  sessionUser,
-} from "../credentials/sessions.js";
-import { httpDb } from "../db.js";
+import { cookieBase, currentUser, SESSION_COOKIE } from "../credentials/session-cookie.js";
 
-// Browser sessions and CSRF for the pages outside /api. The session cookie is read only here; the Web
-// API's gate asks currentUser() when a request carries no key or token, so the dashboard's scripts read
-// the same /api/v1 routes as the clients (workers/api/middleware/auth.ts, docs/dashboard.md).
-export const SESSION_COOKIE = "gt_session";
+// CSRF and the way back to sign-in, for the pages outside /api. The session cookie itself is
+// credentials/session-cookie.ts.
 /** Before sign-in there is no session to bind a CSRF token to: this random cookie stands in. */
 const PRE_SESSION_COOKIE = "gt_csrf";
-
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
-/** Secure everywhere but on a loopback host, where local development runs over plain http. */
-export function cookieBase<E extends AppEnv>(c: Context<E>) {
-  return {
-    path: "/",
-    httpOnly: true,
-    sameSite: "Lax",
-    secure: !LOOPBACK.has(new URL(c.req.url).hostname),
-  } as const;
-}
-
-export function setSessionCookie<E extends AppEnv>(
-  c: Context<E>,
-  token: string,
-  maxAge = SESSION_TTL_SECONDS,
-): void {
-  setCookie(c, SESSION_COOKIE, token, { ...cookieBase(c), maxAge });
-}
-
-export function clearSessionCookie<E extends AppEnv>(c: Context<E>): void {
-  deleteCookie(c, SESSION_COOKIE, cookieBase(c));
-}
-
-/** Whether the request carries a session cookie at all (live or not). */
-export function hasSessionCookie<E extends AppEnv>(c: Context<E>): boolean {
-  return Boolean(getCookie(c, SESSION_COOKIE));
-}
-
-const users = new WeakMap<Request, Promise<SessionUser | null>>();
-
-/**
- * The signed-in user of this request, looked up once per request. The session's "last seen" is written
- * after the response, and only when the stored one is older than its resolution (sessions.ts).
- */
-export function currentUser<E extends AppEnv>(c: Context<E>): Promise<SessionUser | null> {
-  let found = users.get(c.req.raw);
-  if (!found) {
-    const now = new Date(c.get("now"));
-    found = sessionUser(c.get("db"), getCookie(c, SESSION_COOKIE), now).then((user) => {
-      if (user && lastSeenIsStale(user.lastSeenAt, now)) {
-        c.executionCtx.waitUntil(
-          noteSessionSeen(httpDb(c.get("config")), user.sessionId, now).catch((err) =>
-            console.error("session last-seen update failed", err instanceof Error ? err.message : err),
-          ),
-        );
-      }
-      return user;
-    });
-    users.set(c.req.raw, found);
-  }
-  return found;
-}
 
 /**
  * The token every form of this request carries. Signed in: derived from the session token, which an

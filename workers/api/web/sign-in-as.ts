@@ -2,8 +2,8 @@ import type { Context } from "hono";
 import { clientIp } from "../../shared/rate-limit.js";
 import { noteSignIn } from "../accounts/account.js";
 import type { AppEnv } from "../context.js";
+import { currentUser, setSessionCookie } from "../credentials/session-cookie.js";
 import { endSession, sessionTtlSeconds, startSession } from "../credentials/sessions.js";
-import { currentUser, setSessionCookie } from "./session.js";
 
 /**
  * Signs this browser in as the user: a new session token every time, so a session id planted before

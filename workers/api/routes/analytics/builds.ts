@@ -4,6 +4,7 @@ import { cached, cacheKey } from "../../analytics/cache.js";
 import { decorateBuilds } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { BuildRowSchema, BuildSchema, BuildsQuery } from "./schema.js";
 
@@ -26,7 +27,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const q = c.req.valid("query");
     const days = Number(q.days);
-    const w = await windowFor(c, days);
+    const w = await windowFor(readerOf(c), days);
     // The horizon too: an answer cached before a retention change is never served after it.
     const key = cacheKey("builds", project, { days, buildId: q.buildId, retainedFrom: w.retainedFrom });
     const data = await cached(

@@ -6,6 +6,7 @@ import { eventMapId } from "../../analytics/maps.js";
 import { withVerdicts } from "../../analytics/verdicts.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { BuildComparisonSchema, CompareQuery } from "./schema.js";
 
@@ -39,7 +40,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const days = Number(q.days);
     const mapId = q.mapId === undefined ? undefined : await eventMapId(c.get("db"), project.id, q.mapId);
     const query = { baseline: q.baseline, candidate: q.candidate, mapId, platform: q.platform };
-    const w = await windowFor(c, days);
+    const w = await windowFor(readerOf(c), days);
     // The horizon too: an answer cached before a retention change is never served after it.
     const key = cacheKey("builds-compare", project, { days, ...query, retainedFrom: w.retainedFrom });
     const data = await cached(

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { dashboardDistincts, dashboardTotals } from "../../analytics/dashboard.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { DashboardSchema, DaysQuery } from "./schema.js";
 
@@ -20,7 +21,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const fetchedAt = c.get("now");
-    const w = await windowFor(c, Number(c.req.valid("query").days));
+    const w = await windowFor(readerOf(c), Number(c.req.valid("query").days));
     const [distincts, totals] = await Promise.all([
       dashboardDistincts(c.get("ch"), project.id, w, fetchedAt, project.dataVersion),
       dashboardTotals(c.get("ch"), project.id, w),

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { funnelSteps } from "../../analytics/funnels.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { FunnelQuery, FunnelStepSchema, stepNames } from "./schema.js";
 
@@ -20,7 +21,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const q = c.req.valid("query");
-    const w = await windowFor(c, Number(q.days));
+    const w = await windowFor(readerOf(c), Number(q.days));
     const data = await funnelSteps(c.get("ch"), project.id, w, stepNames(q.steps), Number(q.window));
     return c.json({ success: true as const, data }, 200);
   });

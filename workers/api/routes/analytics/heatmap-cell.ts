@@ -6,6 +6,7 @@ import { cellDrilldown, type ProfileMarks, profileMarks } from "../../analytics/
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { CellDrilldownSchema, HeatmapCellQuery } from "./schema.js";
 
@@ -43,7 +44,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       }
       profile = profileMarks(p);
     }
-    const data = await cellDrilldown(c.get("ch"), project.id, await windowFor(c, Number(q.days)), {
+    const data = await cellDrilldown(c.get("ch"), project.id, await windowFor(readerOf(c), Number(q.days)), {
       mapId: await eventMapId(db, project.id, q.mapId),
       cellSize: Number(q.cellSize),
       x: Number(q.x),

@@ -3,6 +3,7 @@ import { heatmapCells } from "../../analytics/heatmap.js";
 import { eventMapId } from "../../analytics/maps.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { HeatmapCellSchema, HeatmapQuery } from "./schema.js";
 
@@ -26,7 +27,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const q = c.req.valid("query");
-    const w = await windowFor(c, Number(q.days));
+    const w = await windowFor(readerOf(c), Number(q.days));
     const data = await heatmapCells(c.get("ch"), project.id, w, {
       mapId: await eventMapId(c.get("db"), project.id, q.mapId),
       cellSize: Number(q.cellSize),

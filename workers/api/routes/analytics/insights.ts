@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { insightGroups, insightTotal } from "../../analytics/insights.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { InsightsQuery, InsightsSchema } from "./schema.js";
 
@@ -23,7 +24,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const q = c.req.valid("query");
     const days = Number(q.days);
-    const w = await windowFor(c, days);
+    const w = await windowFor(readerOf(c), days);
     const query = { metric: q.metric, groupBy: q.groupBy, limit: Number(q.limit), eventName: q.eventName };
     const [groups, total] = await Promise.all([
       insightGroups(c.get("ch"), project.id, w, query),

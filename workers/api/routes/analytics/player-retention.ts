@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { playerRetentionCohorts } from "../../analytics/player-retention.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { DaysQuery, RetentionCohortSchema } from "./schema.js";
 
@@ -21,7 +22,7 @@ export const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
-    const w = await windowFor(c, Number(c.req.valid("query").days));
+    const w = await windowFor(readerOf(c), Number(c.req.valid("query").days));
     return c.json(
       { success: true as const, data: await playerRetentionCohorts(c.get("ch"), project.id, w) },
       200,

@@ -4,6 +4,7 @@ import { eventMapId } from "../../analytics/maps.js";
 import { buildRegressions, NoBaseline } from "../../analytics/regressions.js";
 import type { AppEnv } from "../../context.js";
 import { windowFor } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { RegressionsQuery, RegressionsSchema } from "./schema.js";
 
@@ -38,15 +39,20 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const project = c.get("project");
     const mapId = q.mapId === undefined ? undefined : await eventMapId(c.get("db"), project.id, q.mapId);
     try {
-      const data = await buildRegressions(c.get("ch"), project.id, await windowFor(c, Number(q.days)), {
-        candidate: q.candidate,
-        baseline: q.baseline,
-        metric: q.metric,
-        by: q.by,
-        mapId,
-        minEffectPct: q.minEffectPct,
-        minSessions: q.minSessions,
-      });
+      const data = await buildRegressions(
+        c.get("ch"),
+        project.id,
+        await windowFor(readerOf(c), Number(q.days)),
+        {
+          candidate: q.candidate,
+          baseline: q.baseline,
+          metric: q.metric,
+          by: q.by,
+          mapId,
+          minEffectPct: q.minEffectPct,
+          minSessions: q.minSessions,
+        },
+      );
       return c.json({ success: true as const, data }, 200);
     } catch (err) {
       if (err instanceof NoBaseline) {

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
-import { requestRetention } from "../../data-retention/horizon.js";
+import { readerRetention } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { DataRetentionSchema, retentionItem } from "./schema.js";
 
@@ -20,6 +21,6 @@ export const route = createRoute({
 
 export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
-    return c.json({ success: true as const, data: retentionItem(await requestRetention(c)) }, 200);
+    return c.json({ success: true as const, data: retentionItem(await readerRetention(readerOf(c))) }, 200);
   });
 }

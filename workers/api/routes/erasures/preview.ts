@@ -1,8 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
-import { requestRetention } from "../../data-retention/horizon.js";
+import { readerRetention } from "../../data-retention/horizon.js";
 import { REBUILT_ROLLUPS } from "../../erasure/rollups.js";
 import { countRows, ERASURE_STEPS, playerSessions } from "../../erasure/steps.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { ErasureBodySchema, ErasurePreviewSchema } from "./schema.js";
 
@@ -30,7 +31,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const ch = c.get("ch");
     const bound = await playerSessions(ch, c.get("project").id, c.req.valid("json").playerId);
     // Reads never return an expired row: neither does the preview count one.
-    const from = new Date((await requestRetention(c)).fromMs).toISOString().slice(0, 10);
+    const from = new Date((await readerRetention(readerOf(c))).fromMs).toISOString().slice(0, 10);
     const tables = [];
     for (const step of ERASURE_STEPS) {
       tables.push({ table: step.table, rows: await countRows(ch, step, bound, from) });

@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../shared/credentials/cache.js";
-import { grantOfToken } from "../../audit/oauth.js";
-import { audit } from "../../audit/record.js";
+import { audit, grantParties } from "../../audit/record.js";
 import type { AppEnv } from "../../context.js";
+import { grantOfToken } from "../../credentials/grants.js";
 import { OAuthError, revokeToken } from "../../credentials/tokens.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
 
@@ -28,7 +28,7 @@ export function register(app: Hono<AppEnv>) {
       if (revoked && grant) {
         await audit(c, {
           action: "token.revoked",
-          ...grant,
+          ...grantParties(grant),
           detail: { kind: token.startsWith("gtr_") ? "refresh" : "access" },
         });
       }

@@ -1,8 +1,8 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../shared/credentials/cache.js";
-import { grantOfToken } from "../../audit/oauth.js";
-import { audit } from "../../audit/record.js";
+import { audit, grantParties } from "../../audit/record.js";
 import type { AppEnv } from "../../context.js";
+import { grantOfToken } from "../../credentials/grants.js";
 import { exchangeCode, OAuthError, refreshTokens } from "../../credentials/tokens.js";
 import { clientEndpoint, oauthJson } from "./respond.js";
 
@@ -30,7 +30,11 @@ export function register(app: Hono<AppEnv>) {
         // The grant and its first tokens; refreshes that rotate them are not recorded one by one.
         const grant = await grantOfToken(c.get("db"), tokens.access_token);
         if (grant) {
-          await audit(c, { action: "token.created", ...grant, detail: { scope: tokens.scope } });
+          await audit(c, {
+            action: "token.created",
+            ...grantParties(grant),
+            detail: { scope: tokens.scope },
+          });
         }
         return oauthJson(c, tokens);
       }

@@ -3,7 +3,8 @@ import { and, count, eq } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
 import { cachedEventKpis } from "../../analytics/project-status.js";
 import type { AppEnv } from "../../context.js";
-import { requestRetention } from "../../data-retention/horizon.js";
+import { readerRetention } from "../../data-retention/horizon.js";
+import { readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProjectIdParam, policy } from "../../openapi.js";
 import { retentionItem } from "../data-retention/schema.js";
 import { ProjectStatusSchema, projectItem } from "./schema.js";
@@ -35,7 +36,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     // Authentication, scope and project checks have all run before the cache is consulted.
     const project = c.get("project");
     const fresh = c.req.valid("query").fresh === "1";
-    const retention = await requestRetention(c);
+    const retention = await readerRetention(readerOf(c));
     const [kpis, [rules]] = await Promise.all([
       cachedEventKpis(
         c.get("ch"),

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { openQueryClickHouse } from "../../../shared/clickhouse.js";
 import type { AppEnv } from "../../context.js";
-import { requestRetention } from "../../data-retention/horizon.js";
-import { projectFor } from "../../middleware/auth.js";
+import { readerRetention } from "../../data-retention/horizon.js";
+import { projectFor, readerOf } from "../../middleware/auth.js";
 import { envelope, errorResponses, ProblemSchema, policy } from "../../openapi.js";
 import { QUERY_LIMITS, runUserQuery } from "../../query/run.js";
 import { QueryBodySchema, QueryResultSchema } from "./schema.js";
@@ -36,7 +36,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const project = await projectFor(c, body.project_id);
-    const retention = await requestRetention(c);
+    const retention = await readerRetention(readerOf(c));
     const data = await runUserQuery(
       openQueryClickHouse(c.get("config")),
       project.id,

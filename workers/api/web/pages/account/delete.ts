@@ -3,8 +3,8 @@ import { announceChange } from "../../../../shared/credentials/cache.js";
 import { deleteAccount } from "../../../accounts/account.js";
 import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
+import { clearSessionCookie } from "../../../credentials/session-cookie.js";
 import { csrfForm, visitor } from "../../access.js";
-import { clearSessionCookie } from "../../session.js";
 import { attempt } from "./get.js";
 
 export function register(app: Hono<AppEnv>) {

@@ -1,10 +1,10 @@
 import type { Hono } from "hono";
 import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
+import { clearSessionCookie } from "../../../credentials/session-cookie.js";
 import { endSessionOfUser } from "../../../credentials/sessions.js";
 import { csrfForm, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
-import { clearSessionCookie } from "../../session.js";
 
 // Ends one of the signed-in person's sessions (Account page, "Sessions"). Sessions are read from
 // Postgres on every request, so the browser holding it is signed out on its next request. Ending this

@@ -1,9 +1,8 @@
 import type { Hono } from "hono";
 import { announceChange } from "../../../../shared/credentials/cache.js";
-import { grantById } from "../../../audit/oauth.js";
-import { audit } from "../../../audit/record.js";
+import { audit, grantParties } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
-import { revokeGrantOfUser } from "../../../credentials/grants.js";
+import { grantById, revokeGrantOfUser } from "../../../credentials/grants.js";
 import { csrfForm, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 
@@ -21,7 +20,7 @@ export function register(app: Hono<AppEnv>) {
     await audit(c, {
       action: "oauth.grant_revoked",
       tenantId,
-      target: grant?.target ?? { type: "grant", id: grantId },
+      target: grant ? grantParties(grant).target : { type: "grant", id: grantId },
     });
     await announceChange(c.env, { tenantId });
     return c.redirect("/settings/connected-apps?revoked=1", 303);

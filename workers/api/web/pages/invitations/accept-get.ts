@@ -4,7 +4,8 @@ import { tenants } from "../../../../../schema/pg/schema.js";
 import { liveLink } from "../../../accounts/links.js";
 import { userByEmail } from "../../../accounts/team.js";
 import type { AppEnv } from "../../../context.js";
-import { csrfToken, currentUser } from "../../session.js";
+import { currentUser } from "../../../credentials/session-cookie.js";
+import { csrfToken } from "../../session.js";
 import { acceptPage, dead, type Invitation, type OtherUser } from "./view.js";
 
 export async function invitationFor(c: Context<AppEnv>, token: string): Promise<Invitation | null> {

@@ -2,10 +2,11 @@ import type { Hono } from "hono";
 import { membershipsOf } from "../../../accounts/users.js";
 import { audit } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
+import { currentUser } from "../../../credentials/session-cookie.js";
 import { issueCode } from "../../../credentials/tokens.js";
 import { readForm } from "../../form.js";
 import { errorPage, FORM_EXPIRED } from "../../respond.js";
-import { csrfValid, currentUser, signInRedirect } from "../../session.js";
+import { csrfValid, signInRedirect } from "../../session.js";
 import { AUTHORIZE_PARAMS, type AuthorizeParams, checkAuthorize, clientRedirect } from "./request.js";
 
 /** POST /oauth/authorize: the consent page's answer. Allow issues a code; Deny says access_denied. */

@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../../context.js";
-import { csrfToken, currentUser, safeReturnTo } from "../../session.js";
+import { currentUser } from "../../../credentials/session-cookie.js";
+import { csrfToken, safeReturnTo } from "../../session.js";
 import { SIGN_IN_NOTICES, signInPage } from "./view.js";
 
 export function register(app: Hono<AppEnv>) {

@@ -1,10 +1,11 @@
 import type { Hono } from "hono";
 import { auditUser } from "../../../audit/record.js";
 import type { AppEnv } from "../../../context.js";
+import { clearSessionCookie, currentUser } from "../../../credentials/session-cookie.js";
 import { endSession } from "../../../credentials/sessions.js";
 import { readForm } from "../../form.js";
 import { errorPage, FORM_EXPIRED } from "../../respond.js";
-import { clearSessionCookie, csrfValid, currentUser } from "../../session.js";
+import { csrfValid } from "../../session.js";
 
 export function register(app: Hono<AppEnv>) {
   app.post("/sign-out", async (c) => {

@@ -3,6 +3,7 @@ import { membershipOf } from "../../../accounts/team.js";
 import { audit, auditUser } from "../../../audit/record.js";
 import { auditSsoChange, auditSsoRefusal } from "../../../audit/sso.js";
 import type { AppEnv } from "../../../context.js";
+import { currentUser } from "../../../credentials/session-cookie.js";
 import {
   activatePending,
   checkCallback,
@@ -10,7 +11,7 @@ import {
   FlowRefused,
   provision,
 } from "../../../sso/flow.js";
-import { csrfToken, currentUser, safeReturnTo } from "../../session.js";
+import { csrfToken, safeReturnTo } from "../../session.js";
 import { signInAs } from "../../sign-in-as.js";
 import { signInPage } from "../sign-in/view.js";
 import { REFUSAL_WORDS, ssoPath } from "./view.js";
