@@ -18,7 +18,7 @@ import { seedTenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { waitFor } from "../support/wait.js";
 
-// Retention (docs/operations.md, "Retention"): a studio's events of 10 days ago and of yesterday, read
+// Retention (docs/architecture.md, "Data retention"): a studio's events of 10 days ago and of yesterday, read
 // through every read path on the plan's retention (both counted), then with the studio's retention
 // shortened to 5 days (yesterday's only), then the purge deleting the expired rows from every table.
 
