@@ -6,7 +6,7 @@
 // and sends the work to the alerts queue), and waits until every pair's state holds the run, every
 // notification the events promise has reached the receiver, and nothing more arrives. Duplicates are
 // counted in Postgres (more than one event per pair) and at the receiver (more than one delivery per
-// pair); each message's own time comes from the consumer's log line. docs/operations.md, "Benchmarks".
+// pair); each message's own time comes from the consumer's log line. docs/benchmarks.md, "bench:alerts".
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";

@@ -2,7 +2,7 @@
 // question, as a team wiring ClickHouse by hand would write it (one GROUP BY over the project's events
 // of the window, exact distinct counts over the strings, no rollup), and each side's answer in one
 // comparable form, so that the benchmark can check both give the same answer before it compares what
-// they read (docs/operations.md, "bench:analytics").
+// they read (docs/benchmarks.md, "bench:analytics").
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { Build } from "../../workers/api/analytics/builds.js";
 import type { CellDrilldown } from "../../workers/api/analytics/cell.js";

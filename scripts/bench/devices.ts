@@ -9,7 +9,7 @@ import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
 // The cost of the engine SDKs' device_info (docs/ingest.md, "Hardware context from the engine SDKs";
-// docs/operations.md, "bench:devices"): the reads that attach a session's device at read time, before
+// docs/benchmarks.md, "bench:devices"): the reads that attach a session's device at read time, before
 // and after the project has device_info events, and the insert of those events through the view.
 // Data: analytics-data.ts's generator (BENCH_MAIN_EVENTS of the project, BENCH_OTHER_EVENTS of nine
 // others), then one device_info per session of the project's last 30 days.

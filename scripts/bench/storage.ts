@@ -1,5 +1,5 @@
 // `npm run bench:storage`: bytes on disk per million events for every ClickHouse table, the cost of the
-// retention TTLs on inserts, and the time of a retention purge (docs/operations.md, "Storage").
+// retention TTLs on inserts, and the time of a retention purge (docs/benchmarks.md, "bench:storage").
 // Loads BENCH_STORAGE_EVENTS (default 4M) events of one project with the analytics benchmark's
 // generator (90 days, DEFAULT_PLAYERS players) into chdb, a million at a time, alternating the
 // migration-0015 TTLs off and on per million; merges every table (OPTIMIZE FINAL: the steady state a

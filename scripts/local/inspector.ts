@@ -12,7 +12,7 @@ const EVERY_MS = 10_000;
  * as a `debug-log` POST that it does not await, so a long response opens thousands of loopback
  * connections at once (left in CLOSE_WAIT by workerd) and buffers every message until DevTools attach.
  * An export streaming gigabytes from ClickHouse exhausted workerd's 20,000 descriptors in 90 s
- * (docs/operations.md, "Writes at that volume"). Fixed upstream (workers-sdk #14191, #14243: the
+ * (docs/development.md, "Wrangler's inspector"). Fixed upstream (workers-sdk #14191, #14243: the
  * proxy enables Network only for an attached DevTools client); until then, this connects to the
  * proxy as a DevTools client every few seconds, sends `Network.disable`, and leaves, which also drains
  * the proxy's buffer. A human's DevTools holding the one client slot keeps it: the connection is then

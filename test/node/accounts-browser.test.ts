@@ -6,6 +6,7 @@ import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startCallbackServer } from "../support/callback-server.js";
 import { launchChromium } from "../support/chromium.js";
+import type { OkBody } from "../support/schema.js";
 import { adminCli, type Service, startService } from "../support/service.js";
 
 // A person in headless Chromium against the service as `npm run dev` serves it: signs in, approves a
@@ -137,9 +138,7 @@ it("signs in, approves a loopback authorization, creates, uses and revokes an AP
     headers: { Authorization: `Bearer ${tokens.access_token}` },
   });
   expect(projects.status).toBe(200);
-  expect(((await projects.json()) as { data: { id: string }[] }).data.map((p) => p.id)).toEqual([
-    seed.projectId,
-  ]);
+  expect(((await projects.json()) as OkBody<"/v1/projects">).data.map((p) => p.id)).toEqual([seed.projectId]);
 
   // 3. Connected apps shows the grant.
   await page.goto(`${origin}/settings/connected-apps`);
@@ -163,7 +162,7 @@ it("signs in, approves a loopback authorization, creates, uses and revokes an AP
   expect(await page.getByRole("cell", { name: "Browser test key", exact: true }).count()).toBe(1);
   const whoami = await fetch(`${origin}/api/v1/whoami`, { headers: { "X-API-Key": secret } });
   expect(whoami.status).toBe(200);
-  expect(((await whoami.json()) as { data: { projectId: string; scopes: string[] } }).data).toMatchObject({
+  expect(((await whoami.json()) as OkBody<"/v1/whoami">).data).toMatchObject({
     projectId: seed.projectId,
     scopes: ["analytics:read"],
   });

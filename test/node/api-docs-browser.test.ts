@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.js";
+import type { OkBody } from "../support/schema.js";
 import { adminCli, type Service, startService } from "../support/service.js";
 
 // The API reference at /api/docs in headless Chromium against the service as `npm run dev` serves it:
@@ -97,7 +98,7 @@ it("Try it: the reader's own key, entered on the page, calls the API from the br
   ]);
   expect(response.status()).toBe(200);
   expect(response.request().headers()["x-api-key"]).toBe(key);
-  expect(((await response.json()) as { data: { projectId: string } }).data.projectId).toBe(projectId);
+  expect(((await response.json()) as OkBody<"/v1/whoami">).data.projectId).toBe(projectId);
   // The page shows the server's answer.
   const status = operation.locator(".live-responses-table tbody .response-col_status").first();
   expect((await status.textContent())?.trim()).toBe("200");

@@ -4,6 +4,7 @@ import { batch, type EventInit } from "./batches.js";
 import { insertsSettled } from "./events.js";
 import type { Tenant } from "./harness.js";
 import { type Auth, api, ingest } from "./http.js";
+import type { OkBody } from "./schema.js";
 import { waitFor } from "./wait.js";
 
 const EVENTS_PER_BATCH = 500;
@@ -37,7 +38,7 @@ export function toWire(e: GenEvent): EventInit {
 async function totalEvents(t: Tenant): Promise<number> {
   const res = await api(`/v1/projects/${t.projectId}/status?fresh=1`, { key: t.keys.read.key });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
+  return ((await res.json()) as OkBody<"/v1/projects/{id}/status">).data.kpis.totalEvents;
 }
 
 /**

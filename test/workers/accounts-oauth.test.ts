@@ -9,6 +9,7 @@ import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { Browser, hiddenFields, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest, problemOf } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 const CLI = "fdc_framedash_cli";
@@ -235,7 +236,7 @@ describe("the CLI's login, refresh and logout", () => {
     // The token reaches the studio's projects, and only that studio's.
     const projects = await api("/v1/projects", { token: access });
     expect(projects.status).toBe(200);
-    const ids = ((await projects.json()) as { data: { id: string }[] }).data.map((p) => p.id).sort();
+    const ids = ((await projects.json()) as OkBody<"/v1/projects">).data.map((p) => p.id).sort();
     expect(ids).toEqual([t.projectId, t.siblingProjectId].sort());
     expect((await api(`/v1/projects/${second.projectId}/status`, { token: access })).status).toBe(404);
   });
@@ -244,7 +245,7 @@ describe("the CLI's login, refresh and logout", () => {
     const tokens = await login(browser, { tenantId: second.tenantId, scope: "analytics:read" });
     expect(tokens.scope).toBe("analytics:read");
     const res = await api("/v1/projects", { token: tokens.access_token });
-    const data = ((await res.json()) as { data: { id: string }[] }).data;
+    const data = ((await res.json()) as OkBody<"/v1/projects">).data;
     expect(data.map((p) => p.id)).toEqual([second.projectId]);
     // analytics:read only: a change needs resources:write.
     const del = await api(

@@ -6,6 +6,7 @@ import { batchOf } from "../support/batches.js";
 import { Browser, csrfOf, seedUser, unescapeHtml } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 let t: Tenant;
@@ -93,7 +94,7 @@ describe("API Keys page", () => {
 
     const who = await api("/v1/whoami", { key: secret });
     expect(who.status).toBe(200);
-    expect(((await who.json()) as { data: { projectId: string } }).data.projectId).toBe(t.projectId);
+    expect(((await who.json()) as OkBody<"/v1/whoami">).data.projectId).toBe(t.projectId);
     const used = await keyRowWhen(row?.id ?? "", (at) => at !== null);
     expect(Math.abs((used.lastUsedAt?.getTime() ?? 0) - Date.now())).toBeLessThan(60_000);
     expect(await (await owner.get(keysPath(t.projectId))).text()).toContain(

@@ -8,6 +8,7 @@ import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { Browser, csrfOf, seedUser } from "../support/browser.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 
 let t: Tenant;
 let alice: { id: string; email: string; password: string };
@@ -221,7 +222,7 @@ describe("sessions", () => {
     const cookie = `gt_session=${b.cookies.get("gt_session")}`;
     const list = await api("/v1/projects", {}, { headers: { Cookie: cookie } });
     expect(list.status).toBe(200);
-    const projects = ((await list.json()) as { data: { id: string }[] }).data.map((p) => p.id);
+    const projects = ((await list.json()) as OkBody<"/v1/projects">).data.map((p) => p.id);
     expect(projects).toContain(t.projectId);
     const status = await api(`/v1/projects/${t.projectId}/status`, {}, { headers: { Cookie: cookie } });
     expect(status.status).toBe(200);

@@ -7,39 +7,12 @@ import { hookUrl, json, send } from "../support/alerts.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap, insertProfile } from "../support/records.js";
+import type { Ok, Schemas } from "../support/schema.js";
 
-type Rule = {
-  id: string;
-  mapId: string;
-  thresholdProfileId: string | null;
-  thresholdProfileIds: string[];
-  name: string;
-  metric: string;
-  thresholdLevel: string;
-  failPercentage: number;
-  evaluationDays: number;
-  cellSize: number;
-  cooldownMinutes: number;
-  isActive: boolean;
-  channelIds: string[];
-  createdAt: string;
-  updatedAt: string;
-};
-type ListItem = Rule & {
-  mapName: string;
-  thresholdProfileNames: string[];
-  lastStatus: string | null;
-  lastStatusAt: string | null;
-};
-type Channel = { id: string; kind: string; name: string; url: string; signingSecret?: string | null };
-type HistoryEvent = {
-  id: string;
-  alertRuleId: string;
-  thresholdProfileId: string | null;
-  thresholdProfileName: string | null;
-  thresholdProfileDeleted: boolean;
-  status: string;
-};
+type Rule = Schemas["AlertRule"];
+type ListItem = Ok<"/v1/projects/{id}/alerts">[number];
+type Channel = Schemas["NotificationChannel"];
+type HistoryEvent = Ok<"/v1/projects/{id}/alerts/history">[number];
 
 let t: Tenant;
 let w: { key: string };
@@ -112,13 +85,13 @@ beforeAll(async () => {
 describe("notification channels", () => {
   it("creates a webhook with a signing secret shown once, and a slack channel with a redacted URL", async () => {
     const path = `/v1/projects/${t.projectId}/channels`;
-    const hook = await json<Channel>(
+    const hook = await json<Ok<"/v1/projects/{id}/channels", "post">>(
       await send(path, w, "POST", { kind: "webhook", name: "Ops hook", url: hookUrl("/hook/api") }),
       201,
     );
     expect(hook.signingSecret).toMatch(/^whsec_[A-Za-z0-9_-]{40}$/);
     expect(hook.url).toBe(hookUrl("/hook/api"));
-    const slack = await json<Channel>(
+    const slack = await json<Ok<"/v1/projects/{id}/channels", "post">>(
       await send(path, w, "POST", {
         kind: "slack",
         name: "QA room",
@@ -556,7 +529,9 @@ describe("threshold profile deletion", () => {
 
     // Through the profile route, whose transaction applies the consequences for rules and history.
     const gone = await send(`/v1/projects/${t.projectId}/threshold-profiles/${doomed}`, w, "DELETE");
-    expect(await json<{ id: string }>(gone, 200)).toEqual({ id: doomed });
+    expect(await json<Ok<"/v1/projects/{id}/threshold-profiles/{profileId}", "delete">>(gone, 200)).toEqual({
+      id: doomed,
+    });
 
     const rules = await listRules();
     expect(rules.find((r) => r.id === both.id)).toMatchObject({

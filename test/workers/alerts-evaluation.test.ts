@@ -13,35 +13,10 @@ import { insertsSettled, testClickHouse } from "../support/events.js";
 import { once, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 import { insertMap, insertProfile } from "../support/records.js";
+import type { Ok, OkBody } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
-type EvalEvent = {
-  id: string;
-  alertRuleId: string;
-  ruleName: string;
-  metric: string;
-  status: "triggered" | "resolved";
-  failCount: number;
-  totalCount: number;
-  failPercentage: number;
-  notified: boolean;
-  createdAt: string;
-  thresholdProfileId: string | null;
-  thresholdProfileName: string | null;
-  thresholdProfileDeleted: boolean;
-  worstCells: WorstCell[];
-  links: { heatmap: string } | null;
-};
-
-type WorstCell = {
-  x: number;
-  y: number;
-  cellSize: number;
-  value: number;
-  samples: number;
-  failingShare: number;
-  link: string;
-};
+type EvalEvent = Ok<"/v1/projects/{id}/alerts/history">[number];
 
 /** What the test ingested, as plain numbers, for the independent computation of cells. */
 type Sample = { mapId: string; platform: string; x?: number; y?: number; fps?: number; tsUs: bigint };
@@ -159,7 +134,7 @@ async function waitForIngested(a: Arena): Promise<void> {
   const total = await waitFor(
     async () => {
       const res = await api(`/v1/projects/${a.t.projectId}/status?fresh=1`, { key: a.t.keys.read.key });
-      return ((await res.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
+      return ((await res.json()) as OkBody<"/v1/projects/{id}/status">).data.kpis.totalEvents;
     },
     (n) => n >= a.ingested,
     { intervalMs: 250, message: `${a.ingested} events stored` },
@@ -253,7 +228,7 @@ async function channels(a: Arena): Promise<Channels> {
   const hookPath = `/hook/eval-${suffix}`;
   const slackPath = `/slack/eval-${suffix}`;
   const w = { key: a.t.keys.readwrite.key };
-  const hook = await json<{ id: string; signingSecret: string }>(
+  const hook = await json<Ok<"/v1/projects/{id}/channels", "post">>(
     await send(`/v1/projects/${a.t.projectId}/channels`, w, "POST", {
       kind: "webhook",
       name: "ops",
@@ -261,7 +236,7 @@ async function channels(a: Arena): Promise<Channels> {
     }),
     201,
   );
-  const slack = await json<{ id: string }>(
+  const slack = await json<Ok<"/v1/projects/{id}/channels", "post">>(
     await send(`/v1/projects/${a.t.projectId}/channels`, w, "POST", {
       kind: "slack",
       name: "qa",
@@ -269,12 +244,12 @@ async function channels(a: Arena): Promise<Channels> {
     }),
     201,
   );
-  return { hookPath, slackPath, secret: hook.signingSecret, hookId: hook.id, slackId: slack.id };
+  return { hookPath, slackPath, secret: hook.signingSecret as string, hookId: hook.id, slackId: slack.id };
 }
 
 /** The file's rule on the arena: both profiles, fps under warn on more than FAIL_PCT % of cells. */
 async function createRule(a: Arena, ch?: Channels, name = "Arena frame rate"): Promise<string> {
-  const rule = await json<{ id: string }>(
+  const rule = await json<Ok<"/v1/projects/{id}/alerts", "post">>(
     await send(`/v1/projects/${a.t.projectId}/alerts`, { key: a.t.keys.readwrite.key }, "POST", {
       name,
       mapId: a.mapRowId,
@@ -440,7 +415,7 @@ describe("alert evaluation, end to end", () => {
     });
     expect(await ruleHistory(t, brokenRuleId)).toEqual([]);
 
-    const listed = await json<Array<{ id: string; lastStatus: string }>>(
+    const listed = await json<Ok<"/v1/projects/{id}/alerts">>(
       await api(`/v1/projects/${t.projectId}/alerts`, { key: t.keys.read.key }),
       200,
     );
@@ -669,7 +644,7 @@ describe("notification delivery", () => {
 
   async function channel({ t }: Arena, path: string): Promise<string> {
     return (
-      await json<{ id: string }>(
+      await json<Ok<"/v1/projects/{id}/channels", "post">>(
         await send(`/v1/projects/${t.projectId}/channels`, { key: t.keys.readwrite.key }, "POST", {
           kind: "webhook",
           name: path,

@@ -32,6 +32,7 @@ import { batch, event, perf } from "../support/batches.js";
 import { once, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
 import { insertMap, insertProfile } from "../support/records.js";
+import type { Ok, OkBody } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 // The alerts queue (workers/api/alerts/plan.ts, consume.ts, evaluate.ts): the cron plans, the queue's
@@ -71,7 +72,7 @@ const arena = once(async (): Promise<Arena> => {
   await waitFor(
     async () => {
       const r = await api(`/v1/projects/${t.projectId}/status?fresh=1`, { key: t.keys.read.key });
-      return ((await r.json()) as { data: { kpis: { totalEvents: number } } }).data.kpis.totalEvents;
+      return ((await r.json()) as OkBody<"/v1/projects/{id}/status">).data.kpis.totalEvents;
     },
     (n) => n >= events.length,
     { intervalMs: 250, message: "events stored" },
@@ -92,7 +93,7 @@ async function setup(name: string): Promise<Setup> {
   const a = await arena();
   const w = { key: a.t.keys.readwrite.key };
   const hookPath = `/hook/queue-${crypto.randomUUID()}`;
-  const hook = await json<{ id: string }>(
+  const hook = await json<Ok<"/v1/projects/{id}/channels", "post">>(
     await send(`/v1/projects/${a.t.projectId}/channels`, w, "POST", {
       kind: "webhook",
       name,
@@ -100,7 +101,7 @@ async function setup(name: string): Promise<Setup> {
     }),
     201,
   );
-  const rule = await json<{ id: string }>(
+  const rule = await json<Ok<"/v1/projects/{id}/alerts", "post">>(
     await send(`/v1/projects/${a.t.projectId}/alerts`, w, "POST", {
       name,
       mapId: a.mapRowId,
@@ -247,23 +248,17 @@ describe("the alerts queue", () => {
     await expectOnce(s, runAt);
 
     // The rule says when it was evaluated, and with what result.
-    const rule = await json<{
-      lastEvaluatedAt: string | null;
-      lastResult: string | null;
-      lastEvaluations: Array<{
-        thresholdProfileId: string;
-        runAt: string;
-        result: string;
-        failCount: number;
-      }>;
-    }>(await api(`/v1/projects/${s.a.t.projectId}/alerts/${s.ruleId}`, { key: s.a.t.keys.read.key }), 200);
+    const rule = await json<Ok<"/v1/projects/{id}/alerts/{alertId}">>(
+      await api(`/v1/projects/${s.a.t.projectId}/alerts/${s.ruleId}`, { key: s.a.t.keys.read.key }),
+      200,
+    );
     expect(rule.lastResult).toBe("triggered");
     // Recorded just now (the wall clock), for the run a day ahead.
     expect(Math.abs(Date.parse(rule.lastEvaluatedAt as string) - Date.now())).toBeLessThan(120_000);
     expect(rule.lastEvaluations.map((e) => [e.thresholdProfileId, e.runAt, e.result])).toEqual(
       [s.a.everyone, s.a.windows].map((p) => [p, new Date(runAt).toISOString(), "triggered"]),
     );
-    expect(rule.lastEvaluations.every((e) => e.failCount > 0)).toBe(true);
+    expect(rule.lastEvaluations.every((e) => (e.failCount ?? 0) > 0)).toBe(true);
   });
 
   it("a consumer that dies halfway is retried and ends with every pair recorded once, notified once", async () => {
@@ -343,10 +338,10 @@ describe("the alerts queue", () => {
     expect(await events(s.ruleId)).toEqual([]);
     // Past max_retries the platform dead-letters it; the dead-letter consumer marks the run's pairs.
     expect((await deliver(m, { queue: QUEUES.alertsDeadLetter.name })).explicitAcks).toEqual(["m-1"]);
-    const failed = await json<{
-      lastResult: string;
-      lastEvaluations: Array<{ result: string; error: string | null; runAt: string }>;
-    }>(await api(`/v1/projects/${s.a.t.projectId}/alerts/${s.ruleId}`, { key: s.a.t.keys.read.key }), 200);
+    const failed = await json<Ok<"/v1/projects/{id}/alerts/{alertId}">>(
+      await api(`/v1/projects/${s.a.t.projectId}/alerts/${s.ruleId}`, { key: s.a.t.keys.read.key }),
+      200,
+    );
     expect(failed.lastResult).toBe("error");
     expect(failed.lastEvaluations.map((e) => [e.result, e.runAt])).toEqual([
       ["error", new Date(runAt).toISOString()],

@@ -20,6 +20,7 @@ import {
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap } from "../support/records.js";
+import type { Ok } from "../support/schema.js";
 
 /** The file's clock: the data is generated around this instant and every read and reference is at it. */
 const NOW = Date.now();
@@ -75,12 +76,12 @@ describe("the generated dataset", () => {
 
 describe("dashboard", () => {
   it.each([7, 30, 90])("days=%i matches the reference", async (days) => {
-    const data = await getData<{ kpis: { fetchedAt: number } }>(t, `/dashboard?days=${days}`);
+    const data = await getData<Ok<"/v1/projects/{id}/dashboard">>(t, `/dashboard?days=${days}`);
     expect(data).toEqual(refDashboard(ds.events, days, data.kpis.fetchedAt));
   });
 
   it("defaults to 30 days", async () => {
-    const data = await getData<{ dailyActiveUsers: unknown[] }>(t, "/dashboard");
+    const data = await getData<Ok<"/v1/projects/{id}/dashboard">>(t, "/dashboard");
     expect(data.dailyActiveUsers).toHaveLength(30);
   });
 });
@@ -249,18 +250,12 @@ describe("heatmap", () => {
 
 describe("retention", () => {
   it.each([7, 30, 90])("days=%i matches the reference", async (days) => {
-    const data = await getData<Array<{ cohort_size: number; day30: number | null }>>(
-      t,
-      `/retention?days=${days}`,
-    );
+    const data = await getData<Ok<"/v1/projects/{id}/retention">>(t, `/retention?days=${days}`);
     expect(data).toEqual(refRetention(ds.events, days, NOW));
   });
 
   it("has empty cohorts and cohorts whose day 30 has not ended", async () => {
-    const data = await getData<Array<{ cohort_size: number; day1: number | null; day30: number | null }>>(
-      t,
-      "/retention?days=90",
-    );
+    const data = await getData<Ok<"/v1/projects/{id}/retention">>(t, "/retention?days=90");
     expect(data).toHaveLength(90);
     // Cohorts of the last 30 days: day 30 has not ended, null even where the cohort is empty.
     expect(data.slice(-30).every((c) => c.day30 === null)).toBe(true);
@@ -364,7 +359,7 @@ describe("funnels", () => {
     }, 120_000);
 
     async function funnel(steps: string, window: number) {
-      const data = await getData<Array<{ count: number; drop_off_pct: number }>>(
+      const data = await getData<Ok<"/v1/projects/{id}/funnels">>(
         f,
         `/funnels?steps=${steps}&window=${window}&days=7`,
       );
@@ -424,7 +419,7 @@ describe("insights", () => {
   });
 
   it("counts a player once in the total, not once per group", async () => {
-    const data = await getData<{ groups: Array<{ value: number }>; total: number }>(
+    const data = await getData<Ok<"/v1/projects/{id}/insights">>(
       t,
       "/insights?metric=unique_players&groupBy=event_name",
     );
@@ -484,7 +479,7 @@ describe("an empty project", () => {
   it("answers zeros and empty lists, with a token", async () => {
     const empty = { ...t, projectId: t.siblingProjectId };
     const auth = { token: t.token };
-    const dash = await getData<{ kpis: Record<string, number> }>(empty, "/dashboard?days=7", auth);
+    const dash = await getData<Ok<"/v1/projects/{id}/dashboard">>(empty, "/dashboard?days=7", auth);
     expect({ ...dash, kpis: { ...dash.kpis, fetchedAt: 0 } }).toEqual({
       kpis: { dau: 0, mau: 0, sessions: 0, events: 0, fetchedAt: 0 },
       dailyActiveUsers: refDashboard([], 7, NOW).dailyActiveUsers,
@@ -496,7 +491,7 @@ describe("an empty project", () => {
       { step: 1, event_name: "a", count: 0, pct: 0, drop_off_pct: 0 },
       { step: 2, event_name: "b", count: 0, pct: 0, drop_off_pct: 0 },
     ]);
-    const insights = await getData<{ groups: Array<{ value: number }>; total: number }>(
+    const insights = await getData<Ok<"/v1/projects/{id}/insights">>(
       empty,
       "/insights?metric=count&groupBy=day&days=7",
       auth,

@@ -8,6 +8,7 @@ import { configOf } from "../../workers/shared/config.js";
 import { DependencyDown, problemBody, toApiError } from "../../workers/shared/errors.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 
 let t: Tenant;
 let other: Tenant;
@@ -193,7 +194,7 @@ describe("GET /v1/projects", () => {
   it("lists the whole tenant, and only it, with the documented fields", async () => {
     const res = await api("/v1/projects", { key: t.keys.read.key });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { success: boolean; data: Array<Record<string, unknown>> };
+    const body = (await res.json()) as OkBody<"/v1/projects">;
     expect(body.success).toBe(true);
     expect(body.data.map((p) => p.id).sort()).toEqual([t.projectId, t.siblingProjectId].sort());
     for (const p of body.data) {
@@ -251,7 +252,7 @@ describe("the request's clock", () => {
     expect((env as { TEST_CLOCK?: string }).TEST_CLOCK).toBe("1");
     const res = await SELF.fetch(dashboard({ "X-Test-Now": String(at) }));
     expect(res.status).toBe(200);
-    const data = ((await res.json()) as { data: { kpis: { fetchedAt: number } } }).data;
+    const data = ((await res.json()) as OkBody<"/v1/projects/{id}/status">).data;
     expect(data.kpis.fetchedAt).toBe(at);
     const bad = await SELF.fetch(dashboard({ "X-Test-Now": "yesterday" }));
     expect(bad.status).toBe(400);
@@ -267,7 +268,7 @@ describe("the request's clock", () => {
       const res = await worker.fetch(request, production, ctx);
       await waitOnExecutionContext(ctx);
       expect(res.status).toBe(200);
-      const { fetchedAt } = ((await res.json()) as { data: { kpis: { fetchedAt: number } } }).data.kpis;
+      const { fetchedAt } = ((await res.json()) as OkBody<"/v1/projects/{id}/status">).data.kpis;
       expect(fetchedAt).toBeGreaterThanOrEqual(before);
       expect(fetchedAt).toBeLessThanOrEqual(Date.now());
     }

@@ -4,19 +4,12 @@ import { auditEntries } from "../support/audit.js";
 import { Browser, seedUser } from "../support/browser.js";
 import { once, seedTenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { Ok, OkBody } from "../support/schema.js";
 
 // Who reads the audit log (owners only; a Full key its project; nobody another studio's), its
 // filters and paging, through GET /api/v1/audit-log and the "Audit log" page.
 
-type Page = {
-  entries: {
-    id: string;
-    action: string;
-    projectId: string | null;
-    actor: { id: string | null; label: string };
-  }[];
-  nextCursor: string | null;
-};
+type Page = Ok<"/v1/audit-log">;
 
 const T0 = Date.UTC(2026, 9, 1, 12, 0);
 
@@ -59,7 +52,7 @@ const window = `from=${new Date(T0).toISOString()}&to=${new Date(T0 + 10 * 60_00
 async function read(b: Browser, query: string): Promise<Page> {
   const res = await b.get(`/api/v1/audit-log?${query}`);
   expect(res.status, await res.clone().text()).toBe(200);
-  return ((await res.json()) as { data: Page }).data;
+  return ((await res.json()) as OkBody<"/v1/audit-log">).data;
 }
 
 describe("GET /api/v1/audit-log", () => {
@@ -119,7 +112,7 @@ describe("GET /api/v1/audit-log", () => {
     expect((await api(`/v1/audit-log?${window}`, { key: t.keys.read.key })).status).toBe(403);
     const full = await api(`/v1/audit-log?${window}`, { key: t.keys.full.key });
     expect(full.status).toBe(200);
-    const keyPage = ((await full.json()) as { data: Page }).data;
+    const keyPage = ((await full.json()) as OkBody<"/v1/audit-log">).data;
     expect(keyPage.entries.map((e) => e.projectId)).toEqual(Array(4).fill(t.projectId));
     // The other studio's owner sees only their own studio's entry, never ours, whatever they ask.
     const theirs = await read(sb, window);

@@ -20,6 +20,7 @@ import { type Auth, api } from "../support/http.js";
 import { multipart, png } from "../support/images.js";
 import { CLI, cliLogin } from "../support/oauth.js";
 import { insertMap, insertProfile } from "../support/records.js";
+import type { Ok } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 // One entry per resource action (docs/accounts.md, "Audit log"): who (key, session, token, operator),
@@ -115,7 +116,7 @@ describe("alert rules", () => {
       await withDb((db) => db.select().from(alertRules).where(eq(alertRules.projectId, t.projectId))),
     ).toEqual([]);
 
-    const rule = await json<{ id: string }>(await call(path, rw, "POST", body), 201);
+    const rule = await json<Ok<"/v1/projects/{id}/alerts", "post">>(await call(path, rw, "POST", body), 201);
     expect(await onlyAuditEntry(t.tenantId, "alert_rule.created")).toMatchObject({
       ...byKey(t, t.keys.readwrite.id),
       targetType: "alert_rule",
@@ -165,7 +166,7 @@ describe("alert rules", () => {
       headers: { "Content-Type": "application/json", Origin: BASE, "User-Agent": UA },
       body: JSON.stringify({ name: "Owner's profile", fpsWarn: 30 }),
     });
-    const created = await json<{ id: string }>(res, 201);
+    const created = await json<Ok<"/v1/projects/{id}/threshold-profiles", "post">>(res, 201);
     expect(await onlyAuditEntry(t.tenantId, "threshold_profile.created")).toMatchObject({
       tenantId: t.tenantId,
       projectId: t.projectId,
@@ -179,7 +180,7 @@ describe("alert rules", () => {
       outcome: "success",
     });
 
-    const byToken = await json<{ id: string }>(
+    const byToken = await json<Ok<"/v1/projects/{id}/threshold-profiles", "post">>(
       await call(`/v1/projects/${t.projectId}/threshold-profiles`, { token: t.token }, "POST", {
         name: "CI",
       }),
@@ -194,7 +195,7 @@ describe("alert rules", () => {
 
     // The CLI's OAuth token: the client, acting for the person who allowed it.
     const { access_token } = await cliLogin(browser, t.tenantId);
-    const channel = await json<{ id: string }>(
+    const channel = await json<Ok<"/v1/projects/{id}/channels", "post">>(
       await call(`/v1/projects/${t.projectId}/channels`, { token: access_token }, "POST", {
         kind: "webhook",
         name: "CLI hook",
@@ -226,7 +227,10 @@ describe("threshold profiles", () => {
       call(`/v1/projects/${other.projectId}/threshold-profiles`, rw, "POST", { name: "P" }),
     );
 
-    const p = await json<{ id: string }>(await call(path, rw, "POST", { name: "Console", fpsWarn: 30 }), 201);
+    const p = await json<Ok<"/v1/projects/{id}/threshold-profiles", "post">>(
+      await call(path, rw, "POST", { name: "Console", fpsWarn: 30 }),
+      201,
+    );
     expect(await onlyAuditEntry(t.tenantId, "threshold_profile.created")).toMatchObject({
       ...byKey(t, t.keys.readwrite.id),
       targetType: "threshold_profile",
@@ -276,11 +280,11 @@ describe("notification channels", () => {
     );
     await refusedQuietly([t, other], 400, () => call(path, rw, "POST", { kind: "pager", name: "Ops", url }));
 
-    const slack = await json<{ id: string }>(
+    const slack = await json<Ok<"/v1/projects/{id}/channels", "post">>(
       await call(path, rw, "POST", { kind: "slack", name: "Ops", url }),
       201,
     );
-    const hook = await json<{ id: string; signingSecret: string }>(
+    const hook = await json<Ok<"/v1/projects/{id}/channels", "post">>(
       await call(path, rw, "POST", { kind: "webhook", name: "Hook", url: "https://example.com/hook" }),
       201,
     );
@@ -387,7 +391,7 @@ describe("player erasure", () => {
       await withDb((db) => db.select().from(erasures).where(eq(erasures.projectId, t.projectId))),
     ).toEqual([]);
 
-    const erasure = await json<{ id: string; rowsRemoved: number }>(
+    const erasure = await json<Ok<"/v1/projects/{id}/erasures", "post">>(
       await call(path, { key: t.keys.full.key }, "POST", { playerId }),
       201,
     );
@@ -461,7 +465,10 @@ describe("data export", () => {
       await withDb((db) => db.select().from(dataExports).where(eq(dataExports.projectId, t.projectId))),
     ).toEqual([]);
 
-    const queued = await json<{ id: string }>(await call(path, { key: t.keys.full.key }, "POST", body), 202);
+    const queued = await json<Ok<"/v1/projects/{id}/exports", "post">>(
+      await call(path, { key: t.keys.full.key }, "POST", body),
+      202,
+    );
     const requested = await onlyAuditEntry(t.tenantId, "export.requested");
     expect(requested).toMatchObject({
       ...byKey(t, t.keys.full.id),
@@ -473,7 +480,7 @@ describe("data export", () => {
 
     const done = await waitFor(
       async () =>
-        json<{ status: string; sizeBytes: number | null }>(
+        json<Ok<"/v1/projects/{id}/exports/{exportId}">>(
           await call(`${path}/${queued.id}`, { key: t.keys.full.key }, "GET"),
           200,
         ),

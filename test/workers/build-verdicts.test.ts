@@ -16,6 +16,7 @@ import { batch, event, MiB, perf } from "../support/batches.js";
 import { insertsSettled, storedCount, testClickHouse } from "../support/events.js";
 import { once, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest, problemOf } from "../support/http.js";
+import type { Ok, Schemas } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 // Verdicts per build (docs/analytics.md, "Verdicts per build"): a build with enough sessions is judged
@@ -87,7 +88,7 @@ const setup = once(async (): Promise<Setup> => {
   const suffix = crypto.randomUUID();
   const w = { key: t.keys.readwrite.key };
   const channel = async (kind: string, path: string, buildRegressions?: boolean) =>
-    json<{ id: string; buildRegressions: boolean }>(
+    json<Ok<"/v1/projects/{id}/channels", "post">>(
       await send(`/v1/projects/${t.projectId}/channels`, w, "POST", {
         kind,
         name: path,
@@ -103,7 +104,7 @@ const setup = once(async (): Promise<Setup> => {
   // Created without the option, then switched on with PATCH.
   const s = await channel("slack", slack);
   expect(s.buildRegressions).toBe(false);
-  const patched = await json<{ buildRegressions: boolean }>(
+  const patched = await json<Ok<"/v1/projects/{id}/channels/{channelId}", "patch">>(
     await send(`/v1/projects/${t.projectId}/channels/${s.id}`, w, "PATCH", { buildRegressions: true }),
     200,
   );
@@ -134,7 +135,7 @@ const judged = once(async () => {
   const first = await judge(s, "1.0");
   const candidate = await judge(s, "1.1");
   const again = await judge(s, "1.1");
-  const pinned = await json<{ buildId: string }>(
+  const pinned = await json<Ok<"/v1/projects/{id}/builds/baseline", "put">>(
     await send(`/v1/projects/${s.t.projectId}/builds/baseline`, { key: s.t.keys.readwrite.key }, "PUT", {
       buildId: "1.0",
     }),
@@ -144,19 +145,7 @@ const judged = once(async () => {
   return { s, ready, first, candidate, again, pinned, afterPin };
 });
 
-type ListedBuild = {
-  build_id: string;
-  session_count: number;
-  pinned_baseline: boolean;
-  verdict: {
-    baseline_build_id: string;
-    baseline_pinned: boolean;
-    metrics: Record<
-      string,
-      { verdict: string; diff_pct: number | null; ci95: [number, number] | null } | null
-    >;
-  } | null;
-};
+type ListedBuild = Schemas["Build"];
 
 const builds = async (s: Setup) =>
   json<ListedBuild[]>(
@@ -272,7 +261,7 @@ describe("verdicts per build", () => {
     });
     // Unpinned: answered once, then nothing left to remove.
     const unpin = async () =>
-      json<{ deleted: boolean }>(
+      json<Ok<"/v1/projects/{id}/builds/baseline", "delete">>(
         await send(`/v1/projects/${s.t.projectId}/builds/baseline`, w, "DELETE"),
         200,
       );

@@ -7,6 +7,7 @@ import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap } from "../support/records.js";
+import type { OkBody } from "../support/schema.js";
 
 const MB = 1_048_576;
 const HOUR_US = 3_600_000_000;
@@ -299,7 +300,7 @@ describe("the CLI's request (perf-diff, run-profile-test through the API client)
       const res = await cliGet(suffix, auth);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-      const body = (await res.json()) as { success: boolean; data: Comparison };
+      const body = (await res.json()) as OkBody<"/v1/projects/{id}/builds/compare">;
       expect(body.success).toBe(true);
       expect(body.data.baseline.build_id).toBe("1.4.0");
       expect(body.data.candidate.build_id).toBe("1.5.0");

@@ -6,6 +6,7 @@ import { batch, event, gzip } from "../support/batches.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { ingest, problemOf } from "../support/http.js";
 import { png } from "../support/images.js";
+import type { Ok } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -100,7 +101,7 @@ function upload(cred: Credential, form: FormData): Promise<Response> {
   });
 }
 
-type MapRow = { id: string; mapId: string; imageWidth: number; imageHeight: number; worldMaxX: number };
+type MapRow = Ok<"/v1/projects/{id}/maps">[number];
 
 async function listMaps(): Promise<MapRow[]> {
   return dataOf<MapRow[]>(await send(key, t.projectId, "GET", projectPath("maps")));
@@ -241,9 +242,7 @@ describe("framedash content delete", () => {
         ],
       }),
     );
-    return dataOf<Array<{ id: string; contentType: string; contentId: string }>>(
-      await send(key, t.projectId, "GET", "/api/v1/content"),
-    );
+    return dataOf<Ok<"/v1/content">>(await send(key, t.projectId, "GET", "/api/v1/content"));
   }
 
   it("deletes by <uuid> and by --type with --content-id, naming the project by X-Project-Id", async () => {
@@ -262,9 +261,7 @@ describe("framedash content delete", () => {
       contentType: "weapon",
       contentId: "rifle",
     });
-    const left = await dataOf<Array<{ contentType: string; contentId: string }>>(
-      await send(key, t.projectId, "GET", "/api/v1/content"),
-    );
+    const left = await dataOf<Ok<"/v1/content">>(await send(key, t.projectId, "GET", "/api/v1/content"));
     expect(left.map((e) => [e.contentType, e.contentId])).toEqual([["map", "rifle"]]);
     // Gone: 404 for both forms.
     for (const path of [byId, byPair]) {
@@ -384,7 +381,7 @@ describe("framedash query --format table, and the MCP query tool", () => {
     ];
     for (const [body, rows] of cases) {
       const res = await send(key, t.projectId, "POST", "/api/v1/query", body);
-      const data = await dataOf<{ rows: unknown[]; rowCount: number }>(res);
+      const data = await dataOf<Ok<"/v1/query", "post">>(res);
       expect(data.rows).toHaveLength(rows);
       expect(data.rowCount).toBe(rows);
     }
@@ -392,7 +389,7 @@ describe("framedash query --format table, and the MCP query tool", () => {
 });
 
 describe("framedash status [--fresh], and the MCP get_project_status tool", () => {
-  type Status = { project: { id: string }; kpis: { totalEvents: number; fetchedAt: number } };
+  type Status = Ok<"/v1/projects/{id}/status">;
 
   it("carries kpis.fetchedAt; answers from a ~60 s cache; fresh=1 recomputes and refreshes it", async () => {
     const s = await seedTenant("pro", "Status Cache Studio");
@@ -404,7 +401,7 @@ describe("framedash status [--fresh], and the MCP get_project_status tool", () =
         project_id: s.projectId,
         sql: "SELECT count() AS n FROM events",
       });
-      return Number((await dataOf<{ rows: Array<{ n: number }> }>(res)).rows[0]?.n);
+      return Number((await dataOf<Ok<"/v1/query", "post">>(res)).rows[0]?.n);
     };
 
     const first = await status("status");

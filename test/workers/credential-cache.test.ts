@@ -7,6 +7,7 @@ import { announceChange } from "../../workers/shared/credentials/cache.js";
 import { batchOf } from "../support/batches.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 
 // The cache's bounds (docs/accounts.md: "Credentials without Postgres"): a change made through the Workers is
 // announced and takes effect on the next request on every path; a change made behind the Workers' back
@@ -22,7 +23,7 @@ beforeEach(async () => {
 async function names(auth: { key?: string; token?: string }): Promise<string[]> {
   const res = await api("/v1/projects", auth);
   expect(res.status).toBe(200);
-  return ((await res.json()) as { data: Array<{ name: string }> }).data.map((p) => p.name);
+  return ((await res.json()) as OkBody<"/v1/projects">).data.map((p) => p.name);
 }
 
 describe("revocation", () => {

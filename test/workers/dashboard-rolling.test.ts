@@ -9,6 +9,7 @@ import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import { refDashboard } from "../support/analytics-reference.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
+import type { Ok } from "../support/schema.js";
 
 const MIN_MS = 60_000;
 const HOUR_MS = 60 * MIN_MS;
@@ -51,10 +52,7 @@ beforeAll(async () => {
 }, 120_000);
 
 it("counts each player on the side of each edge where their event is", async () => {
-  const data = await getData<{ kpis: { dau: number; mau: number; fetchedAt: number } }>(
-    t,
-    "/dashboard?days=30",
-  );
+  const data = await getData<Ok<"/v1/projects/{id}/dashboard">>(t, "/dashboard?days=30");
   // Read at the seeding's clock: every event is minutes clear of its edge.
   expect(data.kpis.fetchedAt).toBe(NOW);
   expect([data.kpis.dau, data.kpis.mau]).toEqual([3, 8]);
@@ -112,10 +110,7 @@ it("recounts a stored closed day after a late batch, and counts a session across
   await ingestAll(u, first);
   // The reads run 46 s on, past the hidden player's first event (and before their second).
   const at = clocked(u, nowMs + 46_000);
-  const before = await getData<{ kpis: { fetchedAt: number; mau: number; sessions: number } }>(
-    at,
-    "/dashboard?days=30",
-  );
+  const before = await getData<Ok<"/v1/projects/{id}/dashboard">>(at, "/dashboard?days=30");
   expect(before.kpis.fetchedAt).toBe(nowMs + 46_000);
   expect(before).toEqual(refDashboard(first, 30, before.kpis.fetchedAt));
   expect([before.kpis.mau, before.kpis.sessions]).toEqual([8, 10]);
@@ -126,7 +121,7 @@ it("recounts a stored closed day after a late batch, and counts a session across
     ),
   ].sort();
   expect(await storedDays(u.projectId)).toEqual(closed);
-  const again = await getData<{ kpis: { fetchedAt: number } }>(at, "/dashboard?days=30");
+  const again = await getData<Ok<"/v1/projects/{id}/dashboard">>(at, "/dashboard?days=30");
   expect(again).toEqual(refDashboard(first, 30, again.kpis.fetchedAt));
 
   // Late events into stored days: a new player, and a player the day already counts.
@@ -136,10 +131,7 @@ it("recounts a stored closed day after a late batch, and counts a session across
     event(todayUs - 2 * dayUs + 3_600_000_000, "s-night", "owl"),
   ];
   await ingestAll(u, late);
-  const after = await getData<{ kpis: { fetchedAt: number }; dailyActiveUsers: Array<{ count: number }> }>(
-    at,
-    "/dashboard?days=30",
-  );
+  const after = await getData<Ok<"/v1/projects/{id}/dashboard">>(at, "/dashboard?days=30");
   expect(after).toEqual(refDashboard([...first, ...late], 30, after.kpis.fetchedAt));
   // Three days ago: early, owl before midnight, and late.
   expect(after.dailyActiveUsers.at(-4)?.count).toBe(3);
@@ -187,7 +179,7 @@ it("counts sessions across midnight, paused for days and over the window's first
   const events = sessions.flatMap(([s, times], i) => times.map((tsUs) => event(tsUs, `s-${s}`, `p-${i}`)));
   await ingestAll(u, events);
   const read = async (days: number) => {
-    const data = await getData<{ kpis: { fetchedAt: number; sessions: number } }>(
+    const data = await getData<Ok<"/v1/projects/{id}/dashboard">>(
       clocked(u, nowMs),
       `/dashboard?days=${days}`,
     );

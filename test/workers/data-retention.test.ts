@@ -16,9 +16,10 @@ import { Browser, seedUser } from "../support/browser.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { Ok, OkBody } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
-// Retention (docs/operations.md, "Retention"): a studio's events of 10 days ago and of yesterday, read
+// Retention (docs/architecture.md, "Data retention"): a studio's events of 10 days ago and of yesterday, read
 // through every read path on the plan's retention (both counted), then with the studio's retention
 // shortened to 5 days (yesterday's only), then the purge deleting the expired rows from every table.
 
@@ -52,10 +53,7 @@ function group(label: string, at: number): GenEvent[] {
 
 let t: ClockedTenant;
 
-type Dashboard = {
-  kpis: { events: number; mau: number; sessions: number; dau: number };
-  dailyActiveUsers: Array<{ date: string; count: number }>;
-};
+type Dashboard = Ok<"/v1/projects/{id}/dashboard">;
 
 /** The rows of a user's SQL through POST /v1/query at `now`. */
 async function userQuery(now: number, sql: string): Promise<Array<Record<string, string | number>>> {
@@ -69,7 +67,9 @@ async function userQuery(now: number, sql: string): Promise<Array<Record<string,
     },
   );
   expect(res.status).toBe(200);
-  return ((await res.json()) as { data: { rows: Array<Record<string, string | number>> } }).data.rows;
+  return ((await res.json()) as OkBody<"/v1/query", "post">).data.rows as Array<
+    Record<string, string | number>
+  >;
 }
 
 /** Every read path's count of the studio's events (or of what derives from them), at `now`. */
@@ -77,34 +77,34 @@ async function reads(now: number) {
   const at = { ...t, now };
   const sum = (xs: Array<{ [k: string]: unknown }>, k: string) => xs.reduce((s, x) => s + Number(x[k]), 0);
   const dashboard = await getData<Dashboard>(at, "/dashboard?days=30");
-  const cohorts = await getData<Array<{ cohort_date: string; cohort_size: number }>>(
+  const cohorts = await getData<Ok<"/v1/projects/{id}/retention">>(at, "/retention?days=30");
+  const funnel = await getData<Ok<"/v1/projects/{id}/funnels">>(
     at,
-    "/retention?days=30",
+    "/funnels?steps=match_start,match_end&days=30",
   );
-  const funnel = await getData<Array<{ count: number }>>(at, "/funnels?steps=match_start,match_end&days=30");
-  const insights = await getData<{ total: number }>(at, "/insights?metric=count&groupBy=day&days=30");
-  const heatmap = await getData<Array<{ event_count: number }>>(
+  const insights = await getData<Ok<"/v1/projects/{id}/insights">>(
+    at,
+    "/insights?metric=count&groupBy=day&days=30",
+  );
+  const heatmap = await getData<Ok<"/v1/projects/{id}/heatmap">>(
     at,
     `/heatmap?mapId=${MAP}&cellSize=25&days=30`,
   );
-  const fine = await getData<Array<{ event_count: number }>>(at, `/heatmap?mapId=${MAP}&cellSize=5&days=30`);
-  const cell = await getData<{ samples: number; sessions: number }>(
+  const fine = await getData<Ok<"/v1/projects/{id}/heatmap">>(at, `/heatmap?mapId=${MAP}&cellSize=5&days=30`);
+  const cell = await getData<Ok<"/v1/projects/{id}/heatmap/cell">>(
     at,
     `/heatmap/cell?mapId=${MAP}&x=0&y=0&cellSize=25&days=30`,
   );
-  const builds = await getData<Array<{ event_count: number }>>(at, "/builds?days=30&fresh=1");
-  const compare = await getData<{ baseline: { event_count: number } }>(
+  const builds = await getData<Ok<"/v1/projects/{id}/builds">>(at, "/builds?days=30&fresh=1");
+  const compare = await getData<Ok<"/v1/projects/{id}/builds/compare">>(
     at,
     "/builds/compare?baseline=b1&candidate=b2&days=30&fresh=1",
   );
-  const regressions = await getData<{ overall: { baseline: { sessions: number } } }>(
+  const regressions = await getData<Ok<"/v1/projects/{id}/builds/regressions">>(
     at,
     "/builds/regressions?candidate=b2&baseline=b1&days=30&minSessions=2",
   );
-  const status = await getData<{ kpis: { totalEvents: number }; retention: { days: number } }>(
-    at,
-    "/status?fresh=1",
-  );
+  const status = await getData<Ok<"/v1/projects/{id}/status">>(at, "/status?fresh=1");
   const [row] = await userQuery(
     now,
     "SELECT count() AS n, toString(min(toDate(timestamp))) AS oldest FROM events",
@@ -141,7 +141,7 @@ async function exportRows(): Promise<number> {
     },
   );
   expect(res.status).toBe(202);
-  const { id } = ((await res.json()) as { data: { id: string } }).data;
+  const { id } = ((await res.json()) as OkBody<"/v1/projects/{id}/exports", "post">).data;
   const done = await waitFor(
     async () =>
       (
@@ -229,7 +229,7 @@ describe("retention", () => {
     });
     expect(await exportRows()).toBe(12);
     const planned = await api("/v1/data-retention", { key: t.keys.read.key, now: anchor });
-    expect(((await planned.json()) as { data: unknown }).data).toEqual({
+    expect(((await planned.json()) as OkBody<"/v1/data-retention">).data).toEqual({
       days: 180,
       planDays: 180,
       chosenDays: null,
@@ -240,7 +240,7 @@ describe("retention", () => {
     const res = await setRetention(5);
     expect(res.status).toBe(200);
     const horizon = date(today - 4 * DAY_MS);
-    expect(((await res.json()) as { data: unknown }).data).toEqual({
+    expect(((await res.json()) as OkBody<"/v1/data-retention", "patch">).data).toEqual({
       days: 5,
       planDays: 180,
       chosenDays: 5,
@@ -328,7 +328,7 @@ describe("retention", () => {
   it("records each change in the audit log, and null goes back to the plan's", async () => {
     const res = await setRetention(null);
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { data: { days: number; chosenDays: null } }).data).toMatchObject({
+    expect(((await res.json()) as OkBody<"/v1/data-retention", "patch">).data).toMatchObject({
       days: 180,
       chosenDays: null,
     });
@@ -371,7 +371,7 @@ describe("retention", () => {
     expect(read).toContain("7 days");
     expect(read).not.toContain('name="retentionDays"');
     expect((await m.submit("/", { retentionDays: "3" }, path)).status).toBe(403);
-    const status = await getData<{ retention: { days: number; chosenDays: number } }>(t, "/status");
+    const status = await getData<Ok<"/v1/projects/{id}/status">>(t, "/status");
     expect(status.retention).toMatchObject({ days: 7, chosenDays: 7 });
   });
 });

@@ -15,6 +15,7 @@ import { samplesOnly } from "../support/compare.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api } from "../support/http.js";
+import type { Ok, OkBody } from "../support/schema.js";
 
 /**
  * Erasure, then every analytics read: each must equal the independent reference computed over the
@@ -94,7 +95,7 @@ beforeAll(async () => {
   );
   const text = await res.text();
   expect(res.status, text).toBe(201);
-  const audit = (JSON.parse(text) as { data: { rowsRemoved: number; steps: Array<{ table: string }> } }).data;
+  const audit = (JSON.parse(text) as OkBody<"/v1/projects/{id}/erasures", "post">).data;
   expect(audit.rowsRemoved).toBe(ds.events.length - kept.length);
   expect(audit.steps.map((s) => s.table)).toEqual([
     "telemetry.events",
@@ -223,7 +224,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
   });
 
   it.each([7, 30, 90])("dashboard days=%i", async (days) => {
-    const data = await getData<{ kpis: { fetchedAt: number } }>(t, `/dashboard?days=${days}`);
+    const data = await getData<Ok<"/v1/projects/{id}/dashboard">>(t, `/dashboard?days=${days}`);
     expect(data).toEqual(refDashboard(kept, days, data.kpis.fetchedAt));
   });
 
@@ -234,10 +235,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
   });
 
   it("heatmap, performance mode: the same cells and counts", async () => {
-    const data = await getData<Array<{ x: number; y: number; event_count: number }>>(
-      t,
-      "/heatmap?mapId=dust&cellSize=25&days=30",
-    );
+    const data = await getData<Ok<"/v1/projects/{id}/heatmap">>(t, "/heatmap?mapId=dust&cellSize=25&days=30");
     const ref = refHeatmap(kept, { mapId: "dust", cellSize: 25, days: 30 }, NOW);
     expect(data.map((c) => [c.x, c.y, c.event_count])).toEqual(ref.map((c) => [c.x, c.y, c.event_count]));
   });

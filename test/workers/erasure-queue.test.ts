@@ -11,6 +11,7 @@ import { event } from "../support/batches.js";
 import { ingestAndWait, storedCount } from "../support/events.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api } from "../support/http.js";
+import type { OkBody, Schemas } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 // The erasure on its queue (workers/api/erasure/run.ts): the request records it and answers 201 once
@@ -19,17 +20,7 @@ import { waitFor } from "../support/wait.js";
 
 const CLOSED_CH = "http://127.0.0.1:1";
 
-type Erasure = {
-  id: string;
-  status: string;
-  rowsRemoved: number;
-  steps: Array<{ table: string; rowsRemoved: number }>;
-  error: string | null;
-  startedAt: string | null;
-  attempts: number;
-  rebuiltTables: string[];
-  completedAt: string | null;
-};
+type Erasure = Schemas["Erasure"];
 
 /** A studio whose player `who` has `n` events in two sessions (one anonymous before sign-in), and bob 3. */
 async function studio(name: string, who: string, n = 6): Promise<Tenant> {
@@ -60,7 +51,7 @@ function post(t: Tenant, playerId: string, headers: Record<string, string> = {})
 async function read(t: Tenant, id: string): Promise<Erasure> {
   const res = await api(`/v1/projects/${t.projectId}/erasures/${id}`, { key: t.keys.full.key });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { data: Erasure }).data;
+  return ((await res.json()) as OkBody<"/v1/projects/{id}/erasures/{erasureId}">).data;
 }
 
 /** An erasure recorded as the request records it, whose message a test delivers by hand. */
@@ -104,7 +95,7 @@ describe("the erasure on its queue", () => {
     expect(await playerRows(t, "ann")).toBe(6);
     const res = await post(t, "ann", { Prefer: "respond-async" });
     expect(res.status).toBe(202);
-    const accepted = ((await res.json()) as { data: Erasure }).data;
+    const accepted = ((await res.json()) as OkBody<"/v1/projects/{id}/erasures", "post">).data;
     expect(res.headers.get("Location")).toBe(`/api/v1/projects/${t.projectId}/erasures/${accepted.id}`);
     expect(accepted).toMatchObject({ status: "running", rowsRemoved: 0, completedAt: null });
     const done = await waitFor(
@@ -120,7 +111,7 @@ describe("the erasure on its queue", () => {
     // The default still waits for a small project's erasure: 201 completed, as before.
     const again = await post(t, "bob");
     expect(again.status).toBe(201);
-    expect(((await again.json()) as { data: Erasure }).data).toMatchObject({
+    expect(((await again.json()) as OkBody<"/v1/projects/{id}/erasures", "post">).data).toMatchObject({
       status: "completed",
       rowsRemoved: 3,
     });
@@ -251,9 +242,7 @@ describe("the erasure preview", () => {
         },
       );
       expect(res.status).toBe(200);
-      return (
-        (await res.json()) as { data: { tables: Array<{ table: string; rows: number }>; days: number } }
-      ).data;
+      return ((await res.json()) as OkBody<"/v1/projects/{id}/erasures/preview", "post">).data;
     };
     const before = await preview();
     expect(before.tables[0]).toEqual({ table: "telemetry.events", rows: 5 });
@@ -277,7 +266,7 @@ describe("the erasure preview", () => {
     }
     const erased = await post(t, "gus");
     expect(erased.status).toBe(201);
-    expect(((await erased.json()) as { data: Erasure }).data.rowsRemoved).toBe(5);
+    expect(((await erased.json()) as OkBody<"/v1/projects/{id}/erasures", "post">).data.rowsRemoved).toBe(5);
     expect(await storedCount(t.projectId, "player_id = 'gus'")).toBe(0);
   });
 });

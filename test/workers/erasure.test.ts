@@ -4,6 +4,7 @@ import { event } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, storedCount } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 
 type Ev = ReturnType<typeof event>;
 let t: Tenant;
@@ -46,19 +47,6 @@ function erase(playerId: unknown, projectId = t.projectId, key = t.keys.full.key
   );
 }
 
-type Erasure = {
-  id: string;
-  projectId: string;
-  playerIdSha256: string;
-  requestedBy: { keyId: string | null };
-  status: string;
-  rowsRemoved: number;
-  steps: Array<{ table: string; rowsRemoved: number }>;
-  rebuiltTables: string[];
-  createdAt: string;
-  completedAt: string | null;
-};
-
 async function playersInStore(): Promise<Map<string, number>> {
   const res = await api(
     "/v1/query",
@@ -73,7 +61,10 @@ async function playersInStore(): Promise<Map<string, number>> {
     },
   );
   expect(res.status).toBe(200);
-  const rows = ((await res.json()) as { data: { rows: Array<{ who: string; n: number }> } }).data.rows;
+  const rows = ((await res.json()) as OkBody<"/v1/query", "post">).data.rows as Array<{
+    who: string;
+    n: number;
+  }>;
   return new Map(rows.map((r) => [r.who, r.n]));
 }
 
@@ -124,7 +115,7 @@ describe("player erasure", () => {
 
     const res = await erase("alice");
     expect(res.status).toBe(201);
-    const created = ((await res.json()) as { data: Erasure }).data;
+    const created = ((await res.json()) as OkBody<"/v1/projects/{id}/erasures", "post">).data;
     // Each deleting step removed what the preview counted; the rest are the rollups it named.
     expect(
       created.steps.slice(0, plan.tables.length).map((s) => ({ table: s.table, rows: s.rowsRemoved })),
@@ -172,31 +163,31 @@ describe("player erasure", () => {
     expect(await storedCount(t.siblingProjectId)).toBe(SIBLING_EVENTS);
 
     const status = await api(`/v1/projects/${t.projectId}/status?fresh=1`, { key: t.keys.read.key });
-    const kpis = ((await status.json()) as { data: { kpis: { totalEvents: number; players24h: number } } })
-      .data.kpis;
+    const kpis = ((await status.json()) as OkBody<"/v1/projects/{id}/status">).data.kpis;
     expect(kpis.totalEvents).toBe(events.length - expectedRemoved);
     // bob, anon-1 and carol remain in the last 24 hours.
     expect(kpis.players24h).toBe(3);
 
     const read = await api(`/v1/projects/${t.projectId}/erasures/${created.id}`, { key: t.keys.full.key });
     expect(read.status).toBe(200);
-    expect(((await read.json()) as { data: Erasure }).data).toEqual(created);
+    expect(((await read.json()) as OkBody<"/v1/projects/{id}/erasures/{erasureId}">).data).toEqual(created);
 
     // Erasing again finds nothing and says so.
-    const again = ((await (await erase("alice")).json()) as { data: Erasure }).data;
+    const again = ((await (await erase("alice")).json()) as OkBody<"/v1/projects/{id}/erasures", "post">)
+      .data;
     expect(again.rowsRemoved).toBe(0);
     expect(again.id).not.toBe(created.id);
     // The history lists both, newest first.
     const listed = await api(`/v1/projects/${t.projectId}/erasures`, { key: t.keys.full.key });
     expect(listed.status).toBe(200);
-    const history = ((await listed.json()) as { data: Erasure[] }).data;
+    const history = ((await listed.json()) as OkBody<"/v1/projects/{id}/erasures">).data;
     expect(history.slice(0, 2)).toEqual([again, created]);
   });
 
   it("erases an anonymous player by session id", async () => {
     const res = await erase("anon-1");
     expect(res.status).toBe(201);
-    expect(((await res.json()) as { data: Erasure }).data.rowsRemoved).toBe(2);
+    expect(((await res.json()) as OkBody<"/v1/projects/{id}/erasures", "post">).data.rowsRemoved).toBe(2);
     expect(await storedCount(t.projectId, "session_id = 'anon-1'")).toBe(0);
     expect(await storedCount(t.projectId, "player_id = 'carol'")).toBe(2);
   });
@@ -204,7 +195,8 @@ describe("player erasure", () => {
   it("another project's erasure is not readable (404), nor another tenant's project", async () => {
     const other = await seedTenant("pro", "Erasure Neighbour");
     expect((await erase("bob", other.projectId)).status).toBe(404);
-    const mine = ((await (await erase("nobody")).json()) as { data: Erasure }).data;
+    const mine = ((await (await erase("nobody")).json()) as OkBody<"/v1/projects/{id}/erasures", "post">)
+      .data;
     expect(
       (await api(`/v1/projects/${t.projectId}/erasures/${mine.id}`, { key: other.keys.full.key })).status,
     ).toBe(404);

@@ -14,21 +14,11 @@ import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { OkBody, Schemas } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 type Ev = ReturnType<typeof event>;
-type Export = {
-  id: string;
-  status: string;
-  rowCount: number | null;
-  sizeBytes: number | null;
-  rowsExpected: number | null;
-  rowsWritten: number | null;
-  bytesWritten: number | null;
-  createdAt: string;
-  downloadUrl: string | null;
-  error: string | null;
-};
+type Export = Schemas["Export"];
 
 let t: Tenant;
 let events: Ev[];
@@ -70,7 +60,7 @@ function finished(id: string, projectId = t.projectId, timeoutMs = 30_000): Prom
     async () => {
       const res = await api(`/v1/projects/${projectId}/exports/${id}`, { key: t.keys.full.key });
       expect(res.status).toBe(200);
-      return ((await res.json()) as { data: Export }).data;
+      return ((await res.json()) as OkBody<"/v1/projects/{id}/exports/{exportId}">).data;
     },
     (e) => e.status === "completed" || e.status === "failed",
     { timeoutMs, intervalMs: 250, message: `export ${id} finished` },
@@ -80,7 +70,7 @@ function finished(id: string, projectId = t.projectId, timeoutMs = 30_000): Prom
 async function exportAndDownload(body: Record<string, unknown>): Promise<{ e: Export; bytes: Uint8Array }> {
   const res = await post(body);
   expect(res.status).toBe(202);
-  const queued = ((await res.json()) as { data: Export }).data;
+  const queued = ((await res.json()) as OkBody<"/v1/projects/{id}/exports", "post">).data;
   expect(queued.status).toBe("queued");
   expect(queued.downloadUrl).toBeNull();
   const e = await finished(queued.id);
@@ -243,11 +233,11 @@ describe("data export round trip", () => {
 
   it("lists the project's exports newest first, with their progress fields", async () => {
     const res = await post({ days: 7, format: "ndjson", eventName: "kill" });
-    const { id } = ((await res.json()) as { data: Export }).data;
+    const { id } = ((await res.json()) as OkBody<"/v1/projects/{id}/exports", "post">).data;
     const done = await finished(id);
     const listed = await api(`/v1/projects/${t.projectId}/exports`, { key: t.keys.full.key });
     expect(listed.status).toBe(200);
-    const items = ((await listed.json()) as { data: Export[] }).data;
+    const items = ((await listed.json()) as OkBody<"/v1/projects/{id}/exports">).data;
     expect(items[0]).toEqual(done);
     const times = items.map((e) => e.createdAt);
     expect(times).toEqual([...times].sort().reverse());
@@ -274,7 +264,7 @@ describe("data export round trip", () => {
 
   it("an export not yet completed cannot be downloaded (409); others' exports are 404", async () => {
     const res = await post({ days: 7, format: "csv" });
-    const { id } = ((await res.json()) as { data: Export }).data;
+    const { id } = ((await res.json()) as OkBody<"/v1/projects/{id}/exports", "post">).data;
     const early = await api(`/v1/projects/${t.projectId}/exports/${id}/download`, { key: t.keys.full.key });
     expect([200, 409]).toContain(early.status);
     await early.body?.cancel();
@@ -320,11 +310,11 @@ describe("a million events", () => {
       },
     );
     expect(res.status).toBe(202);
-    const { id } = ((await res.json()) as { data: Export }).data;
+    const { id } = ((await res.json()) as OkBody<"/v1/projects/{id}/exports", "post">).data;
     const e = await waitFor(
       async () => {
         const r = await api(`/v1/projects/${big.projectId}/exports/${id}`, { key: big.keys.full.key });
-        return ((await r.json()) as { data: Export }).data;
+        return ((await r.json()) as OkBody<"/v1/projects/{id}/exports/{exportId}">).data;
       },
       (x) => x.status === "completed" || x.status === "failed",
       { timeoutMs: 55_000, intervalMs: 250, message: `export ${id} finished` },
@@ -484,7 +474,7 @@ describe("an export in time segments", () => {
         const res = await api(`/v1/projects/${studio.projectId}/exports/${id}`, {
           key: studio.keys.full.key,
         });
-        return ((await res.json()) as { data: Export }).data;
+        return ((await res.json()) as OkBody<"/v1/projects/{id}/exports/{exportId}">).data;
       },
       (e) => e.status === "completed" || e.status === "failed",
       { timeoutMs: 60_000, intervalMs: 250, message: `export ${id} finished` },

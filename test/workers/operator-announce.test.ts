@@ -11,6 +11,7 @@ import { batchOf } from "../support/batches.js";
 import { BASE, seedTenant, withDb } from "../support/harness.js";
 import { api, ingest, problemOf } from "../support/http.js";
 import { TEST_OPERATOR_SECRET } from "../support/operator.js";
+import type { OkBody } from "../support/schema.js";
 
 // Changes made by the admin CLI apply from the next request: the CLI commits, then announces through
 // the API Worker's operator route (workers/api/credentials/operator.ts), exactly as below.
@@ -74,8 +75,7 @@ describe("admin CLI changes take effect from the next request", () => {
   it("project create: a token's cached project list shows the new project on the next request", async () => {
     const t = await seedTenant("pro", "Operator Project");
     const list = async () =>
-      ((await (await api("/v1/projects", { token: t.token })).json()) as { data: Array<{ id: string }> })
-        .data;
+      ((await (await api("/v1/projects", { token: t.token })).json()) as OkBody<"/v1/projects">).data;
     expect(await list()).toHaveLength(2);
     const { result, change } = await admin(["project", "create"], { tenant: t.tenantId, name: "Third" });
     expect(change).toEqual({ tenantId: t.tenantId });

@@ -11,6 +11,7 @@ import { batch, event, gzip } from "../support/batches.js";
 import { eventsQueueSettled } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import type { Ok, OkBody } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
 let t: Tenant;
@@ -40,18 +41,12 @@ async function insertedRows(tenant: Tenant): Promise<number> {
   return Number(n);
 }
 
-type Kpis = {
-  events24h: number;
-  players24h: number;
-  totalEvents: number;
-  lastEventAt: string | null;
-  fetchedAt: number;
-};
+type Kpis = Ok<"/v1/projects/{id}/status">["kpis"];
 
 async function kpis(tenant: Tenant): Promise<Kpis> {
   const res = await api(`/v1/projects/${tenant.projectId}/status?fresh=1`, { key: tenant.keys.read.key });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { data: { kpis: Kpis } }).data.kpis;
+  return ((await res.json()) as OkBody<"/v1/projects/{id}/status">).data.kpis;
 }
 
 function waitForTotal(tenant: Tenant, total: number): Promise<Kpis> {
@@ -307,9 +302,7 @@ describe("queue consumer", () => {
 
     const listed = await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.full.key });
     expect(listed.status).toBe(200);
-    const items = (
-      (await listed.json()) as { data: Array<{ batchKey: string; size: number; attempts: number }> }
-    ).data;
+    const items = ((await listed.json()) as OkBody<"/v1/projects/{id}/dead-letters">).data;
     expect(items).toHaveLength(2);
     expect(items.every((i) => i.batchKey === "a1b2c3" && i.size === parked.length && i.attempts === 9)).toBe(
       true,
@@ -355,7 +348,7 @@ describe("queue consumer", () => {
     await eventsQueueSettled();
     expect((await kpis(tenant)).totalEvents).toBe(6);
     const after = await api(`/v1/projects/${tenant.projectId}/dead-letters`, { key: tenant.keys.full.key });
-    expect(((await after.json()) as { data: unknown[] }).data).toEqual([]);
+    expect(((await after.json()) as OkBody<"/v1/projects/{id}/dead-letters">).data).toEqual([]);
     // Nothing left to replay: the call changes nothing and records nothing more.
     const empty = await api(
       `/v1/projects/${tenant.projectId}/dead-letters/replay`,

@@ -3,6 +3,7 @@ import { event } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { Ok, OkBody } from "../support/schema.js";
 
 /**
  * Hostile SQL against POST /v1/query. The caller's project, a sibling project of the same tenant and
@@ -39,17 +40,11 @@ async function query(sql: string, limit?: number) {
   );
 }
 
-type Data = {
-  columns: Array<{ name: string; type: string }>;
-  rows: Array<Record<string, unknown>>;
-  rows_read: number;
-  elapsed_ms: number;
-  truncated: boolean;
-};
+type Data = Ok<"/v1/query", "post">;
 
 async function ok(sql: string): Promise<Data> {
   const res = await query(sql);
-  const body = (await res.json()) as { data: Data; detail?: string };
+  const body = (await res.json()) as OkBody<"/v1/query", "post"> & { detail?: string };
   expect(res.status, body.detail).toBe(200);
   return body.data;
 }
@@ -315,7 +310,7 @@ describe("POST /v1/query: adversarial isolation", () => {
     assertNoLeak(text);
     if (outcome === "caller-only") {
       expect(res.status, text).toBe(200);
-      const data = ((await res.json()) as { data: Data }).data;
+      const data = ((await res.json()) as OkBody<"/v1/query", "post">).data;
       if (rows !== undefined) {
         expect(data.rows).toHaveLength(rows);
       }

@@ -7,6 +7,7 @@ import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 
 let t: Tenant;
 const events = Array.from({ length: 25 }, (_, i) =>
@@ -38,22 +39,13 @@ function query(body: Record<string, unknown>) {
   );
 }
 
-type Data = {
-  columns: Array<{ name: string; type: string }>;
-  rows: Array<Record<string, unknown>>;
-  rows_read: number;
-  elapsed_ms: number;
-  rowCount: number;
-  truncated: boolean;
-};
-
 describe("POST /v1/query", () => {
   it("answers columns with types, rows keyed by name, and statistics; matches the data sent", async () => {
     const res = await query({
       sql: "SELECT event_name, count() AS n, uniqExact(player_id) AS players, sum(metrics['score']) AS score FROM events GROUP BY event_name ORDER BY event_name",
     });
     expect(res.status).toBe(200);
-    const { data } = (await res.json()) as { success: true; data: Data };
+    const { data } = (await res.json()) as OkBody<"/v1/query", "post">;
     expect(data.columns).toEqual([
       { name: "event_name", type: "LowCardinality(String)" },
       { name: "n", type: "UInt64" },
@@ -77,7 +69,7 @@ describe("POST /v1/query", () => {
 
   it("sees every column of the wire contract with its ClickHouse type, maps as maps", async () => {
     const res = await query({ sql: "SELECT * FROM events", limit: 1 });
-    const { data } = (await res.json()) as { data: Data };
+    const { data } = (await res.json()) as OkBody<"/v1/query", "post">;
     expect(data.columns.map((c) => c.name)).toEqual([...EVENTS_COLUMNS]);
     const type = Object.fromEntries(data.columns.map((c) => [c.name, c.type]));
     expect(type).toMatchObject({
@@ -120,20 +112,24 @@ describe("POST /v1/query", () => {
         engine: "6000.0.23f1",
       };
     };
-    expect(((await sums.json()) as { data: Data }).data.rows).toEqual([
+    expect(((await sums.json()) as OkBody<"/v1/query", "post">).data.rows).toEqual([
       tally(TelemetrySource.PLAYER, "player"),
       tally(TelemetrySource.AUTOMATED, "automated"),
     ]);
   });
 
   it("limit cuts the rows and says more existed; exactly at the limit it does not", async () => {
-    const cut = ((await (await query({ sql: "SELECT * FROM events", limit: 10 })).json()) as { data: Data })
-      .data;
+    const cut = (
+      (await (await query({ sql: "SELECT * FROM events", limit: 10 })).json()) as OkBody<"/v1/query", "post">
+    ).data;
     expect(cut.rows).toHaveLength(10);
     expect(cut.rowCount).toBe(10);
     expect(cut.truncated).toBe(true);
     const exact = (
-      (await (await query({ sql: "SELECT * FROM events", limit: events.length })).json()) as { data: Data }
+      (await (await query({ sql: "SELECT * FROM events", limit: events.length })).json()) as OkBody<
+        "/v1/query",
+        "post"
+      >
     ).data;
     expect(exact.rows).toHaveLength(events.length);
     expect(exact.rowCount).toBe(events.length);

@@ -4,19 +4,9 @@ import { contentEntries } from "../../schema/pg/schema.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { type Auth, api, problemOf } from "../support/http.js";
 import { dataOf, expectBadField, sendJson } from "../support/resources.js";
+import type { Schemas } from "../support/schema.js";
 
-type Entry = {
-  id: string;
-  projectId: string;
-  contentType: string;
-  contentId: string;
-  displayName: string;
-  description: string | null;
-  category: string | null;
-  metadata: Record<string, unknown> | null;
-  createdAt: string;
-  updatedAt: string;
-};
+type Entry = Schemas["ContentEntry"];
 type Input = Partial<Omit<Entry, "id" | "projectId" | "createdAt" | "updatedAt">>;
 
 let t: Tenant;

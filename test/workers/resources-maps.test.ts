@@ -6,23 +6,9 @@ import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { type Auth, api, problemOf } from "../support/http.js";
 import { concat, jpeg, multipart, type Part, png, webp } from "../support/images.js";
 import { dataOf, expectBadField } from "../support/resources.js";
+import type { Schemas } from "../support/schema.js";
 
-type MapItem = {
-  id: string;
-  name: string;
-  mapId: string;
-  imageUrl: string;
-  worldMinX: number;
-  worldMinY: number;
-  worldMaxX: number;
-  worldMaxY: number;
-  worldMinZ: number | null;
-  worldMaxZ: number | null;
-  imageWidth: number;
-  imageHeight: number;
-  createdAt: string;
-  updatedAt: string;
-};
+type MapItem = Schemas["Map"];
 
 const MAX_IMAGE = 10 * 1024 * 1024;
 const BOUNDS = { worldMinX: "-512.5", worldMinY: "-256", worldMaxX: "512.5", worldMaxY: "1e3" };

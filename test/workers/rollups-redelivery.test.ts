@@ -19,6 +19,7 @@ import { samplesOnly } from "../support/compare.js";
 import { insertsSettled, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { ingest } from "../support/http.js";
+import type { Ok } from "../support/schema.js";
 
 /**
  * The rollups' materialized views count every row that reaches telemetry.events, so a row stored twice
@@ -103,7 +104,7 @@ describe("redelivered batches are counted once by every rollup", () => {
   });
 
   it("dashboard (events and top events from daily_events)", async () => {
-    const data = await getData<{ kpis: { fetchedAt: number } }>(t, "/dashboard?days=30");
+    const data = await getData<Ok<"/v1/projects/{id}/dashboard">>(t, "/dashboard?days=30");
     expect(data).toEqual(refDashboard(events, 30, data.kpis.fetchedAt));
   });
 

@@ -12,6 +12,7 @@ import { Browser, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, withDb } from "../support/harness.js";
 import { api } from "../support/http.js";
 import { linkIn, mailTo } from "../support/mail.js";
+import type { OkBody } from "../support/schema.js";
 import {
   idp,
   type SsoStudio,
@@ -303,7 +304,7 @@ describe("PUT /api/v1/studios/{tenantId}/sso/enforcement", () => {
 
     const on = await put(s.ownerBrowser, s.t.tenantId, { requireSso: true, breakGlassUserId: s.owner.id });
     expect(on.status).toBe(200);
-    expect(((await on.json()) as { data: unknown }).data).toEqual({
+    expect(((await on.json()) as OkBody<"/v1/studios/{tenantId}/sso/enforcement", "put">).data).toEqual({
       requireSso: true,
       breakGlassUserId: s.owner.id,
       sessionsEnded: 0,

@@ -16,6 +16,7 @@ import { Browser, seedUser } from "../support/browser.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { idpControl } from "../support/oidc-idp-control.js";
+import type { OkBody } from "../support/schema.js";
 import { TEST_SSO_SECRET_KEY } from "../support/sso-key.js";
 
 // Single sign-on (docs/accounts.md, "Single sign-on"): the configuration API and page, and the whole
@@ -111,7 +112,7 @@ describe("the configuration API", () => {
     const s = await studio("SSO API Studio");
     const empty = await withSession(s.cookie, apiPath(s.t.tenantId));
     expect(empty.status).toBe(200);
-    expect(((await empty.json()) as { data: unknown }).data).toEqual({
+    expect(((await empty.json()) as OkBody<"/v1/studios/{tenantId}/sso">).data).toEqual({
       callbackUrl: CALLBACK,
       active: null,
       pending: null,
@@ -181,7 +182,9 @@ describe("the configuration API", () => {
 
     const removed = await withSession(s.cookie, apiPath(s.t.tenantId), { method: "DELETE" });
     expect(removed.status).toBe(200);
-    expect(((await removed.json()) as { data: unknown }).data).toEqual({ removed: true });
+    expect(((await removed.json()) as OkBody<"/v1/studios/{tenantId}/sso", "delete">).data).toEqual({
+      removed: true,
+    });
     await withDb(async (db) => {
       expect(await db.select().from(ssoConnections).where(eq(ssoConnections.tenantId, s.t.tenantId))).toEqual(
         [],

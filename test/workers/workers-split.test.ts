@@ -14,6 +14,7 @@ import { UnknownQueue } from "../../workers/shared/queues.js";
 import type { HostEnv } from "../support/app-host.js";
 import { BASE, seedTenant, type Tenant } from "../support/harness.js";
 import { problemOf } from "../support/http.js";
+import type { OkBody } from "../support/schema.js";
 
 // Nothing listens on port 1 of loopback: a connection there is refused at once, as when an engine is down.
 const CLOSED = "127.0.0.1:1";
@@ -94,7 +95,7 @@ describe("routing: the ingest Worker answers both ingest paths", () => {
   it("leaves everything else to the API Worker", async () => {
     const whoami = await SELF.fetch(`${BASE}/api/v1/whoami`, { headers: { "X-API-Key": t.keys.full.key } });
     expect(whoami.status).toBe(200);
-    expect(((await whoami.json()) as { data: { projectId: string } }).data.projectId).toBe(t.projectId);
+    expect(((await whoami.json()) as OkBody<"/v1/whoami">).data.projectId).toBe(t.projectId);
     const page = await SELF.fetch(`${BASE}/dashboard`, { redirect: "manual" });
     expect(page.status).toBe(307);
     expect(page.headers.get("location")).toBe("/sign-in?returnTo=%2Fdashboard");

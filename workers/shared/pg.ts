@@ -9,7 +9,7 @@ import type { Config } from "./config.js";
 import { DependencyDown } from "./errors.js";
 
 // How both Workers reach Postgres, with no ORM (the API Worker puts drizzle on top in workers/api/db.ts).
-// Two transports, chosen by measurement (docs/operations.md: "Postgres transport"):
+// Two transports, chosen by measurement (docs/architecture.md: "Reaching Postgres and ClickHouse"):
 // - httpSql(): Neon's HTTP query path, one fetch per statement (or per non-interactive batch), with no
 //   connection, startup or password exchange in the Worker. For one-shot statements: credential and
 //   project lookups, the lastUsedAt update.

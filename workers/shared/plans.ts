@@ -15,7 +15,7 @@ export type Plan = {
   /**
    * Days of raw events (and of every row derived from them that holds a player or session id) kept
    * per tenant: the last N UTC calendar days, today included. An owner may shorten it for their
-   * studio (tenants.retention_days); never below 1, never above this. docs/operations.md, "Retention".
+   * studio (tenants.retention_days); never below 1, never above this. docs/architecture.md, "Data retention".
    */
   retentionDays: number;
 };

@@ -53,8 +53,8 @@ export async function selectRows<const C extends Record<string, ColumnKind>>(
   // One JSON document parsed at once, rather than the client's row-by-row stream of JSONEachRow,
   // which costs more in workerd on results of thousands of rows (heatmaps). JSONCompact sends each row
   // as an array, without repeating the column names: about half the bytes of JSON on a heatmap, and a
-  // Worker's cost of receiving a response grows with its bytes (docs/operations.md: "Worker to
-  // ClickHouse").
+  // Worker's cost of receiving a response grows with its bytes (docs/architecture.md: "Reaching
+  // Postgres and ClickHouse").
   const rs = await ch.query({ query, query_params: bound, format: "JSONCompact" }).catch((err: unknown) => {
     // The client's request_timeout (30 s) gives a bare Error("Timeout error.") with no cause: ClickHouse
     // did not answer in time (overloaded, or a read far larger than usual). Retryable like a dependency

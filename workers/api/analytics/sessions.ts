@@ -32,8 +32,8 @@ const STORED = {
  * did not see); a row whose stamps both still match counts exactly the rows there are now. Stale or
  * missing days are recomputed in one statement and stored. Today is live: its sessions and, of those,
  * the ones seen on an earlier day of the window (a join of today's session hashes with the window's
- * rows: the one read that still follows the window's sessions, 8 bytes a row; see docs/operations.md
- * "Where the dashboard's rows go" for why an exact count reads them).
+ * rows: the one read that still follows the window's sessions, 8 bytes a row; see docs/analytics.md
+ * "What each read grows with" for why an exact count reads them).
  */
 export async function windowSessions(
   ch: ClickHouseClient,

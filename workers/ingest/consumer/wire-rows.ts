@@ -336,7 +336,7 @@ function writeMap(out: RowSink, b: Uint8Array, into: Int32Array, n: number, metr
     out.str(b, into[4 * i] as number, into[4 * i + 1] as number);
     const vs = into[4 * i + 2] as number;
     if (metrics) {
-      // -0 is stored as 0, as a decode to JSON (and the TSV before) stores it; every other double as is.
+      // -0 is stored as 0, as a full decode to JSON stores it; every other double as is.
       const v = vs < 0 ? 0 : f64(vs);
       out.f64(v === 0 ? 0 : v);
     } else if (vs < 0) {
@@ -371,8 +371,8 @@ function str(out: RowSink, b: Uint8Array, field: number): void {
 export type BuiltRows = { rows: number; minTimestampUs: number; maxTimestampUs: number };
 
 /**
- * Appends the TSV rows of one decompressed TelemetryBatch to `out`: one line per event, in the order of
- * TSV_COLUMNS, except events whose index is in `present` (rows ClickHouse already holds).
+ * Appends the RowBinary rows of one decompressed TelemetryBatch to `out`: one row per event, its columns
+ * in the order of INSERT_COLUMNS, except events whose index is in `present` (rows ClickHouse already holds).
  */
 export function appendRows(
   out: RowSink,
