@@ -9,6 +9,11 @@ import { DurableObject } from "cloudflare:workers";
  * simply outlived. The lease is far longer than the holder's ClickHouse requests may take (two
  * 30-second requests), so an insert still committing on the server is visible before anyone else may
  * check. Claims live in the object's SQLite storage, so a restart of the object forgets none.
+ *
+ * A claim also brackets the whole INSERT: taken before it, given back only after ClickHouse confirmed it,
+ * that is after the events' part and every materialized view's part were committed (the events' part
+ * is visible first). So the batches still held (`held`) are the ones whose rows may be in the events and
+ * not yet in the rollups; the project status leaves them out of what it counts (analytics/project-status.ts).
  */
 export class BatchClaims extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -40,6 +45,14 @@ export class BatchClaims extends DurableObject<Env> {
       granted.push(key);
     }
     return granted;
+  }
+
+  /** The batch keys claimed now (leases not lapsed), by any holder: the inserts that may be under way. */
+  held(nowMs = Date.now()): string[] {
+    return this.ctx.storage.sql
+      .exec<{ batch_key: string }>("SELECT batch_key FROM claims WHERE until_ms >= ?", nowMs)
+      .toArray()
+      .map((r) => r.batch_key);
   }
 
   /** Gives back the holder's claims on these keys (after their rows are in ClickHouse). */

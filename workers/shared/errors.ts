@@ -43,7 +43,7 @@ export class ApiError extends Error {
 /** Seconds a client is asked to wait before retrying when a dependency is down. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
 
-export type Dependency = "ClickHouse" | "Postgres" | "Queue" | "R2";
+export type Dependency = "ClickHouse" | "Postgres" | "Queue" | "R2" | "Durable Objects";
 
 /**
  * A dependency (ClickHouse, Postgres, a Queue) could not be reached or refused service. Thrown at the

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { CH_EVENTS } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS } from "../window.js";
 import { type CachedProject, cached, cacheKey, type Defer } from "./cache.js";
+import { DependencyDown } from "../../shared/errors.js";
 import { num, selectRows } from "./select.js";
 
 const EventKpisSchema = z.object({
@@ -16,15 +17,24 @@ const EventKpisSchema = z.object({
 export type EventKpis = z.infer<typeof EventKpisSchema>;
 
 /**
+ * The batch keys of the project's inserts that may be under way: claimed by a consumer and not yet given
+ * back (durable-objects/batch-claims.ts, `held`).
+ */
+export type InFlight = () => Promise<string[]>;
+
+/**
  * One pass over the project's granules; the 24-hour figures are conditional aggregates of the same scan.
- * Nothing before the studio's retention horizon `retainedFromMs` is counted (retention/horizon.ts).
+ * Nothing before the studio's retention horizon `retainedFromMs` is counted (retention/horizon.ts), nor
+ * the rows of the batches in `inFlight` (settledEventKpis).
  */
 export async function eventKpis(
   ch: ClickHouseClient,
   projectId: string,
   nowMs: number,
   retainedFromMs = 0,
+  inFlight: readonly string[] = [],
 ): Promise<EventKpis> {
+  const settled = inFlight.length ? "AND batch_id NOT IN {inFlight:Array(String)}" : "";
   const [row] = await selectRows(
     ch,
     `
@@ -35,8 +45,14 @@ export async function eventKpis(
         count() AS totalEvents,
         if(count() = 0, NULL, formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS lastEventAt
       FROM ${CH_EVENTS}
-      WHERE project_id = {projectId:UUID} AND timestamp >= {retainedFrom:DateTime64(6, 'UTC')}`,
-    { projectId, now: chTime(nowMs), dayAgo: chTime(nowMs - DAY_MS), retainedFrom: chTime(retainedFromMs) },
+      WHERE project_id = {projectId:UUID} AND timestamp >= {retainedFrom:DateTime64(6, 'UTC')} ${settled}`,
+    {
+      projectId,
+      now: chTime(nowMs),
+      dayAgo: chTime(nowMs - DAY_MS),
+      retainedFrom: chTime(retainedFromMs),
+      ...(inFlight.length ? { inFlight } : {}),
+    },
     { events24h: "unknown", players24h: "unknown", totalEvents: "unknown", lastEventAt: "string | null" },
   );
   return {
@@ -48,9 +64,44 @@ export async function eventKpis(
   };
 }
 
+/** How many times the count is taken again when a batch was claimed while it ran (settledEventKpis). */
+const SETTLE_ROUNDS = 4;
+
+/**
+ * The event KPIs over the rows every read of the project sees: those whose INSERT has finished. An INSERT
+ * commits the events' part first and each materialized view's part after it, so the events can hold
+ * rows that the rollups the dashboard reads (daily_events, daily_players, player_last_seen, …) do not
+ * hold yet; a status that counted them told a studio "all stored" while its next dashboard read still
+ * missed them (issue 41). A consumer holds its batches' claims from before the INSERT until ClickHouse
+ * confirmed it, so the rows of the batches not held are in every rollup. The claims are read before the
+ * count (its rows of those batches are left out) and again after it: a batch claimed meanwhile may have
+ * had its events' part committed while the count ran, so the count is taken again without it too, until
+ * no batch was claimed while it ran (at most SETTLE_ROUNDS counts; a claim given back before the second
+ * read belonged to an INSERT that finished before this answer).
+ */
+export async function settledEventKpis(
+  ch: ClickHouseClient,
+  projectId: string,
+  nowMs: number,
+  retainedFromMs: number,
+  inFlight: InFlight,
+): Promise<EventKpis> {
+  const excluded = new Set(await inFlight());
+  for (let round = 1; ; round++) {
+    const kpis = await eventKpis(ch, projectId, nowMs, retainedFromMs, [...excluded]);
+    const claimed = (await inFlight()).filter((key) => !excluded.has(key));
+    if (!claimed.length || round === SETTLE_ROUNDS) {
+      return kpis;
+    }
+    for (const key of claimed) {
+      excluded.add(key);
+    }
+  }
+}
+
 /**
  * The event KPIs as of at most about 60 s ago (the analytics cache), or computed at `now` (the request's
- * clock) when `fresh`.
+ * clock) when `fresh`, over the rows whose INSERT has finished (settledEventKpis).
  * Callers have authenticated and authorized the project: the cache key is the project (and its data
  * version) and the retention horizon, so no answer computed before a retention change is served after it.
  */
@@ -60,13 +111,23 @@ export function cachedEventKpis(
   fresh: boolean,
   now: number,
   defer: Defer,
+  inFlight: InFlight,
   retainedFromMs = 0,
 ): Promise<EventKpis> {
   return cached(
     cacheKey("status", project, retainedFromMs > 0 ? { retainedFrom: retainedFromMs } : {}),
     fresh,
-    () => eventKpis(ch, project.id, now, retainedFromMs),
+    () => settledEventKpis(ch, project.id, now, retainedFromMs, inFlight),
     defer,
     (stored) => EventKpisSchema.parse(stored),
   );
+}
+
+/** The project's batches claimed by a consumer now (its BatchClaims object); unreachable is a 503. */
+export async function batchesInFlight(env: Env, projectId: string): Promise<string[]> {
+  try {
+    return await env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(projectId)).held();
+  } catch (err) {
+    throw new DependencyDown("Durable Objects", err);
+  }
 }

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, count, eq } from "drizzle-orm";
 import { alertRules } from "../../../../schema/pg/schema.js";
-import { cachedEventKpis } from "../../analytics/project-status.js";
+import { batchesInFlight, cachedEventKpis } from "../../analytics/project-status.js";
 import type { AppEnv } from "../../context.js";
 import { readerRetention } from "../../data-retention/horizon.js";
 import { readerOf } from "../../middleware/auth.js";
@@ -44,6 +44,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
         fresh,
         c.get("now"),
         (p) => c.executionCtx.waitUntil(p),
+        () => batchesInFlight(c.env, project.id),
         retention.fromMs,
       ),
       c
