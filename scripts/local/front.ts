@@ -34,7 +34,15 @@ const CLIENT_KEEP_ALIVE_MS = 65_000;
  * not among them here: they frame the body and are sent on as the client sent them. Expect is answered
  * by this door (Node's server sends 100 Continue) and not passed on.
  */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "upgrade", "proxy-connection", "te", "trailer", "expect"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "expect",
+]);
 
 export type FrontDoor = {
   port: number;
@@ -111,6 +119,8 @@ export async function startFrontDoor(opts: {
       headers,
       agent,
     });
+    // Its errors are read through answer(); a later one (the client gone, the request destroyed) is moot.
+    out.on("error", () => {});
     if (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined) {
       // No body, and none announced: Node would otherwise add "Content-Length: 0" to a POST.
       out.removeHeader("content-length");
@@ -177,6 +187,9 @@ export async function startFrontDoor(opts: {
         why = "wrangler's proxy lost the connection to the Workers (workers-sdk#14641)";
       } else {
         res.writeHead(up.res.statusCode ?? 502, responseHeaders(up.res));
+        // An answer cut off upstream is cut off here too, never ended as if whole.
+        up.res.once("error", () => res.destroy());
+        up.res.once("aborted", () => res.destroy());
         up.res.pipe(res);
         return;
       }
@@ -214,7 +227,11 @@ export async function startFrontDoor(opts: {
  * Whether the whole body is in hand to send again: the lost attempt is let go and the rest of the
  * client's body still flows into the copy until it ends (or the client goes away).
  */
-async function wholeCopy(req: http.IncomingMessage, lost: http.ClientRequest, copy: BodyCopy): Promise<boolean> {
+async function wholeCopy(
+  req: http.IncomingMessage,
+  lost: http.ClientRequest,
+  copy: BodyCopy,
+): Promise<boolean> {
   req.unpipe(lost);
   lost.destroy();
   req.resume();

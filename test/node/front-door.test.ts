@@ -1,7 +1,7 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FrontDoor, startFrontDoor } from "../../scripts/local/front.js";
 import { seedProject } from "../../scripts/drill/seed.js";
+import { type FrontDoor, startFrontDoor } from "../../scripts/local/front.js";
 import { batchOf } from "../support/batches.js";
 import { type Service, startService } from "../support/service.js";
 import { waitFor } from "../support/wait.js";
@@ -20,7 +20,11 @@ let fullKey = "";
 
 beforeAll(async () => {
   service = await startService();
-  door = await startFrontDoor({ host: "127.0.0.1", port: 0, upstreamPort: Number(new URL(service.origin).port) });
+  door = await startFrontDoor({
+    host: "127.0.0.1",
+    port: 0,
+    upstreamPort: Number(new URL(service.origin).port),
+  });
   const seeded = await seedProject(service.databaseUrl, { studio: "Door Studio", game: "Door Game" }, [
     "ingest",
     "full",
@@ -67,7 +71,8 @@ function raw(port: number, head: string, body: Buffer, halfClose: boolean): Prom
       // A whole answer: its head and the Content-Length of body it announced.
       const end = text.indexOf("\r\n\r\n");
       const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1];
-      const chunkedEnd = /\r\ntransfer-encoding: *chunked/i.test(text.slice(0, end)) && text.endsWith("\r\n0\r\n\r\n");
+      const chunkedEnd =
+        /\r\ntransfer-encoding: *chunked/i.test(text.slice(0, end)) && text.endsWith("\r\n0\r\n\r\n");
       if (end >= 0 && ((length !== undefined && text.length >= end + 4 + Number(length)) || chunkedEnd)) {
         done();
       }
