@@ -87,6 +87,12 @@ class BodyCopy {
   body(): Buffer {
     return Buffer.concat(this.chunks);
   }
+
+  /** No retry can come any more (the answer is passed on): what is held and what is still to come go. */
+  drop(): void {
+    this.overflowed = true;
+    this.chunks = [];
+  }
 }
 
 export async function startFrontDoor(opts: {
@@ -186,6 +192,7 @@ export async function startFrontDoor(opts: {
         }
         why = "wrangler's proxy lost the connection to the Workers (workers-sdk#14641)";
       } else {
+        copy.drop();
         res.writeHead(up.res.statusCode ?? 502, responseHeaders(up.res));
         // An answer cut off upstream is cut off here too, never ended as if whole.
         up.res.once("error", () => res.destroy());
