@@ -53,7 +53,8 @@ function month(nowMs: number): GenEvent[] {
   const inOrder = events.filter((e) => e.tsUs < todayStartUs + DAY_US).sort((a, b) => a.tsUs - b.tsUs);
   // Late: every fifth event of three closed days (the day before yesterday, a week ago, three weeks ago).
   const lateDays = new Set([2, 7, 21].map((d) => todayStartUs - d * DAY_US));
-  const isLate = (e: GenEvent, i: number) => lateDays.has(Math.floor(e.tsUs / DAY_US) * DAY_US) && i % 5 === 0;
+  const isLate = (e: GenEvent, i: number) =>
+    lateDays.has(Math.floor(e.tsUs / DAY_US) * DAY_US) && i % 5 === 0;
   const late = inOrder.filter(isLate);
   const onTime = inOrder.filter((e, i) => !isLate(e, i));
   const fresh: GenEvent[] = [40, 25].map((secondsAgo, i) => ({

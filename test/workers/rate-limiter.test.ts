@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { RateLimiter } from "../../durable-objects/rate-limiter.js";
 
@@ -43,6 +43,9 @@ describe("RateLimiter: sliding hourly window, exact to the second", () => {
   it("keeps its counts across a restart of the object (SQLite storage)", async () => {
     const s = stub("unit:persist");
     await s.chargeWindow(5, 3600, 4);
+    // Counted at once, written behind by the object's alarm (not by each charge).
+    expect((await s.chargeWindow(5, 3600, 0)).remaining).toBe(1);
+    expect(await runDurableObjectAlarm(s)).toBe(true);
     await runInDurableObject(s, async (_instance, state) => {
       const rows = state.storage.sql
         .exec<{ total: number }>("SELECT sum(count) AS total FROM buckets")

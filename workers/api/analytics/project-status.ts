@@ -1,9 +1,9 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { z } from "@hono/zod-openapi";
 import { CH_EVENTS } from "../../shared/clickhouse.js";
+import { DependencyDown } from "../../shared/errors.js";
 import { chTime, DAY_MS } from "../window.js";
 import { type CachedProject, cached, cacheKey, type Defer } from "./cache.js";
-import { DependencyDown } from "../../shared/errors.js";
 import { num, selectRows } from "./select.js";
 
 const EventKpisSchema = z.object({
