@@ -287,7 +287,12 @@ async function main() {
     const wranglerPort = FRONT ? await freePort() : PORT;
     const _worker = await serve(wranglerPort, `http://127.0.0.1:${wranglerPort}`);
     const door = FRONT
-      ? await startFrontDoor({ host: "127.0.0.1", port: PORT, upstreamPort: wranglerPort })
+      ? await startFrontDoor({
+          host: "127.0.0.1",
+          port: PORT,
+          upstreamPort: wranglerPort,
+          log: (line) => console.error(`[front door] ${line}`),
+        })
       : undefined;
     const loads: number[] = [];
     const sampler = setInterval(() => loads.push(loadavg()[0] ?? 0), 1000);
