@@ -195,8 +195,16 @@ export async function startFrontDoor(opts: {
         copy.drop();
         res.writeHead(up.res.statusCode ?? 502, responseHeaders(up.res));
         // An answer cut off upstream is cut off here too, never ended as if whole.
-        up.res.once("error", () => res.destroy());
-        up.res.once("aborted", () => res.destroy());
+        const cut = () => {
+          if (!res.destroyed) {
+            opts.log?.(
+              `${req.method} ${req.url}: wrangler cut its answer off; the client's connection is closed`,
+            );
+            res.destroy();
+          }
+        };
+        up.res.once("error", cut);
+        up.res.once("aborted", cut);
         up.res.pipe(res);
         return;
       }
@@ -210,7 +218,12 @@ export async function startFrontDoor(opts: {
   };
 
   const server = http.createServer((req, res) => {
-    serve(req, res).catch(() => res.destroy());
+    serve(req, res).catch((err: unknown) => {
+      opts.log?.(
+        `${req.method} ${req.url}: ${err instanceof Error ? err.message : String(err)}; connection closed`,
+      );
+      res.destroy();
+    });
   });
   server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
   server.headersTimeout = CLIENT_KEEP_ALIVE_MS + 1_000;
