@@ -1,11 +1,12 @@
 import { env } from "cloudflare:test";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
-import { ssoDomainProofs, ssoDomains } from "../../schema/pg/schema.js";
+import migration0018 from "../../schema/pg/migrations/0018_sso_domain_proofs.sql?raw";
+import { ssoConnections, ssoDomainProofs, ssoDomains } from "../../schema/pg/schema.js";
 import { noticeUnprovenDomains } from "../../workers/api/sso/notice.js";
 import { auditEntries } from "../support/audit.js";
 import { Browser, unescapeHtml } from "../support/browser.js";
-import { BASE, withDb } from "../support/harness.js";
+import { BASE, seedTenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { mailsTo, mailTo } from "../support/mail.js";
 import {
@@ -221,6 +222,43 @@ describe("a studio that only typed a domain cannot hold it", () => {
 });
 
 describe("domains made pending by the migration", () => {
+  it("migration 0018 gives every configured domain an unverified token; the active ones' notice is due", async () => {
+    // A studio as it was before proofs existed: an active configuration routing two domains, a pending
+    // one naming a third.
+    const t = await seedTenant("pro", "Before Proofs");
+    const tag = crypto.randomUUID().slice(0, 8);
+    const [a, b, c] = [`a-${tag}.test`, `b-${tag}.test`, `c-${tag}.test`];
+    await withDb(async (db) => {
+      const base = { tenantId: t.tenantId, issuer: inject("idpUrl"), clientId: "x", clientSecret: "v1.x.x" };
+      const [active] = await db
+        .insert(ssoConnections)
+        .values({ ...base, state: "active", domains: [a, b] })
+        .returning();
+      await db.insert(ssoConnections).values({ ...base, state: "pending", domains: [b, c] });
+      await db
+        .insert(ssoDomains)
+        .values([a, b].map((domain) => ({ domain, tenantId: t.tenantId, connectionId: active?.id ?? "" })));
+    });
+    // The migration's data statement (its last), as it ran on the deployed database.
+    const statement = migration0018.split("--> statement-breakpoint").at(-1) ?? "";
+    expect(statement).toContain('INSERT INTO "sso_domain_proofs"');
+    await withDb((db) => db.execute(sql.raw(statement)));
+    const rows = await withDb((db) =>
+      db.select().from(ssoDomainProofs).where(eq(ssoDomainProofs.tenantId, t.tenantId)),
+    );
+    expect(
+      rows
+        .map((r) => [r.domain, r.verifiedAt, r.noticeDue, /^[0-9a-f]{32}$/.test(r.token)])
+        .sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+    ).toEqual([
+      [a, null, true, true],
+      [b, null, true, true],
+      [c, null, false, true],
+    ]);
+    // Claimed but unproven: sign-ins with it no longer go to the provider.
+    expect(await routed(`someone@${a}`)).toBe(false);
+  });
+
   it("their owners get one mail naming each record and the page; none once verified", async () => {
     const s = await ssoStudio("Pending Notice", { prove: false });
     // As migration 0018 leaves a domain that routed before: pending, its notice due.
