@@ -153,6 +153,37 @@ export async function verifyDomain(
   }
   const records = await txtRecords(resolver, recordName(domain));
   const found = records.includes(recordValue(proof.token));
+  try {
+    return await recordCheck(db, proof, records, found, now);
+  } catch (err) {
+    // Two studios' proofs of one domain verified at the same moment: the partial unique index lets one
+    // through; the other is the same conflict as above, not a 500.
+    if (uniqueViolation(err)) {
+      throw new ApiError("CONFLICT", `domain: ${domain} was just proven by another studio`, {
+        extensions: { field: "domain" },
+      });
+    }
+    throw err;
+  }
+}
+
+function uniqueViolation(err: unknown): boolean {
+  for (let e: unknown = err; e && typeof e === "object"; e = (e as { cause?: unknown }).cause) {
+    if ((e as { code?: unknown }).code === "23505") {
+      return true;
+    }
+  }
+  return false;
+}
+
+async function recordCheck(
+  db: Db,
+  proof: SsoDomainProofRow,
+  records: string[],
+  found: boolean,
+  now: Date,
+): Promise<VerifyOutcome> {
+  const { tenantId, domain } = proof;
   return db.transaction(async (tx) => {
     if (!found) {
       const [row] = await tx
