@@ -115,6 +115,7 @@ describe("the configuration API", () => {
     expect(empty.status).toBe(200);
     expect(((await empty.json()) as { data: unknown }).data).toEqual({
       callbackUrl: CALLBACK,
+      domainProofs: [],
       active: null,
       pending: null,
     });
@@ -130,9 +131,25 @@ describe("the configuration API", () => {
     expect(put.status, text).toBe(202);
     expect(text).not.toContain(s.clientSecret);
     const answer = JSON.parse(text) as {
-      data: { pending: Record<string, unknown>; testUrl: string };
+      data: {
+        pending: Record<string, unknown>;
+        testUrl: string;
+        domainProofs: { domain: string; record: { name: string; value: string }; verified: boolean }[];
+      };
     };
     expect(answer.data.testUrl).toBe(`${BASE}${settingsPath(s.t.tenantId)}`);
+    // The DNS record that will prove the domain (sso-domains.test.ts), not verified yet.
+    expect(answer.data.domainProofs).toEqual([
+      expect.objectContaining({
+        domain: s.domain,
+        record: expect.objectContaining({
+          type: "TXT",
+          name: `_gt-sso.${s.domain}`,
+          value: expect.stringMatching(/^gt-sso-verification=[0-9a-f]{32}$/),
+        }),
+        verified: false,
+      }),
+    ]);
     expect(answer.data.pending).toMatchObject({
       issuer: inject("idpUrl"),
       clientId: s.clientId,
