@@ -38,6 +38,8 @@ export default defineConfig({
                   ...engines,
                   OPERATOR_SECRET: TEST_OPERATOR_SECRET,
                   SSO_SECRET_KEY: TEST_SSO_SECRET_KEY,
+                  // The global setup's DNS-over-HTTPS resolver on loopback (test/support/doh-server.ts).
+                  SSO_DNS_RESOLVER: inject("dohUrl"),
                   APP_URL: TEST_APP_URL,
                   // The global setup's mail catcher, over plain SMTP on loopback; sign-up open.
                   SMTP_HOST: "127.0.0.1",

@@ -5,6 +5,7 @@ import type { TestProject } from "vitest/node";
 import { buildClient } from "../scripts/build-client.js";
 import { startMailCatcher } from "../scripts/local/mail.js";
 import { startLocalStack } from "../scripts/local/stack.js";
+import { startDohServer } from "./support/doh-server.js";
 import { startHookReceiver } from "./support/hook-receiver.js";
 import { buildIngestWorker } from "./support/ingest-worker.js";
 import { startOidcIdp } from "./support/oidc-idp.js";
@@ -21,6 +22,8 @@ declare module "vitest" {
     hookUrl: string;
     /** The test OpenID provider's issuer (oidc-provider on loopback); drive it with idpControl(). */
     idpUrl: string;
+    /** The test DNS-over-HTTPS resolver (the Worker's SSO_DNS_RESOLVER); drive it with dohControl(). */
+    dohUrl: string;
     /** The mail catcher the Worker sends to (SMTP) and tests read (its REST API under inboxUrl). */
     smtpPort: number;
     inboxUrl: string;
@@ -51,8 +54,11 @@ export default async function setup(project: TestProject) {
   project.provide("hookUrl", hooks.url);
   const idp = await startOidcIdp();
   project.provide("idpUrl", idp.issuer);
+  const doh = await startDohServer();
+  project.provide("dohUrl", doh.url);
   project.provide("sdkFixtures", sdkFixtures());
   return async () => {
+    await doh.close();
     await idp.close();
     await hooks.close();
     await mail.close();

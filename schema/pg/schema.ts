@@ -769,7 +769,36 @@ export const ssoIdentities = pgTable(
   (t) => [primaryKey({ columns: [t.issuer, t.subject] }), index("sso_identities_user_idx").on(t.userId)],
 );
 
-export const SSO_FLOW_PURPOSES = ["sign_in", "test"] as const;
+// A studio's proof that it owns an email domain (docs/accounts.md, "Single sign-on: proving a domain"):
+// the TXT record `_gt-sso.<domain>` holding `gt-sso-verification=<token>`, checked through the DNS-over-
+// HTTPS resolver the Worker's SSO_DNS_RESOLVER names. One token per (studio, domain), made when the
+// studio first names the domain; it is published in DNS, so it is no credential, but it is shown only to
+// the studio's owners. A domain routes sign-ins only while `verifiedAt` is set, and for one studio at a
+// time (the partial unique index). `noticeDue`: made pending by migration 0018 (the domain routed
+// before proofs existed); its owners are mailed once (`noticedAt`).
+export const ssoDomainProofs = pgTable(
+  "sso_domain_proofs",
+  {
+    tenantId: uuid("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    domain: text("domain").notNull(),
+    token: text("token").notNull(),
+    verifiedAt: timestamp("verified_at", { withTimezone: true, mode: "date" }),
+    checkedAt: timestamp("checked_at", { withTimezone: true, mode: "date" }),
+    noticeDue: boolean("notice_due").notNull().default(false),
+    noticedAt: timestamp("noticed_at", { withTimezone: true, mode: "date" }),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.domain] }),
+    uniqueIndex("sso_domain_proofs_verified_idx").on(t.domain).where(sql`${t.verifiedAt} is not null`),
+  ],
+);
+
+export type SsoDomainProofRow = typeof ssoDomainProofs.$inferSelect;
+
+export const SSO_FLOW_PURPOSES = ["sign_in", "test", "delete_account"] as const;
 export type SsoFlowPurpose = (typeof SSO_FLOW_PURPOSES)[number];
 
 // One authorization request in flight (10 minutes, single use). Only hashes: `stateHash` is SHA-256 of
@@ -790,7 +819,7 @@ export const ssoFlows = pgTable(
     // The email typed on the sign-in page (login_hint), and where to go after sign-in.
     email: text("email"),
     returnTo: text("return_to").notNull().default("/"),
-    // The owner who started a test.
+    // The owner who started a test; the person confirming their account's deletion.
     userId: uuid("user_id").references(() => users.id, { onDelete: "cascade" }),
     createdAt: timestamps.createdAt,
     expiresAt: timestamp("expires_at", { withTimezone: true, mode: "date" }).notNull(),
@@ -798,7 +827,7 @@ export const ssoFlows = pgTable(
   },
   (t) => [
     index("sso_flows_expires_idx").on(t.expiresAt),
-    check("sso_flows_purpose_check", sql`${t.purpose} in ('sign_in', 'test')`),
+    check("sso_flows_purpose_check", sql`${t.purpose} in ('sign_in', 'test', 'delete_account')`),
   ],
 );
 

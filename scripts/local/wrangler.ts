@@ -71,6 +71,9 @@ export function startWrangler(
     OPERATOR_SECRET: process.env.OPERATOR_SECRET || LOCAL_OPERATOR_SECRET,
     // Encrypts studios' SSO client secrets at rest (workers/api/sso/secret.ts); a fixed local key.
     SSO_SECRET_KEY: process.env.SSO_SECRET_KEY || LOCAL_SSO_SECRET_KEY,
+    // The DNS-over-HTTPS resolver that proves SSO domains: wrangler.toml's public one unless given
+    // (the browser test gives its loopback resolver, test/support/doh-server.ts).
+    ...(process.env.SSO_DNS_RESOLVER ? { SSO_DNS_RESOLVER: process.env.SSO_DNS_RESOLVER } : {}),
     // Mail goes to the local catcher over plain SMTP (workers/api/mail/smtp.ts); sign-up is open locally.
     ...(opts.mail
       ? {

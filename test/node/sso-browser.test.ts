@@ -5,6 +5,7 @@ import pg from "pg";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.js";
+import { type DohServer, startDohServer } from "../support/doh-server.js";
 import { type OidcIdp, startOidcIdp } from "../support/oidc-idp.js";
 import { adminCli, type Service, startService } from "../support/service.js";
 
@@ -24,6 +25,8 @@ const CLIENT_SECRET = "mosaic-client-secret-0123456789";
 
 let service: Service;
 let idp: OidcIdp;
+/** The DNS-over-HTTPS resolver the service checks the studio's domain record with (on loopback). */
+let doh: DohServer;
 let db: pg.Client;
 let tenantId = "";
 const dirs: string[] = [];
@@ -63,6 +66,9 @@ async function startSso(page: Page, email: string) {
 }
 
 beforeAll(async () => {
+  doh = await startDohServer();
+  // Read by the local stack's wrangler vars (scripts/local/wrangler.ts) as the Worker's SSO_DNS_RESOLVER.
+  process.env.SSO_DNS_RESOLVER = doh.url;
   service = await startService();
   idp = await startOidcIdp({ host: "127.0.0.2" });
   db = new pg.Client({ connectionString: service.databaseUrl });
@@ -97,6 +103,8 @@ afterAll(async () => {
   await db?.end();
   await idp?.close();
   await service?.close();
+  await doh?.close();
+  delete process.env.SSO_DNS_RESOLVER;
   for (const dir of dirs) {
     await rm(dir, { recursive: true, force: true });
   }
@@ -132,6 +140,19 @@ it("configures, tests, requires SSO; a new member signs in twice; password and d
   await o.getByText("Test sign-in succeeded").waitFor();
   expect(new URL(o.url()).pathname).toBe(`/settings/studios/${tenantId}/sso`);
   expect(await o.getByText(CLIENT_SECRET).count()).toBe(0);
+
+  // 3b. The domain routes nobody until the studio proves it owns it: the page names the TXT record,
+  // IT publishes it in DNS, the owner presses Verify.
+  await o.getByText(`Not verified: ${DOMAIN}.`).waitFor();
+  const row = o.locator("#sso-domains tbody tr", { hasText: DOMAIN });
+  const recordName = (await row.locator("td").nth(2).textContent()) ?? "";
+  const recordValue = (await row.locator("td").nth(3).textContent()) ?? "";
+  expect(recordName).toBe(`_gt-sso.${DOMAIN}`);
+  expect(recordValue).toMatch(/^gt-sso-verification=[0-9a-f]{32}$/);
+  await doh.setTxt(recordName, [recordValue]);
+  await o.getByRole("button", { name: `Verify ${DOMAIN}` }).click();
+  await o.getByText(`${DOMAIN} is verified`).waitFor();
+  expect(await o.getByText("Not verified:").count()).toBe(0);
 
   // 4. Require it, naming the owner as break-glass.
   await o.getByLabel("Require single sign-on for this studio's members").check();
@@ -196,6 +217,7 @@ it("configures, tests, requires SSO; a new member signs in twice; password and d
   expect(seen).toEqual(
     expect.arrayContaining([
       "sso.configured:success",
+      "sso.domain_verified:success",
       "sso.enforcement_changed:success",
       "member.provisioned:success",
       "user.signed_in:success",

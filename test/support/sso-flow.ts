@@ -1,6 +1,9 @@
+import { and, eq } from "drizzle-orm";
 import { expect, inject } from "vitest";
-import { Browser, seedUser } from "./browser.js";
-import { BASE, seedTenant, type Tenant } from "./harness.js";
+import { ssoDomainProofs } from "../../schema/pg/schema.js";
+import { Browser, seedUser, unescapeHtml } from "./browser.js";
+import { type DohControl, dohControl } from "./doh-control.js";
+import { BASE, seedTenant, type Tenant, withDb } from "./harness.js";
 import { type IdpControl, idpControl } from "./oidc-idp-control.js";
 
 // Single sign-on in workers tests: the global setup's OpenID provider (test/support/oidc-idp.ts, a real
@@ -13,6 +16,38 @@ export function idp(): IdpControl {
 }
 
 export const ssoPath = (tenantId: string) => `/settings/studios/${tenantId}/sso`;
+
+/** The global setup's DNS-over-HTTPS resolver (the Worker's SSO_DNS_RESOLVER), driven over its control plane. */
+export function dns(): DohControl {
+  return dohControl(inject("dohUrl"));
+}
+
+/** The TXT record the studio must publish for `domain` (its token, from the database). */
+export async function proofRecord(
+  tenantId: string,
+  domain: string,
+): Promise<{ name: string; value: string }> {
+  const [row] = await withDb((db) =>
+    db
+      .select()
+      .from(ssoDomainProofs)
+      .where(and(eq(ssoDomainProofs.tenantId, tenantId), eq(ssoDomainProofs.domain, domain))),
+  );
+  if (!row) {
+    throw new Error(`no proof of ${domain} for the studio`);
+  }
+  return { name: `_gt-sso.${domain}`, value: `gt-sso-verification=${row.token}` };
+}
+
+/** Publishes the studio's TXT record for `domain` and presses Verify on the page as its owner. */
+export async function proveDomain(owner: Browser, tenantId: string, domain: string): Promise<void> {
+  const record = await proofRecord(tenantId, domain);
+  await dns().setTxt(record.name, [record.value]);
+  const verified = await owner.submit(ssoPath(tenantId), { domain }, `${ssoPath(tenantId)}/verify`);
+  const page = unescapeHtml(await verified.text());
+  expect(verified.status, page).toBe(200);
+  expect(page).toContain(`${domain} is verified`);
+}
 
 /** A studio whose single sign-on is configured and tested: its owner signed in with a password. */
 export type SsoStudio = {
@@ -27,7 +62,8 @@ export type SsoStudio = {
   person(tag: string, init?: { emailVerified?: boolean | null }): Promise<string>;
 };
 
-export async function ssoStudio(name = "SSO Studio"): Promise<SsoStudio> {
+/** `prove: false` leaves the domain unproven (its DNS record not published): it routes no sign-in. */
+export async function ssoStudio(name = "SSO Studio", opts: { prove?: boolean } = {}): Promise<SsoStudio> {
   const t = await seedTenant("pro", name);
   const owner = await seedUser(t.tenantId, "owner");
   const ownerBrowser = new Browser();
@@ -57,6 +93,10 @@ export async function ssoStudio(name = "SSO Studio"): Promise<SsoStudio> {
   const tested = await ownerBrowser.get(callback);
   expect(tested.status).toBe(303);
   expect(tested.headers.get("location")).toBe(`${ssoPath(t.tenantId)}?test=passed`);
+  // The studio proves it owns the domain (its DNS TXT record): only then does it route sign-ins.
+  if (opts.prove !== false) {
+    await proveDomain(ownerBrowser, t.tenantId, domain);
+  }
   return { t, owner, ownerBrowser, domain, clientId, clientSecret, person };
 }
 

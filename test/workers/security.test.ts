@@ -195,6 +195,8 @@ const REQUESTS: Record<string, Variant[]> = {
         }),
     },
   ],
+  // Checking a domain's DNS proof (an owner's session only; its cases are in sso-domains.test.ts).
+  verifySsoDomain: [{ params: { domain: () => "studio.example" } }],
 };
 
 /** Why an operation cannot be called without an entry in REQUESTS, or null when it can. */
@@ -580,7 +582,7 @@ const PAGES: PageRoute[] = [
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/members`, crossTenant: true },
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/audit-log`, crossTenant: true },
   { method: "GET", path: (id) => `/settings/studios/${tenantOf(id)}/sso`, crossTenant: true },
-  ...["", "/test", "/remove"].map(
+  ...["", "/test", "/remove", "/verify"].map(
     (action): PageRoute => ({
       method: "POST",
       path: (id) => `/settings/studios/${tenantOf(id)}/sso${action}`,
@@ -629,6 +631,7 @@ const OWNER_ONLY: Array<{ method: "GET" | "POST"; path: () => string }> = [
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/test` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/remove` },
+  { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/verify` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/sso/enforcement` },
   { method: "POST", path: () => `/settings/studios/${t.tenantId}/retention` },
 ];

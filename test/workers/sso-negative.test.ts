@@ -232,3 +232,55 @@ describe("the providers' ways of vouching for an email", () => {
     );
   });
 });
+
+describe("a wrong client secret", () => {
+  it("the provider's 401 invalid_client (WWW-Authenticate: Basic) is reported as token_request, as documented", async () => {
+    const s = await ssoStudio("Wrong Secret");
+    const admin = await s.person("wrong-secret-admin");
+    const submitted = await s.ownerBrowser.submit(`/settings/studios/${s.t.tenantId}/sso`, {
+      issuer: idp().issuer,
+      clientId: s.clientId,
+      clientSecret: "not-the-secret-the-provider-issued",
+      domains: s.domain,
+      defaultRole: "member",
+    });
+    expect(submitted.status).toBe(303);
+    const failed = await s.ownerBrowser.get(
+      await throughProvider(submitted.headers.get("location") ?? "", admin),
+    );
+    expect(failed.headers.get("location")).toBe(
+      `/settings/studios/${s.t.tenantId}/sso?test=failed&reason=token_request`,
+    );
+    const page = unescapeHtml(await (await s.ownerBrowser.get(failed.headers.get("location") ?? "")).text());
+    expect(page).toContain(
+      "Test sign-in failed: the provider refused the code exchange (check the client id and secret)",
+    );
+    const entries = await auditEntries(s.t.tenantId, "sso.test_failed");
+    expect(entries.map((e) => e.detail)).toEqual([
+      expect.objectContaining({ method: "sso", reason: "token_request", cause: "invalid_client" }),
+    ]);
+  });
+});
+
+describe("two first sign-ins of the same new person at once", () => {
+  it("both sign in, as one user with one membership and one link, and nothing answers 500", async () => {
+    const s = await studio();
+    const email = await s.person("twice-at-once");
+    // Two browsers (a laptop and a phone), each through the provider; the two answers arrive together.
+    const browsers = [new Browser(), new Browser()];
+    const callbacks: string[] = [];
+    for (const b of browsers) {
+      const started = await startSsoSignIn(b, email);
+      expect(started.status).toBe(303);
+      callbacks.push(await throughProvider(started.headers.get("location") ?? "", email));
+    }
+    const answers = await Promise.all(browsers.map((b, i) => b.get(callbacks[i] ?? "")));
+    expect(answers.map((r) => r.status)).toEqual([303, 303]);
+    expect(browsers.map((b) => b.cookies.has("gt_session"))).toEqual([true, true]);
+    expect(await createdFor([email])).toEqual({ users: 1, memberships: 1, identities: 1, sessions: 2 });
+    const provisioned = (await auditEntries(s.t.tenantId, "member.provisioned")).filter(
+      (e) => e.actorLabel === email,
+    );
+    expect(provisioned).toHaveLength(1);
+  });
+});

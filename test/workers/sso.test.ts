@@ -4,6 +4,7 @@ import {
   memberships,
   sessions,
   ssoConnections,
+  ssoDomainProofs,
   ssoDomains,
   ssoFlows,
   ssoIdentities,
@@ -17,6 +18,7 @@ import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { idpControl } from "../support/oidc-idp-control.js";
 import type { OkBody } from "../support/schema.js";
+import { proveDomain } from "../support/sso-flow.js";
 import { TEST_SSO_SECRET_KEY } from "../support/sso-key.js";
 
 // Single sign-on (docs/accounts.md, "Single sign-on"): the configuration API and page, and the whole
@@ -114,6 +116,7 @@ describe("the configuration API", () => {
     expect(empty.status).toBe(200);
     expect(((await empty.json()) as OkBody<"/v1/studios/{tenantId}/sso">).data).toEqual({
       callbackUrl: CALLBACK,
+      domainProofs: [],
       active: null,
       pending: null,
     });
@@ -129,9 +132,25 @@ describe("the configuration API", () => {
     expect(put.status, text).toBe(202);
     expect(text).not.toContain(s.clientSecret);
     const answer = JSON.parse(text) as {
-      data: { pending: Record<string, unknown>; testUrl: string };
+      data: {
+        pending: Record<string, unknown>;
+        testUrl: string;
+        domainProofs: { domain: string; record: { name: string; value: string }; verified: boolean }[];
+      };
     };
     expect(answer.data.testUrl).toBe(`${BASE}${settingsPath(s.t.tenantId)}`);
+    // The DNS record that will prove the domain (sso-domains.test.ts), not verified yet.
+    expect(answer.data.domainProofs).toEqual([
+      expect.objectContaining({
+        domain: s.domain,
+        record: expect.objectContaining({
+          type: "TXT",
+          name: `_gt-sso.${s.domain}`,
+          value: expect.stringMatching(/^gt-sso-verification=[0-9a-f]{32}$/),
+        }),
+        verified: false,
+      }),
+    ]);
     expect(answer.data.pending).toMatchObject({
       issuer: inject("idpUrl"),
       clientId: s.clientId,
@@ -295,7 +314,17 @@ describe("sign-in through the studio's provider", () => {
     const passed = await owner.get(`${settingsPath(s.t.tenantId)}?test=passed`);
     expect(await passed.text()).toContain("Test sign-in succeeded");
 
-    // A domain is one studio's: another studio cannot claim it.
+    // Saved, but the domain is not proven yet: it sends nobody to the provider.
+    const unrouted = await new Browser().submit(
+      "/sign-in",
+      { email: `early@${s.domain}`, password: "", returnTo: "/" },
+      "/sign-in",
+    );
+    expect(unrouted.headers.get("location") ?? "").not.toContain(inject("idpUrl"));
+    expect(await owner.get(settingsPath(s.t.tenantId)).then((r) => r.text())).toContain("Not verified:");
+    await proveDomain(owner, s.t.tenantId, s.domain);
+
+    // A domain is one studio's: another studio cannot claim one it proved.
     const rival = await studio("SSO Rival Studio");
     const claim = await withSession(
       rival.cookie,
@@ -403,7 +432,9 @@ describe("sign-in through the studio's provider", () => {
     const s = await studio("SSO Replay Studio");
     const admin = `admin@${s.domain}`;
     await provider().addAccount({ email: admin });
-    expect((await configure(s, await ownerBrowser(s), admin)).status).toBe(303);
+    const ob = await ownerBrowser(s);
+    expect((await configure(s, ob, admin)).status).toBe(303);
+    await proveDomain(ob, s.t.tenantId, s.domain);
 
     // An existing member with a password is linked on first SSO sign-in (same user, password kept).
     const existing = `lee@${s.domain}`;
@@ -491,6 +522,7 @@ describe("sign-in through the studio's provider", () => {
     });
 
     // Two sign-ins started in one browser (two tabs): both complete.
+    await proveDomain(owner, s.t.tenantId, s.domain);
     const person = `two-tabs@${s.domain}`;
     await provider().addAccount({ email: person });
     const b = new Browser();
@@ -521,6 +553,9 @@ describe("sign-in through the studio's provider", () => {
       await db
         .insert(ssoDomains)
         .values({ domain: s.domain, tenantId: s.t.tenantId, connectionId: row?.id ?? "" });
+      await db
+        .insert(ssoDomainProofs)
+        .values({ tenantId: s.t.tenantId, domain: s.domain, token: "proven", verifiedAt: new Date() });
     });
     const email = `pat@${s.domain}`;
     const res = await new Browser().submit("/sign-in", { email, password: "", returnTo: "/" }, "/sign-in");

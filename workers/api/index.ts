@@ -8,6 +8,7 @@ import { purgeAuditLog } from "./audit/purge.js";
 import { planPurge } from "./data-retention/purge.js";
 import { httpDb } from "./db.js";
 import { dispatchApiQueue } from "./queues.js";
+import { noticeUnprovenDomains } from "./sso/notice.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
 export { BatchClaims } from "../../durable-objects/batch-claims.js";
@@ -38,6 +39,10 @@ export default {
     // not thrown, as above.
     await planPurge(env, httpDb(configOf(env)), now).catch((err: unknown) => {
       console.error("retention purge failed", err instanceof Error ? err.message : String(err));
+    });
+    // Owners of single sign-on domains made pending by migration 0018 are told once (sso/notice.ts).
+    await noticeUnprovenDomains(env, httpDb(configOf(env))).catch((err: unknown) => {
+      console.error("sso domain notice failed", err instanceof Error ? err.message : String(err));
     });
   },
 } satisfies ExportedHandler<Env, unknown>;

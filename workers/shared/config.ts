@@ -34,6 +34,12 @@ export type Config = {
    * single sign-on client secret at rest (workers/api/sso/secret.ts). Empty: SSO cannot be configured.
    */
   SSO_SECRET_KEY: string;
+  /**
+   * API Worker only: the DNS-over-HTTPS resolver's JSON endpoint that checks the TXT records proving a
+   * studio owns its single sign-on domains (workers/api/sso/dns.ts), e.g. Cloudflare's
+   * https://cloudflare-dns.com/dns-query (wrangler.toml). Empty: domains cannot be verified (503).
+   */
+  SSO_DNS_RESOLVER: string;
 };
 
 type Rule = { required: boolean; check?: (v: string) => boolean; rule?: string };
@@ -75,7 +81,26 @@ const RULES: Record<keyof Config, Rule> = {
     check: (v) => v === "" || /^[A-Za-z0-9+/]{43}=$/.test(v),
     rule: "must be 32 bytes in base64 (44 characters), or empty",
   },
+  SSO_DNS_RESOLVER: {
+    required: false,
+    check: (v) => v === "" || isResolverUrl(v),
+    rule: "must be an https URL (http only on a loopback host), or empty",
+  },
 };
+
+/** https, or http on a loopback host (tests and local development). */
+function isResolverUrl(v: string): boolean {
+  if (!isHttpUrl(v)) {
+    return false;
+  }
+  const u = new URL(v);
+  return (
+    u.protocol === "https:" ||
+    u.hostname === "localhost" ||
+    u.hostname === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(u.hostname)
+  );
+}
 
 function isHttpUrl(v: string): boolean {
   try {

@@ -167,15 +167,51 @@ export async function noteSignIn(db: Db, userId: string): Promise<void> {
   await db.update(users).set({ lastSignInAt: new Date() }).where(eq(users.id, userId));
 }
 
+/** Whether the user has a password (an account made by single sign-on has none). */
+export async function hasPassword(db: Db, userId: string): Promise<boolean> {
+  const [user] = await db
+    .select({ passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1);
+  return Boolean(user?.passwordHash);
+}
+
+/** Refuses (AccountError) when the user is the last owner of a studio; checks only, locks nothing. */
+export async function checkNotLastOwner(db: Db | Tx, userId: string): Promise<void> {
+  const owned = await db
+    .select({ tenantId: memberships.tenantId })
+    .from(memberships)
+    .where(and(eq(memberships.userId, userId), eq(memberships.role, "owner")));
+  for (const { tenantId } of owned) {
+    const owners = await db
+      .select({ userId: memberships.userId })
+      .from(memberships)
+      .where(and(eq(memberships.tenantId, tenantId), eq(memberships.role, "owner")));
+    if (!owners.some((o) => o.userId !== userId)) {
+      throw new AccountError(LAST_OWNER);
+    }
+  }
+}
+
+const LAST_OWNER =
+  "You are the last owner of a studio: make another member its owner before deleting your account.";
+
 /**
- * Deletes the account when `password` is right and the user is not the last owner of a studio (the
+ * Who confirms a deletion: the account's password, or (an account without one, made by single sign-on)
+ * a fresh sign-in through the studio's provider that the SSO callback has just checked (sso/flow.ts).
+ */
+export type DeletionProof = { password: string } | { reauthenticated: "sso" };
+
+/**
+ * Deletes the account when the proof holds and the user is not the last owner of a studio (the
  * studio would be left without anyone to run it). Sessions, memberships and grants go with the user
  * (foreign keys); the grants are revoked first so the tenants to announce are known. Returns them.
  */
 export async function deleteAccount(
   db: Db,
   userId: string,
-  password: string,
+  proof: DeletionProof,
   record?: (tx: Tx) => Promise<void>,
 ): Promise<string[]> {
   const [user] = await db
@@ -183,8 +219,16 @@ export async function deleteAccount(
     .from(users)
     .where(eq(users.id, userId))
     .limit(1);
-  if (!user || !verifyPassword(password, user.passwordHash)) {
+  if (!user) {
     throw new AccountError("Password: it is not your password.");
+  }
+  if ("password" in proof) {
+    if (!verifyPassword(proof.password, user.passwordHash)) {
+      throw new AccountError("Password: it is not your password.");
+    }
+  } else if (user.passwordHash) {
+    // A provider's sign-in never stands in for a password the account has.
+    throw new AccountError("Password: your account has a password; confirm with it.");
   }
   return db.transaction(async (tx) => {
     const owned = await tx
@@ -200,9 +244,7 @@ export async function deleteAccount(
         .orderBy(memberships.userId)
         .for("update");
       if (!owners.some((o) => o.userId !== userId)) {
-        throw new AccountError(
-          "You are the last owner of a studio: make another member its owner before deleting your account.",
-        );
+        throw new AccountError(LAST_OWNER);
       }
     }
     // While the memberships still say which studios see the entry.

@@ -67,6 +67,8 @@ export async function auditSsoRefusal<E extends AppEnv>(
     reason: outcome.reason,
     ...(outcome.detail ? { cause: outcome.detail.slice(0, 100) } : {}),
     ...(outcome.email ? { email: outcome.email } : {}),
+    // A confirmation of an account's deletion (a sign-in again) that failed.
+    ...(flow?.purpose === "delete_account" ? { purpose: "delete_account" } : {}),
   };
   const who = outcome.email ?? flow?.email ?? "unknown";
   if (!flow) {

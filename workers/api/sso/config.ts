@@ -1,12 +1,14 @@
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import {
   type MembershipRole,
   type SsoConnectionRow,
   ssoConnections,
+  ssoDomainProofs,
   ssoDomains,
 } from "../../../schema/pg/schema.js";
 import { ApiError } from "../../shared/errors.js";
 import type { Db, Tx } from "../db.js";
+import { domainsProvenElsewhere, ensureProofs, unverifyAll } from "./domains.js";
 import { discover, isLoopbackHost } from "./provider.js";
 import { sealSecret } from "./secret.js";
 
@@ -158,7 +160,10 @@ export function emailDomain(email: string): string {
         .toLowerCase();
 }
 
-/** The active connection of the studio that owns the email's domain, or null. */
+/**
+ * The active connection of the studio that claims the email's domain and has proven it owns it (its
+ * TXT record seen, domains.ts), or null: an unproven domain routes nobody to a provider.
+ */
 export async function connectionForEmail(db: Db, email: string): Promise<SsoConnectionRow | null> {
   const domain = emailDomain(email);
   if (!domain) {
@@ -168,22 +173,19 @@ export async function connectionForEmail(db: Db, email: string): Promise<SsoConn
     .select({ connection: ssoConnections })
     .from(ssoDomains)
     .innerJoin(ssoConnections, eq(ssoConnections.id, ssoDomains.connectionId))
-    .where(and(eq(ssoDomains.domain, domain), eq(ssoConnections.state, "active")))
+    .innerJoin(
+      ssoDomainProofs,
+      and(eq(ssoDomainProofs.tenantId, ssoDomains.tenantId), eq(ssoDomainProofs.domain, ssoDomains.domain)),
+    )
+    .where(
+      and(
+        eq(ssoDomains.domain, domain),
+        eq(ssoConnections.state, "active"),
+        isNotNull(ssoDomainProofs.verifiedAt),
+      ),
+    )
     .limit(1);
   return row?.connection ?? null;
-}
-
-/** Domains of `domains` that another studio has claimed. */
-export async function domainsTakenElsewhere(db: Db | Tx, tenantId: string, domains: string[]) {
-  if (domains.length === 0) {
-    return [];
-  }
-  const rows = await db
-    .select({ domain: ssoDomains.domain, tenantId: ssoDomains.tenantId })
-    .from(ssoDomains)
-    .where(ne(ssoDomains.tenantId, tenantId));
-  const taken = new Set(rows.map((r) => r.domain));
-  return domains.filter((d) => taken.has(d));
 }
 
 /**
@@ -199,11 +201,11 @@ export async function submitPending(
   raw: SsoInput,
 ): Promise<SsoConnectionRow> {
   const input = checkSsoInput(raw);
-  const taken = await domainsTakenElsewhere(db, tenantId, input.domains);
+  const taken = await domainsProvenElsewhere(db, tenantId, input.domains);
   if (taken.length > 0) {
     throw new ApiError(
       "CONFLICT",
-      `domains: ${taken.join(", ")} already signs in with another studio's provider`,
+      `domains: ${taken.join(", ")} already signs in with another studio's provider (that studio proved it owns it)`,
       {
         extensions: { field: "domains" },
       },
@@ -233,6 +235,8 @@ export async function submitPending(
     await tx
       .delete(ssoConnections)
       .where(and(eq(ssoConnections.tenantId, tenantId), eq(ssoConnections.state, "pending")));
+    // Each domain's DNS record to publish, shown from now on (the same token across changes).
+    await ensureProofs(tx, tenantId, input.domains);
     return tx
       .insert(ssoConnections)
       .values({ tenantId, state: "pending", ...values })
@@ -244,7 +248,11 @@ export async function submitPending(
   return row;
 }
 
-/** Removes the studio's connections (active and pending) and their domains; what was removed. */
+/**
+ * Removes the studio's connections (active and pending) and frees their domains (claims gone, proofs
+ * unverified: set up again, the same records are checked again); what was removed.
+ */
 export async function removeConnections(db: Db | Tx, tenantId: string): Promise<SsoConnectionRow[]> {
+  await unverifyAll(db, tenantId);
   return db.delete(ssoConnections).where(eq(ssoConnections.tenantId, tenantId)).returning();
 }

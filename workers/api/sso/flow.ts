@@ -17,6 +17,7 @@ import type { AppEnv } from "../context.js";
 import { cookieBase } from "../credentials/session-cookie.js";
 import type { Tx } from "../db.js";
 import { emailDomain } from "./config.js";
+import { dropUnprovenClaims } from "./domains.js";
 import {
   clientAuth,
   clientOf,
@@ -25,6 +26,7 @@ import {
   refusalOf,
   requestOptions,
 } from "./provider.js";
+import { REAUTH_MAX_AGE_SECONDS } from "./reauth.js";
 import { openSecret } from "./secret.js";
 
 // One authorization-code flow with the studio's provider (docs/accounts.md, "Single sign-on"): PKCE
@@ -98,6 +100,8 @@ export async function startFlow<E extends AppEnv>(
     code_challenge_method: "S256",
     ...(opts.email ? { login_hint: opts.email } : {}),
     ...(purpose === "test" ? { prompt: "login" } : {}),
+    // Confirming an account's deletion: the provider signs the person in again, now.
+    ...(purpose === "delete_account" ? { prompt: "login", max_age: String(REAUTH_MAX_AGE_SECONDS) } : {}),
   };
   for (const [name, value] of Object.entries(params)) {
     url.searchParams.set(name, value);
@@ -118,6 +122,7 @@ export type FlowRefusal =
   | "account_elsewhere"
   | "domain_taken"
   | "configuration_replaced"
+  | "account_mismatch"
   | ProviderRefusal;
 
 export type FlowRecord = typeof ssoFlows.$inferSelect;
@@ -195,6 +200,8 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
     const result = await oauth.processAuthorizationCodeResponse(as, client, response, {
       expectedNonce: await derived("nonce", binding, state),
       requireIdToken: true,
+      // A confirmation needs a fresh sign-in: the ID token's auth_time at most this old.
+      ...(flow.purpose === "delete_account" ? { maxAge: REAUTH_MAX_AGE_SECONDS } : {}),
     });
     await oauth.validateApplicationLevelSignature(as, response, requestOptions(connection.issuer));
     const validated = oauth.getValidatedIdTokenClaims(result);
@@ -214,7 +221,7 @@ export async function checkCallback<E extends AppEnv>(c: Context<E>): Promise<Fl
       userinfoEmail = info.email;
     }
   } catch (err) {
-    const refusal = refusalOf(err);
+    const refusal = await refusalOf(err);
     return { ok: false, reason: refusal.reason, detail: refusal.detail, flow };
   }
   const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : "";
@@ -265,12 +272,27 @@ export async function provision(
   let userId = identity?.userId;
   let createdUser = false;
   if (!userId) {
-    const [existing] = await tx
-      .select({ id: users.id })
-      .from(users)
-      .where(eq(users.email, ok.email))
-      .limit(1);
-    if (existing) {
+    // Two first sign-ins of the same person can run at once (a laptop and a phone): every insert below
+    // gives way on its unique key (waiting for the other transaction, then reading what it committed)
+    // instead of failing, so both end as the one user, link and membership.
+    const [created] = await tx
+      .insert(users)
+      .values({ email: ok.email, passwordHash: "" })
+      .onConflictDoNothing({ target: users.email })
+      .returning({ id: users.id });
+    if (created) {
+      // No password: this person signs in through the provider (an empty hash never verifies).
+      userId = created.id;
+      createdUser = true;
+    } else {
+      const [existing] = await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.email, ok.email))
+        .limit(1);
+      if (!existing) {
+        throw new Error("sso: the user with this email was neither created nor found");
+      }
       const [member] = await tx
         .select({ role: memberships.role })
         .from(memberships)
@@ -280,27 +302,29 @@ export async function provision(
         throw new FlowRefused("account_elsewhere");
       }
       userId = existing.id;
-    } else {
-      // No password: this person signs in through the provider (an empty hash never verifies).
-      const [created] = await tx
-        .insert(users)
-        .values({ email: ok.email, passwordHash: "" })
-        .returning({ id: users.id });
-      if (!created) {
-        throw new Error("sso: the user was not created");
-      }
-      userId = created.id;
-      createdUser = true;
     }
-    await tx.insert(ssoIdentities).values({
-      issuer: ok.issuer,
-      subject: ok.subject,
-      userId,
-      tenantId,
-      email: ok.email,
-      createdAt: now,
-      lastSignInAt: now,
-    });
+    await tx
+      .insert(ssoIdentities)
+      .values({
+        issuer: ok.issuer,
+        subject: ok.subject,
+        userId,
+        tenantId,
+        email: ok.email,
+        createdAt: now,
+        lastSignInAt: now,
+      })
+      .onConflictDoNothing({ target: [ssoIdentities.issuer, ssoIdentities.subject] });
+    const [linked] = await tx
+      .select({ userId: ssoIdentities.userId })
+      .from(ssoIdentities)
+      .where(and(eq(ssoIdentities.issuer, ok.issuer), eq(ssoIdentities.subject, ok.subject)))
+      .limit(1);
+    if (linked && linked.userId !== userId) {
+      // Linked meanwhile to another user (by a sign-in that found it under another email): that one.
+      userId = linked.userId;
+      createdUser = false;
+    }
   } else {
     await tx
       .update(ssoIdentities)
@@ -369,6 +393,9 @@ export async function activatePending(
   }
   await tx.delete(ssoConnections).where(eq(ssoConnections.id, locked.id));
   await tx.delete(ssoDomains).where(eq(ssoDomains.tenantId, locked.tenantId));
+  // A claim is not a route: only a domain this studio proved (domains.ts) sends sign-ins to it. A
+  // claim by a studio that never proved the domain gives way.
+  await dropUnprovenClaims(tx, locked.tenantId, locked.domains);
   const claimed = await tx
     .insert(ssoDomains)
     .values(locked.domains.map((domain) => ({ domain, tenantId: locked.tenantId, connectionId: active.id })))

@@ -101,7 +101,36 @@ export type ProviderRefusal =
   | "provider_unreachable"
   | "invalid_response";
 
-export function refusalOf(err: unknown): { reason: ProviderRefusal; detail?: string } {
+/** The OAuth `error` code of a challenge's response body (RFC 6749 5.2), if it has one. */
+async function challengeError(err: oauth.WWWAuthenticateChallengeError): Promise<string | undefined> {
+  const fromHeader = err.cause.find((ch) => typeof ch.parameters.error === "string")?.parameters.error;
+  if (fromHeader) {
+    return fromHeader;
+  }
+  try {
+    const body: unknown = await err.response.clone().json();
+    return body && typeof body === "object" && "error" in body && typeof body.error === "string"
+      ? body.error
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why a step with the provider failed. A token endpoint that refuses the client's credentials answers
+ * 401 with a `WWW-Authenticate` challenge (RFC 6749 5.2: `invalid_client` with HTTP Basic), which
+ * oauth4webapi raises before reading the body: that is the code exchange refused (`token_request`,
+ * "check the client id and secret"), not an invalid answer.
+ */
+export async function refusalOf(err: unknown): Promise<{ reason: ProviderRefusal; detail?: string }> {
+  if (err instanceof oauth.WWWAuthenticateChallengeError) {
+    const code = await challengeError(err);
+    return {
+      reason: "token_request",
+      detail: code ?? `HTTP ${err.status} ${err.cause[0]?.scheme ?? ""}`.trim(),
+    };
+  }
   if (err instanceof oauth.AuthorizationResponseError) {
     return { reason: "provider_error", detail: err.error };
   }

@@ -52,6 +52,7 @@ import * as ssoGet from "./pages/sso/get.js";
 import * as ssoRemove from "./pages/sso/remove.js";
 import * as ssoSave from "./pages/sso/save.js";
 import * as ssoTest from "./pages/sso/test.js";
+import * as ssoVerify from "./pages/sso/verify.js";
 import { errorPage } from "./respond.js";
 import { signInRedirect } from "./session.js";
 
@@ -108,6 +109,7 @@ export function webApp() {
     ssoGet,
     ssoSave,
     ssoTest,
+    ssoVerify,
     ssoRemove,
     ssoEnforcement,
     ssoCallback,

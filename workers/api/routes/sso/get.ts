@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.js";
 import { envelope, errorResponses, policy } from "../../openapi.js";
 import { connectionsOf, connectionView } from "../../sso/config.js";
+import { proofsOf, proofView } from "../../sso/domains.js";
 import { callbackUrl } from "../../sso/flow.js";
 import { SsoSettingsSchema, StudioParams, studioOwner } from "./schema.js";
 
@@ -26,11 +27,14 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const { tenantId } = await studioOwner(c, c.req.valid("param").tenantId);
     const { active, pending } = await connectionsOf(c.get("db"), tenantId);
+    const domains = [...new Set([...(active?.domains ?? []), ...(pending?.domains ?? [])])];
+    const proofs = await proofsOf(c.get("db"), tenantId, domains);
     return c.json(
       {
         success: true as const,
         data: {
           callbackUrl: callbackUrl(c),
+          domainProofs: proofs.map(proofView),
           active: active && connectionView(active),
           pending: pending && connectionView(pending),
         },

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../context.js";
 import { bodyUpTo } from "../../middleware/body-limits.js";
 import { envelope, errorResponses, policy, problemDoc } from "../../openapi.js";
 import { connectionView, submitPending } from "../../sso/config.js";
+import { proofsOf, proofView } from "../../sso/domains.js";
 import { SSO_BODY_BYTES, SsoSubmitSchema, SsoSubmittedSchema, StudioParams, studioOwner } from "./schema.js";
 
 export const route = createRoute({
@@ -16,7 +17,9 @@ export const route = createRoute({
   description:
     "Checks the fields, discovers the provider (its metadata must name the same issuer) and keeps the " +
     "configuration as pending; sign-in keeps using the active one. It is saved only when an owner runs " +
-    "the test sign-in on the page at `testUrl` and it succeeds. A domain belongs to one studio only (409). " +
+    "the test sign-in on the page at `testUrl` and it succeeds. A domain routes sign-ins only once the " +
+    "studio proves it owns it: publish each `domainProofs[].record` in DNS and verify it (POST " +
+    "…/sso/domains/{domain}/verify). A domain another studio proved belongs to it (409). " +
     "A provider that cannot be reached is a retryable 503.",
   ...policy({ scope: "data:admin" }, bodyUpTo(SSO_BODY_BYTES)),
   request: {
@@ -43,6 +46,13 @@ export function register(app: OpenAPIHono<AppEnv>) {
       secretChanged: Boolean(body.clientSecret),
     });
     const testUrl = `${new URL(c.req.url).origin}/settings/studios/${tenantId}/sso`;
-    return c.json({ success: true as const, data: { pending: connectionView(pending), testUrl } }, 202);
+    const proofs = await proofsOf(db, tenantId, pending.domains);
+    return c.json(
+      {
+        success: true as const,
+        data: { pending: connectionView(pending), domainProofs: proofs.map(proofView), testUrl },
+      },
+      202,
+    );
   });
 }

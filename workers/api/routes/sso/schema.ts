@@ -32,9 +32,51 @@ export const SsoConnectionSchema = z
   })
   .openapi("SsoConnection");
 
+export const SsoDomainProofSchema = z
+  .object({
+    domain: z.string(),
+    record: z
+      .object({
+        type: z.literal("TXT"),
+        name: z.string().describe("Where to publish it: `_gt-sso.<domain>`"),
+        value: z
+          .string()
+          .describe("What to publish: `gt-sso-verification=<token>`, this studio's for the domain"),
+      })
+      .describe("The DNS record that proves the studio owns the domain"),
+    verified: z
+      .boolean()
+      .describe("Whether the record was seen; only a verified domain routes sign-ins to the provider"),
+    verifiedAt: z.iso.datetime().nullable(),
+    checkedAt: z.iso.datetime().nullable().describe("The last lookup of the record"),
+  })
+  .openapi("SsoDomainProof");
+
+export const DomainParams = StudioParams.extend({
+  domain: z
+    .string()
+    .max(253)
+    .openapi({
+      param: { name: "domain", in: "path" },
+      description: "One of the configuration's email domains",
+    }),
+});
+
+export const SsoDomainVerifiedSchema = SsoDomainProofSchema.extend({
+  recordsFound: z
+    .number()
+    .int()
+    .describe("TXT records found at the record's name (none of them this studio's when not verified)"),
+}).openapi("SsoDomainVerification");
+
 export const SsoSettingsSchema = z
   .object({
     callbackUrl: z.string().describe("The redirect URI to register at the provider"),
+    domainProofs: z
+      .array(SsoDomainProofSchema)
+      .describe(
+        "The DNS record of each domain the active or pending configuration names, and whether it is verified",
+      ),
     active: SsoConnectionSchema.nullable().describe("What sign-in uses; null when SSO is not set up"),
     pending: SsoConnectionSchema.nullable().describe("Submitted, waiting for a successful test sign-in"),
   })
@@ -60,6 +102,9 @@ export const SsoSubmitSchema = z
 export const SsoSubmittedSchema = z
   .object({
     pending: SsoConnectionSchema,
+    domainProofs: z
+      .array(SsoDomainProofSchema)
+      .describe("The DNS record to publish for each domain; a domain routes sign-ins once verified"),
     testUrl: z
       .string()
       .describe("The studio's Single sign-on page, where an owner runs the test sign-in that saves it"),

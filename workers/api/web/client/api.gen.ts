@@ -775,7 +775,7 @@ export interface paths {
         get: operations["getSso"];
         /**
          * Submit the studio's single sign-on configuration (saved after a test sign-in)
-         * @description Checks the fields, discovers the provider (its metadata must name the same issuer) and keeps the configuration as pending; sign-in keeps using the active one. It is saved only when an owner runs the test sign-in on the page at `testUrl` and it succeeds. A domain belongs to one studio only (409). A provider that cannot be reached is a retryable 503.
+         * @description Checks the fields, discovers the provider (its metadata must name the same issuer) and keeps the configuration as pending; sign-in keeps using the active one. It is saved only when an owner runs the test sign-in on the page at `testUrl` and it succeeds. A domain routes sign-ins only once the studio proves it owns it: publish each `domainProofs[].record` in DNS and verify it (POST …/sso/domains/{domain}/verify). A domain another studio proved belongs to it (409). A provider that cannot be reached is a retryable 503.
          */
         put: operations["putSso"];
         post?: never;
@@ -803,6 +803,26 @@ export interface paths {
          */
         put: operations["putSsoEnforcement"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/studios/{tenantId}/sso/domains/{domain}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check the DNS record that proves the studio owns a single sign-on domain
+         * @description Looks up the TXT record `_gt-sso.<domain>` through the DNS-over-HTTPS resolver the deployment names (SSO_DNS_RESOLVER). Found with this studio's value: the domain is verified and, when the active configuration names it, sign-ins from it go to the studio's provider. Not found: 200 with `verified` as it was and `recordsFound`. Another studio's earlier proof gives way only when its record is gone from DNS (409 while both are published). A resolver that fails is a retryable 503. An owner's browser session only; audited.
+         */
+        post: operations["verifySsoDomain"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1940,8 +1960,31 @@ export interface components {
         SsoSettings: {
             /** @description The redirect URI to register at the provider */
             callbackUrl: string;
+            /** @description The DNS record of each domain the active or pending configuration names, and whether it is verified */
+            domainProofs: components["schemas"]["SsoDomainProof"][];
             active: components["schemas"]["SsoConnection"];
             pending: components["schemas"]["SsoConnection"] & unknown;
+        };
+        SsoDomainProof: {
+            domain: string;
+            /** @description The DNS record that proves the studio owns the domain */
+            record: {
+                /** @enum {string} */
+                type: "TXT";
+                /** @description Where to publish it: `_gt-sso.<domain>` */
+                name: string;
+                /** @description What to publish: `gt-sso-verification=<token>`, this studio's for the domain */
+                value: string;
+            };
+            /** @description Whether the record was seen; only a verified domain routes sign-ins to the provider */
+            verified: boolean;
+            /** Format: date-time */
+            verifiedAt: string | null;
+            /**
+             * Format: date-time
+             * @description The last lookup of the record
+             */
+            checkedAt: string | null;
         };
         /** @description What sign-in uses; null when SSO is not set up */
         SsoConnection: {
@@ -1976,6 +2019,8 @@ export interface components {
         } | null;
         SsoSubmitted: {
             pending: components["schemas"]["SsoConnection"];
+            /** @description The DNS record to publish for each domain; a domain routes sign-ins once verified */
+            domainProofs: components["schemas"]["SsoDomainProof"][];
             /** @description The studio's Single sign-on page, where an owner runs the test sign-in that saves it */
             testUrl: string;
         };
@@ -2012,6 +2057,10 @@ export interface components {
              * @description The owner (with a password) who keeps password sign-in; required when requireSso is true
              */
             breakGlassUserId: string | null;
+        };
+        SsoDomainVerification: components["schemas"]["SsoDomainProof"] & {
+            /** @description TXT records found at the record's name (none of them this studio's when not verified) */
+            recordsFound: number;
         };
         DataRetentionUpdate: {
             /**
@@ -6583,6 +6632,104 @@ export interface operations {
             };
             /** @description Rate limit exceeded; wait `Retry-After` seconds. */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifySsoDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Studio (tenant) UUID */
+                tenantId: string;
+                /** @description One of the configuration's email domains */
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain's record and whether it is verified. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per sliding hour. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time when the oldest counted request leaves the window. */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SsoDomainVerification"];
+                    };
+                };
+            };
+            /** @description Invalid parameters or body; `detail` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, revoked or expired credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The credential lacks the required scope, or the plan does not allow it. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found, or not reachable with this credential. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Another studio proved this domain and its record is still published. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The DNS resolver could not answer; nothing changed. Retry later. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { accountOf } from "../../../accounts/account.js";
+import { accountOf, hasPassword } from "../../../accounts/account.js";
 import { AccountError } from "../../../accounts/users.js";
 import type { AppEnv } from "../../../context.js";
 import { sessionsOfUser } from "../../../credentials/sessions.js";
@@ -14,9 +14,10 @@ export async function renderAccount(
 ) {
   const { nav, csrf, user } = c.get("visitor");
   const db = c.get("db");
-  const [account, sessions] = await Promise.all([
+  const [account, sessions, withPassword] = await Promise.all([
     accountOf(db, user.userId),
     sessionsOfUser(db, user.userId, new Date(c.get("now"))),
+    hasPassword(db, user.userId),
   ]);
   const notice = NOTICES[c.req.query("done") ?? ""];
   return c.html(
@@ -29,6 +30,7 @@ export async function renderAccount(
       currentSessionId: user.sessionId,
       notice,
       error: opts.error,
+      hasPassword: withPassword,
     }),
     opts.status ?? 200,
   );

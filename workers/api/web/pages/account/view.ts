@@ -55,7 +55,10 @@ export function accountPage(v: {
   currentSessionId: string;
   notice?: string;
   error?: string;
+  /** False for an account made by single sign-on: deletion is confirmed with the provider instead. */
+  hasPassword?: boolean;
 }): Html {
+  const withPassword = v.hasPassword !== false;
   const body = html`<h1>Your account</h1>
     ${v.error ? html`<p class="error" role="alert">${v.error}</p>` : ""}
     ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ""}
@@ -79,11 +82,20 @@ export function accountPage(v: {
     ${sessionsSection(v)}
     <h2>Delete account</h2>
     <p>Ends your sessions and connected apps and removes you from every studio. Refused while you are a studio's last owner.</p>
-    <form method="post" action="/settings/account/delete">
+    ${
+      withPassword
+        ? html`<form method="post" action="/settings/account/delete">
       <input type="hidden" name="csrf" value="${v.csrf}" />
       <label for="delete-password">Password</label>
       <input id="delete-password" name="password" type="password" autocomplete="current-password" required maxlength="1024" />
       <p><button type="submit">Delete my account</button></p>
-    </form>`;
+    </form>`
+        : html`<p>Your account has no password: you sign in with your studio's identity provider, which
+      confirms it is you. It asks you to sign in again, then your account is deleted.</p>
+    <form method="post" action="/settings/account/delete">
+      <input type="hidden" name="csrf" value="${v.csrf}" />
+      <p><button type="submit">Confirm with your identity provider and delete my account</button></p>
+    </form>`
+    }`;
   return layout({ title: "Your account", user: v.nav, body });
 }

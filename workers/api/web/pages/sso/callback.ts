@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { membershipOf } from "../../../accounts/team.js";
+import { AccountError } from "../../../accounts/users.js";
 import { audit, auditUser } from "../../../audit/record.js";
 import { auditSsoChange, auditSsoRefusal } from "../../../audit/sso.js";
 import type { AppEnv } from "../../../context.js";
@@ -11,8 +12,12 @@ import {
   FlowRefused,
   provision,
 } from "../../../sso/flow.js";
+import { currentUser } from "../../../credentials/session-cookie.js";
+import { linkedTo } from "../../../sso/reauth.js";
+import { errorPage } from "../../respond.js";
 import { csrfToken, safeReturnTo } from "../../session.js";
 import { signInAs } from "../../sign-in-as.js";
+import { completeDeletion } from "../account/delete.js";
 import { signInPage } from "../sign-in/view.js";
 import { REFUSAL_WORDS, ssoPath } from "./view.js";
 
@@ -50,8 +55,48 @@ export function register(app: Hono<AppEnv>) {
         401,
       );
     };
+    const deletionFailed = async (refused: Refused) => {
+      await auditSsoRefusal(c, refused, null);
+      const words = REFUSAL_WORDS[refused.reason] ?? "the sign-in did not complete";
+      return errorPage(
+        c,
+        401,
+        "Account not deleted",
+        `Your account was not deleted: the confirmation with your identity provider failed (${words}). Nothing changed; try again from your account page.`,
+      );
+    };
     if (!outcome.ok) {
+      if (flow?.purpose === "delete_account") {
+        return deletionFailed(outcome);
+      }
       return flow?.purpose === "test" ? testFailed(outcome) : signInFailed(outcome);
+    }
+    if (outcome.flow.purpose === "delete_account") {
+      // The person who asked is still signed in here, and the provider signed in the account linked
+      // to them: then the fresh sign-in stands in for the password they do not have.
+      const user = await currentUser(c);
+      if (!user || user.userId !== outcome.flow.userId) {
+        return deletionFailed({ ok: false, reason: "browser_mismatch", flow, email: outcome.email });
+      }
+      if (!(await linkedTo(db, outcome.issuer, outcome.subject, user.userId))) {
+        return deletionFailed({ ok: false, reason: "account_mismatch", flow, email: outcome.email });
+      }
+      try {
+        return await completeDeletion(
+          c,
+          user,
+          { reauthenticated: "sso" },
+          {
+            confirmedWith: "sso",
+            issuer: outcome.issuer,
+          },
+        );
+      } catch (err) {
+        if (err instanceof AccountError) {
+          return errorPage(c, 409, "Account not deleted", err.message);
+        }
+        throw err;
+      }
     }
     if (outcome.flow.purpose === "test") {
       // The owner who started the test must still be signed in here and still an owner.

@@ -1,6 +1,7 @@
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../../../context.js";
 import { connectionsOf } from "../../../sso/config.js";
+import { proofsOf } from "../../../sso/domains.js";
 import { breakGlassCandidates } from "../../../sso/enforcement.js";
 import { callbackUrl } from "../../../sso/flow.js";
 import { type PageEnv, userTenant, visitor } from "../../access.js";
@@ -18,9 +19,11 @@ export async function ownerOnly(c: Context<PageEnv>): Promise<Response | null> {
 export async function renderSso(
   c: Context<PageEnv>,
   extra: { error?: string; notice?: string; form?: SsoForm } = {},
-  status: 200 | 400 | 409 | 503 = 200,
+  status: 200 | 400 | 404 | 409 | 503 = 200,
 ): Promise<Response> {
-  const { active, pending } = await connectionsOf(c.get("db"), c.get("membership").tenantId);
+  const tenantId = c.get("membership").tenantId;
+  const { active, pending } = await connectionsOf(c.get("db"), tenantId);
+  const domains = [...new Set([...(active?.domains ?? []), ...(pending?.domains ?? [])])];
   const v = c.get("visitor");
   return c.html(
     ssoPage({
@@ -30,6 +33,7 @@ export async function renderSso(
       callbackUrl: callbackUrl(c),
       active,
       pending,
+      proofs: await proofsOf(c.get("db"), tenantId, domains),
       owners: active ? await breakGlassCandidates(c.get("db"), active.tenantId) : [],
       ...extra,
     }),

@@ -1,6 +1,7 @@
 import { html } from "hono/html";
-import type { SsoConnectionRow } from "../../../../../schema/pg/schema.js";
+import type { SsoConnectionRow, SsoDomainProofRow } from "../../../../../schema/pg/schema.js";
 import type { TenantMembership } from "../../../accounts/team.js";
+import { recordName, recordValue } from "../../../sso/domains.js";
 import { dateCell, type Html, layout, type NavUser } from "../../layout.js";
 import { type BreakGlassCandidate, enforcementSection } from "./enforcement-view.js";
 
@@ -18,6 +19,8 @@ export type SsoView = {
   callbackUrl: string;
   active: SsoConnectionRow | null;
   pending: SsoConnectionRow | null;
+  /** The DNS proof of each domain the active or pending configuration names. */
+  proofs?: SsoDomainProofRow[];
   form?: SsoForm;
   error?: string;
   notice?: string;
@@ -38,6 +41,7 @@ export const REFUSAL_WORDS: Record<string, string> = {
   account_elsewhere: "an account with this email exists and is not a member of the studio",
   domain_taken: "one of the domains now signs in with another studio",
   configuration_replaced: "the configuration was changed or removed meanwhile",
+  account_mismatch: "the provider signed in another person than the one signed in here",
   not_owner: "only an owner of the studio can test its configuration",
   provider_error: "the provider refused the sign-in",
   issuer: "the ID token's issuer is not the configured one",
@@ -65,6 +69,39 @@ function connectionTable(row: SsoConnectionRow): Html {
   </table>`;
 }
 
+/**
+ * Each domain's DNS record and whether it is verified: only a verified domain sends sign-ins to the
+ * provider. "Verify" looks the record up now.
+ */
+function domainsSection(base: string, csrf: string, proofs: SsoDomainProofRow[]): Html {
+  if (proofs.length === 0) {
+    return html``;
+  }
+  return html`<h2>Domain ownership</h2>
+    <p>A domain sends sign-ins to the provider only after the studio proves it owns it: publish this TXT
+      record in the domain's DNS, then press Verify. Until then, people with an address in it sign in with
+      a password.</p>
+    <table id="sso-domains">
+      <caption>Email domains and their DNS records</caption>
+      <thead><tr><th scope="col">Domain</th><th scope="col">Status</th><th scope="col">TXT record name</th><th scope="col">TXT record value</th><th scope="col">Actions</th></tr></thead>
+      <tbody>${proofs.map(
+        (p) => html`<tr>
+          <td>${p.domain}</td>
+          <td>${p.verifiedAt ? html`Verified ${dateCell(p.verifiedAt)}` : html`<strong>Not verified</strong>${p.checkedAt ? html` (record not found ${dateCell(p.checkedAt)})` : ""}`}</td>
+          <td><code>${recordName(p.domain)}</code></td>
+          <td><code>${recordValue(p.token)}</code></td>
+          <td>
+            <form method="post" action="${base}/verify">
+              <input type="hidden" name="csrf" value="${csrf}" />
+              <input type="hidden" name="domain" value="${p.domain}" />
+              <button type="submit" aria-label="Verify ${p.domain}">Verify</button>
+            </form>
+          </td>
+        </tr>`,
+      )}</tbody>
+    </table>`;
+}
+
 export function ssoPage(v: SsoView): Html {
   const base = ssoPath(v.membership.tenantId);
   const source = v.form ?? {
@@ -74,12 +111,23 @@ export function ssoPage(v: SsoView): Html {
     defaultRole: v.pending?.defaultRole ?? v.active?.defaultRole ?? "member",
   };
   const hasSecret = Boolean(v.pending ?? v.active);
+  const proofs = v.proofs ?? [];
+  const unproven = (v.active?.domains ?? []).filter(
+    (d) => !proofs.some((p) => p.domain === d && p.verifiedAt),
+  );
   const body = html`<p><a href="/">Projects</a> › ${v.membership.tenantName}</p>
     <h1>Single sign-on for ${v.membership.tenantName}</h1>
     <p>People with an email address in the studio's domains sign in with the studio's identity provider
       (OpenID Connect). The first time, they join the studio with the role below.</p>
     ${v.error ? html`<p class="error" role="alert">${v.error}</p>` : ""}
     ${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ""}
+    ${
+      unproven.length > 0
+        ? html`<p class="error" id="sso-unverified" role="alert">Not verified: ${unproven.join(", ")}. Sign-ins
+            with ${unproven.length === 1 ? "this domain do" : "these domains do"} not go to your provider until
+            you publish the DNS record below and press Verify.</p>`
+        : ""
+    }
     <h2>Callback URL</h2>
     <p>Register this redirect URI at the provider for the studio's client:</p>
     <p><code id="callback-url">${v.callbackUrl}</code></p>
@@ -93,6 +141,7 @@ export function ssoPage(v: SsoView): Html {
           </form>`
         : ""
     }
+    ${domainsSection(base, v.csrf, proofs)}
     ${v.active ? enforcementSection({ base, csrf: v.csrf, active: v.active, owners: v.owners ?? [] }) : ""}
     ${
       v.pending
