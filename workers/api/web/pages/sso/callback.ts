@@ -12,7 +12,6 @@ import {
   FlowRefused,
   provision,
 } from "../../../sso/flow.js";
-import { currentUser } from "../../../credentials/session-cookie.js";
 import { linkedTo } from "../../../sso/reauth.js";
 import { errorPage } from "../../respond.js";
 import { csrfToken, safeReturnTo } from "../../session.js";
