@@ -35,6 +35,9 @@ You get this mail because you are an owner of the studio.
   };
 }
 
+/** Domain rows a cron run notices at most; a one-off backlog drains over a few runs. */
+export const NOTICES_PER_RUN = 50;
+
 /** Sends the notices due; how many studios were noticed. */
 export async function noticeUnprovenDomains(env: Env, db: Db): Promise<number> {
   const due = await db
@@ -54,7 +57,8 @@ export async function noticeUnprovenDomains(env: Env, db: Db): Promise<number> {
       ),
     )
     .orderBy(ssoDomainProofs.tenantId, ssoDomainProofs.domain)
-    .limit(500);
+    // Bounded per cron run (each owner is one SMTP exchange): the rest go out on the next runs.
+    .limit(NOTICES_PER_RUN);
   const byTenant = new Map<string, typeof due>();
   for (const row of due) {
     byTenant.set(row.tenantId, [...(byTenant.get(row.tenantId) ?? []), row]);
