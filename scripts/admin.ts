@@ -29,7 +29,14 @@ async function main() {
       "redirect-uri": { type: "string", multiple: true },
     },
   });
-  const database = await localDatabase();
+  let database: Awaited<ReturnType<typeof localDatabase>>;
+  try {
+    database = await localDatabase();
+  } catch (err) {
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+    return;
+  }
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   try {
     const { "redirect-uri": redirectUris = [], ...single } = values;
@@ -57,3 +64,6 @@ async function main() {
 }
 
 await main();
+// The code main() set is the process's: nothing a dependency hooks on the way out gets to change it
+// (embedded Postgres's exit hook once turned a failure beside a running stack into 0; postgres.ts).
+process.exit(process.exitCode ?? 0);

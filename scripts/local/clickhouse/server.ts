@@ -11,6 +11,7 @@ import type { Writable } from "node:stream";
 import zlib from "node:zlib";
 import type { ChdbResult } from "chdb";
 import { authenticate } from "./auth.js";
+import { blockPlanFor, HeaderOnce } from "./blocks.js";
 import { badRequest, ClickHouseHttpError, describeError, notImplemented } from "./errors.js";
 import { toChdbParams } from "./params.js";
 import { joinQuery, parseRequestParams, type RequestParams, readBody } from "./request.js";
@@ -178,6 +179,11 @@ const STREAMABLE_KINDS = new Set(["SELECT", "WITH", "("]);
  * never sits whole in this process. A failure before the first chunk still answers with its status;
  * after it, like the real server, the exception text is appended and the connection is cut, so the
  * client sees a broken transfer rather than a complete-looking file.
+ *
+ * chdb formats each block on its own (blocks.ts): a header format's repeated header is dropped, so the
+ * names come once per response as ClickHouse sends them; a format that frames the whole result
+ * (Parquet, Arrow, JSON, ...) is answered whole, since its per-block output would be several files
+ * end to end. That answer comes only once the query ends, where ClickHouse would already be sending.
  */
 async function executeStreaming(
   pool: SessionPool,
@@ -187,6 +193,13 @@ async function executeStreaming(
   queryId: string,
 ): Promise<void> {
   const { finalSql, format, params, hasParams } = prepare(sql, request);
+  const plan = blockPlanFor(format);
+  if (plan.kind === "whole") {
+    const result = await execute(pool, sql, request);
+    await sendResult(res, queryId, result.format, result.result, request.gzip);
+    return;
+  }
+  const header = plan.kind === "header" ? new HeaderOnce(plan) : null;
   // With gzip asked for, chunks go through a compressor piped into the response; back-pressure is the
   // compressor's, which the pipe relays from the socket.
   let out: Writable = res;
@@ -207,7 +220,9 @@ async function executeStreaming(
         if (!res.headersSent) {
           start();
         }
-        if (!out.write(chunk.raw())) {
+        const raw = chunk.raw();
+        const bytes = header ? header.next(raw) : raw;
+        if (bytes.byteLength > 0 && !out.write(bytes)) {
           await new Promise((drained) => out.once("drain", drained));
         }
       }

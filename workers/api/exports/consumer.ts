@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { ExportUpload } from "../../../schema/pg/columns.js";
 import { dataExports } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
@@ -38,9 +38,16 @@ export const PARQUET_MAX_ROWS = 20_000_000;
  * no wrangler config sets them): EXPORT_SEGMENT_ROWS plans segments of that many rows instead of
  * SEGMENT_ROWS; EXPORT_SEGMENTS_PER_MESSAGE bounds the segments one message writes before it sends the
  * next; EXPORT_FAULT_AT_SEGMENT = "k" makes the first attempt of a delivery throw once segment k's
- * parts and carry are stored, before its state is; EXPORT_PARQUET_MAX_ROWS lowers PARQUET_MAX_ROWS.
+ * parts and carry are stored, before its state is; EXPORT_PARQUET_MAX_ROWS lowers PARQUET_MAX_ROWS;
+ * EXPORT_BLOCK_ROWS sets the export query's max_block_size, so a small export streams in many blocks.
  */
-type Knobs = { segmentRows: number; perMessage: number; faultAt: number | null; parquetMaxRows: number };
+type Knobs = {
+  segmentRows: number;
+  perMessage: number;
+  faultAt: number | null;
+  parquetMaxRows: number;
+  blockRows: number | null;
+};
 
 function knobsOf(env: Env): Knobs {
   const knobs: Knobs = {
@@ -48,12 +55,14 @@ function knobsOf(env: Env): Knobs {
     perMessage: Number.POSITIVE_INFINITY,
     faultAt: null,
     parquetMaxRows: PARQUET_MAX_ROWS,
+    blockRows: null,
   };
   const raw = env as {
     EXPORT_SEGMENT_ROWS?: unknown;
     EXPORT_SEGMENTS_PER_MESSAGE?: unknown;
     EXPORT_FAULT_AT_SEGMENT?: unknown;
     EXPORT_PARQUET_MAX_ROWS?: unknown;
+    EXPORT_BLOCK_ROWS?: unknown;
     NEON_LOCAL_PROXY?: unknown;
   };
   const int = (v: unknown) => (typeof v === "string" && /^\d{1,9}$/.test(v) ? Number(v) : null);
@@ -61,7 +70,8 @@ function knobsOf(env: Env): Knobs {
   const per = int(raw.EXPORT_SEGMENTS_PER_MESSAGE);
   const fault = int(raw.EXPORT_FAULT_AT_SEGMENT);
   const parquet = int(raw.EXPORT_PARQUET_MAX_ROWS);
-  if (rows === null && per === null && fault === null && parquet === null) {
+  const block = int(raw.EXPORT_BLOCK_ROWS);
+  if (rows === null && per === null && fault === null && parquet === null && block === null) {
     return knobs;
   }
   if (!raw.NEON_LOCAL_PROXY) {
@@ -73,6 +83,7 @@ function knobsOf(env: Env): Knobs {
     perMessage: per && per > 0 ? per : knobs.perMessage,
     faultAt: fault,
     parquetMaxRows: parquet ?? knobs.parquetMaxRows,
+    blockRows: block && block > 0 ? block : null,
   };
 }
 
@@ -98,7 +109,14 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
           .set(
             final
               ? { status: "failed", error, completedAt: new Date(), upload: null }
-              : { status: "queued", error },
+              : {
+                  status: "queued",
+                  error,
+                  // A segmented export resumes from its stored state: its progress goes back to what that
+                  // state holds, not to what the failed segment had streamed when it was last reported.
+                  rowsWritten: sql`coalesce((${dataExports.upload}->>'rows')::int, ${dataExports.rowsWritten})`,
+                  bytesWritten: sql`coalesce((${dataExports.upload}->>'bytes')::float8, ${dataExports.bytesWritten})`,
+                },
           )
           .where(eq(dataExports.id, exportId))
           .returning({ upload: dataExports.upload });
@@ -133,7 +151,7 @@ async function runExport(
   const ch = openClickHouse(configOf(env), STREAM_TIMEOUT_MS);
   try {
     if (row.format === "parquet") {
-      await runWhole(db, env, ch, row, knobsOf(env).parquetMaxRows);
+      await runWhole(db, env, ch, row, knobsOf(env));
     } else {
       await runSegments(db, env, ch, row, attempts, segment);
     }
@@ -236,6 +254,7 @@ async function runSegments(
     format: row.format,
     spec,
     rowsExpected: row.rowsExpected ?? 0,
+    blockRows: knobs.blockRows,
   };
   let written = 0;
   while (state) {
@@ -261,8 +280,9 @@ async function runWhole(
   env: Env,
   ch: ReturnType<typeof openClickHouse>,
   row: ExportRow,
-  maxRows: number,
+  knobs: Knobs,
 ): Promise<void> {
+  const maxRows = knobs.parquetMaxRows;
   const exportId = row.id;
   const startedAt = new Date();
   await markRunning(db, exportId, startedAt);
@@ -299,7 +319,7 @@ async function runWhole(
   const uploaded = await streamToR2(
     env.EXPORTS,
     key,
-    await exportStream(ch, spec),
+    await exportStream(ch, spec, { blockRows: knobs.blockRows }),
     EXPORT_FORMATS[format].contentType,
     progressObserver(counter, progress),
     () => expectedBytes(rowCount, counter),

@@ -7,7 +7,8 @@ const QUOTE = 0x22;
  * Counts the rows of an export as ClickHouse's output streams by, for the progress an export shows
  * while it runs. JSONEachRow writes one row per line; CSVWithNames one per line outside quotes (a
  * quoted field may hold a newline, a doubled quote toggles twice), after the header line. Parquet's rows
- * are not visible in its bytes: `rows` stays null and only the bytes move.
+ * are not visible in its bytes: `rows` stays null and only the bytes move. A CSV header is the
+ * exporter's own single line (formats.ts: csvHeader), so `rows` is the lines after it: the rows.
  */
 export class RowCounter {
   rows: number | null;

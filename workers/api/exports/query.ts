@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { projectEventsSelect } from "../query/events-view.js";
+import { EVENTS_COLUMNS, projectEventsSelect } from "../query/events-view.js";
 import { chTime } from "../window.js";
-import { EXPORT_FORMATS, type ExportFormat } from "./formats.js";
+import { csvHeader, EXPORT_FORMATS, type ExportFormat } from "./formats.js";
 
 export type ExportSpec = {
   projectId: string;
@@ -77,19 +77,52 @@ export async function exportBuckets(
 const BUCKETS = 20_000;
 
 /**
- * ClickHouse's own output format, streamed as it is produced (wait_end_of_query=0). `header` false: a
- * later segment of a CSV export, written without the column names (FORMAT CSV).
+ * ClickHouse's own output format, streamed as it is produced (wait_end_of_query=0). CSV: ClickHouse
+ * sends rows only (FORMAT CSV) and the file's header line is written here, before them, unless
+ * `header` is false (a later segment of a segmented export). `blockRows`: the query's max_block_size
+ * (local stacks and tests only).
  */
 export async function exportStream(
   ch: ClickHouseClient,
   spec: ExportSpec,
-  header = true,
+  opts: { header?: boolean; blockRows?: number | null } = {},
 ): Promise<ReadableStream<Uint8Array>> {
-  const format = spec.format === "csv" && !header ? "CSV" : EXPORT_FORMATS[spec.format].clickhouse;
+  const header = opts.header ?? true;
+  const format = EXPORT_FORMATS[spec.format].clickhouse;
   const result = await ch.exec({
     query: `${projectEventsSelect("project", where(spec))} ORDER BY timestamp FORMAT ${format}`,
     query_params: params(spec),
-    clickhouse_settings: { wait_end_of_query: 0, readonly: "1", max_execution_time: MAX_EXPORT_SECONDS },
+    clickhouse_settings: {
+      wait_end_of_query: 0,
+      readonly: "1",
+      max_execution_time: MAX_EXPORT_SECONDS,
+      ...(opts.blockRows ? { max_block_size: String(opts.blockRows) } : {}),
+    },
   });
-  return result.stream as ReadableStream<Uint8Array>;
+  const rows = result.stream as ReadableStream<Uint8Array>;
+  return spec.format === "csv" && header ? startingWith(csvHeader(EVENTS_COLUMNS), rows) : rows;
+}
+
+/** `rest` with `first` before its bytes; cancelling it cancels `rest`, an error of `rest` is its error. */
+function startingWith(first: Uint8Array, rest: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = rest.getReader();
+  let sent = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!sent) {
+        sent = true;
+        controller.enqueue(first);
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) {
+        controller.close();
+      } else {
+        controller.enqueue(value);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
 }

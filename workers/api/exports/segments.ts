@@ -68,6 +68,8 @@ export type SegmentRun = {
   /** The whole export's spec; a segment narrows its range. */
   spec: ExportSpec;
   rowsExpected: number;
+  /** Local stacks and tests only: the export query's max_block_size (consumer.ts, EXPORT_BLOCK_ROWS). */
+  blockRows?: number | null;
   /** Test hook: throws after the segment's parts and carry are stored, before its state is. */
   fault?: () => void;
 };
@@ -130,7 +132,11 @@ export async function writeSegment(run: SegmentRun, state: ExportUpload): Promis
   const began = Date.now();
   let tail: Uint8Array;
   try {
-    for await (const chunk of await exportStream(run.ch, { ...spec, from, to }, k === 0)) {
+    for await (const chunk of await exportStream(
+      run.ch,
+      { ...spec, from, to },
+      { header: k === 0, blockRows: run.blockRows },
+    )) {
       const observed = observe(chunk);
       if (observed) {
         await observed;
