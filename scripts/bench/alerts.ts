@@ -1,9 +1,9 @@
-// bench:alerts: alert evaluation for many studios at once on the local stack, through the alerts queue.
+// bench:alerts: alert evaluation for many studios at once on the local stack, through the jobs queue.
 // BENCH_TENANTS enterprise tenants, one project each with a webhook channel pointing at a receiver this
 // script runs, BENCH_RULES active rules × 2 profiles per project, BENCH_EVENTS generated events spread
 // evenly over the projects. Each run seeds a fresh rule set (so every pair records its first status as
 // one evaluation event), fires the Cron Trigger through `wrangler dev --test-scheduled` (which only plans
-// and sends the work to the alerts queue), and waits until every pair's state holds the run, every
+// and sends the work to the jobs queue), and waits until every pair's state holds the run, every
 // notification the events promise has reached the receiver, and nothing more arrives. Duplicates are
 // counted in Postgres (more than one event per pair) and at the receiver (more than one delivery per
 // pair); each message's own time comes from the consumer's log line. docs/operations.md, "Benchmarks".

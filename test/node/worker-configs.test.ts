@@ -65,11 +65,11 @@ describe("the Workers' wrangler configs", () => {
     expect(events?.dead_letter_queue).toBe(QUEUES.eventsDeadLetter.name);
   });
 
-  it("dead-letter the alerts queue into its own dead-letter queue; the API Worker produces to the alerts queue", () => {
-    const alerts = api.queues.consumers?.find((q: Consumer) => q.queue === QUEUES.alerts.name);
-    expect(alerts?.dead_letter_queue).toBe(QUEUES.alertsDeadLetter.name);
+  it("dead-letter the jobs queue into its own dead-letter queue; the API Worker produces to the jobs queue", () => {
+    const jobs = api.queues.consumers?.find((q: Consumer) => q.queue === QUEUES.jobs.name);
+    expect(jobs?.dead_letter_queue).toBe(QUEUES.jobsDeadLetter.name);
     expect(api.queues.producers).toContainEqual(
-      expect.objectContaining({ binding: "ALERTS_QUEUE", queue: QUEUES.alerts.name }),
+      expect.objectContaining({ binding: "JOBS_QUEUE", queue: QUEUES.jobs.name }),
     );
   });
 

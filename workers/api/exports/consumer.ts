@@ -1,4 +1,5 @@
 import { and, eq, isNull } from "drizzle-orm";
+import { z } from "zod";
 import type { ExportUpload } from "../../../schema/pg/columns.js";
 import { dataExports } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
@@ -20,8 +21,12 @@ import {
   writeSegment,
 } from "./segments.js";
 
-/** `segment`: the segment the sender expected next (informational: a delivery resumes from the stored state). */
-export type ExportMessage = { exportId: string; segment?: number };
+/**
+ * The exports queue's schema: one export to run. `segment`: the segment the sender expected next
+ * (informational: a delivery resumes from the stored state).
+ */
+export const ExportMessage = z.object({ exportId: z.string(), segment: z.number().int().optional() });
+export type ExportMessage = z.output<typeof ExportMessage>;
 
 /** Delivery attempts (the queue's max_retries + 1); the last failure marks the export failed. */
 const ATTEMPTS = attemptsOf(QUEUES.exports);
@@ -85,7 +90,14 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
   const { db, close } = openDb(config);
   try {
     for (const message of batch.messages) {
-      const { exportId, segment } = message.body as ExportMessage;
+      const read = ExportMessage.safeParse(message.body);
+      if (!read.success) {
+        // No export to mark failed: retrying cannot make it readable.
+        console.error("unreadable export message dropped", message.id);
+        message.ack();
+        continue;
+      }
+      const { exportId, segment } = read.data;
       try {
         await runExport(db, env, exportId, message.attempts, segment);
         message.ack();
