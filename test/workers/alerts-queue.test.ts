@@ -31,6 +31,7 @@ import { hookUrl, json, received, send, waitForDeliveries, waitForRun } from "..
 import { batch, event, perf } from "../support/batches.js";
 import { once, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import { knobs } from "../support/knobs.js";
 import { insertMap, insertProfile } from "../support/records.js";
 import { waitFor } from "../support/wait.js";
 
@@ -309,7 +310,7 @@ describe("the alerts queue", () => {
     const s = await setup("dies");
     const runAt = AHEAD();
     const m = messageOf(s, runAt);
-    const faulty = { ALERT_FAULT_THROW_AFTER: "1" };
+    const faulty = knobs({ alertFaultThrowAfter: "1" });
     const first = await deliver(m, { overrides: faulty });
     expect(first.explicitAcks).toEqual([]);
     expect(first.retryMessages.map((r) => r.msgId)).toEqual(["m-1"]);
@@ -318,11 +319,14 @@ describe("the alerts queue", () => {
     // The retry (attempt 2: the knob only breaks first deliveries) finishes the message.
     expect((await deliver(m, { attempts: 2, overrides: faulty })).explicitAcks).toEqual(["m-1"]);
     await expectOnce(s, runAt);
-    // The knob is for local stacks and tests: without the local proxy (production) it is refused.
+    // The knob is for local stacks and tests: without LOCAL_KNOBS (every deployed Worker) there is none.
     const probe = { attempts: 1, body: m };
     expect(faultOf({ ...env, ...faulty } as Env, probe)).toBe(1);
-    expect(faultOf({ ...env, ...faulty, NEON_LOCAL_PROXY: "" } as Env, probe)).toBeNull();
-    expect(faultOf({ ...env, ALERT_FAULT_THROW_AFTER: `2:${runAt + 1}` } as Env, probe)).toBeNull();
+    expect(faultOf({ ...env, ...faulty, LOCAL_KNOBS: undefined } as Env, probe)).toBeNull();
+    expect(
+      faultOf({ ...env, ...knobs({ alertFaultThrowAfter: `2:${runAt + 1}` }) } as Env, probe),
+    ).toBeNull();
+    expect(faultOf({ ...env, ...knobs({ alertFaultThrowAfter: `2:${runAt}` }) } as Env, probe)).toBe(2);
   });
 
   it("notifications committed with their event but refused by the queue are sent by the retry, once", async () => {

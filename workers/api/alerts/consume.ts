@@ -3,7 +3,7 @@
 // jobs' dead-letter queue.
 
 import { openClickHouse } from "../../shared/clickhouse.js";
-import { configOf } from "../../shared/config.js";
+import { configOf, localKnobsOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
 import { deleteExpired } from "../data-retention/purge.js";
@@ -12,30 +12,16 @@ import { type AlertPairsJob, JobMessage } from "../jobs.js";
 import { evaluatePairs, InjectedFault, PairsFailed, recordError } from "./evaluate.js";
 
 /**
- * Local stacks and tests only: ALERT_FAULT_THROW_AFTER = "N" makes the consumer throw after recording N
- * pairs of a message, on the message's first delivery (retries then finish it); "N:<ms>" only for runs
- * at or after <ms>. Honoured only where NEON_LOCAL_PROXY is set (the local stack and the tests); a
- * production Worker (NEON_LOCAL_PROXY empty) refuses it with a logged error. No wrangler config
- * declares it (test/node/worker-configs.test.ts).
+ * The local knob alertFaultThrowAfter (LOCAL_KNOBS, workers/shared/config.ts): the pairs after which
+ * this delivery throws; null on a retry, for a run before the knob's `fromRunAt`, and wherever the knob
+ * is not set (every deployed Worker).
  */
 export function faultOf(env: Env, message: { attempts: number; body: AlertPairsJob }): number | null {
-  const raw = (env as { ALERT_FAULT_THROW_AFTER?: unknown }).ALERT_FAULT_THROW_AFTER;
-  if (typeof raw !== "string" || raw === "") {
+  const fault = localKnobsOf(env).alertFaultThrowAfter;
+  if (!fault || message.attempts > 1 || (fault.fromRunAt !== null && message.body.runAt < fault.fromRunAt)) {
     return null;
   }
-  if (!(env as { NEON_LOCAL_PROXY?: unknown }).NEON_LOCAL_PROXY) {
-    console.error("ALERT_FAULT_THROW_AFTER refused: fault injection is for local stacks and tests only");
-    return null;
-  }
-  const m = /^(\d{1,6})(?::(\d{1,15}))?$/.exec(raw);
-  if (!m) {
-    console.error("ALERT_FAULT_THROW_AFTER ignored: expected N or N:<ms>");
-    return null;
-  }
-  if (message.attempts > 1 || (m[2] !== undefined && message.body.runAt < Number(m[2]))) {
-    return null;
-  }
-  return Number(m[1]);
+  return fault.pairs;
 }
 
 /**

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { AUDIT_ACTOR_TYPES } from "../../../schema/pg/columns.js";
 import { type ErasureRow, erasures, projects } from "../../../schema/pg/schema.js";
 import { CH_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
-import { configOf } from "../../shared/config.js";
+import { configOf, localKnobsOf } from "../../shared/config.js";
 import { sha256Hex } from "../../shared/credentials/secrets.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { dataChanged } from "../analytics/cache.js";
@@ -46,20 +46,12 @@ export const LEASE_MS = 15 * 60_000;
 const STATEMENT_TIMEOUT_MS = 14 * 60_000;
 
 /**
- * Local stacks and tests only: ERASURE_FAULT_AFTER_STEPS = "N" makes a delivery throw once N steps are
- * recorded (on its first attempt only; retries then finish the erasure). Honoured only where
- * NEON_LOCAL_PROXY is set, as the alert consumer's ALERT_FAULT_THROW_AFTER; no wrangler config sets it.
+ * The local knob erasureFaultAfterSteps (LOCAL_KNOBS, workers/shared/config.ts): a delivery throws once
+ * that many steps are recorded, on its first attempt only (retries then finish the erasure). Null
+ * wherever the knob is not set (every deployed Worker).
  */
 function faultAfter(env: Env, attempts: number): number | null {
-  const raw = (env as { ERASURE_FAULT_AFTER_STEPS?: unknown }).ERASURE_FAULT_AFTER_STEPS;
-  if (typeof raw !== "string" || !/^\d{1,3}$/.test(raw) || attempts > 1) {
-    return null;
-  }
-  if (!(env as { NEON_LOCAL_PROXY?: unknown }).NEON_LOCAL_PROXY) {
-    console.error("ERASURE_FAULT_AFTER_STEPS refused: fault injection is for local stacks and tests only");
-    return null;
-  }
-  return Number(raw);
+  return attempts > 1 ? null : localKnobsOf(env).erasureFaultAfterSteps;
 }
 
 type Claim = { kind: "claimed"; row: ErasureRow } | { kind: "ended" } | { kind: "busy"; waitSeconds: number };
