@@ -45,7 +45,7 @@ export type PurgeJob = z.output<typeof PurgeJob>;
  * so that the messages in flight during a deploy are evaluated, not dropped.
  */
 const LegacyAlertPairs = z
-  .object({ kind: z.undefined(), ...alertPairsFields })
+  .object({ kind: z.undefined().optional(), ...alertPairsFields })
   .transform((m): AlertPairsJob => ({ ...m, kind: "alert-pairs" }));
 
 /** What one jobs-queue message carries; the dead-letter queue carries the same. */
