@@ -46,9 +46,10 @@ export default defineConfig({
                   SMTP_PORT: String(inject("smtpPort")),
                   MAIL_FROM: "Game Telemetry Analytics <no-reply@telemetry.test>",
                   SIGNUP: "open",
-                  // The test clock (workers/api/clock.ts): X-Test-Now sets a request's now. Only here;
-                  // no wrangler config declares it, so production ignores the header.
-                  TEST_CLOCK: "1",
+                  // The local-only knobs (workers/shared/config.ts LocalKnobs): the test clock
+                  // (workers/api/clock.ts: X-Test-Now sets a request's now). Only here and on the local
+                  // stack; no wrangler config declares LOCAL_KNOBS, so production ignores the header.
+                  LOCAL_KNOBS: JSON.stringify({ testClock: true }),
                 },
                 serviceBindings: { INGEST: ingest.name },
                 // The ingest Worker's producers too, so a test can run its queue consumers in-process

@@ -12,7 +12,7 @@ declare namespace Cloudflare {
 		EXPORTS: R2Bucket;
 		EVENTS_QUEUE: Queue;
 		NOTIFICATIONS_QUEUE: Queue;
-		ALERTS_QUEUE: Queue;
+		JOBS_QUEUE: Queue;
 		EXPORTS_QUEUE: Queue;
 		ERASURES_QUEUE: Queue;
 		SIGN_IN_URL: string;

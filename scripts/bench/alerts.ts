@@ -1,9 +1,9 @@
-// bench:alerts: alert evaluation for many studios at once on the local stack, through the alerts queue.
+// bench:alerts: alert evaluation for many studios at once on the local stack, through the jobs queue.
 // BENCH_TENANTS enterprise tenants, one project each with a webhook channel pointing at a receiver this
 // script runs, BENCH_RULES active rules × 2 profiles per project, BENCH_EVENTS generated events spread
 // evenly over the projects. Each run seeds a fresh rule set (so every pair records its first status as
 // one evaluation event), fires the Cron Trigger through `wrangler dev --test-scheduled` (which only plans
-// and sends the work to the alerts queue), and waits until every pair's state holds the run, every
+// and sends the work to the jobs queue), and waits until every pair's state holds the run, every
 // notification the events promise has reached the receiver, and nothing more arrives. Duplicates are
 // counted in Postgres (more than one event per pair) and at the receiver (more than one delivery per
 // pair); each message's own time comes from the consumer's log line. docs/benchmarks.md, "bench:alerts".
@@ -33,7 +33,7 @@ const CELL_SIZES = (process.env.BENCH_CELL_SIZES ?? "25,50").split(",").map(Numb
 const TRIGGER_EVERY = Number(process.env.BENCH_TRIGGER_EVERY ?? 2);
 // "normal": one cron; "overlap": two crons for the same minute at once (a slow run still going at the
 // next tick, or a retried invocation); "fault": one cron whose consumers throw halfway through each
-// message on its first delivery (ALERT_FAULT_THROW_AFTER, workers/api/alerts/consume.ts).
+// message on its first delivery (the local knob alertFaultThrowAfter in LOCAL_KNOBS, workers/shared/config.ts).
 const RUNS = (process.env.BENCH_RUNS ?? "normal,overlap,fault").split(",").map((s) => s.trim()) as RunKind[];
 // Pairs a consumer records before it throws in the fault run; by default half the median message.
 const FAULT_AFTER = process.env.BENCH_FAULT_AFTER ? Number(process.env.BENCH_FAULT_AFTER) : undefined;
@@ -358,12 +358,12 @@ async function main(): Promise<Record<string, number | null>> {
             // Half of the median message of the runs before, and only for runs from this one on.
             faultAfter =
               FAULT_AFTER ?? Math.max(1, Math.floor((median(pairsPerMessage) || MAX_PAIRS_PER_MESSAGE) / 2));
-            process.env.ALERT_FAULT_THROW_AFTER = `${faultAfter}:${Date.now()}`;
+            process.env.LOCAL_KNOBS = JSON.stringify({ alertFaultThrowAfter: `${faultAfter}:${Date.now()}` });
             console.log(`fault: consumers throw after ${faultAfter} pairs of each message's first delivery`);
             served = false;
-          } else if (process.env.ALERT_FAULT_THROW_AFTER) {
+          } else if (process.env.LOCAL_KNOBS) {
             // A run after the fault run: no injected faults again.
-            delete process.env.ALERT_FAULT_THROW_AFTER;
+            delete process.env.LOCAL_KNOBS;
             served = false;
           }
           if (!served) {

@@ -631,7 +631,7 @@ async function alertRuns(
   ] as const) {
     await seedAlertRules(databaseUrl, projectId, ALERT_RULES, sizes);
     const recorded = await evaluationEvents(databaseUrl, projectId);
-    // The cron only plans (workers/api/alerts/plan.ts); the alerts queue's consumers evaluate. The run
+    // The cron only plans (workers/api/alerts/plan.ts); the jobs queue's consumers evaluate. The run
     // is timed from the cron to the last pair recorded for it (alert_pair_states.run_at).
     const runAt = Date.now();
     const t0 = performance.now();

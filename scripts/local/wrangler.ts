@@ -34,13 +34,10 @@ const PASSED_ENV = [
   "NODE_OPTIONS",
   // A Worker var (workers/shared/config.ts), passed on so a benchmark can turn the credential cache off.
   "CREDENTIAL_CACHE_TTL_MS",
-  // Alert consumer fault injection, honoured only on the local stack (workers/api/alerts/consume.ts):
-  // a benchmark sets it to make consumers fail halfway through their messages.
-  "ALERT_FAULT_THROW_AFTER",
-  // Export segment knobs, honoured only on the local stack (workers/api/exports/consumer.ts): a
-  // benchmark sets them to measure an export in several segments on a few million events.
-  "EXPORT_SEGMENT_ROWS",
-  "EXPORT_SEGMENTS_PER_MESSAGE",
+  // The local-only knobs (workers/shared/config.ts LocalKnobs), one JSON binding: a benchmark sets it
+  // to make the alert consumers fail halfway through their messages, or to write an export in several
+  // segments on a few million events.
+  "LOCAL_KNOBS",
 ];
 
 /** `wrangler dev` serving both Workers against the stack's engines, in its own process group. */

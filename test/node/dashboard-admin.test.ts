@@ -284,7 +284,7 @@ describe("alerts page", () => {
     // The rule's row carries the same latest status.
     const rule = await rowsNamed(page, "rules", "Harbor PS5 FPS");
     expect(rule[0]?.[11]).toMatch(/^Triggered/);
-    // And when it was evaluated, through the alerts queue the cron planned: moments ago, not flagged.
+    // And when it was evaluated, through the jobs queue the cron planned: moments ago, not flagged.
     expect(rule[0]?.[12]).toMatch(/^evaluated (just now|[0-9] min ago)$/);
     // A cell's link opens the heatmap page with the rule's map, metric, profile, cell size and days set.
     await row.locator(".worst-cells a", { hasText: "(10, 0)" }).click();

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
+import { NO_LOCAL_KNOBS } from "../../workers/shared/config.js";
 import { QUEUES } from "../../workers/shared/queues.js";
 
 // The two Workers' wrangler configs against the code's one table of queues (workers/shared/queues.ts):
@@ -21,16 +22,26 @@ type Consumer = {
 type DoBinding = { name: string; class_name: string; script_name?: string };
 
 describe("the Workers' wrangler configs", () => {
-  it("never set TEST_CLOCK: the test clock (X-Test-Now, workers/api/clock.ts) is the test config's alone", () => {
+  it("never set LOCAL_KNOBS: the test clock, injected faults and export segment sizes are the local stack's and the tests' alone", () => {
+    const FILES = ["wrangler.toml", "workers/ingest/wrangler.toml", "scripts/local/router/wrangler.toml"];
     for (const [name, c] of Object.entries(configs)) {
-      expect(Object.keys(c.vars ?? {}), name).not.toContain("TEST_CLOCK");
+      expect(Object.keys(c.vars ?? {}), name).not.toContain("LOCAL_KNOBS");
     }
-    for (const file of [
-      "wrangler.toml",
-      "workers/ingest/wrangler.toml",
-      "scripts/local/router/wrangler.toml",
-    ]) {
-      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("TEST_CLOCK");
+    for (const file of FILES) {
+      const text = readFileSync(`${ROOT}${file}`, "utf8");
+      // Nor any knob under its own name (workers/shared/config.ts LocalKnobs), old or new.
+      for (const knob of [
+        "LOCAL_KNOBS",
+        ...Object.keys(NO_LOCAL_KNOBS),
+        "TEST_CLOCK",
+        "ALERT_FAULT_THROW_AFTER",
+        "ERASURE_FAULT_AFTER_STEPS",
+        "EXPORT_SEGMENT",
+        "EXPORT_FAULT_AT_SEGMENT",
+        "EXPORT_PARQUET_MAX_ROWS",
+      ]) {
+        expect(text, `${file}: ${knob}`).not.toContain(knob);
+      }
     }
   });
 
@@ -65,11 +76,11 @@ describe("the Workers' wrangler configs", () => {
     expect(events?.dead_letter_queue).toBe(QUEUES.eventsDeadLetter.name);
   });
 
-  it("dead-letter the alerts queue into its own dead-letter queue; the API Worker produces to the alerts queue", () => {
-    const alerts = api.queues.consumers?.find((q: Consumer) => q.queue === QUEUES.alerts.name);
-    expect(alerts?.dead_letter_queue).toBe(QUEUES.alertsDeadLetter.name);
+  it("dead-letter the jobs queue into its own dead-letter queue; the API Worker produces to the jobs queue", () => {
+    const jobs = api.queues.consumers?.find((q: Consumer) => q.queue === QUEUES.jobs.name);
+    expect(jobs?.dead_letter_queue).toBe(QUEUES.jobsDeadLetter.name);
     expect(api.queues.producers).toContainEqual(
-      expect.objectContaining({ binding: "ALERTS_QUEUE", queue: QUEUES.alerts.name }),
+      expect.objectContaining({ binding: "JOBS_QUEUE", queue: QUEUES.jobs.name }),
     );
   });
 
@@ -79,51 +90,6 @@ describe("the Workers' wrangler configs", () => {
     expect(api.queues.producers).toContainEqual(
       expect.objectContaining({ binding: "ERASURES_QUEUE", queue: QUEUES.erasures.name }),
     );
-  });
-
-  it("never set ERASURE_FAULT_AFTER_STEPS: the erasure consumer's fault injection is for local stacks and tests", () => {
-    for (const file of [
-      "wrangler.toml",
-      "workers/ingest/wrangler.toml",
-      "scripts/local/router/wrangler.toml",
-    ]) {
-      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("ERASURE_FAULT_AFTER_STEPS");
-    }
-  });
-
-  it("never set the export consumer's EXPORT_* knobs: segment sizes and faults for local stacks and tests", () => {
-    for (const [name, c] of Object.entries(configs)) {
-      for (const knob of [
-        "EXPORT_SEGMENT_ROWS",
-        "EXPORT_SEGMENTS_PER_MESSAGE",
-        "EXPORT_FAULT_AT_SEGMENT",
-        "EXPORT_PARQUET_MAX_ROWS",
-      ]) {
-        expect(Object.keys(c.vars ?? {}), name).not.toContain(knob);
-      }
-    }
-    for (const file of [
-      "wrangler.toml",
-      "workers/ingest/wrangler.toml",
-      "scripts/local/router/wrangler.toml",
-    ]) {
-      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_FAULT_AT_SEGMENT");
-      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_SEGMENT");
-      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("EXPORT_PARQUET_MAX_ROWS");
-    }
-  });
-
-  it("never set ALERT_FAULT_THROW_AFTER: the alert consumer's fault injection is for local stacks and tests", () => {
-    for (const [name, c] of Object.entries(configs)) {
-      expect(Object.keys(c.vars ?? {}), name).not.toContain("ALERT_FAULT_THROW_AFTER");
-    }
-    for (const file of [
-      "wrangler.toml",
-      "workers/ingest/wrangler.toml",
-      "scripts/local/router/wrangler.toml",
-    ]) {
-      expect(readFileSync(`${ROOT}${file}`, "utf8"), file).not.toContain("ALERT_FAULT_THROW_AFTER");
-    }
   });
 
   it("have one RateLimiter: defined by the API Worker, bound by the ingest Worker by script_name", () => {

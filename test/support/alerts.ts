@@ -8,8 +8,9 @@ import {
 import { and, gte, inArray } from "drizzle-orm";
 import { expect, inject } from "vitest";
 import { alertPairStates } from "../../schema/pg/schema.js";
-import { activePairs, type BuildsWorkMessage } from "../../workers/api/alerts/plan.js";
+import { activePairs } from "../../workers/api/alerts/plan.js";
 import worker from "../../workers/api/index.js";
+import type { BuildsJob } from "../../workers/api/jobs.js";
 import { QUEUES } from "../../workers/shared/queues.js";
 import { withDb } from "./harness.js";
 import { type Auth, api } from "./http.js";
@@ -31,7 +32,7 @@ export function send(path: string, auth: Auth, method: string, body?: unknown): 
 
 /**
  * One cron run at `now` (ms; the run's clock: windows, cooldowns), through the Worker's own scheduled
- * handler, which only plans: then waits until the alerts queue's consumer has recorded every pair that
+ * handler, which only plans: then waits until the jobs queue's consumer has recorded every pair that
  * was active before the run for it (or a newer run), or the pair is gone.
  */
 export async function runScheduled(now = Date.now()): Promise<void> {
@@ -96,8 +97,8 @@ export function waitForDeliveries(path: string, n: number, timeoutMs = 20_000): 
  * queue's consumer and awaited: the verdicts and their notifications are done when this returns.
  */
 export async function judgeBuildsOfRun(runAt: number): Promise<void> {
-  const body: BuildsWorkMessage = { v: 1, kind: "builds", runAt };
-  const batch = createMessageBatch(QUEUES.alerts.name, [
+  const body: BuildsJob = { v: 1, kind: "builds", runAt };
+  const batch = createMessageBatch(QUEUES.jobs.name, [
     { id: `builds-${runAt}`, timestamp: new Date(runAt), attempts: 1, body },
   ]);
   const ctx = createExecutionContext();

@@ -2,7 +2,7 @@ import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 import { BASE } from "./harness.js";
 
-/** `now`: the request's clock in ms (X-Test-Now, honoured under the test config's TEST_CLOCK only). */
+/** `now`: the request's clock in ms (X-Test-Now, honoured under the test config's local knob testClock only). */
 export type Auth = { key?: string; token?: string; ip?: string; now?: number };
 
 /** A Web API request through the Worker, as a client would send it (at `auth.now`, if set). */

@@ -19,23 +19,24 @@ import {
 import { faultOf } from "../../workers/api/alerts/consume.js";
 import type { NotificationMessage } from "../../workers/api/alerts/notification.js";
 import {
-  type AlertWorkMessage,
   MAX_PAIRS_PER_MESSAGE,
   MAX_SCOPES_PER_MESSAGE,
   planMessages,
   sendBatches,
 } from "../../workers/api/alerts/plan.js";
 import worker from "../../workers/api/index.js";
+import { type AlertPairsJob, JobMessage } from "../../workers/api/jobs.js";
 import { QUEUES } from "../../workers/shared/queues.js";
 import { hookUrl, json, received, send, waitForDeliveries, waitForRun } from "../support/alerts.js";
 import { batch, event, perf } from "../support/batches.js";
 import { once, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, ingest } from "../support/http.js";
+import { knobs } from "../support/knobs.js";
 import { insertMap, insertProfile } from "../support/records.js";
 import type { Ok, OkBody } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
-// The alerts queue (workers/api/alerts/plan.ts, consume.ts, evaluate.ts): the cron plans, the queue's
+// The jobs queue's alert pairs (workers/api/jobs.ts, alerts/plan.ts, consume.ts, evaluate.ts): the cron plans, the queue's
 // consumer evaluates, and every effect happens once per (rule, profile, scheduled run) however the
 // messages arrive: twice, after a consumer died halfway, from overlapping runs, after a dependency
 // was down.
@@ -125,16 +126,22 @@ async function setup(name: string): Promise<Setup> {
   };
 }
 
-function messageOf(s: Setup, runAt: number): AlertWorkMessage {
-  return { v: 1, runAt, projectId: s.a.t.projectId, pairs: s.pairs.map((p) => [p.ruleId, p.profileId]) };
+function messageOf(s: Setup, runAt: number): AlertPairsJob {
+  return {
+    v: 1,
+    kind: "alert-pairs",
+    runAt,
+    projectId: s.a.t.projectId,
+    pairs: s.pairs.map((p) => [p.ruleId, p.profileId]),
+  };
 }
 
 type QueueResult = { explicitAcks: string[]; retryMessages: Array<{ msgId: string }> };
 
-/** One delivery of `body` to the alerts queue's consumer (the Worker's own queue handler). */
+/** One delivery of `body` to the jobs queue's consumer (the Worker's own queue handler). */
 async function deliver(
-  body: AlertWorkMessage,
-  { attempts = 1, id = "m-1", overrides = {}, queue = QUEUES.alerts.name } = {} as {
+  body: unknown,
+  { attempts = 1, id = "m-1", overrides = {}, queue = QUEUES.jobs.name } = {} as {
     attempts?: number;
     id?: string;
     overrides?: Record<string, unknown>;
@@ -236,7 +243,40 @@ async function expectOnce(s: Setup, runAt: number | null): Promise<void> {
   expect(Object.fromEntries(counts)).toEqual(Object.fromEntries(rows.map((r) => [r.id, 1])));
 }
 
+describe("the jobs queue's message", () => {
+  it("is read by one schema: every kind the cron sends, alert pairs without a kind as alert pairs, nothing else", () => {
+    const pairs: [string, string][] = [["r", "p"]];
+    const legacy = { v: 1, runAt: 5, projectId: "x", pairs };
+    expect(JobMessage.parse(legacy)).toEqual({ ...legacy, kind: "alert-pairs" });
+    expect(JobMessage.parse({ ...legacy, kind: "alert-pairs" })).toEqual({ ...legacy, kind: "alert-pairs" });
+    expect(JobMessage.parse({ v: 1, kind: "builds", runAt: 5 })).toEqual({ v: 1, kind: "builds", runAt: 5 });
+    const purge = { v: 1, kind: "purge", day: "2026-12-01", horizons: [{ id: "x", horizon: "2026-11-01" }] };
+    expect(JobMessage.parse(purge)).toEqual(purge);
+    for (const bad of [
+      { ...legacy, kind: "other" },
+      { ...legacy, v: 2 },
+      { ...legacy, pairs: [["r"]] },
+      { v: 1, kind: "builds" },
+      { ...purge, horizons: [{ id: "x", horizon: "yesterday" }] },
+      "text",
+      null,
+    ]) {
+      expect(JobMessage.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
+  });
+});
+
 describe("the alerts queue", () => {
+  it("alert pairs sent before jobs carried a kind (in flight during a deploy) are evaluated; an unreadable job is dropped", async () => {
+    const s = await setup("legacy");
+    const runAt = AHEAD();
+    const { kind: _, ...legacy } = messageOf(s, runAt);
+    expect((await deliver(legacy)).explicitAcks).toEqual(["m-1"]);
+    await expectOnce(s, runAt);
+    const unreadable = await deliver({ ...legacy, kind: "evaluate" }, { id: "m-2" });
+    expect([unreadable.explicitAcks, unreadable.retryMessages]).toEqual([["m-2"], []]);
+  });
+
   it("a message delivered twice, one after the other and at once, records one event per pair and notifies once", async () => {
     const s = await setup("twice");
     const runAt = AHEAD();
@@ -265,7 +305,7 @@ describe("the alerts queue", () => {
     const s = await setup("dies");
     const runAt = AHEAD();
     const m = messageOf(s, runAt);
-    const faulty = { ALERT_FAULT_THROW_AFTER: "1" };
+    const faulty = knobs({ alertFaultThrowAfter: "1" });
     const first = await deliver(m, { overrides: faulty });
     expect(first.explicitAcks).toEqual([]);
     expect(first.retryMessages.map((r) => r.msgId)).toEqual(["m-1"]);
@@ -274,11 +314,14 @@ describe("the alerts queue", () => {
     // The retry (attempt 2: the knob only breaks first deliveries) finishes the message.
     expect((await deliver(m, { attempts: 2, overrides: faulty })).explicitAcks).toEqual(["m-1"]);
     await expectOnce(s, runAt);
-    // The knob is for local stacks and tests: without the local proxy (production) it is refused.
+    // The knob is for local stacks and tests: without LOCAL_KNOBS (every deployed Worker) there is none.
     const probe = { attempts: 1, body: m };
     expect(faultOf({ ...env, ...faulty } as Env, probe)).toBe(1);
-    expect(faultOf({ ...env, ...faulty, NEON_LOCAL_PROXY: "" } as Env, probe)).toBeNull();
-    expect(faultOf({ ...env, ALERT_FAULT_THROW_AFTER: `2:${runAt + 1}` } as Env, probe)).toBeNull();
+    expect(faultOf({ ...env, ...faulty, LOCAL_KNOBS: undefined } as Env, probe)).toBeNull();
+    expect(
+      faultOf({ ...env, ...knobs({ alertFaultThrowAfter: `2:${runAt + 1}` }) } as Env, probe),
+    ).toBeNull();
+    expect(faultOf({ ...env, ...knobs({ alertFaultThrowAfter: `2:${runAt}` }) } as Env, probe)).toBe(2);
   });
 
   it("notifications committed with their event but refused by the queue are sent by the retry, once", async () => {
@@ -331,13 +374,13 @@ describe("the alerts queue", () => {
       string,
       string
     >[]) {
-      const r = await deliver(m, { overrides, attempts: QUEUES.alerts.maxRetries + 1 });
+      const r = await deliver(m, { overrides, attempts: QUEUES.jobs.maxRetries + 1 });
       expect(r.explicitAcks).toEqual([]);
       expect(r.retryMessages.map((x) => x.msgId)).toEqual(["m-1"]);
     }
     expect(await events(s.ruleId)).toEqual([]);
     // Past max_retries the platform dead-letters it; the dead-letter consumer marks the run's pairs.
-    expect((await deliver(m, { queue: QUEUES.alertsDeadLetter.name })).explicitAcks).toEqual(["m-1"]);
+    expect((await deliver(m, { queue: QUEUES.jobsDeadLetter.name })).explicitAcks).toEqual(["m-1"]);
     const failed = await json<Ok<"/v1/projects/{id}/alerts/{alertId}">>(
       await api(`/v1/projects/${s.a.t.projectId}/alerts/${s.ruleId}`, { key: s.a.t.keys.read.key }),
       200,
@@ -472,12 +515,12 @@ describe("the alerts queue", () => {
 
 class Rollback extends Error {
   constructor(
-    readonly result: { ms: number; messages: AlertWorkMessage[]; batches: number[]; sizes: number[] },
+    readonly result: { ms: number; messages: AlertPairsJob[]; batches: number[]; sizes: number[] },
   ) {
     super("rollback");
   }
 }
 
-function bytesOf(batch: AlertWorkMessage[]): number {
+function bytesOf(batch: AlertPairsJob[]): number {
   return batch.reduce((n, m) => n + JSON.stringify(m).length, 0);
 }

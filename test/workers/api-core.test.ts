@@ -248,8 +248,8 @@ describe("the request's clock", () => {
       headers: { "X-API-Key": t.keys.read.key, ...headers },
     });
 
-  it("X-Test-Now sets it under the test config's TEST_CLOCK binding", async () => {
-    expect((env as { TEST_CLOCK?: string }).TEST_CLOCK).toBe("1");
+  it("X-Test-Now sets it under the test config's local knob testClock", async () => {
+    expect(JSON.parse(String(Reflect.get(env, "LOCAL_KNOBS")))).toEqual({ testClock: true });
     const res = await SELF.fetch(dashboard({ "X-Test-Now": String(at) }));
     expect(res.status).toBe(200);
     const data = ((await res.json()) as OkBody<"/v1/projects/{id}/status">).data;
@@ -260,7 +260,7 @@ describe("the request's clock", () => {
   });
 
   it("ignores X-Test-Now without the binding, as in production", async () => {
-    const production = { ...env, TEST_CLOCK: undefined } as Env;
+    const production = { ...env, LOCAL_KNOBS: undefined } as Env;
     for (const header of [String(at), "yesterday"]) {
       const ctx = createExecutionContext();
       const before = Date.now();

@@ -220,7 +220,7 @@ describe("verdicts per build", () => {
       ]);
     }
 
-    // The next cron run (scheduled() plans the alerts and sends the build judging to the alerts queue,
+    // The next cron run (scheduled() plans the alerts and sends the build judging to the jobs queue,
     // whose consumer judges) lists only 1.0 (no baseline) and sends nothing more.
     const after = await withDb((db) => buildsToJudge(testClickHouse(), db, s.now));
     expect(

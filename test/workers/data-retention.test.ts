@@ -290,7 +290,7 @@ describe("retention", () => {
     expect((await reads(anchor + 4 * DAY_MS)).query).toBe(0);
 
     // The cron's way (scheduled() → planPurge): four days on, that day's purge is planned from Postgres
-    // onto the alerts queue, in bounded messages, and its consumer deletes yesterday's events too.
+    // onto the jobs queue, in bounded messages, and its consumer deletes yesterday's events too.
     const later = anchor + 4 * DAY_MS;
     expect((await expiredRows(t.projectId, date(today)))["telemetry.events"]).toBe(6);
     const queued = await withDb((db) => planPurge(env, db, new Date(later)));

@@ -11,6 +11,7 @@ import { event } from "../support/batches.js";
 import { ingestAndWait, storedCount } from "../support/events.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api } from "../support/http.js";
+import { knobs } from "../support/knobs.js";
 import type { OkBody, Schemas } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
@@ -126,7 +127,7 @@ describe("the erasure on its queue", () => {
     expect(await read(t, m.erasureId)).toMatchObject({ status: "running", steps: [], attempts: 1 });
     expect((await read(t, m.erasureId)).error).not.toBeNull();
     // Then a step throws after the events and two more tables are done.
-    const midway = await deliver(m, { overrides: { ERASURE_FAULT_AFTER_STEPS: "3" } });
+    const midway = await deliver(m, { overrides: knobs({ erasureFaultAfterSteps: 3 }) });
     expect(midway.retryMessages.map((r) => r.msgId)).toEqual(["m-1"]);
     const half = await read(t, m.erasureId);
     expect(half).toMatchObject({ status: "running", rowsRemoved: 8, attempts: 2 });
@@ -159,7 +160,7 @@ describe("the erasure on its queue", () => {
     const t = await studio("Erasure Late Fault", "hal");
     const m = await recorded(t, "hal");
     // Every step and the rebuild recorded, then the delivery throws before the erasure is completed.
-    const late = await deliver(m, { overrides: { ERASURE_FAULT_AFTER_STEPS: String(TABLES + 1) } });
+    const late = await deliver(m, { overrides: knobs({ erasureFaultAfterSteps: TABLES + 1 }) });
     expect(late.retryMessages.map((r) => r.msgId)).toEqual(["m-1"]);
     expect((await read(t, m.erasureId)).status).toBe("running");
     expect((await deliver(m, { attempts: 2 })).explicitAcks).toEqual(["m-1"]);

@@ -15,6 +15,7 @@ import { event, MiB, perf } from "../support/batches.js";
 import { ingestAndWait, ingestKeyFor, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
+import { knobs } from "../support/knobs.js";
 import type { OkBody, Schemas } from "../support/schema.js";
 import { waitFor } from "../support/wait.js";
 
@@ -512,7 +513,7 @@ describe("an export in time segments", () => {
   it("ndjson: several segments over several messages, carried bytes across part boundaries, the same file", async () => {
     const reference = await whole("ndjson");
     const id = await queued("ndjson");
-    const first = await deliver(id, { EXPORT_SEGMENT_ROWS: "8000", EXPORT_SEGMENTS_PER_MESSAGE: "2" });
+    const first = await deliver(id, knobs({ exportSegmentRows: 8000, exportSegmentsPerMessage: 2 }));
     expect(first.explicitAcks).toEqual(["m-1"]);
     const midway = await stored(id);
     const upload = midway.upload;
@@ -547,19 +548,19 @@ describe("an export in time segments", () => {
   it("csv: a segment that throws is redone from the stored state; one header; duplicates change nothing", async () => {
     const reference = await whole("csv");
     const id = await queued("csv");
-    const knobs = { EXPORT_SEGMENT_ROWS: "8000", EXPORT_SEGMENTS_PER_MESSAGE: "2" };
-    const faulty = await deliver(id, { ...knobs, EXPORT_FAULT_AT_SEGMENT: "1" });
+    const small = { exportSegmentRows: 8000, exportSegmentsPerMessage: 2 };
+    const faulty = await deliver(id, knobs({ ...small, exportFaultAtSegment: 1 }));
     expect(faulty.retryMessages.map((m) => m.msgId)).toEqual(["m-1"]);
     const thrown = await stored(id);
     // Segment 1's parts and carry were stored, its state not: the retry redoes segment 1.
     expect(thrown).toMatchObject({ status: "queued", rowsWritten: thrown.upload?.rows });
     expect(thrown.upload?.rows).toBeGreaterThan(7990);
-    expect(thrown.error).toContain("EXPORT_FAULT_AT_SEGMENT");
+    expect(thrown.error).toContain("exportFaultAtSegment");
     expect(thrown.upload?.next).toBe(1);
     // A duplicate of the first message (a first delivery, the plan already made) changes nothing.
-    expect((await deliver(id, knobs)).explicitAcks).toEqual(["m-1"]);
+    expect((await deliver(id, knobs(small))).explicitAcks).toEqual(["m-1"]);
     expect((await stored(id)).upload).toEqual(thrown.upload);
-    const retried = await deliver(id, knobs, 2);
+    const retried = await deliver(id, knobs(small), 2);
     expect(retried.explicitAcks).toEqual(["m-1"]);
     const { e, bytes } = await download(id);
     expect(e.error).toBeNull();
@@ -569,14 +570,14 @@ describe("an export in time segments", () => {
       text.split("\n").filter((l) => l.startsWith('"project_id"') || l.startsWith("project_id")).length,
     ).toBe(1);
     // A late duplicate of a message: the export is completed, nothing is written again.
-    expect((await deliver(id, knobs)).explicitAcks).toEqual(["m-1"]);
+    expect((await deliver(id, knobs(small))).explicitAcks).toEqual(["m-1"]);
     expect(await stored(id)).toMatchObject({ status: "completed", sizeBytes: bytes.byteLength });
   });
 
   it("every format byte-exact against its query over many blocks, segments and parts; rowCount counts rows", async () => {
     // Small blocks (ClickHouse streams a block at a time), small segments (a query each, the bytes short of
     // a part carried between them), 8 MiB parts: tens of blocks, several segments and parts per file.
-    const knobs = { EXPORT_SEGMENT_ROWS: "4000", EXPORT_BLOCK_ROWS: "700" };
+    const blocks = knobs({ exportSegmentRows: 4000, exportBlockRows: 700 });
     const query = `${projectEventsSelect(
       "p",
       "timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}",
@@ -597,7 +598,7 @@ describe("an export in time segments", () => {
     };
     const exported = async (format: ExportFormat) => {
       const id = await queued(format);
-      expect((await deliver(id, knobs)).explicitAcks).toEqual(["m-1"]);
+      expect((await deliver(id, blocks)).explicitAcks).toEqual(["m-1"]);
       const { e, bytes } = await download(id);
       expect(e.rowCount).toBe(ROWS);
       return bytes;
@@ -663,7 +664,7 @@ describe("an export in time segments", () => {
 
   it("parquet stays one run: more rows than one run writes fail at once, naming format and the limit", async () => {
     const id = await queued("parquet");
-    const refused = await deliver(id, { EXPORT_PARQUET_MAX_ROWS: "1000" });
+    const refused = await deliver(id, knobs({ exportParquetMaxRows: 1000 }));
     // Not retried into the same wall: acked, failed, with the rule.
     expect(refused.explicitAcks).toEqual(["m-1"]);
     const failed = await stored(id);

@@ -4,16 +4,17 @@
 // Timing measurements (how long something took) keep using Date.now().
 //
 // Tests set the clock with the X-Test-Now header (milliseconds since the epoch). The header is honoured
-// only when the Worker has the binding TEST_CLOCK = "1", which only the test configuration sets
-// (vitest.config.ts): neither wrangler config declares it, so in production the header is ignored
-// whatever a client sends.
+// only under the local knob testClock (LOCAL_KNOBS, workers/shared/config.ts), which only the test
+// configuration sets (vitest.config.ts): no wrangler config declares LOCAL_KNOBS, so in production the
+// header is ignored whatever a client sends.
+import { localKnobsOf } from "../shared/config.js";
 import { ApiError } from "../shared/errors.js";
 
 export const TEST_NOW_HEADER = "X-Test-Now";
 
 /** The request's now in ms: the real time, or X-Test-Now when the Worker runs under the test clock. */
 export function requestNow(env: object, header: string | undefined, real = Date.now()): number {
-  if (!testClockEnabled(env) || header === undefined) {
+  if (!localKnobsOf(env).testClock || header === undefined) {
     return real;
   }
   const ms = Number(header);
@@ -24,8 +25,4 @@ export function requestNow(env: object, header: string | undefined, real = Date.
     );
   }
   return ms;
-}
-
-function testClockEnabled(env: object): boolean {
-  return (env as { TEST_CLOCK?: unknown }).TEST_CLOCK === "1";
 }

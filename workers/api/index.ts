@@ -24,7 +24,7 @@ export default {
   queue: dispatchApiQueue,
   async scheduled(controller, env) {
     // Awaited rather than left to waitUntil: the run is the whole point of this invocation. Alerts are
-    // only planned here (Postgres, then the alerts queue); the queue's consumers evaluate them. The build
+    // only planned here (Postgres, then the jobs queue); the queue's consumers evaluate them. The build
     // verdicts (ClickHouse reads) are one more message on that queue.
     const now = new Date(controller.scheduledTime);
     await planAlerts(env, now);
@@ -35,7 +35,7 @@ export default {
       console.error("audit purge failed", err instanceof Error ? err.message : String(err));
     });
     // Telemetry past each studio's retention (retention/purge.ts): the first run of a UTC day plans its
-    // deletion (Postgres, then the alerts queue); a failure gives the day back to the next run. Logged,
+    // deletion (Postgres, then the jobs queue); a failure gives the day back to the next run. Logged,
     // not thrown, as above.
     await planPurge(env, httpDb(configOf(env)), now).catch((err: unknown) => {
       console.error("retention purge failed", err instanceof Error ? err.message : String(err));

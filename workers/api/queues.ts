@@ -1,13 +1,13 @@
 import { QUEUES, queueDispatcher } from "../shared/queues.js";
-import { consumeAlertDeadLetters, consumeAlerts } from "./alerts/consume.js";
+import { consumeJobDeadLetters, consumeJobs } from "./alerts/consume.js";
 import { deliverNotifications } from "./alerts/deliver.js";
 import { consumeErasureDeadLetters, consumeErasures } from "./erasure/run.js";
 import { consumeExports } from "./exports/consumer.js";
 
-/** The API Worker's queues: alert work and its dead letters, alert notifications, exports, erasures and their dead letters; any other throws. */
+/** The API Worker's queues: the cron's jobs and their dead letters, alert notifications, exports, erasures and their dead letters; any other throws. */
 export const dispatchApiQueue = queueDispatcher<Env>({
-  [QUEUES.alerts.name]: consumeAlerts,
-  [QUEUES.alertsDeadLetter.name]: consumeAlertDeadLetters,
+  [QUEUES.jobs.name]: consumeJobs,
+  [QUEUES.jobsDeadLetter.name]: consumeJobDeadLetters,
   [QUEUES.notifications.name]: deliverNotifications,
   [QUEUES.exports.name]: consumeExports,
   [QUEUES.erasures.name]: consumeErasures,

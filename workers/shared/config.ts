@@ -149,3 +149,112 @@ export function configOf(env: object): Config {
   }
   return config;
 }
+
+// ---- Local-only knobs ---------------------------------------------------------------------------
+// Test clocks, injected faults and small export segments: what only the local stack (LOCAL_KNOBS in the
+// environment of scripts/local/wrangler.ts) and the tests (vitest.config.ts) set, all behind one
+// binding, LOCAL_KNOBS, a JSON object read once per env. No wrangler config declares it
+// (test/node/worker-configs.test.ts), so a deployed Worker runs with every knob off.
+
+export type LocalKnobs = {
+  /** X-Test-Now sets a request's now (workers/api/clock.ts). */
+  testClock: boolean;
+  /**
+   * The jobs consumer throws after recording `pairs` pairs of an alert-pairs message, on its first
+   * delivery (retries then finish it); only for runs at or after `fromRunAt` when given
+   * (workers/api/alerts/consume.ts). Written "N" or "N:<ms>".
+   */
+  alertFaultThrowAfter: { pairs: number; fromRunAt: number | null } | null;
+  /** An erasure delivery throws once this many steps are recorded, on its first attempt (erasure/run.ts). */
+  erasureFaultAfterSteps: number | null;
+  /** Export segments of this many rows instead of SEGMENT_ROWS (exports/consumer.ts). */
+  exportSegmentRows: number | null;
+  /** The segments one export message writes before it sends the next. */
+  exportSegmentsPerMessage: number | null;
+  /** The first attempt of a delivery throws once segment k's parts and carry are stored, before its state. */
+  exportFaultAtSegment: number | null;
+  /** Lowers PARQUET_MAX_ROWS. */
+  exportParquetMaxRows: number | null;
+  /** The export query's max_block_size, so a small export streams in many blocks (exports/segments.ts). */
+  exportBlockRows: number | null;
+};
+
+export const NO_LOCAL_KNOBS: LocalKnobs = {
+  testClock: false,
+  alertFaultThrowAfter: null,
+  erasureFaultAfterSteps: null,
+  exportSegmentRows: null,
+  exportSegmentsPerMessage: null,
+  exportFaultAtSegment: null,
+  exportParquetMaxRows: null,
+  exportBlockRows: null,
+};
+
+/** A whole number from 0 to 999,999,999, given as a number or digits. */
+function wholeKnob(name: string, v: unknown): number | null {
+  if (v === undefined || v === null) {
+    return null;
+  }
+  const s = typeof v === "number" ? String(v) : v;
+  if (typeof s !== "string" || !/^\d{1,9}$/.test(s)) {
+    throw new Error(`invalid LOCAL_KNOBS: ${name} must be a whole number`);
+  }
+  return Number(s);
+}
+
+/** Reads LOCAL_KNOBS (absent or empty: every knob off); an unknown knob or a bad value throws. */
+export function readLocalKnobs(env: object): LocalKnobs {
+  const raw: unknown = Reflect.get(env, "LOCAL_KNOBS");
+  if (raw === undefined || raw === "") {
+    return NO_LOCAL_KNOBS;
+  }
+  let parsed: unknown;
+  try {
+    parsed = typeof raw === "string" ? JSON.parse(raw) : raw;
+  } catch {
+    throw new Error("invalid LOCAL_KNOBS: must be a JSON object");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error("invalid LOCAL_KNOBS: must be a JSON object");
+  }
+  const given = new Map(Object.entries(parsed));
+  const unknown = [...given.keys()].filter((k) => !Object.hasOwn(NO_LOCAL_KNOBS, k));
+  if (unknown.length) {
+    throw new Error(`invalid LOCAL_KNOBS: unknown knob ${unknown.join(", ")}`);
+  }
+  const clock = given.get("testClock") ?? false;
+  if (typeof clock !== "boolean") {
+    throw new Error("invalid LOCAL_KNOBS: testClock must be true or false");
+  }
+  let alertFault: LocalKnobs["alertFaultThrowAfter"] = null;
+  const fault = given.get("alertFaultThrowAfter");
+  if (fault !== undefined && fault !== null) {
+    const m = /^(\d{1,6})(?::(\d{1,15}))?$/.exec(String(fault));
+    if (!m) {
+      throw new Error("invalid LOCAL_KNOBS: alertFaultThrowAfter must be N or N:<ms>");
+    }
+    alertFault = { pairs: Number(m[1]), fromRunAt: m[2] === undefined ? null : Number(m[2]) };
+  }
+  return {
+    testClock: clock,
+    alertFaultThrowAfter: alertFault,
+    erasureFaultAfterSteps: wholeKnob("erasureFaultAfterSteps", given.get("erasureFaultAfterSteps")),
+    exportSegmentRows: wholeKnob("exportSegmentRows", given.get("exportSegmentRows")),
+    exportSegmentsPerMessage: wholeKnob("exportSegmentsPerMessage", given.get("exportSegmentsPerMessage")),
+    exportFaultAtSegment: wholeKnob("exportFaultAtSegment", given.get("exportFaultAtSegment")),
+    exportParquetMaxRows: wholeKnob("exportParquetMaxRows", given.get("exportParquetMaxRows")),
+    exportBlockRows: wholeKnob("exportBlockRows", given.get("exportBlockRows")),
+  };
+}
+
+const knobCache = new WeakMap<object, LocalKnobs>();
+
+/** The local-only knobs of this env, read once per env object (every knob off in a deployed Worker). */
+export function localKnobsOf(env: object): LocalKnobs {
+  let knobs = knobCache.get(env);
+  if (!knobs) {
+    knobs = readLocalKnobs(env);
+    knobCache.set(env, knobs);
+  }
+  return knobs;
+}

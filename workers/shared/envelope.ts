@@ -41,12 +41,58 @@ export function openEnvelope(message: ArrayBuffer | Uint8Array): {
   if (4 + headLength > bytes.length) {
     throw new Error("envelope header overruns the message");
   }
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + headLength))) as EnvelopeHeader;
-  if (header.v !== 1 || typeof header.projectId !== "string" || typeof header.batchKey !== "string") {
-    throw new Error("unknown envelope version");
-  }
+  const header = headerOf(JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + headLength))));
   return { header, body: bytes.subarray(4 + headLength) };
 }
+
+/** The header as sealEnvelope wrote it, every field checked; anything else is not ours. */
+function headerOf(h: unknown): EnvelopeHeader {
+  if (
+    typeof h !== "object" ||
+    h === null ||
+    !("v" in h) ||
+    h.v !== 1 ||
+    !("projectId" in h && typeof h.projectId === "string") ||
+    !("batchKey" in h && typeof h.batchKey === "string")
+  ) {
+    throw new Error("unknown envelope version");
+  }
+  if (
+    !("tenantId" in h && typeof h.tenantId === "string") ||
+    !("receivedAt" in h && typeof h.receivedAt === "number") ||
+    !("encoding" in h && (h.encoding === "gzip" || h.encoding === "identity")) ||
+    !("eventCount" in h && typeof h.eventCount === "number") ||
+    ("sdkVersion" in h && h.sdkVersion !== undefined && typeof h.sdkVersion !== "string")
+  ) {
+    throw new Error("envelope header incomplete");
+  }
+  const header: EnvelopeHeader = {
+    v: 1,
+    projectId: h.projectId,
+    tenantId: h.tenantId,
+    batchKey: h.batchKey,
+    receivedAt: h.receivedAt,
+    encoding: h.encoding,
+    eventCount: h.eventCount,
+  };
+  if ("sdkVersion" in h && typeof h.sdkVersion === "string") {
+    header.sdkVersion = h.sdkVersion;
+  }
+  return header;
+}
+
+/**
+ * The events queue's schema (hand-written: the ingest bundle carries no zod): one ingest request's
+ * envelope, as bytes. Throws on anything else; the consumer parks what it cannot read.
+ */
+export const EventEnvelope = {
+  parse(body: unknown): { header: EnvelopeHeader; body: Uint8Array } {
+    if (!(body instanceof ArrayBuffer) && !(body instanceof Uint8Array)) {
+      throw new Error("an events message is an envelope of bytes");
+    }
+    return openEnvelope(body);
+  },
+};
 
 export class TooLarge extends Error {}
 

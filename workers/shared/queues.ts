@@ -49,10 +49,12 @@ export const QUEUES = {
     maxBatchSize: 10,
     maxBatchTimeoutSeconds: 1,
   },
-  // Alert evaluation work: scheduled() plans, one message per group of scopes of one project (at most
-  // 400 pairs, 96 scopes; workers/api/alerts/plan.ts); the consumer evaluates it. Small batches keep one
-  // slow tenant's messages from holding up another's; a message that keeps failing goes to the DLQ.
-  alerts: {
+  // The jobs queue: every job the API Worker's cron plans, one JobMessage (workers/api/jobs.ts, tagged
+  // by kind) each: alert pairs (one message per group of scopes of one project, at most 400 pairs, 96
+  // scopes; workers/api/alerts/plan.ts), the run's build verdicts, a day's retention purge. Small batches
+  // keep one slow tenant's messages from holding up another's; a message that keeps failing goes to the
+  // DLQ. The Cloudflare queue keeps its first name: renaming a deployed queue loses what is in it.
+  jobs: {
     name: "telemetry-alerts",
     consumer: "api",
     maxRetries: 3,
@@ -61,9 +63,9 @@ export const QUEUES = {
     maxBatchSize: 4,
     maxBatchTimeoutSeconds: 1,
   },
-  // Alert work that failed every attempt: its consumer records the failure on each pair's state (the
-  // rule then shows "evaluation failed") and logs the ids; the next cron run plans the pairs afresh.
-  alertsDeadLetter: {
+  // Jobs that failed every attempt: for alert pairs its consumer records the failure on each pair's state
+  // (the rule then shows "evaluation failed") and logs the ids; the next cron run plans them afresh.
+  jobsDeadLetter: {
     name: "telemetry-alerts-dlq",
     consumer: "api",
     maxRetries: 5,

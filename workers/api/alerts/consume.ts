@@ -1,49 +1,31 @@
-// The alerts queue's consumers: the work queue (one message = one run's pairs of one project, see
-// plan.ts) and its dead-letter queue.
+// The jobs queue's consumers (QUEUES.jobs): every job the cron plans, one JobMessage (jobs.ts) per
+// message: alert pairs (one run's pairs of one project, plan.ts), build verdicts, a day's purge; and the
+// jobs' dead-letter queue.
 
 import { openClickHouse } from "../../shared/clickhouse.js";
-import { configOf } from "../../shared/config.js";
+import { configOf, localKnobsOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
-import { deleteExpired, type PurgeWorkMessage } from "../data-retention/purge.js";
+import { deleteExpired } from "../data-retention/purge.js";
 import { openDb } from "../db.js";
+import { type AlertPairsJob, JobMessage } from "../jobs.js";
 import { evaluatePairs, InjectedFault, PairsFailed, recordError } from "./evaluate.js";
-import type { AlertWorkMessage, BuildsWorkMessage, PairRef } from "./plan.js";
 
 /**
- * Local stacks and tests only: ALERT_FAULT_THROW_AFTER = "N" makes the consumer throw after recording N
- * pairs of a message, on the message's first delivery (retries then finish it); "N:<ms>" only for runs
- * at or after <ms>. Honoured only where NEON_LOCAL_PROXY is set (the local stack and the tests); a
- * production Worker (NEON_LOCAL_PROXY empty) refuses it with a logged error. No wrangler config
- * declares it (test/node/worker-configs.test.ts).
+ * The local knob alertFaultThrowAfter (LOCAL_KNOBS, workers/shared/config.ts): the pairs after which
+ * this delivery throws; null on a retry, for a run before the knob's `fromRunAt`, and wherever the knob
+ * is not set (every deployed Worker).
  */
-export function faultOf(env: Env, message: { attempts: number; body: AlertWorkMessage }): number | null {
-  const raw = (env as { ALERT_FAULT_THROW_AFTER?: unknown }).ALERT_FAULT_THROW_AFTER;
-  if (typeof raw !== "string" || raw === "") {
+export function faultOf(env: Env, message: { attempts: number; body: AlertPairsJob }): number | null {
+  const fault = localKnobsOf(env).alertFaultThrowAfter;
+  if (!fault || message.attempts > 1 || (fault.fromRunAt !== null && message.body.runAt < fault.fromRunAt)) {
     return null;
   }
-  if (!(env as { NEON_LOCAL_PROXY?: unknown }).NEON_LOCAL_PROXY) {
-    console.error("ALERT_FAULT_THROW_AFTER refused: fault injection is for local stacks and tests only");
-    return null;
-  }
-  const m = /^(\d{1,6})(?::(\d{1,15}))?$/.exec(raw);
-  if (!m) {
-    console.error("ALERT_FAULT_THROW_AFTER ignored: expected N or N:<ms>");
-    return null;
-  }
-  if (message.attempts > 1 || (m[2] !== undefined && message.body.runAt < Number(m[2]))) {
-    return null;
-  }
-  return Number(m[1]);
-}
-
-function isBuilds(body: unknown): body is BuildsWorkMessage {
-  const b = body as Partial<BuildsWorkMessage> | null;
-  return b?.v === 1 && b.kind === "builds" && typeof b.runAt === "number";
+  return fault.pairs;
 }
 
 /**
- * One idempotent job of the alerts queue (build judging, a purge): acknowledged when `job` resolves,
+ * One idempotent job of the jobs queue (build judging, a purge): acknowledged when `job` resolves,
  * retried with the queue's backoff (then dead-lettered) when it throws.
  */
 async function runJob(m: Message<unknown>, what: string, context: string, job: () => Promise<unknown>) {
@@ -53,60 +35,39 @@ async function runJob(m: Message<unknown>, what: string, context: string, job: (
   } catch (err) {
     const cause = err instanceof Error ? err.message : String(err);
     console.error(`${what} failed, will retry`, m.id, context, `attempt ${m.attempts}`, cause);
-    m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alerts, m.attempts) });
+    m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.jobs, m.attempts) });
   }
 }
 
-function isPurge(body: unknown): body is PurgeWorkMessage {
-  const b = body as Partial<PurgeWorkMessage> | null;
-  return (
-    b?.v === 1 &&
-    b.kind === "purge" &&
-    typeof b.day === "string" &&
-    Array.isArray(b.horizons) &&
-    b.horizons.every((h) => typeof h?.id === "string" && /^\d{4}-\d{2}-\d{2}$/.test(String(h.horizon)))
-  );
-}
-
-function isWork(body: unknown): body is AlertWorkMessage {
-  const b = body as Partial<AlertWorkMessage> | null;
-  return (
-    b?.v === 1 &&
-    typeof b.runAt === "number" &&
-    typeof b.projectId === "string" &&
-    Array.isArray(b.pairs) &&
-    b.pairs.every((p) => Array.isArray(p) && p.length === 2 && p.every((id) => typeof id === "string"))
-  );
-}
-
 /**
- * Evaluates each message of the batch on its own (concurrently): a message acknowledges when all its
- * pairs are recorded, and is retried (then dead-lettered) when any failed; a retry skips the pairs
- * already recorded for its run.
+ * Runs each job of the batch on its own (concurrently), read through JobMessage (alert pairs sent before
+ * jobs carried a kind read as alert pairs); an unreadable body is logged and dropped. Alert pairs
+ * acknowledge when all are recorded, and are retried (then dead-lettered) when any failed; a retry
+ * skips the pairs already recorded for its run.
  */
-export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   await Promise.all(
     batch.messages.map(async (m) => {
-      if (isBuilds(m.body)) {
-        const { runAt } = m.body;
-        return runJob(m, "build verdicts", `run ${new Date(runAt).toISOString()}`, () =>
-          judgeBuilds(env, new Date(runAt)),
-        );
-      }
-      if (isPurge(m.body)) {
-        // A day's purge of some projects (retention/purge.ts planPurge). A lightweight DELETE waits for
-        // its mutation: minutes on a large table.
-        const { day, horizons } = m.body;
-        return runJob(m, "retention purge", `${day}, ${horizons.length} project(s)`, () =>
-          deleteExpired(openClickHouse(configOf(env), 600_000), horizons),
-        );
-      }
-      if (!isWork(m.body)) {
-        console.error("unreadable alert work message dropped", m.id);
+      const read = JobMessage.safeParse(m.body);
+      if (!read.success) {
+        console.error("unreadable job message dropped", m.id, read.error.issues[0]?.message ?? "");
         m.ack();
         return;
       }
-      const body = m.body;
+      const job = read.data;
+      if (job.kind === "builds") {
+        return runJob(m, "build verdicts", `run ${new Date(job.runAt).toISOString()}`, () =>
+          judgeBuilds(env, new Date(job.runAt)),
+        );
+      }
+      if (job.kind === "purge") {
+        // A day's purge of some projects (data-retention/purge.ts planPurge). A lightweight DELETE waits
+        // for its mutation: minutes on a large table.
+        return runJob(m, "retention purge", `${job.day}, ${job.horizons.length} project(s)`, () =>
+          deleteExpired(openClickHouse(configOf(env), 600_000), job.horizons),
+        );
+      }
+      const body = job;
       try {
         const summary = await evaluatePairs(env, body.pairs, {
           runAt: body.runAt,
@@ -116,7 +77,7 @@ export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Pro
         m.ack();
       } catch (err) {
         const cause = err instanceof Error ? err.message : String(err);
-        const last = m.attempts > QUEUES.alerts.maxRetries;
+        const last = m.attempts > QUEUES.jobs.maxRetries;
         console.error(
           last ? "alert message failed, dead-lettering" : "alert message failed, will retry",
           m.id,
@@ -130,7 +91,7 @@ export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Pro
               : "",
           cause,
         );
-        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alerts, m.attempts) });
+        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.jobs, m.attempts) });
       }
     }),
   );
@@ -141,41 +102,38 @@ export async function consumeAlerts(batch: MessageBatch<unknown>, env: Env): Pro
  * rule list shows it; the last attempt's cause stays in the pair's error) and the ids are logged. No
  * replay: the next cron run plans every pair again, and replaying an old run would judge stale data.
  */
-export async function consumeAlertDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+export async function consumeJobDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const { db, close } = openDb(configOf(env));
   try {
     for (const m of batch.messages) {
-      if (isBuilds(m.body)) {
+      const read = JobMessage.safeParse(m.body);
+      if (!read.success) {
+        console.error("unreadable dead-lettered job message dropped", m.id);
+        m.ack();
+        continue;
+      }
+      const job = read.data;
+      if (job.kind === "builds") {
         // Nothing to mark: the next run judges the same builds again (they still have no verdict).
-        console.error("build verdicts dead-lettered", m.id, `run ${new Date(m.body.runAt).toISOString()}`);
+        console.error("build verdicts dead-lettered", m.id, `run ${new Date(job.runAt).toISOString()}`);
         m.ack();
         continue;
       }
-      if (isPurge(m.body)) {
+      if (job.kind === "purge") {
         // The next day's purge deletes everything before the (later) horizons, these rows included.
-        console.error(
-          "retention purge dead-lettered",
-          m.id,
-          m.body.day,
-          `${m.body.horizons.length} project(s)`,
-        );
+        console.error("retention purge dead-lettered", m.id, job.day, `${job.horizons.length} project(s)`);
         m.ack();
         continue;
       }
-      if (!isWork(m.body)) {
-        console.error("unreadable dead-lettered alert message dropped", m.id);
-        m.ack();
-        continue;
-      }
-      const body = m.body;
+      const body = job;
       try {
-        for (const [ruleId, profileId] of body.pairs as PairRef[]) {
+        for (const [ruleId, profileId] of body.pairs) {
           await recordError(
             db,
             ruleId,
             profileId,
             body.runAt,
-            `evaluation failed on all ${QUEUES.alerts.maxRetries + 1} attempts (dead-lettered)`,
+            `evaluation failed on all ${QUEUES.jobs.maxRetries + 1} attempts (dead-lettered)`,
             true,
           ).catch((err: unknown) => {
             // A rule or profile deleted since: nothing to mark.
@@ -194,7 +152,7 @@ export async function consumeAlertDeadLetters(batch: MessageBatch<unknown>, env:
         m.ack();
       } catch (err) {
         console.error("dead-lettered alert message not recorded, will retry", m.id, String(err));
-        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.alertsDeadLetter, m.attempts) });
+        m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.jobsDeadLetter, m.attempts) });
       }
     }
   } finally {

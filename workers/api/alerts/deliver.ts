@@ -3,8 +3,7 @@ import { notificationChannels } from "../../../schema/pg/schema.js";
 import { configOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { openDb } from "../db.js";
-import type { NotificationMessage } from "./notification.js";
-import { bodyFor } from "./notification.js";
+import { bodyFor, NotificationMessage } from "./notification.js";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signBody, TIMESTAMP_HEADER } from "./signature.js";
 
 type Channel = typeof notificationChannels.$inferSelect;
@@ -22,10 +21,11 @@ export function deliveryRetryDelaySeconds(attempts: number): number {
  * Logs name the channel and the outcome, never its URL (a Slack URL is a credential) or signature.
  */
 export async function deliverNotifications(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const messages: Message<NotificationMessage>[] = [];
+  const messages: Array<{ m: Message<unknown>; body: NotificationMessage }> = [];
   for (const m of batch.messages) {
-    if (isNotification(m.body)) {
-      messages.push(m as Message<NotificationMessage>);
+    const read = NotificationMessage.safeParse(m.body);
+    if (read.success) {
+      messages.push({ m, body: read.data });
     } else {
       // Retrying cannot make it readable: drop it rather than let it hold up the batch.
       console.error("unreadable notification message dropped", m.id);
@@ -38,11 +38,11 @@ export async function deliverNotifications(batch: MessageBatch<unknown>, env: En
   const { db, close } = openDb(configOf(env));
   let channels: Channel[];
   try {
-    const ids = [...new Set(messages.map((m) => m.body.channelId))];
+    const ids = [...new Set(messages.map(({ body }) => body.channelId))];
     channels = await db.select().from(notificationChannels).where(inArray(notificationChannels.id, ids));
   } catch (err) {
     console.error("notification channels unavailable", err instanceof Error ? err.message : String(err));
-    for (const m of messages) {
+    for (const { m } of messages) {
       m.retry({ delaySeconds: deliveryRetryDelaySeconds(m.attempts) });
     }
     return;
@@ -51,19 +51,15 @@ export async function deliverNotifications(batch: MessageBatch<unknown>, env: En
   }
   // deliverOne never throws: every message ends acknowledged or retried on its own.
   await Promise.all(
-    messages.map((m) =>
+    messages.map(({ m, body }) =>
       deliverOne(
         env,
         m,
-        channels.find((c) => c.id === m.body.channelId),
+        body,
+        channels.find((c) => c.id === body.channelId),
       ),
     ),
   );
-}
-
-function isNotification(body: unknown): body is NotificationMessage {
-  const b = body as Partial<NotificationMessage> | null;
-  return b?.v === 1 && typeof b.channelId === "string" && typeof b.alert?.eventId === "string";
 }
 
 /**
@@ -82,16 +78,17 @@ function deliveryLedger(env: Env, message: NotificationMessage) {
 
 async function deliverOne(
   env: Env,
-  message: Message<NotificationMessage>,
+  message: Message<unknown>,
+  body: NotificationMessage,
   channel: Channel | undefined,
 ): Promise<void> {
   if (!channel) {
-    console.warn("notification dropped: channel deleted", message.body.channelId);
+    console.warn("notification dropped: channel deleted", body.channelId);
     message.ack();
     return;
   }
-  const { alert, channelId } = message.body;
-  const ledger = deliveryLedger(env, message.body);
+  const { alert, channelId } = body;
+  const ledger = deliveryLedger(env, body);
   let claim: "go" | "done" | "busy" = "go";
   try {
     claim = ledger ? await ledger.claimDelivery(alert.eventId, channelId) : "go";
@@ -111,7 +108,7 @@ async function deliverOne(
     message.retry({ delaySeconds: deliveryRetryDelaySeconds(1) });
     return;
   }
-  const outcome = await post(channel, message.body);
+  const outcome = await post(channel, body);
   // Best effort: were this lost, the in-progress mark expires and a duplicate copy (rare) could post.
   await ledger
     ?.finishDelivery(alert.eventId, channelId, outcome === "delivered" || outcome === "refused")
@@ -119,7 +116,7 @@ async function deliverOne(
   if (outcome === "delivered") {
     message.ack();
   } else if (outcome === "refused") {
-    console.error("notification refused by endpoint", channel.id, message.body.alert.eventId);
+    console.error("notification refused by endpoint", channel.id, body.alert.eventId);
     message.ack();
   } else {
     // The queue's max_retries after the first attempt: past it the queue drops the message.

@@ -15,15 +15,15 @@ import {
 import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb, type Tx } from "../db.js";
+import type { PairRef } from "../jobs.js";
 import { windowOf } from "../window.js";
 import { type CellJudgement, type CellScope, judgeScope, judgeScopeGroup, type PairQuery } from "./cells.js";
 import { type AlertStatus, type LatestStatus, latestStatuses } from "./latest.js";
 import { linked } from "./links.js";
 import { thresholdOf } from "./metrics.js";
 import type { AlertNotification, NotificationMessage } from "./notification.js";
-import { type AlertWorkMessage, type PairRef, planMessages } from "./plan.js";
 
-// One message's evaluation (the alerts queue consumer, consume.ts), with exactly-once effects per
+// One message's evaluation (the jobs queue consumer, consume.ts), with exactly-once effects per
 // (rule, profile, scheduled run):
 //
 //   - alert_pair_states holds, per pair, the newest run that evaluated it. Recording locks that row:
@@ -218,36 +218,6 @@ export async function evaluatePairs(env: Env, pairs: PairRef[], run: EvaluationR
     await close().catch(() => {});
   }
   return summary;
-}
-
-/**
- * Every active pair of one scheduled run, planned and evaluated inline, message by message, without
- * the queue: for scripts that want one whole run in one call. The Worker plans (plan.ts) and lets the
- * alerts queue evaluate instead.
- */
-export async function evaluateAlerts(env: Env, now = new Date()): Promise<RunSummary> {
-  const { db, close } = openDb(configOf(env));
-  let messages: AlertWorkMessage[];
-  try {
-    ({ messages } = await planMessages(db, now.getTime()));
-  } finally {
-    await close().catch(() => {});
-  }
-  const total = emptySummary();
-  const started = Date.now();
-  for (const m of messages) {
-    try {
-      const s = await evaluatePairs(env, m.pairs, { runAt: m.runAt });
-      for (const k of Object.keys(total) as (keyof RunSummary)[]) {
-        total[k] += s[k];
-      }
-    } catch (err) {
-      total.failed += err instanceof PairsFailed ? err.pairs.length : m.pairs.length;
-    }
-  }
-  total.ms = Date.now() - started;
-  console.log("alert evaluation", JSON.stringify(total));
-  return total;
 }
 
 /** The message's rules that are still active, with their bundles (profiles) and channels. */

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { METRIC, type MetricKey } from "../../shared/telemetry/metrics.js";
 import type { RegressionNotification } from "../analytics/verdicts.js";
 import type { EvaluationLinks, LinkedCell } from "./links.js";
@@ -12,6 +13,19 @@ export type NotificationMessage = {
   channelId: string;
   alert: AlertNotification | RegressionNotification;
 };
+
+/**
+ * The notifications queue's schema: what the consumer reads before delivering (the channel, the
+ * event's id); the payload is posted as its producer (evaluate.ts, analytics/verdicts.ts) built it.
+ */
+export const NotificationMessage: z.ZodType<NotificationMessage> = z.object({
+  v: z.literal(1),
+  channelId: z.string(),
+  alert: z.custom<AlertNotification | RegressionNotification>(
+    (a) => typeof a === "object" && a !== null && "eventId" in a && typeof a.eventId === "string",
+    "alert.eventId: a string",
+  ),
+});
 
 /** The webhook body, as JSON; Slack gets `{text, blocks}` rendered from the same facts. */
 export type AlertNotification = {

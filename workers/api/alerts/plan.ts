@@ -1,34 +1,16 @@
 // The cron's share of alert evaluation: read the active (rule, profile) pairs from Postgres and send
-// them to the alerts queue, pairs that share cells in one message. It reads no events: its cost grows
+// them to the jobs queue, pairs that share cells in one message. It reads no events: its cost grows
 // with the number of rules, not with the data. The consumer (consume.ts) evaluates each message.
 import { asc, eq } from "drizzle-orm";
 import { alertRuleProfiles, alertRules, thresholdProfiles } from "../../../schema/pg/schema.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../db.js";
+import type { AlertPairsJob, BuildsJob, PairRef } from "../jobs.js";
 
-/** One (rule, profile) pair: [alert rule id, threshold profile id]. */
-export type PairRef = [ruleId: string, profileId: string];
-
-/** What one alerts-queue message carries: pairs of one project for one scheduled run. */
-export type AlertWorkMessage = {
-  v: 1;
-  /** The scheduled run (the cron's scheduledTime, ms): the key of exactly-once effects and the window's clock. */
-  runAt: number;
-  projectId: string;
-  pairs: PairRef[];
-};
-
-/**
- * The run's build judging (analytics/verdicts.ts judgeBuilds: at most 10 new builds, newest first), sent
- * by the cron beside the pairs so that its ClickHouse reads run in a consumer, not in the cron. Judging
- * is idempotent (a verdict's primary key is its build and metric), so a redelivery changes nothing.
- */
-export type BuildsWorkMessage = { v: 1; kind: "builds"; runAt: number };
-
-/** Sends the run's build judging to the alerts queue. */
+/** Sends the run's build judging to the jobs queue. */
 export async function planBuilds(env: Env, now: Date): Promise<void> {
-  const body: BuildsWorkMessage = { v: 1, kind: "builds", runAt: now.getTime() };
-  await env.ALERTS_QUEUE.send(body, { contentType: "json" });
+  const body: BuildsJob = { v: 1, kind: "builds", runAt: now.getTime() };
+  await env.JOBS_QUEUE.send(body, { contentType: "json" });
 }
 
 /**
@@ -114,7 +96,7 @@ export async function activePairs(db: Db): Promise<PlannedPair[]> {
  * pairs or MAX_SCOPES_PER_MESSAGE scopes. A scope that fits in one message stays whole; a larger one is
  * cut into pieces that fill messages (each piece reads the scope's cells once).
  */
-export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMessage[] {
+export function packMessages(pairs: PlannedPair[], runAt: number): AlertPairsJob[] {
   const byProject = new Map<string, Map<string, PairRef[]>>();
   const groupOf = new Map<string, string>();
   for (const p of pairs) {
@@ -131,9 +113,9 @@ export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMess
     }
     refs.push([p.ruleId, p.profileId]);
   }
-  const messages: AlertWorkMessage[] = [];
+  const messages: AlertPairsJob[] = [];
   for (const [projectId, scopes] of byProject) {
-    let current: AlertWorkMessage | null = null;
+    let current: AlertPairsJob | null = null;
     let scopeCount = 0;
     // Same map next to each other (the scope key starts with it, then the cell size): a message's
     // scopes then share the map's reads.
@@ -163,7 +145,7 @@ export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMess
           scopeCount >= MAX_SCOPES_PER_MESSAGE ||
           (refs.length > room && refs.length <= MAX_PAIRS_PER_MESSAGE);
         if (fresh || !current) {
-          current = { v: 1, runAt, projectId, pairs: [] };
+          current = { v: 1, kind: "alert-pairs", runAt, projectId, pairs: [] };
           messages.push(current);
           scopeCount = 0;
         }
@@ -181,16 +163,16 @@ export function packMessages(pairs: PlannedPair[], runAt: number): AlertWorkMess
 export async function planMessages(
   db: Db,
   runAt: number,
-): Promise<{ messages: AlertWorkMessage[]; scopes: number }> {
+): Promise<{ messages: AlertPairsJob[]; scopes: number }> {
   const pairs = await activePairs(db);
   const scopes = new Set(pairs.map((p) => `${p.projectId}|${p.scope}`)).size;
   return { messages: packMessages(pairs, runAt), scopes };
 }
 
 /** Splits messages into sendBatch calls within the platform's limits (count and bytes). */
-export function sendBatches(messages: AlertWorkMessage[]): AlertWorkMessage[][] {
-  const batches: AlertWorkMessage[][] = [];
-  let current: AlertWorkMessage[] = [];
+export function sendBatches(messages: AlertPairsJob[]): AlertPairsJob[][] {
+  const batches: AlertPairsJob[][] = [];
+  let current: AlertPairsJob[] = [];
   let bytes = 0;
   for (const m of messages) {
     const size = JSON.stringify(m).length + 64;
@@ -209,7 +191,7 @@ export function sendBatches(messages: AlertWorkMessage[]): AlertWorkMessage[][] 
 }
 
 /**
- * The cron run: plans the scheduled run `now` and hands its messages to the alerts queue. Two planners
+ * The cron run: plans the scheduled run `now` and hands its messages to the jobs queue. Two planners
  * of the same run (a retried invocation) send the same messages twice; the consumer's run key makes the
  * second copy change nothing. A failed send throws: the invocation fails and is visible as such.
  */
@@ -226,7 +208,7 @@ export async function planAlerts(env: Env, now: Date): Promise<PlanSummary> {
   const planMs = Date.now() - started;
   const batches = sendBatches(planned.messages);
   for (const batch of batches) {
-    await env.ALERTS_QUEUE.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
+    await env.JOBS_QUEUE.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
   }
   const summary: PlanSummary = {
     runAt,

@@ -3,12 +3,13 @@
 // projects at once. Reads already stop at the horizon (horizon.ts), so the purge only frees the disk
 // and makes the expiry physical; the tables' own TTL (migrations 0015, 0021) is the backstop at the
 // longest plan's retention. Planned by the API Worker's cron: the first run of a UTC day claims the day
-// in retention_runs and sends the work to the alerts queue in bounded messages (planPurge), whose
+// in retention_runs and sends the work to the jobs queue in bounded messages (planPurge), whose
 // consumer deletes; a run that fails to send gives the claim back, so the next run retries.
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { eq, sql } from "drizzle-orm";
 import { projects, retentionRuns, tenants } from "../../../schema/pg/schema.js";
 import type { Db } from "../db.js";
+import type { PurgeJob } from "../jobs.js";
 import { dateOf } from "../window.js";
 import { dataRetentionOf } from "./horizon.js";
 import { RETAINED_TABLES, type RetainedTable } from "./tables.js";
@@ -76,15 +77,6 @@ export async function deleteExpired(
   return deleted;
 }
 
-/** The purge of a day for up to PURGE_PROJECTS_PER_MESSAGE projects: one alerts-queue message. */
-export type PurgeWorkMessage = {
-  v: 1;
-  kind: "purge";
-  /** The UTC day whose purge this is (retention_runs). */
-  day: string;
-  horizons: Array<{ id: string; horizon: string }>;
-};
-
 /**
  * Projects per purge message: bounds one message's work (one count, and at most one DELETE, per table
  * for these projects) and its size (about 70 bytes a project, far under a message's 128 KB).
@@ -108,7 +100,7 @@ async function claimDay(db: Db, now: Date): Promise<string | null> {
 
 /**
  * The cron's part, once a UTC day: claims the day, computes every project's horizon (Postgres only) and
- * sends the purge to the alerts queue in messages of PURGE_PROJECTS_PER_MESSAGE projects, which its
+ * sends the purge to the jobs queue in messages of PURGE_PROJECTS_PER_MESSAGE projects, which its
  * consumer deletes (consume.ts). The day is finished once every message is sent; a send that fails
  * gives the day back to the next run. Deleting is idempotent (rows before a horizon), so a redelivered
  * or retried message changes nothing, and a dead-lettered one is caught up by the next day's purge.
@@ -124,7 +116,7 @@ export async function planPurge(
   }
   try {
     const horizons = await projectHorizons(db, now.getTime());
-    const messages: PurgeWorkMessage[] = [];
+    const messages: PurgeJob[] = [];
     for (let i = 0; i < horizons.length; i += PURGE_PROJECTS_PER_MESSAGE) {
       messages.push({
         v: 1,
@@ -135,7 +127,7 @@ export async function planPurge(
     }
     // Three messages of at most ~70 KB per sendBatch: under its 256 KB.
     for (let i = 0; i < messages.length; i += 3) {
-      await env.ALERTS_QUEUE.sendBatch(
+      await env.JOBS_QUEUE.sendBatch(
         messages.slice(i, i + 3).map((body) => ({ body, contentType: "json" as const })),
       );
     }

@@ -1,13 +1,15 @@
 // The erasures queue's consumers (workers/shared/queues.ts): the work queue, one message per erasure
 // (POST …/erasures sends it), and its dead-letter queue.
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { z } from "zod";
+import { AUDIT_ACTOR_TYPES } from "../../../schema/pg/columns.js";
 import { type ErasureRow, erasures, projects } from "../../../schema/pg/schema.js";
 import { CH_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
-import { configOf } from "../../shared/config.js";
+import { configOf, localKnobsOf } from "../../shared/config.js";
 import { sha256Hex } from "../../shared/credentials/secrets.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { dataChanged } from "../analytics/cache.js";
-import { type AuditActor, auditOutside } from "../audit/record.js";
+import { auditOutside } from "../audit/record.js";
 import { type Db, openDb } from "../db.js";
 import { erasePlayer, type StepOutcome } from "./erase.js";
 import { playerSessions } from "./steps.js";
@@ -17,12 +19,22 @@ import { playerSessions } from "./steps.js";
  * consumer checks it against the record before deleting anything. `requester` attributes the
  * completion's audit entry to whoever asked, as the request's own entry is.
  */
-export type ErasureMessage = {
-  v: 1;
-  erasureId: string;
-  playerId: string;
-  requester: { actor: AuditActor; ip: string | null; userAgent: string | null };
-};
+export const ErasureMessage = z.object({
+  v: z.literal(1),
+  erasureId: z.string(),
+  playerId: z.string(),
+  requester: z.object({
+    actor: z.object({
+      type: z.enum(AUDIT_ACTOR_TYPES),
+      id: z.string().nullable(),
+      label: z.string(),
+      userId: z.string().nullable().optional(),
+    }),
+    ip: z.string().nullable(),
+    userAgent: z.string().nullable(),
+  }),
+});
+export type ErasureMessage = z.output<typeof ErasureMessage>;
 
 /**
  * How long a delivery holds an erasure (renewed at each step): a duplicate delivery arriving meanwhile
@@ -33,31 +45,13 @@ export const LEASE_MS = 15 * 60_000;
 /** Covers the longest statement a step may run (a lightweight DELETE waits for its mutation). */
 const STATEMENT_TIMEOUT_MS = 14 * 60_000;
 
-export function isErasureMessage(body: unknown): body is ErasureMessage {
-  const b = body as Partial<ErasureMessage> | null;
-  return (
-    b?.v === 1 &&
-    typeof b.erasureId === "string" &&
-    typeof b.playerId === "string" &&
-    typeof b.requester?.actor?.type === "string"
-  );
-}
-
 /**
- * Local stacks and tests only: ERASURE_FAULT_AFTER_STEPS = "N" makes a delivery throw once N steps are
- * recorded (on its first attempt only; retries then finish the erasure). Honoured only where
- * NEON_LOCAL_PROXY is set, as the alert consumer's ALERT_FAULT_THROW_AFTER; no wrangler config sets it.
+ * The local knob erasureFaultAfterSteps (LOCAL_KNOBS, workers/shared/config.ts): a delivery throws once
+ * that many steps are recorded, on its first attempt only (retries then finish the erasure). Null
+ * wherever the knob is not set (every deployed Worker).
  */
 function faultAfter(env: Env, attempts: number): number | null {
-  const raw = (env as { ERASURE_FAULT_AFTER_STEPS?: unknown }).ERASURE_FAULT_AFTER_STEPS;
-  if (typeof raw !== "string" || !/^\d{1,3}$/.test(raw) || attempts > 1) {
-    return null;
-  }
-  if (!(env as { NEON_LOCAL_PROXY?: unknown }).NEON_LOCAL_PROXY) {
-    console.error("ERASURE_FAULT_AFTER_STEPS refused: fault injection is for local stacks and tests only");
-    return null;
-  }
-  return Number(raw);
+  return attempts > 1 ? null : localKnobsOf(env).erasureFaultAfterSteps;
 }
 
 type Claim = { kind: "claimed"; row: ErasureRow } | { kind: "ended" } | { kind: "busy"; waitSeconds: number };
@@ -237,8 +231,9 @@ async function eachErasure(
   const { db, close } = openDb(configOf(env));
   try {
     for (const m of batch.messages) {
-      if (isErasureMessage(m.body)) {
-        await handle(db, m, m.body);
+      const read = ErasureMessage.safeParse(m.body);
+      if (read.success) {
+        await handle(db, m, read.data);
       } else {
         console.error(`unreadable ${what} dropped`, m.id);
         m.ack();

@@ -1,8 +1,9 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { ExportUpload } from "../../../schema/pg/columns.js";
 import { dataExports } from "../../../schema/pg/schema.js";
 import { openClickHouse } from "../../shared/clickhouse.js";
-import { configOf } from "../../shared/config.js";
+import { configOf, localKnobsOf } from "../../shared/config.js";
 import { attemptsOf, QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { projectDataRetention } from "../data-retention/horizon.js";
 import { type Db, openDb } from "../db.js";
@@ -20,8 +21,12 @@ import {
   writeSegment,
 } from "./segments.js";
 
-/** `segment`: the segment the sender expected next (informational: a delivery resumes from the stored state). */
-export type ExportMessage = { exportId: string; segment?: number };
+/**
+ * The exports queue's schema: one export to run. `segment`: the segment the sender expected next
+ * (informational: a delivery resumes from the stored state).
+ */
+export const ExportMessage = z.object({ exportId: z.string(), segment: z.number().int().optional() });
+export type ExportMessage = z.output<typeof ExportMessage>;
 
 /** Delivery attempts (the queue's max_retries + 1); the last failure marks the export failed. */
 const ATTEMPTS = attemptsOf(QUEUES.exports);
@@ -34,12 +39,12 @@ const STREAM_TIMEOUT_MS = 14 * 60_000;
 export const PARQUET_MAX_ROWS = 20_000_000;
 
 /**
- * Local stacks and tests only (honoured only where NEON_LOCAL_PROXY is set, as ERASURE_FAULT_AFTER_STEPS;
- * no wrangler config sets them): EXPORT_SEGMENT_ROWS plans segments of that many rows instead of
- * SEGMENT_ROWS; EXPORT_SEGMENTS_PER_MESSAGE bounds the segments one message writes before it sends the
- * next; EXPORT_FAULT_AT_SEGMENT = "k" makes the first attempt of a delivery throw once segment k's
- * parts and carry are stored, before its state is; EXPORT_PARQUET_MAX_ROWS lowers PARQUET_MAX_ROWS;
- * EXPORT_BLOCK_ROWS sets the export query's max_block_size, so a small export streams in many blocks.
+ * The export consumer's bounds, where the local knobs (LOCAL_KNOBS, workers/shared/config.ts; every
+ * deployed Worker has none) may lower them: exportSegmentRows plans segments of that many rows instead
+ * of SEGMENT_ROWS; exportSegmentsPerMessage bounds the segments one message writes before it sends the
+ * next; exportFaultAtSegment = k makes the first attempt of a delivery throw once segment k's parts and
+ * carry are stored, before its state is; exportParquetMaxRows lowers PARQUET_MAX_ROWS; exportBlockRows sets the export query's
+ * max_block_size, so a small export streams in many blocks.
  */
 type Knobs = {
   segmentRows: number;
@@ -50,40 +55,16 @@ type Knobs = {
 };
 
 function knobsOf(env: Env): Knobs {
-  const knobs: Knobs = {
-    segmentRows: SEGMENT_ROWS,
-    perMessage: Number.POSITIVE_INFINITY,
-    faultAt: null,
-    parquetMaxRows: PARQUET_MAX_ROWS,
-    blockRows: null,
-  };
-  const raw = env as {
-    EXPORT_SEGMENT_ROWS?: unknown;
-    EXPORT_SEGMENTS_PER_MESSAGE?: unknown;
-    EXPORT_FAULT_AT_SEGMENT?: unknown;
-    EXPORT_PARQUET_MAX_ROWS?: unknown;
-    EXPORT_BLOCK_ROWS?: unknown;
-    NEON_LOCAL_PROXY?: unknown;
-  };
-  const int = (v: unknown) => (typeof v === "string" && /^\d{1,9}$/.test(v) ? Number(v) : null);
-  const rows = int(raw.EXPORT_SEGMENT_ROWS);
-  const per = int(raw.EXPORT_SEGMENTS_PER_MESSAGE);
-  const fault = int(raw.EXPORT_FAULT_AT_SEGMENT);
-  const parquet = int(raw.EXPORT_PARQUET_MAX_ROWS);
-  const block = int(raw.EXPORT_BLOCK_ROWS);
-  if (rows === null && per === null && fault === null && parquet === null && block === null) {
-    return knobs;
-  }
-  if (!raw.NEON_LOCAL_PROXY) {
-    console.error("EXPORT_* test knobs refused: they are for local stacks and tests only");
-    return knobs;
-  }
+  const k = localKnobsOf(env);
   return {
-    segmentRows: rows && rows > 0 ? rows : knobs.segmentRows,
-    perMessage: per && per > 0 ? per : knobs.perMessage,
-    faultAt: fault,
-    parquetMaxRows: parquet ?? knobs.parquetMaxRows,
-    blockRows: block && block > 0 ? block : null,
+    segmentRows: k.exportSegmentRows && k.exportSegmentRows > 0 ? k.exportSegmentRows : SEGMENT_ROWS,
+    perMessage:
+      k.exportSegmentsPerMessage && k.exportSegmentsPerMessage > 0
+        ? k.exportSegmentsPerMessage
+        : Number.POSITIVE_INFINITY,
+    faultAt: k.exportFaultAtSegment,
+    parquetMaxRows: k.exportParquetMaxRows ?? PARQUET_MAX_ROWS,
+    blockRows: k.exportBlockRows && k.exportBlockRows > 0 ? k.exportBlockRows : null,
   };
 }
 
@@ -96,7 +77,14 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
   const { db, close } = openDb(config);
   try {
     for (const message of batch.messages) {
-      const { exportId, segment } = message.body as ExportMessage;
+      const read = ExportMessage.safeParse(message.body);
+      if (!read.success) {
+        // No export to mark failed: retrying cannot make it readable.
+        console.error("unreadable export message dropped", message.id);
+        message.ack();
+        continue;
+      }
+      const { exportId, segment } = read.data;
       try {
         await runExport(db, env, exportId, message.attempts, segment);
         message.ack();
@@ -266,7 +254,7 @@ async function runSegments(
     const fault =
       knobs.faultAt === k && attempts === 1
         ? () => {
-            throw new Error(`EXPORT_FAULT_AT_SEGMENT: segment ${k} stored, its state not`);
+            throw new Error(`exportFaultAtSegment (a local knob): segment ${k} stored, its state not`);
           }
         : undefined;
     state = await writeSegment({ ...run, fault }, state);

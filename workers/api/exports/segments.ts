@@ -68,7 +68,7 @@ export type SegmentRun = {
   /** The whole export's spec; a segment narrows its range. */
   spec: ExportSpec;
   rowsExpected: number;
-  /** Local stacks and tests only: the export query's max_block_size (consumer.ts, EXPORT_BLOCK_ROWS). */
+  /** Local stacks and tests only: the export query's max_block_size (consumer.ts, the exportBlockRows local knob). */
   blockRows?: number | null;
   /** Test hook: throws after the segment's parts and carry are stored, before its state is. */
   fault?: () => void;

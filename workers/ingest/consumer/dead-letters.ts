@@ -1,5 +1,5 @@
 import { deadLetterKey } from "../../shared/dead-letters.js";
-import { gunzipCapped, openEnvelope } from "../../shared/envelope.js";
+import { EventEnvelope, gunzipCapped } from "../../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { LIMITS } from "../../shared/telemetry/limits.js";
 import { appendRows, RowSink } from "./wire-rows.js";
@@ -45,7 +45,7 @@ function toBytes(body: unknown): Uint8Array {
  */
 async function reasonOf(bytes: Uint8Array): Promise<string> {
   try {
-    const { header, body } = openEnvelope(bytes);
+    const { header, body } = EventEnvelope.parse(bytes);
     const batch = header.encoding === "gzip" ? await gunzipCapped(body, LIMITS.maxDecompressedBytes) : body;
     appendRows(new RowSink(batch.length * 2 + 1024), header, batch);
     return "Storing it failed on every delivery (ClickHouse refused or was unreachable)";

@@ -1,7 +1,7 @@
 import { type ClickHouseClient, ClickHouseError } from "@clickhouse/client-web";
 import { CH_EVENTS, insertBinary, openClickHouse } from "../../shared/clickhouse.js";
 import { type Config, configOf } from "../../shared/config.js";
-import { type EnvelopeHeader, gunzipCapped, openEnvelope } from "../../shared/envelope.js";
+import { type EnvelopeHeader, EventEnvelope, gunzipCapped } from "../../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { LIMITS } from "../../shared/telemetry/limits.js";
 import { appendRows, INSERT_COLUMNS, RowSink } from "./wire-rows.js";
@@ -37,7 +37,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   const byKey = new Map<string, Claimed>();
   for (const message of batch.messages) {
     try {
-      const { header, body } = openEnvelope(message.body as ArrayBuffer);
+      const { header, body } = EventEnvelope.parse(message.body);
       const seen = byKey.get(header.batchKey);
       if (seen && seen.header.projectId === header.projectId) {
         seen.riders.push(message);

@@ -65,58 +65,50 @@ function writeHistoryOffset(offset: number): void {
   history.replaceState(null, "", `${location.pathname}${qs ? `?${qs}` : ""}`);
 }
 
-/**
- * Alerting for a QA lead: the rules (create, edit, deactivate, reactivate) with their latest status,
- * the evaluation history (every status change, newest first) and the notification channels (list,
- * create with the webhook's signing secret shown once, delete). A rule needs a map and a threshold
- * profile that defines its metric at its level; the API says so when one does not.
- */
-export async function alerts({ root, projectId }: PageContext): Promise<void> {
-  const rulesList = h("div", {});
-  const rulesAlert = actionAlert();
-  const ruleForm = h("form", { class: "panel edit-form", id: "rule-form", "aria-labelledby": "rule-form-h" });
-  const historyList = h("div", {});
-  const channelsList = h("div", {});
-  const channelsAlert = actionAlert();
-  const channelForm = h("form", {
-    class: "panel edit-form",
-    id: "channel-form",
-    "aria-labelledby": "channel-form-h",
-  });
-  const secret = h("div", { role: "status" });
-  root.append(
-    h("h1", {}, "Alerts"),
-    h(
-      "section",
-      { class: "panel", "aria-labelledby": "rules-h" },
-      h("h2", { id: "rules-h" }, "Rules"),
-      rulesAlert.el,
-      rulesList,
-    ),
-    ruleForm,
-    h(
-      "section",
-      { class: "panel", "aria-labelledby": "history-h" },
-      h("h2", { id: "history-h" }, "Evaluation history"),
-      historyList,
-    ),
-    h(
-      "section",
-      { class: "panel", "aria-labelledby": "channels-h" },
-      h("h2", { id: "channels-h" }, "Notification channels"),
-      channelsAlert.el,
-      channelsList,
-    ),
-    channelForm,
-    secret,
+/** What the rule form chooses from: the project's maps, profiles and channels. */
+type Choices = { maps: Schemas["Map"][]; profiles: Schemas["ThresholdProfile"][]; channels: Channel[] };
+
+const checkedIn = (box: HTMLElement) =>
+  [...box.querySelectorAll<HTMLInputElement>("input[type=checkbox]:checked")].map((i) => i.value);
+
+function setValue(el: FieldEl, v: string) {
+  el.value = v;
+}
+
+function checkboxes(
+  box: HTMLElement,
+  group: string,
+  items: { id: string; name: string }[],
+  checked: string[],
+) {
+  clear(
+    box,
+    ...(items.length === 0
+      ? [
+          h(
+            "p",
+            { class: "muted" },
+            group === "profile" ? "No threshold profiles yet (Profiles)." : "No channels yet (below).",
+          ),
+        ]
+      : items.map((it) =>
+          h(
+            "label",
+            { class: "check" },
+            h("input", { type: "checkbox", name: group, value: it.id, checked: checked.includes(it.id) }),
+            it.name,
+          ),
+        )),
   );
+}
 
-  // What the rule form chooses from: the project's maps, profiles and channels.
-  let maps: Schemas["Map"][] = [];
-  let profiles: Schemas["ThresholdProfile"][] = [];
-  let channels: Channel[] = [];
+/**
+ * The rule form: create a rule, or edit the one `edit` loaded. `saved` runs after a create or a save
+ * (the list reloads); `fill` refreshes its choices when they change.
+ */
+function ruleEditor(projectId: string, choices: Choices, saved: () => Promise<void>) {
+  const form = h("form", { class: "panel edit-form", id: "rule-form", "aria-labelledby": "rule-form-h" });
   let editing: Rule | null = null;
-
   const rf = {
     name: field("rule", {
       name: "name",
@@ -179,13 +171,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
   const channelBoxes = h("div", { class: "checks" });
   const ruleHeading = h("h2", { id: "rule-form-h" }, "New rule");
   const ruleSubmit = h("button", { type: "submit" }, "Create rule");
-  const ruleCancel = h(
-    "button",
-    { type: "button", hidden: true, onclick: () => resetRule() },
-    "Cancel editing",
-  );
+  const ruleCancel = h("button", { type: "button", hidden: true, onclick: () => reset() }, "Cancel editing");
   const ruleHint = h("p", { class: "muted" });
-  ruleForm.append(
+  form.append(
     ruleHeading,
     ruleHint,
     h(
@@ -203,41 +191,8 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     h("p", {}, ruleSubmit, " ", ruleCancel),
   );
 
-  function checkboxes(
-    box: HTMLElement,
-    group: string,
-    items: { id: string; name: string }[],
-    checked: string[],
-  ) {
-    clear(
-      box,
-      ...(items.length === 0
-        ? [
-            h(
-              "p",
-              { class: "muted" },
-              group === "profile" ? "No threshold profiles yet (Profiles)." : "No channels yet (below).",
-            ),
-          ]
-        : items.map((it) =>
-            h(
-              "label",
-              { class: "check" },
-              h("input", { type: "checkbox", name: group, value: it.id, checked: checked.includes(it.id) }),
-              it.name,
-            ),
-          )),
-    );
-  }
-
-  const checkedIn = (box: HTMLElement) =>
-    [...box.querySelectorAll<HTMLInputElement>("input[type=checkbox]:checked")].map((i) => i.value);
-
-  function setValue(el: FieldEl, v: string) {
-    el.value = v;
-  }
-
-  function fillRuleChoices(): void {
+  function fill(): void {
+    const { maps, profiles, channels } = choices;
     const sel = rf.mapId.input;
     const current = sel.value;
     clear(sel, ...maps.map((m) => h("option", { value: m.id }, `${m.name} (${m.mapId})`)));
@@ -252,19 +207,19 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
         : "";
   }
 
-  function resetRule(): void {
+  function reset(): void {
     editing = null;
-    ruleForm.reset();
+    form.reset();
     for (const [k, v] of Object.entries(ruleDefaults)) {
       setValue(rf[k as keyof typeof ruleDefaults].input, v);
     }
     ruleHeading.textContent = "New rule";
     ruleSubmit.textContent = "Create rule";
     ruleCancel.hidden = true;
-    fillRuleChoices();
+    fill();
   }
 
-  function editRule(r: Rule): void {
+  function edit(r: Rule): void {
     editing = r;
     setValue(rf.name.input, r.name);
     setValue(rf.mapId.input, r.mapId);
@@ -274,14 +229,14 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     setValue(rf.evaluationDays.input, String(r.evaluationDays));
     setValue(rf.cellSize.input, String(r.cellSize));
     setValue(rf.cooldownMinutes.input, String(r.cooldownMinutes));
-    fillRuleChoices();
+    fill();
     ruleHeading.textContent = `Edit “${r.name}”`;
     ruleSubmit.textContent = "Save rule";
     ruleCancel.hidden = false;
     rf.name.input.focus();
   }
 
-  onSubmit(ruleForm, async () => {
+  onSubmit(form, async () => {
     // A blank number goes as null, which the API refuses naming the field (the browser's required
     // check usually stops it first).
     const num = (el: FieldEl) => (el.value.trim() === "" ? null : Number(el.value)) as number;
@@ -307,20 +262,34 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     } else {
       await api.POST("/v1/projects/{id}/alerts", { params: { path: { id: projectId } }, body });
     }
-    resetRule();
-    await loadRules();
+    reset();
+    await saved();
     return was ? `Saved “${body.name}”.` : `Created “${body.name}”.`;
   });
 
-  const channelName = (id: string) => channels.find((c) => c.id === id)?.name ?? "(deleted)";
+  return { form, fill, reset, edit };
+}
 
-  function loadRules(): Promise<void> {
-    rulesAlert.hide();
+/** The rules with their latest status; each row edits (in the rule form), deactivates or reactivates. */
+function rulesTable(projectId: string, choices: Choices, edit: (r: Rule) => void) {
+  const list = h("div", {});
+  const alert = actionAlert();
+  const section = h(
+    "section",
+    { class: "panel", "aria-labelledby": "rules-h" },
+    h("h2", { id: "rules-h" }, "Rules"),
+    alert.el,
+    list,
+  );
+  const channelName = (id: string) => choices.channels.find((c) => c.id === id)?.name ?? "(deleted)";
+
+  function load(): Promise<void> {
+    alert.hide();
     return withStates(
-      rulesList,
+      list,
       () => dataOf(api.GET("/v1/projects/{id}/alerts", { params: { path: { id: projectId } } })),
       (rules) => {
-        rulesList.append(
+        list.append(
           dataTable(
             "rules",
             [
@@ -369,7 +338,7 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                     { class: "actions" },
                     h(
                       "button",
-                      { type: "button", "aria-label": `Edit ${r.name}`, onclick: () => editRule(r) },
+                      { type: "button", "aria-label": `Edit ${r.name}`, onclick: () => edit(r) },
                       "Edit",
                     ),
                     r.isActive
@@ -380,9 +349,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                             await api.DELETE("/v1/projects/{id}/alerts/{alertId}", {
                               params: { path: { id: projectId, alertId: r.id } },
                             });
-                            await loadRules();
+                            await load();
                           },
-                          rulesAlert.show,
+                          alert.show,
                           `Deactivate “${r.name}”? It keeps its history and can be reactivated.`,
                         )
                       : rowAction(
@@ -393,9 +362,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                               params: { path: { id: projectId, alertId: r.id } },
                               body: { isActive: true },
                             });
-                            await loadRules();
+                            await load();
                           },
-                          rulesAlert.show,
+                          alert.show,
                         ),
                   ),
               },
@@ -407,6 +376,19 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
       { isEmpty: (rules) => rules.length === 0, emptyMessage: "No alert rules yet. Create one below." },
     );
   }
+
+  return { section, alert, load };
+}
+
+/** The evaluation history: every status change, newest first, a page at a time (`history` in the URL). */
+function evaluationHistory(projectId: string) {
+  const historyList = h("div", {});
+  const section = h(
+    "section",
+    { class: "panel", "aria-labelledby": "history-h" },
+    h("h2", { id: "history-h" }, "Evaluation history"),
+    historyList,
+  );
 
   function loadHistory(): Promise<void> {
     const offset = historyOffset();
@@ -490,6 +472,29 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     );
   }
 
+  return { section, load: loadHistory };
+}
+
+/**
+ * The notification channels: the list (delete), and the form that creates one, showing a webhook's
+ * signing secret once. `changed` runs after a create or a delete (the choices and the rules reload).
+ */
+function channelEditor(projectId: string, changed: (what: "created" | "deleted") => Promise<void>) {
+  const channelsList = h("div", {});
+  const alert = actionAlert();
+  const section = h(
+    "section",
+    { class: "panel", "aria-labelledby": "channels-h" },
+    h("h2", { id: "channels-h" }, "Notification channels"),
+    alert.el,
+    channelsList,
+  );
+  const channelForm = h("form", {
+    class: "panel edit-form",
+    id: "channel-form",
+    "aria-labelledby": "channel-form-h",
+  });
+  const secret = h("div", { role: "status" });
   const cf = {
     kind: field("channel", {
       name: "kind",
@@ -556,13 +561,12 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
           ]
         : []),
     );
-    await loadChoices();
-    await loadChannels();
+    await changed("created");
     return `Created “${created.name}”.`;
   });
 
-  function loadChannels(): Promise<void> {
-    channelsAlert.hide();
+  function load(): Promise<void> {
+    alert.hide();
     return withStates(
       channelsList,
       () => dataOf(api.GET("/v1/projects/{id}/channels", { params: { path: { id: projectId } } })),
@@ -585,10 +589,9 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
                       await api.DELETE("/v1/projects/{id}/channels/{channelId}", {
                         params: { path: { id: projectId, channelId: c.id } },
                       });
-                      await loadChoices();
-                      await Promise.all([loadChannels(), loadRules()]);
+                      await changed("deleted");
                     },
-                    channelsAlert.show,
+                    alert.show,
                     `Delete the channel “${c.name}”? Rules stop notifying it.`,
                   ),
               },
@@ -604,25 +607,53 @@ export async function alerts({ root, projectId }: PageContext): Promise<void> {
     );
   }
 
+  return { section, form: channelForm, secret, load };
+}
+
+/**
+ * Alerting for a QA lead: the rules (create, edit, deactivate, reactivate) with their latest status,
+ * the evaluation history (every status change, newest first) and the notification channels (list,
+ * create with the webhook's signing secret shown once, delete). A rule needs a map and a threshold
+ * profile that defines its metric at its level; the API says so when one does not.
+ */
+export async function alerts({ root, projectId }: PageContext): Promise<void> {
+  const choices: Choices = { maps: [], profiles: [], channels: [] };
+  const editor = ruleEditor(projectId, choices, () => rules.load());
+  const rules = rulesTable(projectId, choices, editor.edit);
+  const history = evaluationHistory(projectId);
+  const channels = channelEditor(projectId, async (what) => {
+    await loadChoices();
+    await (what === "created" ? channels.load() : Promise.all([channels.load(), rules.load()]));
+  });
+  root.append(
+    h("h1", {}, "Alerts"),
+    rules.section,
+    editor.form,
+    history.section,
+    channels.section,
+    channels.form,
+    channels.secret,
+  );
+
   async function loadChoices(): Promise<void> {
     const [m, p, c] = await Promise.all([
       dataOf(api.GET("/v1/projects/{id}/maps", { params: { path: { id: projectId } } })),
       dataOf(api.GET("/v1/projects/{id}/threshold-profiles", { params: { path: { id: projectId } } })),
       dataOf(api.GET("/v1/projects/{id}/channels", { params: { path: { id: projectId } } })),
     ]);
-    maps = m;
-    profiles = p;
-    channels = c;
-    fillRuleChoices();
+    choices.maps = m;
+    choices.profiles = p;
+    choices.channels = c;
+    editor.fill();
   }
 
   // The form gets its defaults before the choices arrive, so what a person types meanwhile is kept
   // (loading the choices fills the selects and boxes and keeps their values; it resets nothing).
-  resetRule();
+  editor.reset();
   try {
     await loadChoices();
   } catch (err) {
-    rulesAlert.show(err);
+    rules.alert.show(err);
   }
-  await Promise.all([loadRules(), loadHistory(), loadChannels()]);
+  await Promise.all([rules.load(), history.load(), channels.load()]);
 }
