@@ -252,6 +252,8 @@ describe("the jobs queue's message", () => {
     expect(JobMessage.parse({ v: 1, kind: "builds", runAt: 5 })).toEqual({ v: 1, kind: "builds", runAt: 5 });
     const purge = { v: 1, kind: "purge", day: "2026-12-01", horizons: [{ id: "x", horizon: "2026-11-01" }] };
     expect(JobMessage.parse(purge)).toEqual(purge);
+    const notice = { v: 1, kind: "sso-notice", runAt: 5 };
+    expect(JobMessage.parse(notice)).toEqual(notice);
     for (const bad of [
       { ...legacy, kind: "other" },
       { ...legacy, v: 2 },

@@ -1,9 +1,11 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
 import migration0018 from "../../schema/pg/migrations/0018_sso_domain_proofs.sql?raw";
 import { ssoConnections, ssoDomainProofs, ssoDomains } from "../../schema/pg/schema.js";
-import { noticeUnprovenDomains } from "../../workers/api/sso/notice.js";
+import worker from "../../workers/api/index.js";
+import type { SsoNoticeJob } from "../../workers/api/jobs.js";
+import { QUEUES } from "../../workers/shared/queues.js";
 import { auditEntries } from "../support/audit.js";
 import { Browser, unescapeHtml } from "../support/browser.js";
 import { BASE, seedTenant, withDb } from "../support/harness.js";
@@ -266,13 +268,21 @@ describe("domains made pending by the migration", () => {
       db.update(ssoDomainProofs).set({ noticeDue: true }).where(eq(ssoDomainProofs.tenantId, s.t.tenantId)),
     );
     const record = await proofRecord(s.t.tenantId, s.domain);
-    expect(await withDb((db) => noticeUnprovenDomains(env, db))).toBeGreaterThanOrEqual(1);
+    // The cron plans the notice as a job; the jobs queue's consumer sends it.
+    const notice = async (id: string) => {
+      const body: SsoNoticeJob = { v: 1, kind: "sso-notice", runAt: Date.now() };
+      const b = createMessageBatch(QUEUES.jobs.name, [{ id, timestamp: new Date(), attempts: 1, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(b, env);
+      return (await getQueueResult(b, ctx)).explicitAcks;
+    };
+    expect(await notice("n-1")).toEqual(["n-1"]);
     const mail = await mailTo(inject("inboxUrl"), s.owner.email, /prove your single sign-on domains/);
     expect(mail.subject).toBe("Action needed: prove your single sign-on domains for Pending Notice");
     expect(mail.text).toContain(`${s.domain}: TXT record ${record.name} = ${record.value}`);
     expect(mail.text).toContain(`/settings/studios/${s.t.tenantId}/sso`);
     // Once: the next run sends nothing more.
-    await withDb((db) => noticeUnprovenDomains(env, db));
+    expect(await notice("n-2")).toEqual(["n-2"]);
     expect(await mailsTo(inject("inboxUrl"), s.owner.email)).toHaveLength(1);
     expect((await proof(s.t.tenantId, s.domain))?.noticedAt).not.toBeNull();
   });

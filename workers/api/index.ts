@@ -7,8 +7,8 @@ import { newApp } from "./app.js";
 import { purgeAuditLog } from "./audit/purge.js";
 import { planPurge } from "./data-retention/purge.js";
 import { httpDb } from "./db.js";
+import type { SsoNoticeJob } from "./jobs.js";
 import { dispatchApiQueue } from "./queues.js";
-import { noticeUnprovenDomains } from "./sso/notice.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
 export { BatchClaims } from "../../durable-objects/batch-claims.js";
@@ -40,9 +40,11 @@ export default {
     await planPurge(env, httpDb(configOf(env)), now).catch((err: unknown) => {
       console.error("retention purge failed", err instanceof Error ? err.message : String(err));
     });
-    // Owners of single sign-on domains made pending by migration 0018 are told once (sso/notice.ts).
-    await noticeUnprovenDomains(env, httpDb(configOf(env))).catch((err: unknown) => {
-      console.error("sso domain notice failed", err instanceof Error ? err.message : String(err));
+    // Owners of single sign-on domains that must be proven are told once (sso/notice.ts): a job on the
+    // jobs queue, so the mail goes out from a consumer, not from this invocation.
+    const notice: SsoNoticeJob = { v: 1, kind: "sso-notice", runAt: now.getTime() };
+    await env.JOBS_QUEUE.send(notice, { contentType: "json" }).catch((err: unknown) => {
+      console.error("sso domain notice not sent", err instanceof Error ? err.message : String(err));
     });
   },
 } satisfies ExportedHandler<Env, unknown>;

@@ -41,6 +41,14 @@ export const PurgeJob = z.object({
 export type PurgeJob = z.output<typeof PurgeJob>;
 
 /**
+ * The notice to owners of single sign-on domains that must be proven (sso/notice.ts): at most
+ * NOTICES_PER_RUN domains a message; a domain is marked noticed once every owner's mail went out, so a
+ * redelivery sends only what is still due.
+ */
+export const SsoNoticeJob = z.object({ v: z.literal(1), kind: z.literal("sso-notice"), runAt: z.number() });
+export type SsoNoticeJob = z.output<typeof SsoNoticeJob>;
+
+/**
  * Alert pairs as sent before every job carried a `kind` (no `kind` at all): still read, as alert pairs,
  * so that the messages in flight during a deploy are evaluated, not dropped.
  */
@@ -50,9 +58,9 @@ const LegacyAlertPairs = z
 
 /** What one jobs-queue message carries; the dead-letter queue carries the same. */
 export const JobMessage = z.union([
-  z.discriminatedUnion("kind", [AlertPairsJob, BuildsJob, PurgeJob]),
+  z.discriminatedUnion("kind", [AlertPairsJob, BuildsJob, PurgeJob, SsoNoticeJob]),
   LegacyAlertPairs,
 ]);
 export type JobMessage = z.output<typeof JobMessage>;
 /** What a producer sends: a job with its kind (the legacy shape is read, never sent). */
-export type JobInput = AlertPairsJob | BuildsJob | PurgeJob;
+export type JobInput = AlertPairsJob | BuildsJob | PurgeJob | SsoNoticeJob;

@@ -9,6 +9,7 @@ import { judgeBuilds } from "../analytics/verdicts.js";
 import { deleteExpired } from "../data-retention/purge.js";
 import { openDb } from "../db.js";
 import { type AlertPairsJob, JobMessage } from "../jobs.js";
+import { noticeUnprovenDomains } from "../sso/notice.js";
 import { evaluatePairs, InjectedFault, PairsFailed, recordError } from "./evaluate.js";
 
 /**
@@ -59,6 +60,16 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
         return runJob(m, "build verdicts", `run ${new Date(job.runAt).toISOString()}`, () =>
           judgeBuilds(env, new Date(job.runAt)),
         );
+      }
+      if (job.kind === "sso-notice") {
+        return runJob(m, "sso domain notice", `run ${new Date(job.runAt).toISOString()}`, async () => {
+          const { db, close } = openDb(configOf(env));
+          try {
+            await noticeUnprovenDomains(env, db);
+          } finally {
+            await close();
+          }
+        });
       }
       if (job.kind === "purge") {
         // A day's purge of some projects (data-retention/purge.ts planPurge). A lightweight DELETE waits
@@ -116,6 +127,12 @@ export async function consumeJobDeadLetters(batch: MessageBatch<unknown>, env: E
       if (job.kind === "builds") {
         // Nothing to mark: the next run judges the same builds again (they still have no verdict).
         console.error("build verdicts dead-lettered", m.id, `run ${new Date(job.runAt).toISOString()}`);
+        m.ack();
+        continue;
+      }
+      if (job.kind === "sso-notice") {
+        // Nothing to mark: the domains are still due, and the next run's notice sends them.
+        console.error("sso domain notice dead-lettered", m.id, `run ${new Date(job.runAt).toISOString()}`);
         m.ack();
         continue;
       }
