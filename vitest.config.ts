@@ -87,8 +87,9 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
-          // Which Chromium the browser tests launch, settled (and the packaged one extracted) once.
-          globalSetup: ["./test/support/chromium-setup.ts"],
+          // Which Chromium the browser tests launch, settled (and the packaged one extracted) once; and
+          // the one service every browser test file shares, started by the first that asks for it.
+          globalSetup: ["./test/support/chromium-setup.ts", "./test/support/service-setup.ts"],
           // The web SDK's own tests (sdk/web/test) run here too: they need Node, not workerd.
           include: ["test/node/**/*.test.ts", "sdk/web/test/**/*.test.ts"],
           testTimeout: 120_000,

@@ -6,7 +6,8 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.js";
 import { type OidcIdp, startOidcIdp } from "../support/oidc-idp.js";
-import { adminCli, type Service, startService } from "../support/service.js";
+import { adminCli, type Service } from "../support/service.js";
+import { sharedService } from "../support/shared-service.js";
 
 // Single sign-on end to end (issue 31 item 6): headless Chromium against the service as `npm run dev`
 // serves it, with a real OpenID provider (oidc-provider, test/support/oidc-idp.ts) as the studio's
@@ -63,7 +64,7 @@ async function startSso(page: Page, email: string) {
 }
 
 beforeAll(async () => {
-  service = await startService();
+  service = await sharedService();
   idp = await startOidcIdp({ host: "127.0.0.2" });
   db = new pg.Client({ connectionString: service.databaseUrl });
   await db.connect();

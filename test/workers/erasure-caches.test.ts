@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { event } from "../support/batches.js";
+import { eraseAndWait } from "../support/erasures.js";
 import { ingestAndWait } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api } from "../support/http.js";
@@ -40,16 +41,10 @@ const builds = () => read<Build[]>("/builds?days=7");
 const compare = () => read<Compared>("/builds/compare?baseline=build-1&candidate=build-2&days=7");
 
 async function eraseAlice() {
-  const res = await api(
-    `/v1/projects/${t.projectId}/erasures`,
-    { key: t.keys.full.key },
-    {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ playerId: "alice" }),
-    },
-  );
-  expect(res.status, await res.text()).toBe(201);
+  expect(await eraseAndWait(t.projectId, t.keys.full.key, "alice")).toMatchObject({
+    status: "completed",
+    rowsRemoved: ALICE,
+  });
 }
 
 describe("an erasure drops the cached answers it makes stale", () => {
