@@ -17,30 +17,40 @@ declare module "vitest" {
  * seeds its own studio, project and people in it, so files stay independent of each other and of order.
  *
  * Test files run in workers of their own, so the setup hands out the service's address over loopback
- * HTTP: GET /service starts it (once) and answers its address.
+ * HTTP: GET /service starts it (once) and answers 202 while it starts, then its address (500 and the
+ * error if it could not start).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let starting: Promise<Service & { address: ServiceAddress }> | undefined;
+  let state: { address?: ServiceAddress; error?: string } = {};
   const server = createServer((req, res) => {
     if (req.method !== "GET" || req.url !== "/service") {
       res.writeHead(404).end();
       return;
     }
-    starting ??= startService();
-    starting.then(
-      (service) => {
-        res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(service.address));
-      },
-      (err: unknown) => {
-        res
-          .writeHead(500, { "Content-Type": "text/plain" })
-          .end(err instanceof Error ? err.stack : String(err));
-      },
-    );
+    if (!starting) {
+      starting = startService().then(
+        (service) => {
+          state = { address: service.address };
+          return service;
+        },
+        (err: unknown) => {
+          state = { error: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+          throw err;
+        },
+      );
+      // Its failure is answered to the files (500), not left unhandled in the runner's process.
+      starting.catch(() => {});
+    }
+    // 202 while it starts (minutes on a loaded machine: the file polls rather than hold a request open).
+    if (state.address) {
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(state.address));
+    } else if (state.error) {
+      res.writeHead(500, { "Content-Type": "text/plain" }).end(state.error);
+    } else {
+      res.writeHead(202).end();
+    }
   });
-  // Starting the stack can take minutes on a loaded machine: no server-side timeout on the answer.
-  server.requestTimeout = 0;
-  server.headersTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   project.provide("serviceControl", `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   return async () => {

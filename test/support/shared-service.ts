@@ -1,5 +1,6 @@
 import { inject } from "vitest";
 import { type Service, type ServiceAddress, serviceAt } from "./service.js";
+import { waitFor } from "./wait.js";
 
 let shared: Promise<Service> | undefined;
 
@@ -10,11 +11,16 @@ let shared: Promise<Service> | undefined;
  */
 export function sharedService(): Promise<Service> {
   shared ??= (async () => {
-    const res = await fetch(`${inject("serviceControl")}/service`);
-    if (!res.ok) {
-      throw new Error(`the shared service did not start: ${await res.text()}`);
+    const answer = await waitFor(
+      () => fetch(`${inject("serviceControl")}/service`),
+      (res) => res.status !== 202,
+      // Embedded Postgres, 34 migrations, chdb and wrangler dev: minutes when the machine is busy.
+      { timeoutMs: 600_000, intervalMs: 500, message: "the shared service started" },
+    );
+    if (answer.status !== 200) {
+      throw new Error(`the shared service did not start: ${await answer.text()}`);
     }
-    return serviceAt((await res.json()) as ServiceAddress, async () => {});
+    return serviceAt((await answer.json()) as ServiceAddress, async () => {});
   })();
   return shared;
 }
