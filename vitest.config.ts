@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { TEST_APP_URL } from "./test/support/app-url.js";
@@ -16,6 +17,10 @@ const ingest = ingestWorker();
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    // Files at once, over both projects (one pool). Vitest's default, one less than the cores, is one
+    // on a 2-core machine: every file would wait for the last, though most of a file's time is spent
+    // waiting on the engines, the queues' batch windows and Chromium, not on a core.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         // Everything that runs as the Workers do: inside workerd, against real engines. The main Worker is
