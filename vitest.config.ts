@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { TEST_APP_URL } from "./test/support/app-url.js";
@@ -16,6 +17,10 @@ const ingest = ingestWorker();
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    // Files at once, over both projects (one pool). Vitest's default, one less than the cores, is one
+    // on a 2-core machine: every file would wait for the last, though most of a file's time is spent
+    // waiting on the engines, the queues' batch windows and Chromium, not on a core.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         // Everything that runs as the Workers do: inside workerd, against real engines. The main Worker is
@@ -90,8 +95,9 @@ export default defineConfig({
         test: {
           name: "node",
           environment: "node",
-          // Which Chromium the browser tests launch, settled (and the packaged one extracted) once.
-          globalSetup: ["./test/support/chromium-setup.ts"],
+          // Which Chromium the browser tests launch, settled (and the packaged one extracted) once; and
+          // the one service every browser test file shares, started by the first that asks for it.
+          globalSetup: ["./test/support/chromium-setup.ts", "./test/support/service-setup.ts"],
           // The web SDK's own tests (sdk/web/test) run here too: they need Node, not workerd.
           include: ["test/node/**/*.test.ts", "sdk/web/test/**/*.test.ts"],
           testTimeout: 120_000,

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { startCallbackServer } from "../support/callback-server.js";
 import { launchChromium } from "../support/chromium.js";
 import type { OkBody } from "../support/schema.js";
-import { adminCli, type Service, startService } from "../support/service.js";
+import { adminCli, type Service } from "../support/service.js";
+import { sharedService } from "../support/shared-service.js";
 
 // A person in headless Chromium against the service as `npm run dev` serves it: signs in, approves a
 // CLI-style authorization whose loopback redirect this test receives, creates an API key on the API
@@ -36,7 +37,7 @@ function b64url(buf: Buffer): string {
 }
 
 beforeAll(async () => {
-  service = await startService();
+  service = await sharedService();
   seed.tenantId = (await admin("tenant", "create", "--name", "Browser Studio", "--plan", "pro")).id;
   seed.projectId = (await admin("project", "create", "--tenant", seed.tenantId, "--name", "Browser Game")).id;
   const user = await admin(

@@ -5,7 +5,8 @@ import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launchChromium } from "../support/chromium.js";
 import type { OkBody } from "../support/schema.js";
-import { adminCli, type Service, startService } from "../support/service.js";
+import { adminCli, type Service } from "../support/service.js";
+import { sharedService } from "../support/shared-service.js";
 
 // The API reference at /api/docs in headless Chromium against the service as `npm run dev` serves it:
 // Swagger UI and our initializer load from this origin under the page's CSP (script-src 'self'), render
@@ -20,7 +21,7 @@ function admin(...args: string[]): Promise<Record<string, unknown>> {
 }
 
 beforeAll(async () => {
-  service = await startService();
+  service = await sharedService();
   profileDir = await mkdtemp(join(tmpdir(), "chromium-docs-"));
   context = await launchChromium(profileDir, { viewport: { width: 1280, height: 900 } });
 }, 180_000);

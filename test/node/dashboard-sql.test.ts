@@ -201,7 +201,7 @@ it("the project navigation names the page; a member (no data:admin) neither sees
   await page.waitForURL(`${d.origin}/projects/${d.projectId}/sql`);
   await page.close();
 
-  const member = { email: "analyst@studio.test", password: "dashboard-test-password-2" };
+  const member = { email: "sql.analyst@studio.test", password: "dashboard-test-password-2" };
   await d.admin(
     "user",
     "create",

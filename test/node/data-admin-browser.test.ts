@@ -241,7 +241,7 @@ it("erases a player after a confirmation naming the tables, shows each table's r
 });
 
 it("a member's session gets the three pages' 403 naming the scope, no form and no link", async () => {
-  const member = { email: "analyst@studio.test", password: "member-test-password-1" };
+  const member = { email: "privacy.analyst@studio.test", password: "member-test-password-1" };
   await d.admin(
     "user",
     "create",

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { startCallbackServer } from "../support/callback-server.js";
 import { launchChromium } from "../support/chromium.js";
 import { linkIn, mailTo } from "../support/mail.js";
-import { adminCli, type Service, startService } from "../support/service.js";
+import { adminCli, type Service } from "../support/service.js";
+import { sharedService } from "../support/shared-service.js";
 
 // A studio bringing its team, in headless Chromium against the service as `npm run dev` serves it,
 // with every mail read from the real SMTP catcher: sign-up and its verification link; an invitation
@@ -28,7 +29,7 @@ async function admin(...args: string[]): Promise<Record<string, unknown> & { id:
 }
 
 beforeAll(async () => {
-  service = await startService();
+  service = await sharedService();
   callback = await startCallbackServer();
   profileDir = await mkdtemp(join(tmpdir(), "chromium-profile-"));
   context = await launchChromium(profileDir);

@@ -11,7 +11,8 @@ import {
   TelemetrySource,
 } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
 import { launchChromium } from "./chromium.js";
-import { adminCli, type Service, startService } from "./service.js";
+import { adminCli, type Service } from "./service.js";
+import { sharedService } from "./shared-service.js";
 import { waitFor } from "./wait.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -43,7 +44,7 @@ export type Dashboard = {
 export async function startDashboard(
   opts: { plan?: string; studio?: string; project?: string; email?: string } = {},
 ): Promise<Dashboard> {
-  const service = await startService();
+  const service = await sharedService();
   const { origin } = service;
   const admin = (...args: string[]) => adminCli(service, ...args);
   let context: BrowserContext | undefined;
@@ -56,7 +57,11 @@ export async function startDashboard(
     const projectId = String(
       (await admin("project", "create", "--tenant", tenantId, "--name", opts.project ?? "Harbor Run")).id,
     );
-    const owner = { email: opts.email ?? "qa.lead@studio.test", password: "dashboard-test-password-1" };
+    // Unique unless given: the files share one service, and an email is one person in all of it.
+    const owner = {
+      email: opts.email ?? `qa.lead.${crypto.randomUUID().slice(0, 8)}@studio.test`,
+      password: "dashboard-test-password-1",
+    };
     await admin(
       "user",
       "create",
@@ -170,13 +175,11 @@ export async function startDashboard(
       },
       async close() {
         await ctx.close();
-        await service.close();
         await rm(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
     await context?.close();
-    await service.close();
     if (profileDir) {
       await rm(profileDir, { recursive: true, force: true });
     }

@@ -25,11 +25,21 @@ export type Service = {
   close(): Promise<void>;
 };
 
+/** What a test file needs to reach a running service (plain data: it crosses from the global setup). */
+export type ServiceAddress = {
+  origin: string;
+  databaseUrl: string;
+  inboxUrl: string;
+  persistTo: string;
+  clickhouse: { url: string; user: string; password: string };
+};
+
 /**
  * The whole service as `npm run dev` runs it (embedded engines + `wrangler dev`), on a free port and
- * in a temp dir that is removed afterwards. The one place a Node test starts the service.
+ * in a temp dir that is removed afterwards. Started once per run by the node project's global setup
+ * (test/support/service-setup.ts) and shared by the browser test files through sharedService().
  */
-export async function startService(): Promise<Service> {
+export async function startService(): Promise<Service & { address: ServiceAddress }> {
   const dataDir = await mkdtemp(join(tmpdir(), "telemetry-service-"));
   // As root, embedded Postgres runs as the postgres user, which must be able to enter the directory.
   await chmod(dataDir, 0o755);
@@ -52,33 +62,43 @@ export async function startService(): Promise<Service> {
     child = startWrangler(stack, { port, persistTo, mail });
     const origin = `http://127.0.0.1:${port}`;
     await waitUntilServing(child, `${origin}/api`);
-    const ch = stack.clickhouse;
-    const insertsSettled = async () => {
-      await waitFor(
-        async () => {
-          const res = await fetch(ch.url, {
-            method: "POST",
-            headers: { "X-ClickHouse-User": ch.user, "X-ClickHouse-Key": ch.password },
-            body: "SELECT count() FROM system.processes WHERE query_kind = 'Insert' FORMAT TSV",
-          });
-          return res.ok ? Number((await res.text()).trim()) : -1;
-        },
-        (running) => running === 0,
-        { intervalMs: 50, message: "no INSERT running" },
-      );
-    };
-    return {
+    const address: ServiceAddress = {
       origin,
       databaseUrl: stack.databaseUrl,
       inboxUrl: mail.inboxUrl,
       persistTo,
-      insertsSettled,
-      close,
+      clickhouse: {
+        url: stack.clickhouse.url,
+        user: stack.clickhouse.user,
+        password: stack.clickhouse.password,
+      },
     };
+    return { ...serviceAt(address, close), address };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** A running service at `address`; `close` is what closing it does (nothing, for the shared one). */
+export function serviceAt(address: ServiceAddress, close: () => Promise<void>): Service {
+  const ch = address.clickhouse;
+  const insertsSettled = async () => {
+    await waitFor(
+      async () => {
+        const res = await fetch(ch.url, {
+          method: "POST",
+          headers: { "X-ClickHouse-User": ch.user, "X-ClickHouse-Key": ch.password },
+          body: "SELECT count() FROM system.processes WHERE query_kind = 'Insert' FORMAT TSV",
+        });
+        return res.ok ? Number((await res.text()).trim()) : -1;
+      },
+      (running) => running === 0,
+      { intervalMs: 50, message: "no INSERT running" },
+    );
+  };
+  const { origin, databaseUrl, inboxUrl, persistTo } = address;
+  return { origin, databaseUrl, inboxUrl, persistTo, insertsSettled, close };
 }
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

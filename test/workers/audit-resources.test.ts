@@ -15,6 +15,7 @@ import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { json } from "../support/alerts.js";
 import { auditEntries, onlyAuditEntry } from "../support/audit.js";
 import { Browser, seedUser } from "../support/browser.js";
+import { eraseAndWait } from "../support/erasures.js";
 import { BASE, seedTenant, type Tenant, withDb } from "../support/harness.js";
 import { type Auth, api } from "../support/http.js";
 import { multipart, png } from "../support/images.js";
@@ -391,10 +392,10 @@ describe("player erasure", () => {
       await withDb((db) => db.select().from(erasures).where(eq(erasures.projectId, t.projectId))),
     ).toEqual([]);
 
-    const erasure = await json<Ok<"/v1/projects/{id}/erasures", "post">>(
-      await call(path, { key: t.keys.full.key }, "POST", { playerId }),
-      201,
-    );
+    const erasure = await eraseAndWait(t.projectId, { key: t.keys.full.key, ip: IP, now: tick() }, playerId, {
+      "user-agent": UA,
+    });
+    expect(erasure.status).toBe("completed");
     const hash = await sha256Hex(playerId);
     const requested = await onlyAuditEntry(t.tenantId, "erasure.requested");
     const completed = await onlyAuditEntry(t.tenantId, "erasure.completed");

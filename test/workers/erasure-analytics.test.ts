@@ -12,10 +12,10 @@ import {
   refRetention,
 } from "../support/analytics-reference.js";
 import { samplesOnly } from "../support/compare.js";
+import { eraseAndWait } from "../support/erasures.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
-import { api } from "../support/http.js";
-import type { Ok, OkBody } from "../support/schema.js";
+import type { Ok } from "../support/schema.js";
 
 /**
  * Erasure, then every analytics read: each must equal the independent reference computed over the
@@ -84,18 +84,8 @@ beforeAll(async () => {
   await getData(t, "/builds?days=30");
   await getData(t, "/dashboard?days=90");
   expect(await storedDayCounts()).toBeGreaterThan(20);
-  const res = await api(
-    `/v1/projects/${t.projectId}/erasures`,
-    { key: t.keys.full.key },
-    {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ playerId: victim }),
-    },
-  );
-  const text = await res.text();
-  expect(res.status, text).toBe(201);
-  const audit = (JSON.parse(text) as OkBody<"/v1/projects/{id}/erasures", "post">).data;
+  const audit = await eraseAndWait(t.projectId, t.keys.full.key, victim);
+  expect(audit.status).toBe("completed");
   expect(audit.rowsRemoved).toBe(ds.events.length - kept.length);
   expect(audit.steps.map((s) => s.table)).toEqual([
     "telemetry.events",

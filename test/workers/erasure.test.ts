@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../workers/shared/credentials/secrets.js";
 import { event } from "../support/batches.js";
+import { type Erasure, eraseAndWait } from "../support/erasures.js";
 import { ingestAndWait, ingestKeyFor, storedCount } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
@@ -113,9 +114,7 @@ describe("player erasure", () => {
     expect(plan.days).toBe(new Set(events.filter(isAlice).map((e) => dayOf(e))).size);
     expect(await storedCount(t.projectId)).toBe(events.length);
 
-    const res = await erase("alice");
-    expect(res.status).toBe(201);
-    const created = ((await res.json()) as OkBody<"/v1/projects/{id}/erasures", "post">).data;
+    const created: Erasure = await eraseAndWait(t.projectId, t.keys.full.key, "alice");
     // Each deleting step removed what the preview counted; the rest are the rollups it named.
     expect(
       created.steps.slice(0, plan.tables.length).map((s) => ({ table: s.table, rows: s.rowsRemoved })),
@@ -173,8 +172,7 @@ describe("player erasure", () => {
     expect(((await read.json()) as OkBody<"/v1/projects/{id}/erasures/{erasureId}">).data).toEqual(created);
 
     // Erasing again finds nothing and says so.
-    const again = ((await (await erase("alice")).json()) as OkBody<"/v1/projects/{id}/erasures", "post">)
-      .data;
+    const again: Erasure = await eraseAndWait(t.projectId, t.keys.full.key, "alice");
     expect(again.rowsRemoved).toBe(0);
     expect(again.id).not.toBe(created.id);
     // The history lists both, newest first.
@@ -185,9 +183,8 @@ describe("player erasure", () => {
   });
 
   it("erases an anonymous player by session id", async () => {
-    const res = await erase("anon-1");
-    expect(res.status).toBe(201);
-    expect(((await res.json()) as OkBody<"/v1/projects/{id}/erasures", "post">).data.rowsRemoved).toBe(2);
+    const erased = await eraseAndWait(t.projectId, t.keys.full.key, "anon-1");
+    expect(erased).toMatchObject({ status: "completed", rowsRemoved: 2 });
     expect(await storedCount(t.projectId, "session_id = 'anon-1'")).toBe(0);
     expect(await storedCount(t.projectId, "player_id = 'carol'")).toBe(2);
   });
@@ -195,8 +192,7 @@ describe("player erasure", () => {
   it("another project's erasure is not readable (404), nor another tenant's project", async () => {
     const other = await seedTenant("pro", "Erasure Neighbour");
     expect((await erase("bob", other.projectId)).status).toBe(404);
-    const mine = ((await (await erase("nobody")).json()) as OkBody<"/v1/projects/{id}/erasures", "post">)
-      .data;
+    const mine = await eraseAndWait(t.projectId, t.keys.full.key, "nobody");
     expect(
       (await api(`/v1/projects/${t.projectId}/erasures/${mine.id}`, { key: other.keys.full.key })).status,
     ).toBe(404);
