@@ -101,6 +101,9 @@ export default defineConfig({
           // The web SDK's own tests (sdk/web/test) run here too: they need Node, not workerd.
           include: ["test/node/**/*.test.ts", "sdk/web/test/**/*.test.ts"],
           testTimeout: 120_000,
+          // expect.poll waits for the page's state as long as a person would, not vitest's default 1 s,
+          // which a busy machine (two files at once on one shared service) can outlast.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],
