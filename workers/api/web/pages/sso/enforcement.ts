@@ -3,7 +3,8 @@ import { ApiError } from "../../../../shared/errors.js";
 import { auditEnforcementChange } from "../../../audit/sso-enforcement.js";
 import type { AppEnv } from "../../../context.js";
 import { setEnforcement } from "../../../sso/enforcement.js";
-import { ownerPost, renderSso } from "./get.js";
+import { csrfForm, userTenant, visitor } from "../../access.js";
+import { ownerOnly, renderSso } from "./get.js";
 import { ssoPath } from "./view.js";
 
 /**
@@ -11,30 +12,40 @@ import { ssoPath } from "./view.js";
  * with the reason (400 a field's rule, 409 no tested configuration); nothing changes then.
  */
 export function register(app: Hono<AppEnv>) {
-  ownerPost(app, "/settings/studios/:tenantId/sso/enforcement", async (c) => {
-    const form = c.get("form");
-    const tenantId = c.get("membership").tenantId;
-    const { user } = c.get("visitor");
-    const requireSso = form.requireSso === "1";
-    try {
-      const change = await c.get("db").transaction(async (tx) => {
-        const made = await setEnforcement(
-          tx,
-          tenantId,
-          { requireSso, breakGlassUserId: (form.breakGlassUserId ?? "").trim() || null },
-          user.sessionId,
-          new Date(c.get("now")),
-        );
-        await auditEnforcementChange(c, tenantId, made, tx);
-        return made;
-      });
-      const done = change.after.requireSso ? "required" : "not-required";
-      return c.redirect(`${ssoPath(tenantId)}?enforcement=${done}`, 303);
-    } catch (err) {
-      if (err instanceof ApiError && (err.status === 400 || err.status === 409)) {
-        return renderSso(c, { error: err.message }, err.status);
+  app.post(
+    "/settings/studios/:tenantId/sso/enforcement",
+    visitor,
+    userTenant,
+    csrfForm("Single sign-on"),
+    async (c) => {
+      const refused = await ownerOnly(c);
+      if (refused) {
+        return refused;
       }
-      throw err;
-    }
-  });
+      const form = c.get("form");
+      const tenantId = c.get("membership").tenantId;
+      const { user } = c.get("visitor");
+      const requireSso = form.requireSso === "1";
+      try {
+        const change = await c.get("db").transaction(async (tx) => {
+          const made = await setEnforcement(
+            tx,
+            tenantId,
+            { requireSso, breakGlassUserId: (form.breakGlassUserId ?? "").trim() || null },
+            user.sessionId,
+            new Date(c.get("now")),
+          );
+          await auditEnforcementChange(c, tenantId, made, tx);
+          return made;
+        });
+        const done = change.after.requireSso ? "required" : "not-required";
+        return c.redirect(`${ssoPath(tenantId)}?enforcement=${done}`, 303);
+      } catch (err) {
+        if (err instanceof ApiError && (err.status === 400 || err.status === 409)) {
+          return renderSso(c, { error: err.message }, err.status);
+        }
+        throw err;
+      }
+    },
+  );
 }

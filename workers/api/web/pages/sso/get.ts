@@ -4,7 +4,7 @@ import { connectionsOf } from "../../../sso/config.js";
 import { proofsOf } from "../../../sso/domains.js";
 import { breakGlassCandidates } from "../../../sso/enforcement.js";
 import { callbackUrl } from "../../../sso/flow.js";
-import { csrfForm, type PageEnv, userTenant, visitor } from "../../access.js";
+import { type PageEnv, userTenant, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 import { REFUSAL_WORDS, type SsoForm, ssoPage } from "./view.js";
 
@@ -13,24 +13,6 @@ export async function ownerOnly(c: Context<PageEnv>): Promise<Response | null> {
   return c.get("membership").role === "owner"
     ? null
     : errorPage(c, 403, "Single sign-on", "Only an owner of the studio can set up single sign-on.");
-}
-
-/**
- * An owner's form posted to the studio's Single sign-on page: signed in, a member of the studio (another
- * studio is 404), a valid CSRF token, and an owner (403), before `handler` runs.
- */
-export function ownerPost(
-  app: Hono<AppEnv>,
-  path: string,
-  handler: (c: Context<PageEnv>) => Promise<Response>,
-): void {
-  app.post(
-    path,
-    visitor,
-    userTenant,
-    csrfForm("Single sign-on"),
-    async (c) => (await ownerOnly(c)) ?? handler(c),
-  );
 }
 
 /** The page, with an optional error (and the form as typed) or notice. */

@@ -5,14 +5,19 @@ import { auditSsoChange } from "../../../audit/sso.js";
 import type { AppEnv } from "../../../context.js";
 import { parseDomains, submitPending } from "../../../sso/config.js";
 import { startFlow } from "../../../sso/flow.js";
-import { ownerPost, renderSso } from "./get.js";
+import { csrfForm, userTenant, visitor } from "../../access.js";
+import { ownerOnly, renderSso } from "./get.js";
 
 /**
  * "Test sign-in and save": the configuration is checked and discovered, kept as the studio's pending
  * one, and the owner is sent to the provider to sign in with it; only a successful test saves it.
  */
 export function register(app: Hono<AppEnv>) {
-  ownerPost(app, "/settings/studios/:tenantId/sso", async (c) => {
+  app.post("/settings/studios/:tenantId/sso", visitor, userTenant, csrfForm("Single sign-on"), async (c) => {
+    const refused = await ownerOnly(c);
+    if (refused) {
+      return refused;
+    }
     const form = c.get("form");
     const typed = {
       issuer: (form.issuer ?? "").slice(0, 500),
