@@ -19,9 +19,8 @@ export default defineConfig({
     reporters: ["default", "./test/support/summary-reporter.ts"],
     // Files at once, over both projects (one pool). Vitest's default, one less than the cores, is one
     // on a 2-core machine: every file would wait for the last, though most of a file's time is spent
-    // waiting on the engines, the queues' batch windows and Chromium, not on a core (two files at once
-    // kept 2 cores about half busy: 20 min of CPU in a 20 min run), so one more file than cores.
-    maxWorkers: availableParallelism() + 1,
+    // waiting on the engines, the queues' batch windows and Chromium, not on a core.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         // Everything that runs as the Workers do: inside workerd, against real engines. The main Worker is
