@@ -26,33 +26,14 @@ export class BatchClaims extends DurableObject<Env> {
 
   /** The keys now held by `holder`: free ones, expired ones and its own. Runs as one synchronous step. */
   claim(keys: string[], holder: string, leaseMs: number, nowMs = Date.now()): string[] {
-    return this.acquire(keys, holder, leaseMs, nowMs).granted;
-  }
-
-  /**
-   * `claim`, and for each key held by another holder how long its lease still runs (ms, by this object's
-   * clock): a delivery that meets one retries no sooner, so it never spends a delivery attempt on a
-   * claim that cannot have lapsed yet.
-   */
-  acquire(
-    keys: string[],
-    holder: string,
-    leaseMs: number,
-    nowMs = Date.now(),
-  ): { granted: string[]; busyMs: Record<string, number> } {
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM claims WHERE until_ms < ?", nowMs);
     const granted: string[] = [];
-    const busyMs: Record<string, number> = {};
     for (const key of keys) {
       const [row] = sql
-        .exec<{ holder: string; until_ms: number }>(
-          "SELECT holder, until_ms FROM claims WHERE batch_key = ?",
-          key,
-        )
+        .exec<{ holder: string }>("SELECT holder FROM claims WHERE batch_key = ?", key)
         .toArray();
       if (row && row.holder !== holder) {
-        busyMs[key] = row.until_ms - nowMs;
         continue;
       }
       sql.exec(
@@ -63,7 +44,7 @@ export class BatchClaims extends DurableObject<Env> {
       );
       granted.push(key);
     }
-    return { granted, busyMs };
+    return granted;
   }
 
   /** The batch keys claimed now (leases not lapsed), by any holder: the inserts that may be under way. */

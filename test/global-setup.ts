@@ -50,7 +50,7 @@ export default async function setup(project: TestProject) {
   const mail = await startMailCatcher({ dir: join(dataDir, "mail") });
   project.provide("smtpPort", mail.smtpPort);
   project.provide("inboxUrl", mail.inboxUrl);
-  const hooks = await startHookReceiver(stack.clickhouse.url);
+  const hooks = await startHookReceiver();
   project.provide("hookUrl", hooks.url);
   const idp = await startOidcIdp();
   project.provide("idpUrl", idp.issuer);

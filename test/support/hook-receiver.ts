@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export type ReceivedDelivery = { path: string; headers: Record<string, string>; body: string; at: number };
@@ -10,22 +10,11 @@ export type ReceivedDelivery = { path: string; headers: Record<string, string>; 
  * It also stands in for a ClickHouse whose answer fails midway (as CLICKHOUSE_URL): paths containing
  * `/clickhouse-exception` answer 200 with the start of a JSON array and then an exception's text, as a
  * streaming ClickHouse does; `/clickhouse-cut` send the start and drop the connection.
- * `/clickhouse-proxy/<mode>` is the real ClickHouse (`clickhouseUrl`) for every request but an INSERT
- * named in the URL (as insertBinary sends one), whose answer never arrives: `insert-cut` reads the rows
- * and drops the connection without passing them on (nothing stored), `insert-lost` passes them on, waits
- * for ClickHouse to commit them and then drops the connection (stored, but the client cannot know).
  */
-export async function startHookReceiver(
-  clickhouseUrl?: string,
-): Promise<{ url: string; close(): Promise<void> }> {
+export async function startHookReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const received: ReceivedDelivery[] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const proxy = /^\/clickhouse-proxy\/(insert-cut|insert-lost)(\/.*)?$/.exec(url.pathname);
-    if (proxy && clickhouseUrl) {
-      await proxyClickHouse(clickhouseUrl, proxy[1] as "insert-cut" | "insert-lost", url, req, res);
-      return;
-    }
     if (req.method === "GET" && url.pathname === "/received") {
       const path = url.searchParams.get("path");
       res.writeHead(200, { "content-type": "application/json" });
@@ -64,55 +53,6 @@ export async function startHookReceiver(
         server.closeAllConnections();
       }),
   };
-}
-
-async function proxyClickHouse(
-  clickhouseUrl: string,
-  mode: "insert-cut" | "insert-lost",
-  url: URL,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) {
-    chunks.push(chunk as Buffer);
-  }
-  const body = Buffer.concat(chunks);
-  const isInsert = /^\s*INSERT\b/i.test(url.searchParams.get("query") ?? "");
-  if (isInsert && mode === "insert-cut") {
-    res.socket?.destroy();
-    return;
-  }
-  const target = new URL(clickhouseUrl);
-  target.search = url.search;
-  const headers: Record<string, string> = {};
-  for (const name of ["authorization", "content-type"]) {
-    const value = req.headers[name];
-    if (typeof value === "string") {
-      headers[name] = value;
-    }
-  }
-  // The answer is passed on as it is, uncompressed: fetch here would inflate a gzip'd one.
-  target.searchParams.delete("enable_http_compression");
-  const upstream = await fetch(target, {
-    method: req.method,
-    headers,
-    body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
-  });
-  const answer = Buffer.from(await upstream.arrayBuffer());
-  if (isInsert) {
-    // mode insert-lost: ClickHouse has committed (or refused) the rows; the client never hears which.
-    res.socket?.destroy();
-    return;
-  }
-  const out: Record<string, string> = {};
-  upstream.headers.forEach((value, name) => {
-    if (!["content-encoding", "content-length", "transfer-encoding", "connection"].includes(name)) {
-      out[name] = value;
-    }
-  });
-  res.writeHead(upstream.status, out);
-  res.end(answer);
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

@@ -55,12 +55,9 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
     return;
   }
   const holder = crypto.randomUUID();
-  // Before the claim is asked for, so the lease (counted from the object's answer) ends after this + lease.
-  const claimedAt = Date.now();
   let claimed: Claimed[];
-  let busy: Map<Claimed, number>;
   try {
-    ({ claimed, busy } = await claim(env, [...byKey.values()], holder));
+    claimed = await claim(env, [...byKey.values()], holder);
   } catch (err) {
     console.error(
       "batch claims unavailable, retrying batch",
@@ -69,11 +66,9 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
     retryAll([...byKey.values()]);
     return;
   }
-  // Held by another delivery right now: retried once its lease has run out, when the holder's rows are
-  // stored or its claim lapsed. Sooner would spend delivery attempts on a claim that cannot be had.
-  for (const [c, leftMs] of busy) {
-    retryAll([c], leftMs);
-  }
+  const held = new Set(claimed);
+  // Held by another delivery right now: by the retry its rows are stored (or its lease has lapsed).
+  retryAll([...byKey.values()].filter((c) => !held.has(c)));
   if (!claimed.length) {
     return;
   }
@@ -92,13 +87,10 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
     // Nothing was inserted if no insert was sent or ClickHouse refused it with an exception, so the
     // claims can go at once. Otherwise (a timeout, a dropped connection) an insert may still commit on
     // the server: the claims are kept until their lease lapses, and the retry then sees its rows.
-    // Such a retry comes once the lease has lapsed: earlier it could only meet its own claim.
     if (!insertSent || err instanceof ClickHouseError) {
       await release(env, claimed, holder);
-      retryAll(claimed);
-    } else {
-      retryAll(claimed, CLAIM_LEASE_MS - (Date.now() - claimedAt));
     }
+    retryAll(claimed);
     return;
   }
   for (const c of unreadable) {
@@ -116,52 +108,31 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   }
 }
 
-/**
- * Retries with the queue's backoff, and no sooner than `notBeforeMs` from now (a claim's remaining lease,
- * plus a second for clocks): a retry's delay in whole seconds, so the claim has lapsed when it comes.
- */
-function retryAll(messages: Claimed[], notBeforeMs = 0): void {
-  const leaseSeconds = notBeforeMs > 0 ? Math.ceil(notBeforeMs / 1000) + 1 : 0;
+function retryAll(messages: Claimed[]): void {
   for (const c of messages) {
     for (const m of [c.message, ...c.riders]) {
-      m.retry({ delaySeconds: Math.max(leaseSeconds, queueRetryDelaySeconds(QUEUES.events, m.attempts)) });
+      m.retry({ delaySeconds: queueRetryDelaySeconds(QUEUES.events, m.attempts) });
     }
   }
 }
 
-/**
- * The messages whose batch keys this holder now holds, and those held by another delivery with how long
- * (ms) that claim's lease still runs; asked of each project's claims object at once.
- */
-async function claim(
-  env: Env,
-  all: Claimed[],
-  holder: string,
-): Promise<{ claimed: Claimed[]; busy: Map<Claimed, number> }> {
+/** The messages whose batch keys this holder now holds, asked of each project's claims object at once. */
+async function claim(env: Env, all: Claimed[], holder: string): Promise<Claimed[]> {
   const byProject = byProjectOf(all);
-  const answers = await Promise.all(
+  const granted = await Promise.all(
     [...byProject].map(async ([projectId, cs]) => {
       const stub = env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(projectId));
-      const { granted, busyMs } = await stub.acquire(
-        cs.map((c) => c.header.batchKey),
-        holder,
-        CLAIM_LEASE_MS,
+      const keys = new Set(
+        await stub.claim(
+          cs.map((c) => c.header.batchKey),
+          holder,
+          CLAIM_LEASE_MS,
+        ),
       );
-      return { cs, granted: new Set(granted), busyMs };
+      return cs.filter((c) => keys.has(c.header.batchKey));
     }),
   );
-  const claimed: Claimed[] = [];
-  const busy = new Map<Claimed, number>();
-  for (const { cs, granted, busyMs } of answers) {
-    for (const c of cs) {
-      if (granted.has(c.header.batchKey)) {
-        claimed.push(c);
-      } else {
-        busy.set(c, busyMs[c.header.batchKey] ?? CLAIM_LEASE_MS);
-      }
-    }
-  }
-  return { claimed, busy };
+  return granted.flat();
 }
 
 /** Best effort: a claim not given back lapses with its lease. */
