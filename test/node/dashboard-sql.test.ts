@@ -66,6 +66,9 @@ it("runs a typed query with Ctrl-Enter: the table, the counts and the chart are 
   });
   await page.goto(`${d.origin}/projects/${d.projectId}/sql`);
   await page.getByRole("textbox", { name: "Query" }).waitFor();
+  // The view's columns arrive after the editor (one query of the API): completions typed before them
+  // would offer keywords only, so the test waits for them as a person would see them arrive.
+  await page.locator('.sql-editor[data-columns="loaded"]').waitFor();
 
   // The events view's columns are offered, with their ClickHouse types.
   await page.getByRole("textbox", { name: "Query" }).click();

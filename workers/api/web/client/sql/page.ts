@@ -220,8 +220,11 @@ export async function sqlPage({ root, projectId }: PageContext, kit: SqlKit): Pr
         }),
       );
       editor.setColumns(answer.columns);
+      // Completions name the view's columns from now on (browser tests wait for this, not for time).
+      editorBox.dataset.columns = "loaded";
     } catch {
       // Completions without columns: the query itself will say what is wrong.
+      editorBox.dataset.columns = "failed";
     }
   }
 
