@@ -38,6 +38,13 @@ async function main() {
     return;
   }
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  let ending = false;
+  // An idle connection's error (Postgres stopping under it: 57P01 when the CLI closes the Postgres it
+  // started while pool.end() is still closing that socket) concerns no command; unhandled, it would crash
+  // the process after a committed change and turn exit 0 into 1. Work in flight still rejects its query.
+  pool.on("error", (err) => {
+    if (!ending) process.stderr.write(`warning: idle database connection: ${err.message}\n`);
+  });
   try {
     const { "redirect-uri": redirectUris = [], ...single } = values;
     const { result, change } = await run(drizzle({ client: pool }), positionals, single, redirectUris);
@@ -58,6 +65,7 @@ async function main() {
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
   } finally {
+    ending = true;
     await pool.end();
     await database.close();
   }
