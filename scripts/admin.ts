@@ -43,7 +43,9 @@ async function main() {
   // started while pool.end() is still closing that socket) concerns no command; unhandled, it would crash
   // the process after a committed change and turn exit 0 into 1. Work in flight still rejects its query.
   pool.on("error", (err) => {
-    if (!ending) process.stderr.write(`warning: idle database connection: ${err.message}\n`);
+    if (!ending) {
+      process.stderr.write(`warning: idle database connection: ${err.message}\n`);
+    }
   });
   try {
     const { "redirect-uri": redirectUris = [], ...single } = values;
