@@ -283,11 +283,15 @@ describe("judgeScopeGroup: batched cells and failing shares", () => {
       got.worst.forEach((c, i) => {
         expect(c.value).toBeCloseTo(want.worst[i]?.value as number, 9);
       });
-      // The per-pair statement of before gives the same shares, exactly.
-      expect([p.key, got.worst.map((c) => c.failingShare)]).toEqual([
-        p.key,
-        await perPairShares(p, got.worst),
-      ]);
+      // The per-pair statement of before gives the same shares, exactly (asked only where there are
+      // cells to share: of none it has nothing to say, and each statement waits its turn in ClickHouse
+      // behind the other file's work).
+      if (got.worst.length) {
+        expect([p.key, got.worst.map((c) => c.failingShare)]).toEqual([
+          p.key,
+          await perPairShares(p, got.worst),
+        ]);
+      }
       withWorst += got.worst.length ? 1 : 0;
       empty += want.totalCount === 0 ? 1 : 0;
       onThreshold += rows.some((r) => r.map === MAP && r[METRIC[p.metric].column as "fps"] === p.threshold)
