@@ -4,7 +4,7 @@ import { auditEnforcementChange } from "../../../audit/sso-enforcement.js";
 import type { AppEnv } from "../../../context.js";
 import { setEnforcement } from "../../../sso/enforcement.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
-import { ownerOnly, renderSso } from "./get.js";
+import { ownersOnly, renderSso } from "./get.js";
 import { ssoPath } from "./view.js";
 
 /**
@@ -17,11 +17,8 @@ export function register(app: Hono<AppEnv>) {
     visitor,
     userTenant,
     csrfForm("Single sign-on"),
+    ownersOnly,
     async (c) => {
-      const refused = await ownerOnly(c);
-      if (refused) {
-        return refused;
-      }
       const form = c.get("form");
       const tenantId = c.get("membership").tenantId;
       const { user } = c.get("visitor");

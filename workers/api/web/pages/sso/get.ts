@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../../context.js";
 import { connectionsOf } from "../../../sso/config.js";
 import { proofsOf } from "../../../sso/domains.js";
@@ -8,12 +9,16 @@ import { type PageEnv, userTenant, visitor } from "../../access.js";
 import { errorPage } from "../../respond.js";
 import { REFUSAL_WORDS, type SsoForm, ssoPage } from "./view.js";
 
-/** Owners only: a member of the studio gets 403 (other studios are 404 in userTenant). */
-export async function ownerOnly(c: Context<PageEnv>): Promise<Response | null> {
-  return c.get("membership").role === "owner"
-    ? null
-    : errorPage(c, 403, "Single sign-on", "Only an owner of the studio can set up single sign-on.");
-}
+/**
+ * Owners only, after userTenant (and after csrfForm on a form post): a member of the studio gets 403
+ * (other studios are 404 in userTenant). Every single sign-on page registers it in its own chain.
+ */
+export const ownersOnly = createMiddleware<PageEnv>(async (c, next) => {
+  if (c.get("membership").role !== "owner") {
+    return errorPage(c, 403, "Single sign-on", "Only an owner of the studio can set up single sign-on.");
+  }
+  await next();
+});
 
 /** The page, with an optional error (and the form as typed) or notice. */
 export async function renderSso(
@@ -42,11 +47,7 @@ export async function renderSso(
 }
 
 export function register(app: Hono<AppEnv>) {
-  app.get("/settings/studios/:tenantId/sso", visitor, userTenant, async (c) => {
-    const refused = await ownerOnly(c);
-    if (refused) {
-      return refused;
-    }
+  app.get("/settings/studios/:tenantId/sso", visitor, userTenant, ownersOnly, async (c) => {
     const test = c.req.query("test");
     const reason = c.req.query("reason") ?? "";
     const enforcement = c.req.query("enforcement");

@@ -3,7 +3,7 @@ import { auditSsoChange } from "../../../audit/sso.js";
 import type { AppEnv } from "../../../context.js";
 import { removeConnections } from "../../../sso/config.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
-import { ownerOnly, renderSso } from "./get.js";
+import { ownersOnly, renderSso } from "./get.js";
 
 /** Removes single sign-on: sign-in by password again for those who have one. */
 export function register(app: Hono<AppEnv>) {
@@ -12,11 +12,8 @@ export function register(app: Hono<AppEnv>) {
     visitor,
     userTenant,
     csrfForm("Single sign-on"),
+    ownersOnly,
     async (c) => {
-      const refused = await ownerOnly(c);
-      if (refused) {
-        return refused;
-      }
       const { user } = c.get("visitor");
       const tenantId = c.get("membership").tenantId;
       const actor = { type: "user" as const, id: user.userId, label: user.email, userId: user.userId };

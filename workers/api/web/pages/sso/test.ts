@@ -3,7 +3,7 @@ import type { AppEnv } from "../../../context.js";
 import { connectionsOf } from "../../../sso/config.js";
 import { startFlow } from "../../../sso/flow.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
-import { ownerOnly, renderSso } from "./get.js";
+import { ownersOnly, renderSso } from "./get.js";
 
 /** "Test sign-in" of the pending configuration (one submitted through the API, or a test to retry). */
 export function register(app: Hono<AppEnv>) {
@@ -12,11 +12,8 @@ export function register(app: Hono<AppEnv>) {
     visitor,
     userTenant,
     csrfForm("Single sign-on"),
+    ownersOnly,
     async (c) => {
-      const refused = await ownerOnly(c);
-      if (refused) {
-        return refused;
-      }
       const { pending } = await connectionsOf(c.get("db"), c.get("membership").tenantId);
       if (!pending) {
         return renderSso(c, { error: "There is no configuration waiting for a test." }, 409);

@@ -3,7 +3,7 @@ import { ApiError } from "../../../../shared/errors.js";
 import type { AppEnv } from "../../../context.js";
 import { verifyAndAudit } from "../../../sso/verify.js";
 import { csrfForm, userTenant, visitor } from "../../access.js";
-import { ownerOnly, renderSso } from "./get.js";
+import { ownersOnly, renderSso } from "./get.js";
 
 /**
  * "Verify" a domain (owners): its TXT record looked up now. The page again with what was found; a
@@ -15,11 +15,8 @@ export function register(app: Hono<AppEnv>) {
     visitor,
     userTenant,
     csrfForm("Single sign-on"),
+    ownersOnly,
     async (c) => {
-      const refused = await ownerOnly(c);
-      if (refused) {
-        return refused;
-      }
       const domain = (c.get("form").domain ?? "").trim().toLowerCase().slice(0, 253);
       const tenantId = c.get("membership").tenantId;
       try {
