@@ -4,6 +4,7 @@ import { type Config, configOf } from "../../shared/config.js";
 import { type EnvelopeHeader, EventEnvelope, gunzipCapped } from "../../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { LIMITS } from "../../shared/telemetry/limits.js";
+import { applyNumbers, collectActors, type MessageActors, ProjectActors } from "./actors.js";
 import { appendRows, INSERT_COLUMNS, RowSink } from "./wire-rows.js";
 
 /** A message of this delivery whose batch this consumer holds the claim on. */
@@ -14,6 +15,8 @@ type Claimed = {
   batch: Uint8Array;
   /** Later messages of this delivery with the same batch key (an SDK retry): settled with this one. */
   riders: Message<unknown>[];
+  /** Its events' players and sessions, numbered with the claim. */
+  actors: MessageActors;
 };
 
 /**
@@ -31,10 +34,14 @@ export const CLAIM_LEASE_MS = 120_000;
  *  - rows ClickHouse already holds (same batch key and event index) are skipped, so a redelivery, an SDK
  *    retry however compressed, or a dead-letter replay is never counted twice;
  *  - a batch key repeated inside this delivery is built once.
+ * Every row carries its player's and session's dense number (workers/shared/actors.ts), asked of the
+ * same object in the same call as the claim: one walk of each message collects the distinct ids first
+ * (./actors.ts). If the object is down, the delivery is retried as a failed claim is.
  * Messages are acknowledged only after ClickHouse confirmed the insert.
  */
 export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byKey = new Map<string, Claimed>();
+  const projects = new Map<string, ProjectActors>();
   for (const message of batch.messages) {
     try {
       const { header, body } = EventEnvelope.parse(message.body);
@@ -45,7 +52,13 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
       }
       const decoded =
         header.encoding === "gzip" ? await gunzipCapped(body, LIMITS.maxDecompressedBytes) : body;
-      byKey.set(header.batchKey, { message, header, batch: decoded, riders: [] });
+      let project = projects.get(header.projectId);
+      if (!project) {
+        project = new ProjectActors();
+        projects.set(header.projectId, project);
+      }
+      const actors = collectActors(project, decoded);
+      byKey.set(header.batchKey, { message, header, batch: decoded, riders: [], actors });
     } catch (err) {
       // Ingest validated it, so this cannot decode however often it is retried: park it at once.
       await parkUndecodable(env, message, err);
@@ -57,7 +70,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   const holder = crypto.randomUUID();
   let claimed: Claimed[];
   try {
-    claimed = await claim(env, [...byKey.values()], holder);
+    claimed = await claim(env, [...byKey.values()], holder, projects);
   } catch (err) {
     console.error(
       "batch claims unavailable, retrying batch",
@@ -116,19 +129,31 @@ function retryAll(messages: Claimed[]): void {
   }
 }
 
-/** The messages whose batch keys this holder now holds, asked of each project's claims object at once. */
-async function claim(env: Env, all: Claimed[], holder: string): Promise<Claimed[]> {
+/**
+ * The messages whose batch keys this holder now holds, asked of each project's claims object at once,
+ * in the same call as the numbers of the project's players and sessions (set on every message).
+ */
+async function claim(
+  env: Env,
+  all: Claimed[],
+  holder: string,
+  projects: Map<string, ProjectActors>,
+): Promise<Claimed[]> {
   const byProject = byProjectOf(all);
   const granted = await Promise.all(
     [...byProject].map(async ([projectId, cs]) => {
       const stub = env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(projectId));
-      const keys = new Set(
-        await stub.claim(
-          cs.map((c) => c.header.batchKey),
-          holder,
-          CLAIM_LEASE_MS,
-        ),
+      const answer = await stub.claimAndNumber(
+        cs.map((c) => c.header.batchKey),
+        holder,
+        CLAIM_LEASE_MS,
+        (projects.get(projectId) as ProjectActors).ids(),
       );
+      applyNumbers(
+        cs.map((c) => c.actors),
+        answer.numbers,
+      );
+      const keys = new Set(answer.granted);
       return cs.filter((c) => keys.has(c.header.batchKey));
     }),
   );
@@ -207,7 +232,7 @@ async function buildAndInsert(
   for (const c of claimed) {
     const mark = sink.len;
     try {
-      rows += appendRows(sink, c.header, c.batch, present.get(c.header.batchKey)).rows;
+      rows += appendRows(sink, c.header, c.batch, present.get(c.header.batchKey), c.actors).rows;
     } catch (err) {
       console.error("malformed batch in an events message", err instanceof Error ? err.message : "");
       sink.len = mark;

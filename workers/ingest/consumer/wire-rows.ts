@@ -22,7 +22,8 @@ import { parseSdkVersion } from "./rows.js";
 
 /**
  * The INSERT's column list, in the order each row is written: the event's index in its batch, the
- * columns the wire fills (in the field table's order), then the per-message constants.
+ * columns the wire fills (in the field table's order), the per-message constants, then the event's
+ * player and session numbers (workers/shared/actors.ts).
  */
 export const INSERT_COLUMNS: readonly string[] = [
   "event_index",
@@ -32,7 +33,12 @@ export const INSERT_COLUMNS: readonly string[] = [
   "sdk_version",
   "batch_id",
   "received_at",
+  "player_idx",
+  "session_idx",
 ];
+
+/** The dense numbers of a message's events (./actors.ts), by event index: 0 when not numbered. */
+export type RowNumbers = { playerIdx(index: number): number; sessionIdx(index: number): number };
 
 /** RowBinary's Nullable: a 1 byte says NULL (and no value follows), a 0 byte that a value follows. */
 const IS_NULL = 1;
@@ -373,12 +379,14 @@ export type BuiltRows = { rows: number; minTimestampUs: number; maxTimestampUs: 
 /**
  * Appends the RowBinary rows of one decompressed TelemetryBatch to `out`: one row per event, its columns
  * in the order of INSERT_COLUMNS, except events whose index is in `present` (rows ClickHouse already holds).
+ * `numbers`: the events' player and session numbers (0 without).
  */
 export function appendRows(
   out: RowSink,
   header: EnvelopeHeader,
   b: Uint8Array,
   present?: ReadonlySet<number>,
+  numbers?: RowNumbers,
 ): BuiltRows {
   const end = b.length;
   w.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -425,6 +433,8 @@ export function appendRows(
     }
     if (!present?.has(index)) {
       writeEvent(out, b, index, ts, batchDeviceBytes, suffix);
+      out.u32(numbers ? numbers.playerIdx(index) : 0);
+      out.u32(numbers ? numbers.sessionIdx(index) : 0);
     }
     index++;
   }
