@@ -6,7 +6,7 @@ import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf, localKnobsOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
-import { deleteExpired } from "../data-retention/purge.js";
+import { deleteExpired, expireNumbers } from "../data-retention/purge.js";
 import { openDb } from "../db.js";
 import { type AlertPairsJob, JobMessage } from "../jobs.js";
 import { noticeUnprovenDomains } from "../sso/notice.js";
@@ -74,9 +74,11 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
       if (job.kind === "purge") {
         // A day's purge of some projects (data-retention/purge.ts planPurge). A lightweight DELETE waits
         // for its mutation: minutes on a large table.
-        return runJob(m, "retention purge", `${job.day}, ${job.horizons.length} project(s)`, () =>
-          deleteExpired(openClickHouse(configOf(env), 600_000), job.horizons),
-        );
+        // Then the players' and sessions' numbers whose events are all gone.
+        return runJob(m, "retention purge", `${job.day}, ${job.horizons.length} project(s)`, async () => {
+          const deleted = await deleteExpired(openClickHouse(configOf(env), 600_000), job.horizons);
+          return { ...deleted, numbersExpired: await expireNumbers(env, job.horizons) };
+        });
       }
       const body = job;
       try {

@@ -1,0 +1,218 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { expireNumbers } from "../../workers/api/data-retention/purge.js";
+import { dispatchIngestQueue } from "../../workers/ingest/queues.js";
+import type { ActorKind } from "../../workers/shared/actors.js";
+import { CH_EVENTS } from "../../workers/shared/clickhouse.js";
+import { sealEnvelope } from "../../workers/shared/envelope.js";
+import { batch, type EventInit, event, nowUs } from "../support/batches.js";
+import { eraseAndWait } from "../support/erasures.js";
+import { ingestAndWait, testClickHouse } from "../support/events.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
+
+// Dense numbers at ingest (workers/shared/actors.ts, docs/ingest.md "Dense numbers"): every player and
+// session of a project gets a UInt32 in the consumer's delivery, from the project's BatchClaims object,
+// written on every row as player_idx and session_idx.
+
+const DAY_US = 86_400_000_000n;
+
+/** An event of `player` ('' : anonymous) in `session`, `i` µs after `baseUs`. */
+function ev(session: string, player: string, i: number, baseUs = nowUs() - 3_600_000_000n): EventInit {
+  return event(i, { sessionId: session, playerId: player, timestampUs: baseUs + BigInt(i) });
+}
+
+let messageSeq = 0;
+
+function message(tenant: Pick<Tenant, "projectId" | "tenantId">, key: string, events: EventInit[], attempts = 1) {
+  const bytes = sealEnvelope(
+    {
+      v: 1,
+      projectId: tenant.projectId,
+      tenantId: tenant.tenantId,
+      batchKey: key,
+      receivedAt: Date.now(),
+      encoding: "identity",
+      eventCount: events.length,
+    },
+    batch(events),
+  );
+  return {
+    id: `${key}-${++messageSeq}`,
+    timestamp: new Date(),
+    attempts,
+    body: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+  };
+}
+
+/** One delivery of the events queue, handed to the consumer in-process. */
+async function deliver(messages: ReturnType<typeof message>[], workerEnv: Env = env) {
+  const b = createMessageBatch("telemetry-events", messages);
+  const ctx = createExecutionContext();
+  await dispatchIngestQueue(b, workerEnv);
+  return (await getQueueResult(b, ctx)) as unknown as {
+    explicitAcks: string[];
+    retryMessages: Array<{ msgId: string }>;
+  };
+}
+
+type Row = {
+  batch_id: string;
+  event_index: number;
+  player: string;
+  session_id: string;
+  player_idx: number;
+  session_idx: number;
+};
+
+async function rows(projectId: string): Promise<Row[]> {
+  const rs = await testClickHouse().query({
+    query: `SELECT batch_id, event_index, player, session_id, player_idx, session_idx FROM ${CH_EVENTS}
+            WHERE project_id = {p:UUID} ORDER BY timestamp, batch_id, event_index`,
+    query_params: { p: projectId },
+    format: "JSONEachRow",
+  });
+  return rs.json<Row>();
+}
+
+/** Each id's number as the rows carry it; fails if one id carries two numbers. */
+function numbersOfRows(rs: Row[], kind: ActorKind): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rs) {
+    const id = kind === "player" ? r.player : r.session_id;
+    const idx = kind === "player" ? r.player_idx : r.session_idx;
+    expect(out[id] ?? idx, `${kind} ${id}`).toBe(idx);
+    out[id] = idx;
+  }
+  return out;
+}
+
+const claims = (projectId: string) => env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(projectId));
+
+describe("dense player and session numbers", () => {
+  it("numbers a delivery's players and sessions 1, 2, 3… in first-seen order, on every row", async () => {
+    const t = await seedTenant("pro", "Numbers Studio");
+    const a = [ev("s1", "alice", 0), ev("s1", "alice", 1), ev("s2", "", 2), ev("s3", "bob", 3), ev("s1", "alice", 4)];
+    const b = [ev("s4", "carol", 5), ev("s2", "", 6), ev("s3", "bob", 7)];
+    const done = await deliver([message(t, "n-a", a), message(t, "n-b", b)]);
+    expect(done.explicitAcks).toHaveLength(2);
+
+    const stored = await rows(t.projectId);
+    expect(stored).toHaveLength(8);
+    // An anonymous event's player is its session.
+    expect(numbersOfRows(stored, "player")).toEqual({ alice: 1, s2: 2, bob: 3, carol: 4 });
+    expect(numbersOfRows(stored, "session")).toEqual({ s1: 1, s2: 2, s3: 3, s4: 4 });
+    expect(await claims(t.projectId).numbersOf("player", ["alice", "s2", "bob", "carol", "dave"])).toEqual([
+      1,
+      2,
+      3,
+      4,
+      null,
+    ]);
+
+    // Later batches, and a redelivery of the first inside another delivery: the same numbers for the
+    // same ids, the next free ones for new ids, nothing stored twice.
+    const c = [ev("s5", "alice", 8), ev("s6", "dave", 9), ev("s4", "carol", 10)];
+    const again = await deliver([message(t, "n-a", a, 2), message(t, "n-c", c)]);
+    expect(again.explicitAcks).toHaveLength(2);
+    const after = await rows(t.projectId);
+    expect(after).toHaveLength(11);
+    expect(numbersOfRows(after, "player")).toEqual({ alice: 1, s2: 2, bob: 3, carol: 4, dave: 5 });
+    expect(numbersOfRows(after, "session")).toEqual({ s1: 1, s2: 2, s3: 3, s4: 4, s5: 5, s6: 6 });
+  });
+
+  it("keeps a delivery's numbers when ClickHouse failed it: the retry stores the same ones, no gap", async () => {
+    const t = await seedTenant("pro", "Numbers Outage Studio");
+    const down = { ...env, CLICKHOUSE_URL: "http://127.0.0.1:9" } as Env;
+    const d = [ev("s1", "erin", 0), ev("s2", "", 1)];
+    const failed = await deliver([message(t, "o-d", d)], down);
+    expect(failed.explicitAcks).toEqual([]);
+    expect(failed.retryMessages).toHaveLength(1);
+    expect(await rows(t.projectId)).toEqual([]);
+
+    const retried = await deliver([message(t, "o-d", d, 2), message(t, "o-e", [ev("s3", "frank", 2)])]);
+    expect(retried.explicitAcks).toHaveLength(2);
+    const stored = await rows(t.projectId);
+    expect(numbersOfRows(stored, "player")).toEqual({ erin: 1, s2: 2, frank: 3 });
+    expect(numbersOfRows(stored, "session")).toEqual({ s1: 1, s2: 2, s3: 3 });
+  });
+
+  it("numbers each project on its own", async () => {
+    const t = await seedTenant("pro", "Numbers Projects Studio");
+    const sibling = { projectId: t.siblingProjectId, tenantId: t.tenantId };
+    await deliver([message(t, "p-1", [ev("x", "alice", 0), ev("y", "bob", 1)])]);
+    // The same ids in the other project, in another order, in the same delivery as a new one of the first.
+    const both = await deliver([
+      message(sibling, "p-2", [ev("y", "bob", 2), ev("x", "alice", 3)]),
+      message(t, "p-3", [ev("z", "carol", 4)]),
+    ]);
+    expect(both.explicitAcks).toHaveLength(2);
+    expect(numbersOfRows(await rows(t.projectId), "player")).toEqual({ alice: 1, bob: 2, carol: 3 });
+    expect(numbersOfRows(await rows(sibling.projectId), "player")).toEqual({ bob: 1, alice: 2 });
+    expect(numbersOfRows(await rows(sibling.projectId), "session")).toEqual({ y: 1, x: 2 });
+  });
+
+  it("numbers what arrives through the real ingest path and queue: one number per id, dense", async () => {
+    const t = await seedTenant("pro", "Numbers Queue Studio");
+    const events = Array.from({ length: 60 }, (_, i) => ev(`q-s${i % 9}`, i % 5 === 0 ? "" : `q-p${i % 7}`, i));
+    await ingestAndWait(t.projectId, t.keys.ingest.key, events.slice(0, 30));
+    await ingestAndWait(t.projectId, t.keys.ingest.key, events.slice(30));
+    const stored = await rows(t.projectId);
+    expect(stored).toHaveLength(60);
+    const players = numbersOfRows(stored, "player");
+    const sessions = numbersOfRows(stored, "session");
+    const dense = (n: Record<string, number>) =>
+      Object.values(n).sort((x, y) => x - y);
+    const count = (n: Record<string, number>) => Object.keys(n).length;
+    expect(dense(players)).toEqual(Array.from({ length: count(players) }, (_, i) => i + 1));
+    expect(dense(sessions)).toEqual(Array.from({ length: count(sessions) }, (_, i) => i + 1));
+    expect(count(sessions)).toBe(9);
+  });
+
+  it("an erasure forgets the player's numbers and their emptied sessions'; they come back as new ones", async () => {
+    const t = await seedTenant("pro", "Numbers Erasure Studio");
+    // alice signs in on e-s1 after an anonymous start; bob plays e-s2; both on e-s3 (shared).
+    await ingestAndWait(t.projectId, t.keys.ingest.key, [
+      ev("e-s1", "", 0),
+      ev("e-s1", "alice", 1),
+      ev("e-s2", "bob", 2),
+      ev("e-s3", "alice", 3),
+      ev("e-s3", "bob", 4),
+    ]);
+    const before = numbersOfRows(await rows(t.projectId), "player");
+    expect(before).toEqual({ "e-s1": 1, alice: 2, bob: 3 });
+    expect(await eraseAndWait(t.projectId, t.keys.full.key, "alice")).toMatchObject({ status: "completed" });
+
+    const object = claims(t.projectId);
+    expect(await object.numbersOf("player", ["alice", "e-s1", "bob"])).toEqual([null, null, 3]);
+    // e-s1 lost every event; e-s3 keeps bob's.
+    expect(await object.numbersOf("session", ["e-s1", "e-s2", "e-s3"])).toEqual([null, 2, 3]);
+
+    // alice returns: a new player with a new number; bob keeps his.
+    await ingestAndWait(t.projectId, t.keys.ingest.key, [ev("e-s4", "alice", 5), ev("e-s2", "bob", 6)]);
+    const after = numbersOfRows(await rows(t.projectId), "player");
+    expect(after).toEqual({ bob: 3, alice: 4 });
+    expect(numbersOfRows(await rows(t.projectId), "session")).toEqual({ "e-s2": 2, "e-s3": 3, "e-s4": 4 });
+  }, 90_000);
+
+  it("retention forgets the numbers of ids last seen before the horizon; a returning player is new", async () => {
+    const t = await seedTenant("pro", "Numbers Retention Studio");
+    const now = nowUs();
+    const old = now - 10n * DAY_US;
+    await deliver([
+      message(t, "r-1", [ev("r-s1", "old-player", 0, old), ev("r-s2", "kept", 1, old), ev("r-s3", "kept", 2, now - 3_600_000_000n)]),
+    ]);
+    expect(numbersOfRows(await rows(t.projectId), "player")).toEqual({ "old-player": 1, kept: 2 });
+
+    const horizon = new Date(Number((now - 5n * DAY_US) / 1000n)).toISOString().slice(0, 10);
+    // old-player and sessions r-s1, r-s2 were last seen 10 days ago.
+    expect(await expireNumbers(env, [{ id: t.projectId, horizon }])).toBe(3);
+    expect(await expireNumbers(env, [{ id: t.projectId, horizon }])).toBe(0);
+    const object = claims(t.projectId);
+    expect(await object.numbersOf("player", ["old-player", "kept"])).toEqual([null, 2]);
+    expect(await object.numbersOf("session", ["r-s1", "r-s2", "r-s3"])).toEqual([null, null, 3]);
+
+    await deliver([message(t, "r-2", [ev("r-s4", "old-player", 3, now - 60_000_000n)])]);
+    expect(await object.numbersOf("player", ["old-player"])).toEqual([3]);
+    expect(await object.numbersOf("session", ["r-s4"])).toEqual([4]);
+  });
+});
