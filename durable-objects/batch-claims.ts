@@ -156,11 +156,13 @@ export class BatchClaims extends DurableObject<Env> {
     const sql = this.ctx.storage.sql;
     const drop = (kind: ActorKind, ids: string[]) =>
       ids.length
-        ? sql.exec(
-            "DELETE FROM actors WHERE kind = ? AND id IN (SELECT value FROM json_each(?)) RETURNING 1",
-            ACTOR_KINDS.indexOf(kind),
-            JSON.stringify(ids),
-          ).toArray().length
+        ? sql
+            .exec(
+              "DELETE FROM actors WHERE kind = ? AND id IN (SELECT value FROM json_each(?)) RETURNING 1",
+              ACTOR_KINDS.indexOf(kind),
+              JSON.stringify(ids),
+            )
+            .toArray().length
         : 0;
     return { players: drop("player", players), sessions: drop("session", sessions) };
   }
@@ -171,8 +173,9 @@ export class BatchClaims extends DurableObject<Env> {
    * many mappings went.
    */
   expire(horizonDay: number): number {
-    return this.ctx.storage.sql.exec("DELETE FROM actors WHERE last_day < ? RETURNING 1", horizonDay).toArray()
-      .length;
+    return this.ctx.storage.sql
+      .exec("DELETE FROM actors WHERE last_day < ? RETURNING 1", horizonDay)
+      .toArray().length;
   }
 
   /** The keys now held by `holder`: free ones, expired ones and its own. Runs as one synchronous step. */

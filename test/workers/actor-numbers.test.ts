@@ -1,14 +1,21 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { backfillNumbersPage } from "../../workers/api/analytics/numbers-backfill.js";
 import { expireNumbers } from "../../workers/api/data-retention/purge.js";
+import { insertRows } from "../../workers/ingest/consumer/events.js";
+import { appendRows, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
 import { dispatchIngestQueue } from "../../workers/ingest/queues.js";
 import type { ActorKind } from "../../workers/shared/actors.js";
 import { CH_EVENTS } from "../../workers/shared/clickhouse.js";
+import { configOf } from "../../workers/shared/config.js";
 import { sealEnvelope } from "../../workers/shared/envelope.js";
 import { batch, type EventInit, event, nowUs } from "../support/batches.js";
 import { eraseAndWait } from "../support/erasures.js";
 import { ingestAndWait, testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
+import { api, problemOf } from "../support/http.js";
+import { TEST_OPERATOR_SECRET } from "../support/operator.js";
+import { waitFor } from "../support/wait.js";
 
 // Dense numbers at ingest (workers/shared/actors.ts, docs/ingest.md "Dense numbers"): every player and
 // session of a project gets a UInt32 in the consumer's delivery, from the project's BatchClaims object,
@@ -23,7 +30,12 @@ function ev(session: string, player: string, i: number, baseUs = nowUs() - 3_600
 
 let messageSeq = 0;
 
-function message(tenant: Pick<Tenant, "projectId" | "tenantId">, key: string, events: EventInit[], attempts = 1) {
+function message(
+  tenant: Pick<Tenant, "projectId" | "tenantId">,
+  key: string,
+  events: EventInit[],
+  attempts = 1,
+) {
   const bytes = sealEnvelope(
     {
       v: 1,
@@ -91,7 +103,13 @@ const claims = (projectId: string) => env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFr
 describe("dense player and session numbers", () => {
   it("numbers a delivery's players and sessions 1, 2, 3… in first-seen order, on every row", async () => {
     const t = await seedTenant("pro", "Numbers Studio");
-    const a = [ev("s1", "alice", 0), ev("s1", "alice", 1), ev("s2", "", 2), ev("s3", "bob", 3), ev("s1", "alice", 4)];
+    const a = [
+      ev("s1", "alice", 0),
+      ev("s1", "alice", 1),
+      ev("s2", "", 2),
+      ev("s3", "bob", 3),
+      ev("s1", "alice", 4),
+    ];
     const b = [ev("s4", "carol", 5), ev("s2", "", 6), ev("s3", "bob", 7)];
     const done = await deliver([message(t, "n-a", a), message(t, "n-b", b)]);
     expect(done.explicitAcks).toHaveLength(2);
@@ -153,15 +171,16 @@ describe("dense player and session numbers", () => {
 
   it("numbers what arrives through the real ingest path and queue: one number per id, dense", async () => {
     const t = await seedTenant("pro", "Numbers Queue Studio");
-    const events = Array.from({ length: 60 }, (_, i) => ev(`q-s${i % 9}`, i % 5 === 0 ? "" : `q-p${i % 7}`, i));
+    const events = Array.from({ length: 60 }, (_, i) =>
+      ev(`q-s${i % 9}`, i % 5 === 0 ? "" : `q-p${i % 7}`, i),
+    );
     await ingestAndWait(t.projectId, t.keys.ingest.key, events.slice(0, 30));
     await ingestAndWait(t.projectId, t.keys.ingest.key, events.slice(30));
     const stored = await rows(t.projectId);
     expect(stored).toHaveLength(60);
     const players = numbersOfRows(stored, "player");
     const sessions = numbersOfRows(stored, "session");
-    const dense = (n: Record<string, number>) =>
-      Object.values(n).sort((x, y) => x - y);
+    const dense = (n: Record<string, number>) => Object.values(n).sort((x, y) => x - y);
     const count = (n: Record<string, number>) => Object.keys(n).length;
     expect(dense(players)).toEqual(Array.from({ length: count(players) }, (_, i) => i + 1));
     expect(dense(sessions)).toEqual(Array.from({ length: count(sessions) }, (_, i) => i + 1));
@@ -199,7 +218,11 @@ describe("dense player and session numbers", () => {
     const now = nowUs();
     const old = now - 10n * DAY_US;
     await deliver([
-      message(t, "r-1", [ev("r-s1", "old-player", 0, old), ev("r-s2", "kept", 1, old), ev("r-s3", "kept", 2, now - 3_600_000_000n)]),
+      message(t, "r-1", [
+        ev("r-s1", "old-player", 0, old),
+        ev("r-s2", "kept", 1, old),
+        ev("r-s3", "kept", 2, now - 3_600_000_000n),
+      ]),
     ]);
     expect(numbersOfRows(await rows(t.projectId), "player")).toEqual({ "old-player": 1, kept: 2 });
 
@@ -215,4 +238,100 @@ describe("dense player and session numbers", () => {
     expect(await object.numbersOf("player", ["old-player"])).toEqual([3]);
     expect(await object.numbersOf("session", ["r-s4"])).toEqual([4]);
   });
+
+  it("the backfill numbers stored events as ingest would have: by first event, page by page", async () => {
+    const t = await seedTenant("pro", "Numbers Backfill Studio");
+    const stored = { projectId: t.siblingProjectId, tenantId: t.tenantId };
+    // Players and sessions interleaved; each id's first event somewhere in the middle.
+    const events = Array.from({ length: 40 }, (_, i) =>
+      ev(`b-s${(i * 7) % 11}`, i % 4 === 0 ? "" : `b-p${(i * 5) % 9}`, i),
+    );
+    const slices = [0, 10, 20, 30].map((at) => events.slice(at, at + 10));
+    // Through ingest, in time order: numbered by the consumer.
+    for (const [k, slice] of slices.entries()) {
+      expect((await deliver([message(t, `bf-${k}`, slice)])).explicitAcks).toHaveLength(1);
+    }
+    // The same events stored before numbering existed: the consumer's rows without numbers.
+    await storeUnnumbered(stored, slices);
+    expect((await rows(stored.projectId)).every((r) => r.player_idx === 0 && r.session_idx === 0)).toBe(true);
+
+    // Pages of 3 ids of each kind.
+    const pages = [];
+    for (let page = await backfillNumbersPage(env, stored.projectId, 3); ; ) {
+      pages.push(page);
+      if (!page.more || pages.length > 20) {
+        break;
+      }
+      page = await backfillNumbersPage(env, stored.projectId, 3);
+    }
+    const viaIngest = await rows(t.projectId);
+    const backfilled = await rows(stored.projectId);
+    expect(backfilled.filter((r) => r.player_idx === 0 || r.session_idx === 0)).toEqual([]);
+    expect(numbersOfRows(backfilled, "player")).toEqual(numbersOfRows(viaIngest, "player"));
+    expect(numbersOfRows(backfilled, "session")).toEqual(numbersOfRows(viaIngest, "session"));
+    expect(Object.keys(numbersOfRows(backfilled, "session"))).toHaveLength(11);
+    // 19 players (10 of them anonymous sessions) in pages of 3.
+    expect(pages.length).toBe(7);
+    // Nothing left: a repeat changes nothing.
+    expect(await backfillNumbersPage(env, stored.projectId, 3)).toEqual({
+      players: 0,
+      sessions: 0,
+      more: false,
+    });
+  });
+
+  it("an operator backfills through the jobs queue; an id numbered since keeps its number on its old rows", async () => {
+    const t = await seedTenant("pro", "Numbers Operator Studio");
+    // Stored before numbering: x1 first, then x2.
+    await storeUnnumbered(t, [[ev("o-s1", "x1", 0), ev("o-s2", "x2", 1)]]);
+    // x2 comes back after numbering began: it gets 1.
+    await deliver([message(t, "o-live", [ev("o-s3", "x2", 2)])]);
+
+    const post = (body: unknown, secret = TEST_OPERATOR_SECRET) =>
+      api(
+        "/operator/number-backfills",
+        {},
+        {
+          method: "POST",
+          headers: { Authorization: `Bearer ${secret}`, "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        },
+      );
+    for (const bad of [{}, { projectIds: [] }, { projectIds: ["not-a-uuid"] }]) {
+      const res = await post(bad);
+      expect(res.status).toBe(400);
+      expect((await problemOf(res)).field).toBe("projectIds");
+    }
+    const res = await post({ projectIds: [t.projectId] });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ success: true, data: { queued: 1 } });
+    const done = await waitFor(
+      () => rows(t.projectId),
+      (rs) => rs.every((r) => r.player_idx > 0 && r.session_idx > 0),
+      { intervalMs: 250, message: "the queued backfill numbered every row" },
+    );
+    expect(numbersOfRows(done, "player")).toEqual({ x2: 1, x1: 2 });
+    expect(numbersOfRows(done, "session")).toEqual({ "o-s3": 1, "o-s1": 2, "o-s2": 3 });
+  });
 });
+
+/** Rows as the consumer stored them before numbering existed: every number 0. */
+async function storeUnnumbered(project: Pick<Tenant, "projectId" | "tenantId">, slices: EventInit[][]) {
+  for (const slice of slices) {
+    const sink = new RowSink();
+    appendRows(
+      sink,
+      {
+        v: 1,
+        projectId: project.projectId,
+        tenantId: project.tenantId,
+        batchKey: `old-${crypto.randomUUID()}`,
+        receivedAt: Date.now(),
+        encoding: "identity",
+        eventCount: slice.length,
+      },
+      batch(slice),
+    );
+    await insertRows(configOf(env), sink);
+  }
+}

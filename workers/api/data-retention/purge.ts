@@ -6,9 +6,9 @@
 // in retention_runs and sends the work to the jobs queue in bounded messages (planPurge), whose
 // consumer deletes; a run that fails to send gives the claim back, so the next run retries.
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { dayOfDate } from "../../shared/actors.js";
 import { eq, sql } from "drizzle-orm";
 import { projects, retentionRuns, tenants } from "../../../schema/pg/schema.js";
+import { dayOfDate } from "../../shared/actors.js";
 import type { Db } from "../db.js";
 import type { PurgeJob } from "../jobs.js";
 import { dateOf } from "../window.js";
@@ -94,9 +94,9 @@ export async function expireNumbers(
   let dropped = 0;
   for (let i = 0; i < horizons.length; i += NUMBER_OBJECTS_AT_ONCE) {
     const counts = await Promise.all(
-      horizons.slice(i, i + NUMBER_OBJECTS_AT_ONCE).map((p) =>
-        env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(p.id)).expire(dayOfDate(p.horizon)),
-      ),
+      horizons
+        .slice(i, i + NUMBER_OBJECTS_AT_ONCE)
+        .map((p) => env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(p.id)).expire(dayOfDate(p.horizon))),
     );
     dropped += counts.reduce((a, b) => a + b, 0);
   }

@@ -272,7 +272,8 @@ export function collectActors(project: ProjectActors, b: Uint8Array): MessageAct
     const day = dayOfUs(ts);
     SESSION_SLOTS[n] = project.sessions.slotOf(b, ss, se, day);
     // The player of an event is its player_id, or its session_id when player_id is empty.
-    PLAYER_SLOTS[n] = pe > ps ? project.players.slotOf(b, ps, pe, day) : project.players.slotOf(b, ss, se, day);
+    PLAYER_SLOTS[n] =
+      pe > ps ? project.players.slotOf(b, ps, pe, day) : project.players.slotOf(b, ss, se, day);
     n++;
   }
   return new MessageActors(project, PLAYER_SLOTS.slice(0, n), SESSION_SLOTS.slice(0, n));
