@@ -56,9 +56,10 @@ export class ActorNumbering {
     const known = new Map<string, { idx: number; last: number }>();
     for (const r of sql
       .exec<{ id: string; idx: number; last_day: number }>(
-        "SELECT a.id, a.idx, a.last_day FROM json_each(?) j JOIN actors a ON a.kind = ? AND a.id = j.value",
-        JSON.stringify(ids),
+        // IN, not a join with json_each: SQLite would scan the kind's whole table per id.
+        "SELECT id, idx, last_day FROM actors WHERE kind = ? AND id IN (SELECT value FROM json_each(?))",
         k,
+        JSON.stringify(ids),
       )
       .toArray()) {
       known.set(r.id, { idx: r.idx, last: r.last_day });
@@ -100,12 +101,23 @@ export class ActorNumbering {
         n,
       );
     }
-    if (later.length) {
+    // By day (a delivery's events span a day or two): one indexed UPDATE per day.
+    const byDay = new Map<number, string[]>();
+    for (const [id, day] of later) {
+      const list = byDay.get(day);
+      if (list) {
+        list.push(id);
+      } else {
+        byDay.set(day, [id]);
+      }
+    }
+    for (const [day, list] of byDay) {
       sql.exec(
-        `UPDATE actors SET last_day = max(last_day, json_extract(j.value, '$[1]'))
-         FROM json_each(?) j WHERE actors.kind = ? AND actors.id = json_extract(j.value, '$[0]')`,
-        JSON.stringify(later),
+        "UPDATE actors SET last_day = ? WHERE kind = ? AND last_day < ? AND id IN (SELECT value FROM json_each(?))",
+        day,
         k,
+        day,
+        JSON.stringify(list),
       );
     }
     return out;
@@ -117,9 +129,9 @@ export class ActorNumbering {
     const found = new Map<string, number>();
     for (const r of this.sql
       .exec<{ id: string; idx: number }>(
-        "SELECT a.id, a.idx FROM json_each(?) j JOIN actors a ON a.kind = ? AND a.id = j.value",
-        JSON.stringify(ids),
+        "SELECT id, idx FROM actors WHERE kind = ? AND id IN (SELECT value FROM json_each(?))",
         k,
+        JSON.stringify(ids),
       )
       .toArray()) {
       found.set(r.id, r.idx);

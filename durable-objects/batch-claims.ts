@@ -23,8 +23,8 @@ import { ActorNumbering } from "./actor-numbers.js";
  * is visible first). So the batches still held (`held`) are the ones whose rows may be in the events and
  * not yet in the rollups; the project status leaves them out of what it counts (analytics/project-status.ts).
  *
- * The same object numbers the project's players and sessions (workers/shared/actors.ts), in the same
- * call as the claim (`claimAndNumber`), in tables of its own (./actor-numbers.ts).
+ * The same object numbers the project's players and sessions (workers/shared/actors.ts), in tables of its
+ * own (./actor-numbers.ts): one object per project already, with SQLite storage.
  */
 export class BatchClaims extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -39,21 +39,9 @@ export class BatchClaims extends DurableObject<Env> {
   private readonly actors: ActorNumbering;
 
   /**
-   * `claim`, and the numbers of the delivery's players and sessions (`number`), in one synchronous step.
-   * Every id is numbered, also those of batches another delivery holds: their numbers are the same
-   * whoever asks first.
+   * The numbers of these ids (ActorNumbering.number): the events consumer's call, once per project per
+   * INSERT slice before the slice is sent, and the backfill's.
    */
-  claimAndNumber(
-    keys: string[],
-    holder: string,
-    leaseMs: number,
-    ids: ActorIds,
-    nowMs = Date.now(),
-  ): { granted: string[]; numbers: ActorNumbers } {
-    return { granted: this.claim(keys, holder, leaseMs, nowMs), numbers: this.actors.number(ids) };
-  }
-
-  /** The numbers of these ids (ActorNumbering.number): the backfill's call. */
   number(ids: ActorIds, shard: ActorShard = SINGLE_SHARD): ActorNumbers {
     return this.actors.number(ids, shard);
   }

@@ -1,21 +1,23 @@
 /**
  * What dense player and session numbers (workers/shared/actors.ts) cost per maximal batch.
  *
- *   node --import tsx scripts/bench/numbering.ts
+ *   npm run bench:numbering        (node --import tsx scripts/bench/numbering.ts)
  *
  * On the consumer (the events queue's delivery), per message:
- *   collect        the walk that reads each event's timestamp, session_id and player_id and dedupes the
- *                  ids' bytes (workers/ingest/consumer/actors.ts collectActors)
- *   rpc            the call's arguments and answer through the V8 serializer (what a Durable Object call
- *                  costs its caller in CPU), and the answer spread over the message (applyNumbers)
- *   rows Δ         appendRows with the numbers minus appendRows without them (two UInt32 per row)
- *   consumer total collect + rpc + rows Δ: the target is ≤ 0.3 ms CPU per maximal batch
+ *   rows        appendRows without numbers (the row builder as before, for scale)
+ *   ids         what numbering adds to it: SliceNumbers.row for every row, i.e. each row's ids deduped
+ *               from the spans the builder has read anyway (workers/ingest/consumer/actors.ts) and 8
+ *               placeholder bytes, replayed on the batch's spans (a difference of two row builds is
+ *               too noisy on a loaded machine)
+ *   rpc+fill    the object call's arguments and answer through the V8 serializer (what a Durable Object
+ *               call costs its caller in CPU), and the numbers written into the rows (fill)
+ *   consumer    ids + rpc+fill: the target is ≤ 0.3 ms CPU per maximal batch
  * In the project's object (durable-objects/actor-numbers.ts, the same code over node:sqlite here):
- *   object, new    numbering ids none of which is known (a delivery of new players and sessions)
- *   object, known  numbering the same ids again (returning players, redeliveries)
+ *   object new    numbering ids none of which it knows (new players and sessions)
+ *   object known  numbering the same ids again (returning players)
  *
- * Batches: realistic maximal ones (generate-batch.ts: ≤ 126,000 B gzip'd, 2–4 sessions of the SDKs'
- * shape), and the worst case for numbering: 10,000 events, each its own player and session.
+ * Batches: realistic maximal ones (generate-batch.ts: ≤ 126,000 B gzip'd, 2–4 interleaved sessions of
+ * the SDKs' shape), and the worst case for numbering: 10,000 events, each its own player and session.
  * CPU = process.cpuUsage() user+system per iteration, median over timed groups, then over batches.
  * The last line printed is one JSON object with the headline numbers.
  */
@@ -23,9 +25,9 @@ import { deserialize, serialize } from "node:v8";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ActorNumbering, type ActorSql } from "../../durable-objects/actor-numbers.js";
 import { TelemetryBatchSchema } from "../../proto/gen/telemetry/v1/telemetry_pb.js";
-import { applyNumbers, collectActors, ProjectActors } from "../../workers/ingest/consumer/actors.js";
+import { ProjectActors, SliceNumbers } from "../../workers/ingest/consumer/actors.js";
 import { appendRows, RowSink } from "../../workers/ingest/consumer/wire-rows.js";
-import type { ActorNumbers } from "../../workers/shared/actors.js";
+import type { ActorIds, ActorNumbers } from "../../workers/shared/actors.js";
 import type { EnvelopeHeader } from "../../workers/shared/envelope.js";
 import { LIMITS } from "../../workers/shared/telemetry/limits.js";
 import { makeRealisticBatch } from "./generate-batch.js";
@@ -110,69 +112,106 @@ type Result = {
   events: number;
   players: number;
   sessions: number;
-  collect: number;
-  rpc: number;
-  rowsDelta: number;
-  total: number;
+  rows: number;
+  ids: number;
+  rpcFill: number;
+  consumer: number;
   objectNew: number;
   objectKnown: number;
 };
 
+/** The rows of `batch` with a fresh project's SliceNumbers. */
+function build(batch: Uint8Array, out: RowSink): { slice: SliceNumbers; project: ProjectActors } {
+  const project = new ProjectActors(header.projectId);
+  const slice = new SliceNumbers();
+  slice.forProject(project);
+  out.len = 0;
+  sink += appendRows(out, header, batch, undefined, slice).rows;
+  return { slice, project };
+}
+
 async function bench(batch: Uint8Array): Promise<Result> {
-  const first = new ProjectActors();
-  const probe = collectActors(first, batch);
-  const ids = first.ids();
-  const answer: ActorNumbers = {
-    players: ids.players.map((_, i) => i + 1),
-    sessions: ids.sessions.map((_, i) => i + 1),
-  };
-  const collect = measure(() => {
-    sink += collectActors(new ProjectActors(), batch).events;
-  });
-  const rpc = measure(() => {
-    const sent = deserialize(serialize(first.ids())) as { players: string[] };
-    const back = deserialize(serialize(answer)) as ActorNumbers;
-    applyNumbers([probe], back);
-    sink += sent.players.length;
-  });
-  applyNumbers([probe], answer);
   const out = new RowSink(8 << 20);
-  const plain = measure(() => {
+  let seen: ActorIds | null = null;
+  await build(batch, out).project.numberWith(async (ids) => {
+    seen = ids;
+    return { players: ids.players.map((_, i) => i + 1), sessions: ids.sessions.map((_, i) => i + 1) };
+  });
+  const asked = seen as unknown as ActorIds;
+  const answer: ActorNumbers = {
+    players: asked.players.map((_, i) => i + 1),
+    sessions: asked.sessions.map((_, i) => i + 1),
+  };
+  const rows = measure(() => {
     out.len = 0;
     sink += appendRows(out, header, batch).rows;
   });
-  const numbered = measure(() => {
-    out.len = 0;
-    sink += appendRows(out, header, batch, undefined, probe).rows;
+  // Every row's spans, as the builder hands them over.
+  const spans: number[] = [];
+  appendRows(new RowSink(8 << 20), header, batch, undefined, {
+    row: (o, _b, ss, se, ps, pe, ts) => {
+      spans.push(ss, se, ps, pe, ts);
+      o.u32(0);
+      o.u32(0);
+    },
   });
-  const rowsDelta = Math.max(0, numbered - plain);
-  // The object: "new" numbers ids it has not seen (each call's ids carry a fresh suffix; making them
-  // is inside the clock, a fraction of the SQL); "known" numbers the same ids again.
+  const scratch = new RowSink(1 << 20);
+  const ids = measure(() => {
+    const slice = new SliceNumbers();
+    slice.forProject(new ProjectActors(header.projectId));
+    scratch.len = 0;
+    for (let i = 0; i < spans.length; i += 5) {
+      slice.row(
+        scratch,
+        batch,
+        spans[i] as number,
+        spans[i + 1] as number,
+        spans[i + 2] as number,
+        spans[i + 3] as number,
+        spans[i + 4] as number,
+      );
+      if (scratch.len > 1 << 19) {
+        scratch.len = 0;
+      }
+    }
+    sink += slice.rows;
+  });
+  const built = build(batch, out);
+  const rpcFill = measure(() => {
+    built.project.players.numbers.length = 0;
+    built.project.sessions.numbers.length = 0;
+    const sent = deserialize(serialize(asked)) as ActorIds;
+    const back = deserialize(serialize(answer)) as ActorNumbers;
+    built.project.players.numbered(back.players, sent.players.length);
+    built.project.sessions.numbered(back.sessions, sent.sessions.length);
+    built.slice.fill(out);
+  });
+  // "new": each call's ids carry a fresh suffix (making them is inside the clock, a fraction of the SQL).
   const fresh = async () => new ActorNumbering(await memorySql());
   const growing = await fresh();
   let call = 0;
   const objectNew = measure(() => {
     const k = `#${call++}`;
     sink += growing.number({
-      players: ids.players.map((p) => p + k),
-      playerDays: ids.playerDays,
-      sessions: ids.sessions.map((p) => p + k),
-      sessionDays: ids.sessionDays,
+      players: asked.players.map((p) => p + k),
+      playerDays: asked.playerDays,
+      sessions: asked.sessions.map((p) => p + k),
+      sessionDays: asked.sessionDays,
     }).players.length;
   });
   const known = await fresh();
-  known.number(ids);
+  known.number(asked);
   const objectKnown = measure(() => {
-    sink += known.number(ids).players.length;
+    sink += known.number(asked).players.length;
   });
   return {
-    events: probe.events,
-    players: ids.players.length,
-    sessions: ids.sessions.length,
-    collect,
-    rpc,
-    rowsDelta,
-    total: collect + rpc + rowsDelta,
+    events: built.slice.rows,
+    players: asked.players.length,
+    sessions: asked.sessions.length,
+    rows,
+    ids,
+    rpcFill,
+    consumer: ids + rpcFill,
     objectNew,
     objectKnown,
   };
@@ -184,59 +223,40 @@ for (let i = 0; i < BATCHES; i++) {
 }
 const worst = await bench(distinctBatch());
 
-const f = (n: number) => n.toFixed(3);
-const cols = [
-  "batch",
+const KEYS: Array<keyof Result> = [
   "events",
   "players",
   "sessions",
-  "collect",
-  "rpc",
-  "rows Δ",
+  "rows",
+  "ids",
+  "rpcFill",
+  "consumer",
+  "objectNew",
+  "objectKnown",
+];
+const LABELS = [
+  "events",
+  "players",
+  "sessions",
+  "rows",
+  "ids",
+  "rpc+fill",
   "consumer",
   "object new",
   "object known",
 ];
-const row = (label: string, r: Result) =>
-  [
-    label,
-    String(r.events),
-    String(r.players),
-    String(r.sessions),
-    f(r.collect),
-    f(r.rpc),
-    f(r.rowsDelta),
-    f(r.total),
-    f(r.objectNew),
-    f(r.objectKnown),
-  ]
-    .map((c, i) => (i === 0 ? c.padEnd(18) : c.padStart(12)))
-    .join("");
-const med = (k: keyof Result) => median(realistic.map((r) => r[k]));
-const medianRow: Result = {
-  events: med("events"),
-  players: med("players"),
-  sessions: med("sessions"),
-  collect: med("collect"),
-  rpc: med("rpc"),
-  rowsDelta: med("rowsDelta"),
-  total: med("total"),
-  objectNew: med("objectNew"),
-  objectKnown: med("objectKnown"),
-};
-console.log(`node ${process.version}; CPU ms per batch (median; ${BATCHES} realistic maximal batches)`);
-console.log(cols.map((c, i) => (i === 0 ? c.padEnd(18) : c.padStart(12))).join(""));
+const cell = (k: keyof Result, v: number) =>
+  (k === "events" || k === "players" || k === "sessions" ? String(Math.round(v)) : v.toFixed(3)).padStart(13);
+const line = (label: string, r: Result) => label.padEnd(18) + KEYS.map((k) => cell(k, r[k])).join("");
+const medianRow = Object.fromEntries(KEYS.map((k) => [k, median(realistic.map((r) => r[k]))])) as Result;
+console.log(`node ${process.version}; CPU ms per batch, medians (${BATCHES} realistic maximal batches)`);
+console.log("batch".padEnd(18) + LABELS.map((l) => l.padStart(13)).join(""));
 realistic.forEach((r, i) => {
-  console.log(row(`realistic ${i}`, r));
+  console.log(line(`realistic ${i}`, r));
 });
-console.log(row("realistic median", medianRow));
-console.log(row("all distinct", worst));
+console.log(line("realistic median", medianRow));
+console.log(line("all distinct", worst));
 console.log(`(sink ${sink > 0 ? "ok" : "?"}; target: consumer ≤ 0.3 ms CPU per maximal batch)`);
 console.log(
-  JSON.stringify({
-    bench: "numbering",
-    realistic: { ...medianRow },
-    allDistinct: worst,
-    targetConsumerMs: 0.3,
-  }),
+  JSON.stringify({ bench: "numbering", realistic: medianRow, allDistinct: worst, targetConsumerMs: 0.3 }),
 );

@@ -4,7 +4,7 @@ import { type Config, configOf } from "../../shared/config.js";
 import { type EnvelopeHeader, EventEnvelope, gunzipCapped } from "../../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { LIMITS } from "../../shared/telemetry/limits.js";
-import { applyNumbers, collectActors, type MessageActors, ProjectActors } from "./actors.js";
+import { ProjectActors, SliceNumbers } from "./actors.js";
 import { appendRows, INSERT_COLUMNS, RowSink } from "./wire-rows.js";
 
 /** A message of this delivery whose batch this consumer holds the claim on. */
@@ -15,8 +15,6 @@ type Claimed = {
   batch: Uint8Array;
   /** Later messages of this delivery with the same batch key (an SDK retry): settled with this one. */
   riders: Message<unknown>[];
-  /** Its events' players and sessions, numbered with the claim. */
-  actors: MessageActors;
 };
 
 /**
@@ -34,14 +32,15 @@ export const CLAIM_LEASE_MS = 120_000;
  *  - rows ClickHouse already holds (same batch key and event index) are skipped, so a redelivery, an SDK
  *    retry however compressed, or a dead-letter replay is never counted twice;
  *  - a batch key repeated inside this delivery is built once.
- * Every row carries its player's and session's dense number (workers/shared/actors.ts), asked of the
- * same object in the same call as the claim: one walk of each message collects the distinct ids first
- * (./actors.ts). If the object is down, the delivery is retried as a failed claim is.
+ * Every row carries its player's and session's dense number (workers/shared/actors.ts): the row builder
+ * collects the distinct ids as it walks (./actors.ts), and before a slice is inserted the ids new in it
+ * are numbered by the project's object, the one that holds its claims (one call per project per slice;
+ * a delivery of up to INSERT_ROWS rows is one slice). If the object is down, the delivery is retried as
+ * a failed insert is, its claims released at once.
  * Messages are acknowledged only after ClickHouse confirmed the insert.
  */
 export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byKey = new Map<string, Claimed>();
-  const projects = new Map<string, ProjectActors>();
   for (const message of batch.messages) {
     try {
       const { header, body } = EventEnvelope.parse(message.body);
@@ -52,13 +51,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
       }
       const decoded =
         header.encoding === "gzip" ? await gunzipCapped(body, LIMITS.maxDecompressedBytes) : body;
-      let project = projects.get(header.projectId);
-      if (!project) {
-        project = new ProjectActors();
-        projects.set(header.projectId, project);
-      }
-      const actors = collectActors(project, decoded);
-      byKey.set(header.batchKey, { message, header, batch: decoded, riders: [], actors });
+      byKey.set(header.batchKey, { message, header, batch: decoded, riders: [] });
     } catch (err) {
       // Ingest validated it, so this cannot decode however often it is retried: park it at once.
       await parkUndecodable(env, message, err);
@@ -70,7 +63,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   const holder = crypto.randomUUID();
   let claimed: Claimed[];
   try {
-    claimed = await claim(env, [...byKey.values()], holder, projects);
+    claimed = await claim(env, [...byKey.values()], holder);
   } catch (err) {
     console.error(
       "batch claims unavailable, retrying batch",
@@ -91,7 +84,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   let unreadable: Claimed[];
   try {
     const present = await presentEvents(ch, claimed);
-    const sent = await buildAndInsert(config, claimed, present, () => {
+    const sent = await buildAndInsert(env, config, claimed, present, () => {
       insertSent = true;
     });
     unreadable = sent.unreadable;
@@ -99,8 +92,9 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
     console.error("events insert failed, retrying batch", err instanceof Error ? err.message : String(err));
     // Nothing was inserted if no insert was sent or ClickHouse refused it with an exception, so the
     // claims can go at once. Otherwise (a timeout, a dropped connection) an insert may still commit on
-    // the server: the claims are kept until their lease lapses, and the retry then sees its rows.
-    if (!insertSent || err instanceof ClickHouseError) {
+    // the server: the claims are kept until their lease lapses, and the retry then sees its rows. A
+    // numbering that failed is thrown only when no insert is in doubt (buildAndInsert).
+    if (!insertSent || err instanceof ClickHouseError || err instanceof NumbersUnavailable) {
       await release(env, claimed, holder);
     }
     retryAll(claimed);
@@ -129,31 +123,19 @@ function retryAll(messages: Claimed[]): void {
   }
 }
 
-/**
- * The messages whose batch keys this holder now holds, asked of each project's claims object at once,
- * in the same call as the numbers of the project's players and sessions (set on every message).
- */
-async function claim(
-  env: Env,
-  all: Claimed[],
-  holder: string,
-  projects: Map<string, ProjectActors>,
-): Promise<Claimed[]> {
+/** The messages whose batch keys this holder now holds, asked of each project's claims object at once. */
+async function claim(env: Env, all: Claimed[], holder: string): Promise<Claimed[]> {
   const byProject = byProjectOf(all);
   const granted = await Promise.all(
     [...byProject].map(async ([projectId, cs]) => {
       const stub = env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(projectId));
-      const answer = await stub.claimAndNumber(
-        cs.map((c) => c.header.batchKey),
-        holder,
-        CLAIM_LEASE_MS,
-        (projects.get(projectId) as ProjectActors).ids(),
+      const keys = new Set(
+        await stub.claim(
+          cs.map((c) => c.header.batchKey),
+          holder,
+          CLAIM_LEASE_MS,
+        ),
       );
-      applyNumbers(
-        cs.map((c) => c.actors),
-        answer.numbers,
-      );
-      const keys = new Set(answer.granted);
       return cs.filter((c) => keys.has(c.header.batchKey));
     }),
   );
@@ -200,13 +182,36 @@ function byProjectOf(cs: Claimed[]): Map<string, Claimed[]> {
 export const INSERT_ROWS = 25_000;
 const MAX_INSERTS_IN_FLIGHT = 3;
 
+/** The project's object could not number a slice's ids: nothing of that slice was sent. */
+export class NumbersUnavailable extends Error {}
+
+/**
+ * Has each project's object number the ids new in this slice (one call per project, at once), in the
+ * order the rows met them. Slices are numbered one after another, so numbers follow first-seen order
+ * across the delivery.
+ */
+async function numberSlice(env: Env, slice: SliceNumbers): Promise<void> {
+  try {
+    await Promise.all(
+      slice.projects.map((project) =>
+        project.numberWith((ids) =>
+          env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(project.projectId)).number(ids),
+        ),
+      ),
+    );
+  } catch (err) {
+    throw new NumbersUnavailable(err instanceof Error ? err.message : String(err), { cause: err });
+  }
+}
+
 /**
  * Builds every claimed message's rows, leaving out those ClickHouse holds, and inserts them in
- * INSERT_ROWS slices. Resolves once every insert is confirmed; rejects if any failed (the rows of
- * those that succeeded are then present, and the retry skips them). A message that does not walk as a
- * TelemetryBatch is returned, its partial rows removed, for the dead-letter queue.
+ * INSERT_ROWS slices, each once its ids are numbered. Resolves once every insert is confirmed; rejects
+ * if any failed (the rows of those that succeeded are then present, and the retry skips them). A message
+ * that does not walk as a TelemetryBatch is returned, its partial rows removed, for the dead-letter queue.
  */
 async function buildAndInsert(
+  env: Env,
   config: Config,
   claimed: Claimed[],
   present: Map<string, Set<number>>,
@@ -215,14 +220,23 @@ async function buildAndInsert(
   const unreadable: Claimed[] = [];
   const inFlight = new Set<Promise<void>>();
   const failures: unknown[] = [];
+  const projects = new Map<string, ProjectActors>();
   let sink = new RowSink();
+  let slice = new SliceNumbers();
   let rows = 0;
-  const send = async (body: RowSink) => {
+  // The slices' numbering, one after another.
+  let numbering: Promise<void> = Promise.resolve();
+  const send = async (body: RowSink, numbers: SliceNumbers) => {
     while (inFlight.size >= MAX_INSERTS_IN_FLIGHT) {
       await Promise.race(inFlight);
     }
-    onSend();
-    const p: Promise<void> = insertRows(config, body)
+    numbering = numbering.then(() => numberSlice(env, numbers));
+    const p: Promise<void> = numbering
+      .then(() => {
+        numbers.fill(body);
+        onSend();
+        return insertRows(config, body);
+      })
       .catch((err: unknown) => {
         failures.push(err);
       })
@@ -231,27 +245,40 @@ async function buildAndInsert(
   };
   for (const c of claimed) {
     const mark = sink.len;
+    const markRows = slice.rows;
+    let project = projects.get(c.header.projectId);
+    if (!project) {
+      project = new ProjectActors(c.header.projectId);
+      projects.set(c.header.projectId, project);
+    }
+    slice.forProject(project);
     try {
-      rows += appendRows(sink, c.header, c.batch, present.get(c.header.batchKey), c.actors).rows;
+      rows += appendRows(sink, c.header, c.batch, present.get(c.header.batchKey), slice).rows;
     } catch (err) {
       console.error("malformed batch in an events message", err instanceof Error ? err.message : "");
       sink.len = mark;
+      slice.rows = markRows;
       unreadable.push(c);
       continue;
     }
     if (rows >= INSERT_ROWS && failures.length === 0) {
-      await send(sink);
+      await send(sink, slice);
       sink = new RowSink();
+      slice = new SliceNumbers();
       rows = 0;
     }
   }
   if (sink.len && failures.length === 0) {
-    await send(sink);
+    await send(sink, slice);
   }
   await Promise.all(inFlight);
   if (failures.length) {
-    // An insert that may have committed decides what happens to the claims (see consumeEvents).
-    throw failures.find((f) => !(f instanceof ClickHouseError)) ?? failures[0];
+    // An insert that may have committed decides what happens to the claims (see consumeEvents); a
+    // slice that could not be numbered was never sent.
+    throw (
+      failures.find((f) => !(f instanceof ClickHouseError) && !(f instanceof NumbersUnavailable)) ??
+      failures[0]
+    );
   }
   return { unreadable };
 }
