@@ -154,6 +154,79 @@ describe("dense player and session numbers", () => {
     expect(numbersOfRows(stored, "session")).toEqual({ s1: 1, s2: 2, s3: 3 });
   });
 
+  it("retries the delivery, claims given back, when the object cannot number: nothing is stored unnumbered", async () => {
+    const t = await seedTenant("pro", "Numbers Object Down Studio");
+    // The claims answer; numbering fails (the object restarting between the two calls, say).
+    const failing = {
+      idFromName: (name: string) => env.BATCH_CLAIMS.idFromName(name),
+      get: (id: DurableObjectId) => {
+        const real = env.BATCH_CLAIMS.get(id);
+        return {
+          claim: real.claim.bind(real),
+          release: real.release.bind(real),
+          number: () => Promise.reject(new Error("object unavailable")),
+        };
+      },
+    };
+    const down = { ...env, BATCH_CLAIMS: failing } as unknown as Env;
+    const events = [ev("d-s1", "dora", 0), ev("d-s2", "", 1)];
+    const failed = await deliver([message(t, "down-1", events)], down);
+    expect(failed.explicitAcks).toEqual([]);
+    expect(failed.retryMessages).toHaveLength(1);
+    expect(await rows(t.projectId)).toEqual([]);
+    // The claim went back at once: the retry takes it, numbers and stores.
+    const retried = await deliver([message(t, "down-1", events, 2)]);
+    expect(retried.explicitAcks).toHaveLength(1);
+    expect(numbersOfRows(await rows(t.projectId), "player")).toEqual({ dora: 1, "d-s2": 2 });
+  });
+
+  it("numbers a delivery of several INSERT slices in first-seen order, each id once, with its latest day", async () => {
+    const t = await seedTenant("pro", "Numbers Slices Studio");
+    const now = nowUs();
+    const today = now - 7_200_000_000n;
+    const regular = (m: number, i: number) => ev(`sl-s${i % 100}`, `sl-p${i % 50}`, m * 10_000 + i, today);
+    // Four messages of 10,000 events: the first three make one INSERT slice (25,000 rows or more), the
+    // fourth another. "early" plays first, yesterday, in the first slice and again today in the second;
+    // "late" is first seen in the second.
+    const messages = [0, 1, 2, 3].map((m) =>
+      message(
+        t,
+        `slices-${m}`,
+        Array.from({ length: 10_000 }, (_, i) => {
+          if (m === 0 && i === 0) {
+            return ev("sl-first", "early", 0, now - DAY_US);
+          }
+          if (m === 3 && i >= 9_990) {
+            const player = i % 2 ? "early" : "late";
+            return ev(`sl-last-${player}`, player, 40_000 + i, today);
+          }
+          return regular(m, i);
+        }),
+      ),
+    );
+    const done = await deliver(messages);
+    expect(done.explicitAcks).toHaveLength(4);
+    const stored = await rows(t.projectId);
+    expect(stored).toHaveLength(40_000);
+    const players = numbersOfRows(stored, "player");
+    expect(Object.keys(players)).toHaveLength(52);
+    expect(players.early).toBe(1);
+    expect(players.late).toBe(52);
+    expect(Object.values(players).sort((x, y) => x - y)).toEqual(Array.from({ length: 52 }, (_, i) => i + 1));
+    expect(Object.values(numbersOfRows(stored, "session")).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 103 }, (_, i) => i + 1),
+    );
+    // The object heard "early"'s latest day from the second slice: a horizon of today keeps it, and
+    // drops the session it played only yesterday.
+    const horizon = new Date(Number(today / 1000n)).toISOString().slice(0, 10);
+    await expireNumbers(env, [{ id: t.projectId, horizon }]);
+    expect(await claims(t.projectId).numbersOf("player", ["early", "late"])).toEqual([1, 52]);
+    expect(await claims(t.projectId).numbersOf("session", ["sl-first", "sl-last-early"])).toEqual([
+      null,
+      103,
+    ]);
+  }, 60_000);
+
   it("numbers each project on its own", async () => {
     const t = await seedTenant("pro", "Numbers Projects Studio");
     const sibling = { projectId: t.siblingProjectId, tenantId: t.tenantId };

@@ -19,7 +19,9 @@ export class ActorSet {
   readonly days: number[] = [];
   /** Numbers of the slots numbered so far (a prefix of the slots). */
   readonly numbers: number[] = [];
-  /** Numbered slots whose latest day moved on since: sent again, for the object's latest day. */
+  /** Slots already sent to the object (a prefix; their numbers may still be on the way). */
+  private sent = 0;
+  /** Sent slots whose latest day moved on since: sent again, for the object's latest day. */
   private moved: number[] = [];
   private bytes = new Uint8Array(1024);
   private mine: DataView<ArrayBufferLike> = new DataView(this.bytes.buffer);
@@ -82,7 +84,7 @@ export class ActorSet {
   private seen(slot: number, day: number): number {
     if (day > (this.days[slot] as number)) {
       this.days[slot] = day;
-      if (slot < this.numbers.length) {
+      if (slot < this.sent) {
         this.moved.push(slot);
       }
     }
@@ -94,9 +96,10 @@ export class ActorSet {
    * whose latest day moved on (their numbers come back unchanged), each with its latest day.
    */
   pending(): { ids: string[]; days: number[]; fresh: number } {
-    const from = this.numbers.length;
+    const from = this.sent;
     const again = [...new Set(this.moved)];
     this.moved = [];
+    this.sent = this.ids.length;
     const slots = [...Array.from({ length: this.ids.length - from }, (_, i) => from + i), ...again];
     return {
       ids: slots.map((i) => this.ids[i] as string),
