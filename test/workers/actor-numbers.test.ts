@@ -162,8 +162,9 @@ describe("dense player and session numbers", () => {
       get: (id: DurableObjectId) => {
         const real = env.BATCH_CLAIMS.get(id);
         return {
-          claim: real.claim.bind(real),
-          release: real.release.bind(real),
+          // Arrows, not bind: a stub's method is itself a stub, whose `bind` would be a remote call.
+          claim: (keys: string[], holder: string, leaseMs: number) => real.claim(keys, holder, leaseMs),
+          release: (keys: string[], holder: string) => real.release(keys, holder),
           number: () => Promise.reject(new Error("object unavailable")),
         };
       },
@@ -351,6 +352,25 @@ describe("dense player and session numbers", () => {
       sessions: 0,
       more: false,
     });
+  });
+
+  it("the backfill numbers a page of many long ids in one statement, whatever the ids hold", async () => {
+    const t = await seedTenant("pro", "Numbers Backfill Page Studio");
+    // 800 players with 100-character ids (quotes, backslashes, non-ASCII): far more than a URL carries.
+    const odd = "'\\\"é漢 ";
+    const events = Array.from({ length: 800 }, (_, i) =>
+      ev(`bp-s${i}`, `${odd}${String(i).padStart(4, "0")}`.padEnd(100, "x"), i),
+    );
+    await storeUnnumbered(t, [events.slice(0, 400), events.slice(400)]);
+    expect(await backfillNumbersPage(env, t.projectId)).toEqual({ players: 800, sessions: 800, more: false });
+    const stored = await rows(t.projectId);
+    const players = numbersOfRows(stored, "player");
+    expect(Object.keys(players)).toHaveLength(800);
+    // In first-event order: the i-th player got i + 1.
+    for (const [i, e] of events.entries()) {
+      expect(players[e.playerId as string], e.playerId as string).toBe(i + 1);
+    }
+    expect(numbersOfRows(stored, "session")["bp-s799"]).toBe(800);
   });
 
   it("an operator backfills through the jobs queue; an id numbered since keeps its number on its old rows", async () => {

@@ -10,10 +10,11 @@ import { CH_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 
 /**
- * Ids per kind per page: one object call of at most 2 × this many ids (~0.5 MB), one read of the
- * project's unnumbered rows and one mutation that touches only the parts holding this page's rows.
+ * Ids per kind per page: one object call of at most 2 × this many ids, one read of the project's
+ * unnumbered rows and one mutation (its text ~2 MB at UUID-sized ids) that rewrites the two columns of
+ * the parts holding this page's rows.
  */
-export const BACKFILL_PAGE = 10_000;
+export const BACKFILL_PAGE = 5_000;
 
 /** A mutation rewrites parts: minutes on a large project. */
 const STATEMENT_TIMEOUT_MS = 600_000;
@@ -49,6 +50,28 @@ async function firstSeen(
 
 export type BackfillPage = { players: number; sessions: number; more: boolean };
 
+const HEX = new TextEncoder();
+
+/**
+ * A constant array of the ids in the statement's text, each as unhex('…') of its UTF-8 bytes: nothing
+ * of an id can end the literal, whatever it holds.
+ */
+function ids(list: string[]): string {
+  const hex = list.map((id) => {
+    let out = "";
+    for (const byte of HEX.encode(id)) {
+      out += byte.toString(16).padStart(2, "0");
+    }
+    return `'${out}'`;
+  });
+  return `arrayMap(x -> unhex(x), [${hex.join(",")}]::Array(String))`;
+}
+
+/** A constant Array(UInt32) of the numbers. */
+function numbers(list: number[]): string {
+  return `[${list.map((n) => String(Math.trunc(n))).join(",")}]::Array(UInt32)`;
+}
+
 /**
  * Numbers one page of the project's unnumbered players and sessions: reads them in first-seen order,
  * has the project's object number them (an id it already knows, say a player who came back after
@@ -69,7 +92,7 @@ export async function backfillNumbersPage(
   if (!players.ids.length && !sessions.ids.length) {
     return { players: 0, sessions: 0, more: false };
   }
-  const numbers = await env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(project)).number({
+  const answer = await env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(project)).number({
     players: players.ids,
     playerDays: players.days,
     sessions: sessions.ids,
@@ -79,19 +102,15 @@ export async function backfillNumbersPage(
     query: `
       ALTER TABLE ${CH_EVENTS}
       UPDATE
-        player_idx = if(player_idx = 0, transform(player, {players:Array(String)}, {playerIdx:Array(UInt32)}, toUInt32(0)), player_idx),
-        session_idx = if(session_idx = 0, transform(session_id, {sessions:Array(String)}, {sessionIdx:Array(UInt32)}, toUInt32(0)), session_idx)
+        player_idx = if(player_idx = 0, transform(player, ${ids(players.ids)}, ${numbers(answer.players)}, toUInt32(0)), player_idx),
+        session_idx = if(session_idx = 0, transform(session_id, ${ids(sessions.ids)}, ${numbers(answer.sessions)}, toUInt32(0)), session_idx)
       WHERE project_id = {project:UUID}
-        AND ((player_idx = 0 AND player IN {players:Array(String)})
-          OR (session_idx = 0 AND session_id IN {sessions:Array(String)}))
-      SETTINGS mutations_sync = 2`,
-    query_params: {
-      project,
-      players: players.ids,
-      playerIdx: numbers.players,
-      sessions: sessions.ids,
-      sessionIdx: numbers.sessions,
-    },
+        AND ((player_idx = 0 AND transform(player, ${ids(players.ids)}, ${numbers(answer.players)}, toUInt32(0)) != 0)
+          OR (session_idx = 0 AND transform(session_id, ${ids(sessions.ids)}, ${numbers(answer.sessions)}, toUInt32(0)) != 0))`,
+    query_params: { project },
+    // The page is in the statement's text (the request body), not in URL parameters: a page's ids are
+    // far more than a URL may carry.
+    clickhouse_settings: { mutations_sync: "2", max_query_size: "16000000" },
   });
   return {
     players: players.ids.length,

@@ -171,11 +171,12 @@ export class ActorSet {
       this.starts = starts;
       this.ends = ends;
     }
-    this.bytes.set(b.subarray(s, e), this.used);
+    const id = b.subarray(s, e);
+    this.bytes.set(id, this.used);
     this.starts[slot] = this.used;
     this.ends[slot] = this.used + len;
     this.used += len;
-    this.ids.push(DECODER.decode(b.subarray(s, e)));
+    this.ids.push(DECODER.decode(id));
     this.days.push(day);
     return slot;
   }
