@@ -7,9 +7,10 @@
 //   days, ending on the anchor day, "today"), and N a day over the HISTORY_DAYS before it, whose returns
 //   land in the span (a month's data starts with the players a live game already has).
 // - Returns over days: a player is active on its first day and on day k after it with probability
-//   min(1, r(k)), independently per day, where r depends on the player's kind: 7 % are core players,
+//   min(1, r(k)), independently per day, where r depends on the player's kind: 8 % are core players,
 //   r(k) = 0.8·e^(−k/120); the others casual, r(k) = 0.36·k^−0.6·e^(−k/30). Over the population:
-//   D1 ≈ 38 %, D7 ≈ 14 %, D30 ≈ 6 %, and monthly players ≈ 6.6 × daily players (RETURNS, expected()).
+//   D1 ≈ 38 %, D7 ≈ 14 %, D30 ≈ 6.6 %, and monthly players ≈ 6.6 × daily players, the studio month's
+//   2M / 300k (RETURNS; expected() computes them).
 // - Sessions per active player-day: 1 + a geometric draw, at most 4 (mean 1.5: 13.5M sessions a month
 //   of 300k players a day). A day's sessions start between 06:00 and 22:00 (skewed to the evening) and
 //   1.5 h apart, so the evening's can run past midnight (not past the anchor day: dropped).
@@ -62,7 +63,7 @@ export const STUDIO_MONTHLY_PLAYERS = 2_000_000;
 /** Days of players before the span whose returns land in it. */
 export const HISTORY_DAYS = 180;
 /** Return probabilities by kind (see the header). */
-export const RETURNS = { coreShare: 0.07, coreA: 0.8, coreTau: 120, casualD1: 0.36, casualB: 0.6, casualTau: 30 };
+export const RETURNS = { coreShare: 0.08, coreA: 0.8, coreTau: 120, casualD1: 0.36, casualB: 0.6, casualTau: 30 };
 /** Sessions per active player-day: 1 + geometric, capped. */
 export const SESSIONS_PER_DAY = { mean: 1.5, max: 4 };
 /** Events of a session at full density. */
