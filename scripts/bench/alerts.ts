@@ -319,9 +319,7 @@ async function main(): Promise<Record<string, number | null>> {
       try {
         const tenants = await seedTenants(pool, receiver.url);
         const projects = tenants.map((t) => t.projectId);
-        console.log(
-          `loading ${EVENTS.toLocaleString("en")} events over ${TENANTS} projects…`,
-        );
+        console.log(`loading ${EVENTS.toLocaleString("en")} events over ${TENANTS} projects…`);
         const seconds = await loadBenchData(
           stack.clickhouse,
           // Every event goes to `otherProjects`, round robin.

@@ -63,7 +63,14 @@ export const STUDIO_MONTHLY_PLAYERS = 2_000_000;
 /** Days of players before the span whose returns land in it. */
 export const HISTORY_DAYS = 180;
 /** Return probabilities by kind (see the header). */
-export const RETURNS = { coreShare: 0.08, coreA: 0.8, coreTau: 120, casualD1: 0.36, casualB: 0.6, casualTau: 30 };
+export const RETURNS = {
+  coreShare: 0.08,
+  coreA: 0.8,
+  coreTau: 120,
+  casualD1: 0.36,
+  casualB: 0.6,
+  casualTau: 30,
+};
 /** Sessions per active player-day: 1 + geometric, capped. */
 export const SESSIONS_PER_DAY = { mean: 1.5, max: 4 };
 /** Events of a session at full density. */
@@ -76,9 +83,7 @@ function returnRate(core: boolean, k: number): number {
   const r = RETURNS;
   return Math.min(
     1,
-    core
-      ? r.coreA * Math.exp(-k / r.coreTau)
-      : r.casualD1 * k ** -r.casualB * Math.exp(-k / r.casualTau),
+    core ? r.coreA * Math.exp(-k / r.coreTau) : r.casualD1 * k ** -r.casualB * Math.exp(-k / r.casualTau),
   );
 }
 
@@ -254,7 +259,15 @@ function streamOf(
     throw new Error(`${events} events exceed the full density of ${Math.round(sessions * length)}`);
   }
   // More events than these players' sessions hold: longer sessions, all events kept.
-  return { salt, projects, perDay, span, densityFrom: 0, densityTo: 1, lengthFactor: events / sessions / length };
+  return {
+    salt,
+    projects,
+    perDay,
+    span,
+    densityFrom: 0,
+    densityTo: 1,
+    lengthFactor: events / sessions / length,
+  };
 }
 
 /** The streams a plan loads (the main project's, the others'), or its growth by `extraMain` events. */

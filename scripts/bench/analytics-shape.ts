@@ -44,7 +44,11 @@ async function main() {
     const started = performance.now();
     await loadBenchData(target, plan, () => {});
     const loadSeconds = (performance.now() - started) / 1000;
-    const p = { p: plan.mainProject, inSpan: String(exp.newPlayersPerDay * SPAN), perDay: String(exp.newPlayersPerDay) };
+    const p = {
+      p: plan.mainProject,
+      inSpan: String(exp.newPlayersPerDay * SPAN),
+      perDay: String(exp.newPlayersPerDay),
+    };
     const events = "telemetry.events WHERE project_id = {p:UUID}";
     const sessions = await one(
       `SELECT count() AS sessions, min(n) AS min_events, max(n) AS max_events, avg(n) AS mean_events,

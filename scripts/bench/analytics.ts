@@ -560,7 +560,14 @@ async function profileFigures(
   for (const [k, v] of Object.entries(row)) {
     out[`profile_${k}`] = Number(v);
   }
-  for (const k of ["monthlyPlayers", "dailyPlayers", "sessions", "events", "eventsPerSession", "density"] as const) {
+  for (const k of [
+    "monthlyPlayers",
+    "dailyPlayers",
+    "sessions",
+    "events",
+    "eventsPerSession",
+    "density",
+  ] as const) {
     out[`profile_expected_${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`] = model[k];
   }
   console.log(`profile: ${JSON.stringify(out)}`);
