@@ -28,7 +28,7 @@
 //   fps from the device (GPU, resolution), the session, the map, a slow spot around the middle of
 //   desert_outpost and ±10 % noise; frame_time_ms = 1000/fps; gpu_time_ms (not collected on android),
 //   game and render thread times, memory (not collected on switch). Build 1.25 on android is 10 % slower
-//   (a regression to find). 1 % of players send no player id (their sessions are their players).
+//   (a regression to find). 0.2 % of players send no player id (their sessions are their players).
 // - Density: a load keeps every session's `session_start` and each of its other events when the
 //   event's hash falls in [densityFrom, densityTo) (`density`): the profile's sessions at fewer events
 //   (a studio month's players and sessions at a fifth of its events keeps a fifth of every session's
@@ -40,11 +40,19 @@
 //   that is the studio month (≈2M monthly players, ≈300k a day, ≈13.5M sessions); any smaller load is
 //   that month's ratios scaled. BENCH_PLAYERS=<monthly players> fixes the players instead (the events
 //   then set the density; above full density the sessions grow longer).
-// - `studio`: 2M monthly players (≈300k a day, ≈13.5M sessions a month over 30 days), whatever the
-//   events: at 100M events each session keeps about a fifth of its events (7.4 on average, 6–60).
-// Knobs: BENCH_PROFILE, BENCH_PLAYERS (monthly players: distinct players of the span's last 30 days),
-// BENCH_SPAN_DAYS (30), BENCH_CHUNK (events per INSERT, about). `expected()` gives a plan's expected
-// players, player-days, sessions and events (what bench:analytics prints for a model's fit).
+// - `studio`: 2M monthly players (≈296k a day, ≈13.3M sessions over 30 days), whatever the events. A
+//   studio month is 500M events (37 a session); at 100M (its cardinality at a fifth of its events) each
+//   session keeps session_start and a fifth of the rest at random: 7.5 events on average, about 5–54.
+//   No load under ~400M events can hold both that cardinality and sessions of 30 or more events
+//   (13.3M sessions × 30); this profile keeps the cardinality, `game` the sessions.
+// Knobs: BENCH_PROFILE, BENCH_PLAYERS (monthly players: distinct players of the span's last 30 days;
+// formerly the players of 90 days), BENCH_SPAN_DAYS (30; formerly a fixed 90), BENCH_CHUNK (events per
+// INSERT, about: a statement is a range of players). A bigger size loaded after a smaller one
+// (`extraMain`, BENCH_COMPARE_EVENTS) adds events to the same players' sessions. `expected()` gives a
+// plan's expected players, player-days, sessions and events (bench:analytics prints them beside the
+// loaded ones, for a model's fit); scripts/bench/analytics-shape.ts measures the shape with SQL.
+// Cost on this machine (2 cores, load 5–6): generating 1M events alone takes ~5 s at full density and
+// ~7 s at the studio profile's fifth (5× the rows made, most dropped); loading through every view ~60 s.
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import type { ClickHouseTarget } from "../migrate.js";
 
@@ -75,7 +83,7 @@ export const RETURNS = {
 export const SESSIONS_PER_DAY = { mean: 1.5, max: 4 };
 /** Events of a session at full density. */
 export const SESSION_EVENTS = { min: 30, max: 300, mean: 37 };
-const ANON_SHARE = 0.01;
+const ANON_SHARE = 0.002;
 const MAPS = ["maps/desert_outpost", "maps/frozen_harbor", "maps/old_town"];
 
 /** One day's return probability for a player of that kind, k days after its first (k ≥ 1). */
@@ -333,6 +341,7 @@ function chunksOf(s: Stream, chunk: number): Array<{ from: number; count: number
   return out;
 }
 
+/** A plan's main project, expected: players count those without an id once per session. */
 export type Expected = {
   profile: ProfileName;
   spanDays: number;
@@ -364,14 +373,18 @@ export function expected(plan: LoadPlan): Expected {
   }
   const sessions = playerDays * sessionsDraw().mean;
   const perSession = keptPerSession(alpha.mean, s.densityTo);
+  // Players as the events count them: a player without an id is one per session.
+  const withAnonymous = (players: number, sessionsOf: number) =>
+    Math.round(players * (1 - ANON_SHARE) + sessionsOf * ANON_SHARE);
+  const monthly = monthlyPerNewPlayer(span) * s.perDay;
   const population = (k: number) =>
     RETURNS.coreShare * returnRate(true, k) + (1 - RETURNS.coreShare) * returnRate(false, k);
   return {
     profile: plan.profile ?? PROFILE,
     spanDays: span,
     newPlayersPerDay: s.perDay,
-    monthlyPlayers: Math.round(monthlyPerNewPlayer(span) * s.perDay),
-    dailyPlayers: Math.round(playerDays / span),
+    monthlyPlayers: withAnonymous(monthly, (sessions * Math.min(30, span)) / span),
+    dailyPlayers: withAnonymous(playerDays / span, sessions / span),
     playerDays: Math.round(playerDays),
     sessions: Math.round(sessions),
     events: Math.round(sessions * perSession),
@@ -390,12 +403,13 @@ export function expected(plan: LoadPlan): Expected {
 /** A uniform [0, 1) of a hash: `u(…)` in the statement. */
 const U = (args: string) => `(cityHash64({salt:UInt64}, ${args}) / 18446744073709551616.0)`;
 
-const INSERT = `
-INSERT INTO telemetry.events
-  (project_id, timestamp, event_name, session_id, player_id, build_id, map_id, platform, resolution, gpu,
-   cpu, os_version, device_model, memory_total_mb, build_config, storage, engine_version, source,
-   position_x, position_y, position_z, camera_yaw, camera_pitch, fps, frame_time_ms, memory_used_bytes,
-   gpu_time_ms, game_thread_ms, render_thread_ms, attributes, metrics, batch_id, event_index, received_at)
+const COLUMNS = `project_id, timestamp, event_name, session_id, player_id, build_id, map_id, platform,
+   resolution, gpu, cpu, os_version, device_model, memory_total_mb, build_config, storage, engine_version,
+   source, position_x, position_y, position_z, camera_yaw, camera_pitch, fps, frame_time_ms,
+   memory_used_bytes, gpu_time_ms, game_thread_ms, render_thread_ms, attributes, metrics, batch_id,
+   event_index, received_at`;
+
+const SELECT = `
 SELECT
   toUUID({projects:Array(String)}[1 + p % length({projects:Array(String)})]) AS project_id,
   ts AS timestamp, event_name, session_id,
@@ -535,6 +549,10 @@ FROM (
 )
 WHERE ts < toDateTime64(toDate({anchor:DateTime('UTC')}) + 1, 6, 'UTC')`;
 
+const INSERT = `INSERT INTO telemetry.events (${COLUMNS}) ${SELECT}`;
+/** The same rows generated and hashed, not inserted: what generation alone costs. */
+const DRY = `SELECT count(), groupBitXor(cityHash64(${COLUMNS})) FROM (${SELECT}) FORMAT TSV`;
+
 /** The statement's parameters for one chunk of a stream. */
 function chunkParams(s: Stream, anchor: string, from: number, count: number): Record<string, string> {
   const alpha = sessionAlpha(s.lengthFactor);
@@ -575,7 +593,8 @@ export function chunkCount(plan: LoadPlan, extraMain = 0, skipPlan = false): num
  * seconds it took. `extraMain` more events of the main project are loaded after the plan's: the same
  * sessions grown denser (nested: a 20M load grown by 80M is the 100M load); `skipPlan` loads only those
  * (the plan is already in). `resumeChunk` starts at that statement (a load into a kept dir that stopped
- * midway: `onChunk` reports each one done). `beforeChunk` runs before each statement.
+ * midway: `onChunk` reports each one done). `beforeChunk` runs before each statement. `dry` generates
+ * the rows without inserting them.
  */
 export async function loadBenchData(
   target: ClickHouseTarget,
@@ -587,6 +606,10 @@ export async function loadBenchData(
     resumeChunk?: number;
     onChunk?: (done: number) => Promise<void> | void;
     beforeChunk?: (index: number) => Promise<void> | void;
+    /** Generate and hash the rows without inserting them (the generator's own cost). */
+    dry?: boolean;
+    /** Stop before that statement. */
+    untilChunk?: number;
   } = { extraMain: 0, skipPlan: false },
 ) {
   const started = Date.now();
@@ -594,13 +617,14 @@ export async function loadBenchData(
   const chunks = streamsOf(plan, extra.extraMain, extra.skipPlan).flatMap((s) =>
     chunksOf(s, CHUNK).map((c) => ({ s, ...c })),
   );
-  for (let n = extra.resumeChunk ?? 0; n < chunks.length; n++) {
+  const until = Math.min(chunks.length, extra.untilChunk ?? chunks.length);
+  for (let n = extra.resumeChunk ?? 0; n < until; n++) {
     const c = chunks[n] as (typeof chunks)[number];
     await extra.beforeChunk?.(n);
     await clickhouseQuery(
       target.url,
       { user: target.user, password: target.password },
-      INSERT,
+      extra.dry ? DRY : INSERT,
       chunkParams(c.s, anchor, c.from, c.count),
     );
     await extra.onChunk?.(n + 1);

@@ -1,6 +1,7 @@
 // `node --import tsx scripts/bench/analytics-shape.ts`: the bench generator's shape, measured with SQL
 // (analytics-data.ts's header says what it should be). Loads one plan into a chdb of its own (a temp
-// dir, every migration), then prints one JSON line: what the plan expects (`expected`), and what the
+// dir, every migration; `generateSeconds`: the rows made without inserting them, `loadSeconds`: the
+// load through every view), then prints one JSON line: what the plan expects (`expected`), and what the
 // main project holds (`measured`): events per session, the distinct devices and builds a session and a
 // player have, whether every session walks its maps in order, the heartbeats' cadence, sessions per
 // player-day, D1/D7/D30 of the players first seen inside the span, players per day and over the last
@@ -41,6 +42,10 @@ async function main() {
       anchor,
     };
     const exp = expected(plan);
+    // Generation alone first (rows made and hashed in ClickHouse, none inserted), then the load.
+    const dryStarted = performance.now();
+    await loadBenchData(target, plan, () => {}, { extraMain: 0, skipPlan: false, dry: true });
+    const generateSeconds = (performance.now() - dryStarted) / 1000;
     const started = performance.now();
     await loadBenchData(target, plan, () => {});
     const loadSeconds = (performance.now() - started) / 1000;
@@ -127,6 +132,7 @@ async function main() {
     console.log(
       JSON.stringify({
         expected: exp,
+        generateSeconds,
         loadSeconds,
         measured: { ...sessions, ...devices, ...days, ...returns, ...totals, ...projects },
         deterministic,
