@@ -538,13 +538,14 @@ async function explainCell(ch: ClickHouseClient, projectId: string): Promise<voi
 /**
  * What the main project holds, for a model's fit: events, sessions and players (distinct over the data;
  * `profile_monthly_players` over its last 30 days, `profile_daily_players` the mean of its days), and
- * the profile's expected figures at the full size (`profile_expected_*`).
+ * the profile's expected figures at the size measured (`profile_expected_*`; none for a dir of the
+ * former generator).
  */
 async function profileFigures(
   target: { url: string; user: string; password: string },
   project: string,
   plan: LoadPlan,
-  model: ReturnType<typeof expected>,
+  model: ReturnType<typeof expected> | undefined,
 ): Promise<Record<string, unknown>> {
   const sql = `SELECT count() AS events, uniqExact(session_id) AS sessions, uniqExact(player) AS players,
       uniqExactIf(player, timestamp >= toDate({anchor:String}) - 29) AS monthly_players,
@@ -556,19 +557,24 @@ async function profileFigures(
     string,
     string
   >;
-  const out: Record<string, unknown> = { profile: model.profile, profile_span_days: model.spanDays };
+  const out: Record<string, unknown> = {
+    profile: plan.profile ?? "former",
+    profile_span_days: plan.spanDays ?? 90,
+  };
   for (const [k, v] of Object.entries(row)) {
     out[`profile_${k}`] = Number(v);
   }
-  for (const k of [
-    "monthlyPlayers",
-    "dailyPlayers",
-    "sessions",
-    "events",
-    "eventsPerSession",
-    "density",
-  ] as const) {
-    out[`profile_expected_${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`] = model[k];
+  if (model) {
+    for (const k of [
+      "monthlyPlayers",
+      "dailyPlayers",
+      "sessions",
+      "events",
+      "eventsPerSession",
+      "density",
+    ] as const) {
+      out[`profile_expected_${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`] = model[k];
+    }
   }
   console.log(`profile: ${JSON.stringify(out)}`);
   return out;
@@ -606,8 +612,13 @@ async function main(): Promise<Record<string, unknown>> {
     if (!kept) {
       await save();
     }
-    const model = expected({ ...plan, mainEvents: MAIN_EVENTS, otherEvents: 0 });
-    console.log(`profile (expected at the full size): ${JSON.stringify(model)}`);
+    // The profile expected at the size measured (a kept dir: the size it loaded; none for a dir of the
+    // former generator, whose plan has no profile).
+    const model =
+      kept && kept.generator === undefined
+        ? undefined
+        : expected({ ...plan, mainEvents: kept ? plan.mainEvents : MAIN_EVENTS, otherEvents: 0 });
+    console.log(`profile (expected at the size measured): ${JSON.stringify(model)}`);
     const statements = chunkCount(plan);
     // A dir loaded by the former generator (no `generator` field) is measured as it is.
     const complete = kept && (kept.generator === undefined || (kept.chunksDone ?? 0) >= statements);
@@ -616,7 +627,7 @@ async function main(): Promise<Record<string, unknown>> {
       console.log(`reusing the ${loaded.toLocaleString("en")} events loaded in ${dir} (BENCH_KEEP_DIR)`);
     } else {
       console.log(
-        `loading ${plan.mainEvents.toLocaleString("en")} + ${plan.otherEvents.toLocaleString("en")} events (${plan.profile} profile, ${model.monthlyPlayers.toLocaleString("en")} monthly players) in ${statements} statements from statement ${state.chunksDone}…`,
+        `loading ${plan.mainEvents.toLocaleString("en")} + ${plan.otherEvents.toLocaleString("en")} events (${plan.profile} profile, ${model?.monthlyPlayers.toLocaleString("en")} monthly players) in ${statements} statements from statement ${state.chunksDone}…`,
       );
       const seconds = await loadBenchData(stack.clickhouse, plan, progress, {
         extraMain: 0,
