@@ -5,8 +5,8 @@
 // main project holds (`measured`): events per session, the distinct devices and builds a session and a
 // player have, whether every session walks its maps in order, the heartbeats' cadence, sessions per
 // player-day, D1/D7/D30 of the players first seen inside the span, players per day and over the last
-// 30 days. With BENCH_SHAPE_TWICE=1 it loads the plan again into a second project and compares the two
-// (`deterministic`). Knobs: BENCH_SHAPE_EVENTS (500,000), BENCH_SHAPE_OTHER_EVENTS (100,000),
+// 30 days. With BENCH_SHAPE_TWICE=1 it loads the plan again into a second project, half its events and
+// then grown by the other half, and compares the two (`deterministic`). Knobs: BENCH_SHAPE_EVENTS (500,000), BENCH_SHAPE_OTHER_EVENTS (100,000),
 // BENCH_SPAN_DAYS (45 here: D30 needs 30 days after a cohort), BENCH_PROFILE, BENCH_PLAYERS.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -116,17 +116,28 @@ async function main() {
     );
     let deterministic: boolean | undefined;
     if (TWICE) {
-      const again = { ...plan, mainProject: crypto.randomUUID(), otherEvents: 0 };
+      // Half the events first, then grown by the other half (the same sessions, denser): the same
+      // events as the plan loaded at once.
+      const half = Math.floor(EVENTS / 2);
+      const again = {
+        ...plan,
+        mainProject: crypto.randomUUID(),
+        otherEvents: 0,
+        mainEvents: half,
+        scaleEvents: EVENTS,
+      };
       await loadBenchData(target, again, () => {});
+      await loadBenchData(target, again, () => {}, { extraMain: EVENTS - half, skipPlan: true });
+      // Rows and their hashes' XOR (with the count, so that a row loaded twice cannot cancel out).
       const digest = async (project: string) =>
-        (
+        JSON.stringify(
           await one(
             `SELECT count() AS n, groupBitXor(cityHash64(timestamp, event_name, session_id, player_id, build_id,
               map_id, platform, gpu, position_x, fps, memory_used_bytes, batch_id, event_index, attributes, metrics)) AS h
             FROM telemetry.events WHERE project_id = {p:UUID}`,
             { p: project },
-          )
-        ).h;
+          ),
+        );
       deterministic = (await digest(plan.mainProject)) === (await digest(again.mainProject));
     }
     console.log(

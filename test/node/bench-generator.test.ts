@@ -85,7 +85,8 @@ describe("the bench generator looks like a game (scripts/bench/analytics-data.ts
     // The other projects' events went to the three others, none to the main project.
     expect(m.projects).toBe(4);
     expect(m.main).toBe(m.events);
-    // The same plan loaded again gives the same events (hashes of numbers, no randomness).
+    // The same plan loaded again, half of it and then grown by the other half, gives the same events
+    // (hashes of numbers, no randomness; a growth adds to the same sessions, no event twice).
     expect(shape.deterministic).toBe(true);
   }, 300_000);
 });
