@@ -42,7 +42,7 @@
 //   then set the density; above full density the sessions grow longer).
 // - `studio`: 2M monthly players (≈296k a day, ≈13.3M sessions over 30 days), whatever the events. A
 //   studio month is 500M events (37 a session); at 100M (its cardinality at a fifth of its events) each
-//   session keeps session_start and a fifth of the rest at random: 7.5 events on average, about 5–54.
+//   session keeps session_start and a fifth of the rest at random: 7.5 events on average (1 to ~60).
 //   No load under ~400M events can hold both that cardinality and sessions of 30 or more events
 //   (13.3M sessions × 30); this profile keeps the cardinality, `game` the sessions.
 // Knobs: BENCH_PROFILE, BENCH_PLAYERS (monthly players: distinct players of the span's last 30 days;
@@ -389,10 +389,8 @@ export function expected(plan: LoadPlan): Expected {
     sessions: Math.round(sessions),
     events: Math.round(sessions * perSession),
     eventsPerSession: Math.round(perSession * 10) / 10,
-    sessionEvents: {
-      min: s.densityTo < 1 ? Math.max(1, Math.round(alpha.min * s.densityTo)) : alpha.min,
-      max: s.densityTo < 1 ? Math.round(alpha.max * s.densityTo) : alpha.max,
-    },
+    // Bounds: below full density a session keeps session_start and a binomial share of the rest.
+    sessionEvents: { min: s.densityTo < 1 ? 1 : alpha.min, max: alpha.max },
     density: Math.round(s.densityTo * 1000) / 1000,
     d1: Math.round(population(1) * 1000) / 1000,
     d7: Math.round(population(7) * 1000) / 1000,
