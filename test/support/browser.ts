@@ -1,7 +1,7 @@
-import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 import { createUser } from "../../workers/api/accounts/users.js";
 import { BASE, withDb } from "./harness.js";
+import { workerFetch } from "./worker-fetch.js";
 
 /**
  * A browser's side of the pages, through the Worker: a cookie jar, same-origin form posts carrying
@@ -22,7 +22,7 @@ export class Browser {
     }
     headers.set("CF-Connecting-IP", this.ip);
     const url = path.startsWith("http") ? path : `${this.origin}${path}`;
-    const res = await SELF.fetch(url, { ...init, headers, redirect: "manual" });
+    const res = await workerFetch(url, { ...init, headers, redirect: "manual" });
     for (const line of res.headers.getSetCookie()) {
       const [pair = "", ...attrs] = line.split(";");
       const eq = pair.indexOf("=");

@@ -1,6 +1,6 @@
-import { SELF } from "cloudflare:test";
 import { expect } from "vitest";
 import { BASE } from "./harness.js";
+import { workerFetch } from "./worker-fetch.js";
 
 /** `now`: the request's clock in ms (X-Test-Now, honoured under the test config's local knob testClock only). */
 export type Auth = { key?: string; token?: string; ip?: string; now?: number };
@@ -20,7 +20,7 @@ export function api(path: string, auth: Auth = {}, init: RequestInit = {}): Prom
   if (auth.now !== undefined) {
     headers.set("X-Test-Now", String(auth.now));
   }
-  return SELF.fetch(`${BASE}/api${path}`, { ...init, headers, redirect: "manual" });
+  return workerFetch(`${BASE}/api${path}`, { ...init, headers, redirect: "manual" });
 }
 
 export type IngestOptions = {
@@ -50,7 +50,7 @@ export function ingest(body: Uint8Array, key: string | null, opts: IngestOptions
       headers.set(name, value);
     }
   }
-  return SELF.fetch(`${BASE}${opts.path ?? "/api/v1/events"}`, { method: "POST", body, headers });
+  return workerFetch(`${BASE}${opts.path ?? "/api/v1/events"}`, { method: "POST", body, headers });
 }
 
 export async function problemOf(res: Response) {

@@ -419,8 +419,14 @@ describe("framedash status [--fresh], and the MCP get_project_status tool", () =
 
     // Cached: the same answer, and fetchedAt says how old it is.
     expect((await status("status")).kpis).toEqual(first.kpis);
-    // --fresh: recomputed now.
-    const fresh = await status("status?fresh=1");
+    // --fresh: recomputed now. It counts settled inserts only (the batch's claim given back once every
+    // rollup holds its rows: docs/analytics.md), a moment after the events are visible to SQL; each fresh
+    // read recomputes, so wait on it for the state.
+    const fresh = await waitFor(
+      () => status("status?fresh=1"),
+      (s) => s.kpis.totalEvents === 3,
+      { intervalMs: 200, message: "a fresh status counting the 3 settled events" },
+    );
     expect(fresh.kpis.totalEvents).toBe(3);
     expect(fresh.kpis.fetchedAt).toBeGreaterThanOrEqual(first.kpis.fetchedAt);
     // And the cache now holds that answer.

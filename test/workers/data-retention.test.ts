@@ -206,6 +206,19 @@ describe("retention", () => {
     expect(tables).toEqual(RETAINED_TABLES.map((r) => r.table).sort());
   });
 
+  it("one purge message's worth of projects (PURGE_PROJECTS_PER_MESSAGE) is counted and deleted in one go", async () => {
+    // The message's projects and horizons travel as the statements' query parameters: a full message must
+    // not outgrow what the ClickHouse endpoint takes in a request (the suite's own cron purges every
+    // project the suite made, a few hundred, in one message).
+    const horizons = Array.from({ length: PURGE_PROJECTS_PER_MESSAGE }, () => ({
+      id: crypto.randomUUID(),
+      horizon: "2026-01-01",
+    }));
+    const deleted = await deleteExpired(testClickHouse(), horizons);
+    expect(Object.keys(deleted).sort()).toEqual(RETAINED_TABLES.map((r) => r.table).sort());
+    expect(Object.values(deleted).every((n) => n === 0)).toBe(true);
+  });
+
   it("a shortened retention leaves every read path at once; the purge then deletes the rows; the clock moves the horizon", async () => {
     // On the plan's 180 days: both groups everywhere (the test could fail: this is what changes).
     const full = await reads(anchor);

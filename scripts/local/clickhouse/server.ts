@@ -50,7 +50,10 @@ export async function startClickHouseHttp(opts: ClickHouseHttpOptions): Promise<
   try {
     mkdirSync(dataDir, { recursive: true });
     const pool = new SessionPool(dataDir, opts.connections ?? defaultConnectionCount());
-    const server = http.createServer((req, res) => {
+    // A request line as long as ClickHouse takes (http_max_uri_size, 1 MiB by default): query parameters
+    // travel in the URL, and Node's default limit of 16 KB for the request line and headers refused a
+    // purge message's few hundred projects with a bare 431 (an error without a message to the client).
+    const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, (req, res) => {
       pool.track(handleRequest(pool, opts, req, res));
     });
     const port = await listen(server, opts.port ?? 0).catch(async (err: unknown) => {
