@@ -11,6 +11,7 @@ import host, { type HostEnv } from "./app-host.js";
  * the Worker's own: redirects are not followed (as `redirect: "manual"`).
  */
 export function workerFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-  const request = new Request(input, init);
+  // As an incoming request, with no `cf` object: nothing the Workers do reads one.
+  const request = new Request(input, init) as Request<unknown, IncomingRequestCfProperties>;
   return Promise.resolve(host.fetch(request, env as HostEnv, createExecutionContext()));
 }
