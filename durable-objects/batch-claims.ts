@@ -1,4 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
+import {
+  type ActorIds,
+  type ActorKind,
+  type ActorNumbers,
+  type ActorShard,
+  SINGLE_SHARD,
+} from "../workers/shared/actors.js";
+import { ActorNumbering } from "./actor-numbers.js";
 
 /**
  * One instance per project. A consumer claims the batch keys of a delivery before it asks ClickHouse
@@ -14,6 +22,9 @@ import { DurableObject } from "cloudflare:workers";
  * that is after the events' part and every materialized view's part were committed (the events' part
  * is visible first). So the batches still held (`held`) are the ones whose rows may be in the events and
  * not yet in the rollups; the project status leaves them out of what it counts (analytics/project-status.ts).
+ *
+ * The same object numbers the project's players and sessions (workers/shared/actors.ts), in tables of its
+ * own (./actor-numbers.ts): one object per project already, with SQLite storage.
  */
 export class BatchClaims extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
@@ -22,6 +33,32 @@ export class BatchClaims extends DurableObject<Env> {
       "CREATE TABLE IF NOT EXISTS claims (batch_key TEXT PRIMARY KEY, holder TEXT NOT NULL, until_ms INTEGER NOT NULL)",
     );
     ctx.storage.sql.exec("CREATE INDEX IF NOT EXISTS claims_until ON claims (until_ms)");
+    this.actors = new ActorNumbering(ctx.storage.sql);
+  }
+
+  private readonly actors: ActorNumbering;
+
+  /**
+   * The numbers of these ids (ActorNumbering.number): the events consumer's call, once per project per
+   * INSERT slice before the slice is sent, and the backfill's.
+   */
+  number(ids: ActorIds, shard: ActorShard = SINGLE_SHARD): ActorNumbers {
+    return this.actors.number(ids, shard);
+  }
+
+  /** The numbers these ids hold now (null: none), without handing out any. */
+  numbersOf(kind: ActorKind, ids: string[]): Array<number | null> {
+    return this.actors.numbersOf(kind, ids);
+  }
+
+  /** Forgets these players' and sessions' numbers (an erasure); how many went. Idempotent. */
+  forget(players: string[], sessions: string[]): { players: number; sessions: number } {
+    return this.actors.forget(players, sessions);
+  }
+
+  /** Forgets the numbers of ids last seen before `horizonDay` (the retention purge); how many went. */
+  expire(horizonDay: number): number {
+    return this.actors.expire(horizonDay);
   }
 
   /** The keys now held by `holder`: free ones, expired ones and its own. Runs as one synchronous step. */

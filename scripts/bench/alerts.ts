@@ -18,14 +18,13 @@ import { DELIVERY_HEADER, SIGNING_SECRET_PREFIX } from "../../workers/api/alerts
 import { createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { newSecret } from "../../workers/shared/credentials/secrets.js";
 import { seedAlertRules } from "./alert-rules.js";
-import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { loadBenchData, PLAYERS } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
 import { printTable } from "./table.js";
 
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 20);
 const RULES = Number(process.env.BENCH_RULES ?? 100);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3_000_000);
-const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const PORT = Number(process.env.BENCH_PORT ?? 8796);
 const ORIGIN = `http://127.0.0.1:${PORT}`;
 const CELL_SIZES = (process.env.BENCH_CELL_SIZES ?? "25,50").split(",").map(Number);
@@ -320,9 +319,7 @@ async function main(): Promise<Record<string, number | null>> {
       try {
         const tenants = await seedTenants(pool, receiver.url);
         const projects = tenants.map((t) => t.projectId);
-        console.log(
-          `loading ${EVENTS.toLocaleString("en")} events of ${PLAYERS.toLocaleString("en")} players over ${TENANTS} projects…`,
-        );
+        console.log(`loading ${EVENTS.toLocaleString("en")} events over ${TENANTS} projects…`);
         const seconds = await loadBenchData(
           stack.clickhouse,
           // Every event goes to `otherProjects`, round robin.

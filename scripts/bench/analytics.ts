@@ -18,7 +18,15 @@ import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
 import { evaluationEvents, seedAlertRules } from "./alert-rules.js";
 import { alertStatements } from "./alert-statements.js";
-import { DEFAULT_PLAYERS, type LoadPlan, loadBenchData } from "./analytics-data.js";
+import {
+  chunkCount,
+  expected,
+  type LoadPlan,
+  loadBenchData,
+  PLAYERS,
+  PROFILE,
+  SPAN_DAYS,
+} from "./analytics-data.js";
 import {
   type Answer,
   difference as answersDiffer,
@@ -49,7 +57,6 @@ const COMPARE_EVENTS = process.env.BENCH_COMPARE_EVENTS
   ? Number(process.env.BENCH_COMPARE_EVENTS)
   : undefined;
 const ALERT_RULES = Number(process.env.BENCH_ALERT_RULES ?? 500);
-const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const PORT = Number(process.env.BENCH_PORT ?? 8797);
 const BASE = `http://127.0.0.1:${PORT}/api`;
 const RUNS = 5;
@@ -528,6 +535,51 @@ async function explainCell(ch: ClickHouseClient, projectId: string): Promise<voi
   console.log(`EXPLAIN indexes = 1 of the heatmap_cell read:\n${await plan.text()}`);
 }
 
+/**
+ * What the main project holds, for a model's fit: events, sessions and players (distinct over the data;
+ * `profile_monthly_players` over its last 30 days, `profile_daily_players` the mean of its days), and
+ * the profile's expected figures at the size measured (`profile_expected_*`; none for a dir of the
+ * former generator).
+ */
+async function profileFigures(
+  target: { url: string; user: string; password: string },
+  project: string,
+  plan: LoadPlan,
+  model: ReturnType<typeof expected> | undefined,
+): Promise<Record<string, unknown>> {
+  const sql = `SELECT count() AS events, uniqExact(session_id) AS sessions, uniqExact(player) AS players,
+      uniqExactIf(player, timestamp >= toDate({anchor:String}) - 29) AS monthly_players,
+      (SELECT round(avg(n)) FROM (SELECT uniqExact(player) AS n FROM telemetry.events
+        WHERE project_id = {p:UUID} GROUP BY toDate(timestamp))) AS daily_players
+    FROM telemetry.events WHERE project_id = {p:UUID} FORMAT JSONEachRow`;
+  const anchor = plan.anchor ?? new Date().toISOString().slice(0, 10);
+  const row = JSON.parse(await clickhouseQuery(target.url, target, sql, { p: project, anchor })) as Record<
+    string,
+    string
+  >;
+  const out: Record<string, unknown> = {
+    profile: plan.profile ?? "former",
+    profile_span_days: plan.spanDays ?? 90,
+  };
+  for (const [k, v] of Object.entries(row)) {
+    out[`profile_${k}`] = Number(v);
+  }
+  if (model) {
+    for (const k of [
+      "monthlyPlayers",
+      "dailyPlayers",
+      "sessions",
+      "events",
+      "eventsPerSession",
+      "density",
+    ] as const) {
+      out[`profile_expected_${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`] = model[k];
+    }
+  }
+  console.log(`profile: ${JSON.stringify(out)}`);
+  return out;
+}
+
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
 async function main(): Promise<Record<string, unknown>> {
@@ -535,9 +587,8 @@ async function main(): Promise<Record<string, unknown>> {
     // A kept dir holds its project, key and plan (written before loading): a reused one is measured
     // without loading again, after finishing a load that stopped midway.
     const saved = join(dir, "bench-analytics.json");
-    const kept = reused
-      ? (JSON.parse(await readFile(saved, "utf8")) as { projectId: string; key: string; plan: LoadPlan })
-      : undefined;
+    type Saved = { projectId: string; key: string; plan: LoadPlan; generator?: number; chunksDone?: number };
+    const kept = reused ? (JSON.parse(await readFile(saved, "utf8")) as Saved) : undefined;
     const { projectId, key } = kept ?? (await seedProject(stack.databaseUrl));
     dataVersion = await projectDataVersion(stack.databaseUrl, projectId);
     const first = COMPARE_EVENTS !== undefined && COMPARE_EVENTS < MAIN_EVENTS ? COMPARE_EVENTS : MAIN_EVENTS;
@@ -547,23 +598,45 @@ async function main(): Promise<Record<string, unknown>> {
       otherProjects: Array.from({ length: 9 }, () => crypto.randomUUID()),
       otherEvents: OTHER_EVENTS,
       players: PLAYERS,
+      // The players and sessions of the full size: a smaller first size holds fewer of their events.
+      scaleEvents: MAIN_EVENTS,
+      profile: PROFILE,
+      spanDays: SPAN_DAYS,
       anchor: process.env.BENCH_ANCHOR_DAY ?? new Date().toISOString().slice(0, 10),
     };
     const progress = (line: string) => process.stdout.write(`\r${line}   `);
+    // Statements done, saved after each: a load that stopped midway resumes at the next one (the one
+    // that stopped may have left some of its rows: they come again, and the events' merges drop copies).
+    const state: Saved = { projectId, key, plan, generator: 2, chunksDone: kept?.chunksDone ?? 0 };
+    const save = () => writeFile(saved, JSON.stringify(state));
     if (!kept) {
-      await writeFile(saved, JSON.stringify({ projectId, key, plan }));
+      await save();
     }
-    const loaded = kept ? await eventCount(stack.clickhouse) : 0;
-    if (loaded >= plan.mainEvents + plan.otherEvents || (kept && process.env.BENCH_LOAD === "0")) {
+    // The profile expected at the size measured (a kept dir: the size it loaded; none for a dir of the
+    // former generator, whose plan has no profile).
+    const model =
+      kept && kept.generator === undefined
+        ? undefined
+        : expected({ ...plan, mainEvents: kept ? plan.mainEvents : MAIN_EVENTS, otherEvents: 0 });
+    console.log(`profile (expected at the size measured): ${JSON.stringify(model)}`);
+    const statements = chunkCount(plan);
+    // A dir loaded by the former generator (no `generator` field) is measured as it is.
+    const complete = kept && (kept.generator === undefined || (kept.chunksDone ?? 0) >= statements);
+    if (complete || (kept && process.env.BENCH_LOAD === "0")) {
+      const loaded = await eventCount(stack.clickhouse);
       console.log(`reusing the ${loaded.toLocaleString("en")} events loaded in ${dir} (BENCH_KEEP_DIR)`);
     } else {
       console.log(
-        `loading ${plan.mainEvents.toLocaleString("en")} + ${plan.otherEvents.toLocaleString("en")} events of ${plan.players.toLocaleString("en")} players from row ${loaded.toLocaleString("en")}…`,
+        `loading ${plan.mainEvents.toLocaleString("en")} + ${plan.otherEvents.toLocaleString("en")} events (${plan.profile} profile, ${model?.monthlyPlayers.toLocaleString("en")} monthly players) in ${statements} statements from statement ${state.chunksDone}…`,
       );
       const seconds = await loadBenchData(stack.clickhouse, plan, progress, {
         extraMain: 0,
         skipPlan: false,
-        resumeAt: loaded,
+        resumeChunk: state.chunksDone,
+        onChunk: async (done) => {
+          state.chunksDone = done;
+          await save();
+        },
       });
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
@@ -600,8 +673,11 @@ async function main(): Promise<Record<string, unknown>> {
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
     const after = await measure(ch, projectId, key, SQL_COLUMNS);
-    const size = kept ? await eventCount(stack.clickhouse, projectId) : MAIN_EVENTS;
-    const result = report(after, before, millions(size), millions(first));
+    const size = await eventCount(stack.clickhouse, projectId);
+    const result: Record<string, unknown> = {
+      ...report(after, before, millions(size), millions(first)),
+      ...(await profileFigures(stack.clickhouse, projectId, plan, model)),
+    };
     if (ONLY) {
       await ch.close();
       return result;

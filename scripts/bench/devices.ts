@@ -4,7 +4,7 @@ import { cellDrilldown } from "../../workers/api/analytics/cell.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_EVENTS, CH_SESSION_DEVICES } from "../../workers/shared/clickhouse.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
-import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { loadBenchData, PLAYERS } from "./analytics-data.js";
 import { counting } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 
@@ -16,7 +16,6 @@ import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 2_000_000);
 const OTHER_EVENTS = Number(process.env.BENCH_OTHER_EVENTS ?? 2_000_000);
-const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const RUNS = 5;
 /** Events loaded again with and without the view, for its insert cost. */
 const EXTRA_EVENTS = Number(process.env.BENCH_EXTRA_EVENTS ?? 1_000_000);
@@ -44,6 +43,8 @@ async function main() {
       otherProjects: others,
       otherEvents: OTHER_EVENTS,
       players: PLAYERS,
+      // Sized for the extra events too: each extra load grows the same sessions to full density.
+      scaleEvents: MAIN_EVENTS + EXTRA_EVENTS,
     };
     const loaded = await loadBenchData(stack.clickhouse, plan, progress);
     console.log(

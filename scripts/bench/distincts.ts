@@ -11,12 +11,11 @@ import { dashboardDistincts, playersBetween, rollingPlayers } from "../../worker
 import { distinct, selectRows } from "../../workers/api/analytics/select.js";
 import { DAY_MS, type Window, windowOf } from "../../workers/api/window.js";
 import { CH_DAILY_ACTORS } from "../../workers/shared/clickhouse.js";
-import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { loadBenchData, PLAYERS } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
 
 const MAIN_EVENTS = Number(process.env.BENCH_MAIN_EVENTS ?? 2_000_000);
 const OTHER_EVENTS = Number(process.env.BENCH_OTHER_EVENTS ?? 1_000_000);
-const PLAYERS = Number(process.env.BENCH_PLAYERS ?? DEFAULT_PLAYERS);
 const ROUNDS = 7;
 
 type Client = ReturnType<typeof createClient>;

@@ -1,12 +1,17 @@
 /**
  * Realistic, seeded TelemetryBatch generator for benchmarks and load tests, shaped like what the
- * engine SDKs (Unity, UE5, Godot) send: every event carries the SDK's per-frame sample (fps,
- * frame_time_ms, memory_used_bytes in bytes, gpu_time_ms, game/render thread times) and the
- * build_id / platform / engine_version / session / player stamps; `session_start` and the periodic
- * `perf_heartbeat` are automated events without a position (heartbeats carry the mem.* and io.*
- * metrics); `map_load` carries attributes.map_name and metrics.load_time_ms; gameplay events carry
- * a position, the camera yaw/pitch pair (quantised to 0.01 degrees as the SDKs pack it), and a few
- * attributes and metrics. No device context (field 22 / batch field 2): the SDKs never send one.
+ * engine SDKs (Unity, UE5, Godot) send, and like a game's sessions (the shape of the bench's ClickHouse
+ * generator, analytics-data.ts): a batch is one device's events, one player's sessions one after the
+ * other (a batch of up to 300 events is one session or the start of one), each of 30–300 events, on one
+ * platform, engine and build. Every event carries the SDK's per-frame sample (fps, frame_time_ms,
+ * memory_used_bytes in bytes, gpu_time_ms, game/render thread times) and the build_id / platform /
+ * engine_version / session / player stamps; `session_start` and the `perf_heartbeat` every 10 s (every
+ * other event) are automated events without a position (heartbeats carry the mem.* and io.* metrics);
+ * a session visits 1–3 maps in order, each opened by `map_load` (attributes.map_name,
+ * metrics.load_time_ms) and played from `match_start` to `match_end`; gameplay events carry a position
+ * walking a smooth path over the map, the camera yaw along it and a pitch (quantised to 0.01 degrees as
+ * the SDKs pack them), and a few attributes and metrics. No device context (field 22 / batch field 2):
+ * the SDKs never send one.
  *
  *   const { batch, gzipped, eventCount } = makeRealisticBatch(seed, nowUs, 126_000);
  *
@@ -93,73 +98,85 @@ const ZONES = ["north_gate", "market", "docks", "bunker_b", "ridge", "spawn"] as
 const ITEMS = ["medkit", "ammo_box", "armor_plate", "grenade", "keycard_red"] as const;
 const DIFFICULTY = ["normal", "hard", "nightmare"] as const;
 
-type Session = {
-  sessionId: string;
-  playerId: string;
-  mapId: (typeof MAPS)[number];
-  started: boolean;
-  lastHeartbeatUs: number;
-  x: number;
-  y: number;
-  z: number;
-  yaw: number;
-  pitch: number;
-  baseFps: number;
-  memBytes: number;
-  vramBytes: number;
-  readBytes: number;
-};
-
 type EventInit = MessageInitShape<typeof GameTelemetryEventSchema>;
 
 const MiB = 1024 * 1024;
-/** Heartbeat period of the SDKs (10 s). */
+/** Heartbeat period of the SDKs (10 s): every other event of a session, as in analytics-data.ts. */
 const HEARTBEAT_US = 10_000_000;
 /** Quantise to 0.01 as the SDKs' camera snapshot does. */
 const q01 = (v: number): number => Math.round(v * 100) / 100;
 
-/** A stream of SDK-shaped events; deterministic for a given seed. */
-function eventStream(seed: number, nowUs: number): () => EventInit {
+/** Events of a session: Pareto from 30 with mean 37, capped at 300 (analytics-data.ts, SESSION_EVENTS). */
+const sessionLength = (rng: Rng): number => Math.min(300, Math.floor(30 / (1 - rng()) ** (1 / 5.9)));
+
+/**
+ * A stream of SDK-shaped events, deterministic for a given seed: one player's sessions one after the
+ * other on one device (one platform, engine, build, GPU: what one SDK install flushes), each of 30–300
+ * events. A session opens with `session_start`, spends 1–3 events in the menu, then walks 1–3 maps in
+ * order (`map_load`, `match_start`, gameplay, `match_end` on each); `perf_heartbeat` is every other
+ * event, 10 s apart, and the gameplay events between them walk a smooth path over the map.
+ */
+function eventStream(seed: number, nowUs: number, events: number): () => EventInit {
   const rng = mulberry32(seed);
   const engine = pick(rng, ENGINES);
   const buildId = `1.${40 + Math.floor(rng() * 5)}.${Math.floor(rng() * 10)}+cl${2_000_000 + Math.floor(rng() * 99_999)}`;
-  // Start ~25 minutes ago; events advance 2..60 ms each.
-  let ts = Math.round(nowUs - 25 * 60 * 1e6 - rng() * 60e6);
-  const sessions: Session[] = [];
-  const nSessions = 2 + Math.floor(rng() * 3);
-  for (let i = 0; i < nSessions; i++) {
-    sessions.push({
-      sessionId: uuidV7(rng, ts / 1000),
-      playerId: rng() < 0.8 ? `player_${100000 + Math.floor(rng() * 900000)}` : "",
-      mapId: pick(rng, MAPS),
-      started: false,
-      lastHeartbeatUs: ts,
-      x: rng() * 4000 - 2000,
-      y: rng() * 4000 - 2000,
-      z: 20 + rng() * 30,
-      yaw: rng() * 360,
-      pitch: gauss(rng) * 10,
-      baseFps: 50 + rng() * 90,
-      memBytes: (3000 + rng() * 3000) * MiB,
-      vramBytes: (2000 + rng() * 4000) * MiB,
-      readBytes: 0,
-    });
-  }
+  const playerId = rng() < 0.99 ? `player_${100000 + Math.floor(rng() * 900000)}` : "";
+  // The device's own level: its GPU's frame rate and memory.
+  const baseFps = 50 + rng() * 90;
+  const vramBytes = (2000 + rng() * 4000) * MiB;
+  const memBase = (3000 + rng() * 3000) * MiB;
+  // A session's event is 5 s after the one before it (gameplay jittered within), sessions a few minutes
+  // apart: about 15 s of play per event. The stream starts that long before now (a backlog of `events`
+  // ends about now, inside the ingest's 30-day window) and at least ~25 minutes ago.
+  let slotUs = Math.round(nowUs - Math.max(25 * 60, events * 16) * 1e6 - rng() * 60e6);
+  let sessionId = "";
+  let length = 0;
+  let i = 0;
+  let menu = 0;
+  let maps: Array<(typeof MAPS)[number]> = [];
+  let segments: number[] = [];
+  let sessionFps = baseFps;
+  let memBytes = memBase;
+  let readBytes = 0;
+  let walk = { ax: 1, ay: 1, phx: 0, phy: 0 };
+  const newSession = () => {
+    // The next session starts a few minutes after the last one ended.
+    slotUs += Math.round((60 + rng() * 600) * 1e6);
+    sessionId = uuidV7(rng, slotUs / 1000);
+    length = sessionLength(rng);
+    i = 0;
+    menu = 1 + Math.floor(rng() * 3);
+    const n = rng() < 0.5 ? 1 : rng() < 0.7 ? 2 : 3;
+    const first = Math.floor(rng() * MAPS.length);
+    maps = Array.from({ length: n }, (_, k) => MAPS[(first + k) % MAPS.length] as (typeof MAPS)[number]);
+    // Segment starts (event positions) of the maps, in order.
+    segments = maps.map((_, k) => menu + Math.ceil((k * (length - menu)) / n));
+    sessionFps = baseFps * (0.85 + rng() * 0.3);
+    memBytes = memBase;
+  };
+  newSession();
 
   return () => {
-    ts += 2_000 + Math.floor(rng() * 58_000);
-    const s = pick(rng, sessions);
-    s.memBytes = Math.max(512 * MiB, s.memBytes + gauss(rng) * 2 * MiB);
-    const fps = Math.min(LIMITS.fpsMax, Math.max(5, s.baseFps + gauss(rng) * 6));
+    if (i >= length) {
+      newSession();
+    }
+    const at = i;
+    i += 1;
+    const ts = slotUs + at * (HEARTBEAT_US / 2) + (at % 2 === 1 ? Math.floor(rng() * (HEARTBEAT_US / 2)) : 0);
+    if (i >= length) {
+      slotUs += length * (HEARTBEAT_US / 2);
+    }
+    memBytes = Math.max(512 * MiB, memBytes + gauss(rng) * 2 * MiB);
+    const fps = Math.min(LIMITS.fpsMax, Math.max(5, sessionFps + gauss(rng) * 6));
     const frame = 1000 / fps;
     // The per-frame sample every SDK event carries.
     const ev: EventInit = {
       timestampUs: BigInt(ts),
-      sessionId: s.sessionId,
-      playerId: s.playerId,
+      sessionId,
+      playerId,
       fps,
       frameTimeMs: frame,
-      memoryUsedBytes: BigInt(Math.round(s.memBytes)),
+      memoryUsedBytes: BigInt(Math.round(memBytes)),
       gpuTimeMs: frame * (0.6 + rng() * 0.3),
       gameThreadMs: frame * (0.4 + rng() * 0.4),
       renderThreadMs: frame * (0.5 + rng() * 0.3),
@@ -167,46 +184,65 @@ function eventStream(seed: number, nowUs: number): () => EventInit {
       platform: engine.platform,
       engineVersion: engine.engineVersion,
     };
-    if (!s.started) {
-      s.started = true;
+    if (at === 0) {
       return { ...ev, eventName: "session_start", source: TelemetrySource.AUTOMATED };
     }
-    if (ts - s.lastHeartbeatUs >= HEARTBEAT_US) {
-      s.lastHeartbeatUs = ts;
+    const heartbeat = (): EventInit => {
       const reads = Math.floor(rng() * 40);
-      s.readBytes = reads * Math.floor(4096 + rng() * 65536);
+      readBytes = reads * Math.floor(4096 + rng() * 65536);
       return {
         ...ev,
         eventName: "perf_heartbeat",
         source: TelemetrySource.AUTOMATED,
         metrics: {
-          "mem.vram": Math.round(s.vramBytes),
-          "mem.heap": Math.round(s.memBytes * 0.4),
-          "io.read_bytes": s.readBytes,
+          "mem.vram": Math.round(vramBytes),
+          "mem.heap": Math.round(memBytes * 0.4),
+          "io.read_bytes": readBytes,
           "io.read_time_ms": Math.round(reads * rng() * 300) / 100,
           "io.read_ops": reads,
         },
       };
+    };
+    if (at < menu) {
+      return at % 2 === 0
+        ? heartbeat()
+        : { ...ev, eventName: "ui_click", source: TelemetrySource.PLAYER, attributes: { zone: "menu" } };
     }
-    if (rng() < 0.004) {
-      s.mapId = pick(rng, MAPS);
+    let seg = 0;
+    while (seg + 1 < segments.length && at >= (segments[seg + 1] as number)) {
+      seg += 1;
+    }
+    const mapId = maps[seg] as (typeof MAPS)[number];
+    const start = segments[seg] as number;
+    const end = (seg + 1 < segments.length ? (segments[seg + 1] as number) : length) - 1;
+    if (at === start) {
+      walk = { ax: 0.5 + rng(), ay: 0.5 + rng(), phx: rng() * 2 * Math.PI, phy: rng() * 2 * Math.PI };
       return {
         ...ev,
         eventName: "map_load",
         source: TelemetrySource.PLAYER,
-        attributes: { map_name: MAP_NAMES[s.mapId] },
+        attributes: { map_name: MAP_NAMES[mapId] },
         metrics: { load_time_ms: Math.round(800 + rng() * 6000) },
       };
     }
-
-    // Gameplay: a random walk on the map plane, the camera following.
-    const name = pick(rng, GAMEPLAY);
-    s.yaw = (s.yaw + gauss(rng) * 8 + 360) % 360;
-    s.pitch = Math.max(-89, Math.min(89, s.pitch + gauss(rng) * 2));
-    const step = rng() * 3;
-    s.x = Math.max(-2048, Math.min(2048, s.x + Math.cos((s.yaw * Math.PI) / 180) * step));
-    s.y = Math.max(-2048, Math.min(2048, s.y + Math.sin((s.yaw * Math.PI) / 180) * step));
-    s.z = Math.max(0, s.z + gauss(rng) * 0.2);
+    if (at % 2 === 0 && at !== start + 1 && at !== end) {
+      return heartbeat();
+    }
+    // Gameplay: a smooth walk (a Lissajous path) over the map plane, the camera along it.
+    const tau = (at - start) * 0.04;
+    const x = 1900 * Math.sin(walk.ax * tau + walk.phx);
+    const y = 1900 * Math.sin(walk.ay * tau + walk.phy);
+    const z = 20 + 8 * Math.sin(x / 90) * Math.cos(y / 70);
+    const yawDeg =
+      ((Math.atan2(
+        walk.ay * Math.cos(walk.ay * tau + walk.phy),
+        walk.ax * Math.cos(walk.ax * tau + walk.phx),
+      ) *
+        180) /
+        Math.PI +
+        360) %
+      360;
+    const name = at === start + 1 ? "match_start" : at === end ? "match_end" : pick(rng, GAMEPLAY);
     const attributes: Record<string, string> = {};
     const metrics: Record<string, number> = {};
     switch (name) {
@@ -230,6 +266,8 @@ function eventStream(seed: number, nowUs: number): () => EventInit {
         break;
       case "checkpoint_reached":
       case "quest_progress":
+      case "match_start":
+      case "match_end":
         attributes.difficulty = pick(rng, DIFFICULTY);
         attributes.checkpoint = `cp_${Math.floor(rng() * 40)}`;
         metrics.elapsed_s = Math.round(rng() * 36000) / 10;
@@ -239,18 +277,18 @@ function eventStream(seed: number, nowUs: number): () => EventInit {
           attributes.zone = pick(rng, ZONES);
         }
         if (rng() < 0.3) {
-          metrics.speed = Math.round(step * 100) / 100;
+          metrics.speed = Math.round(rng() * 300) / 100;
         }
     }
-    const yaw = q01(s.yaw);
+    const yaw = q01(yawDeg);
     return {
       ...ev,
       eventName: name,
       source: TelemetrySource.PLAYER,
-      mapId: s.mapId,
-      position: { x: s.x, y: s.y, z: s.z },
+      mapId,
+      position: { x, y, z },
       cameraYaw: yaw >= 360 ? 0 : yaw,
-      cameraPitch: q01(s.pitch),
+      cameraPitch: q01(gauss(rng) * 10),
       attributes,
       metrics,
     };
@@ -298,7 +336,7 @@ export function makeSdkBatch(
   eventCount: number,
   maxGzipBytes: number = LIMITS.maxCompressedBytes,
 ): RealisticBatch {
-  const next = eventStream(seed, nowUs);
+  const next = eventStream(seed, nowUs, eventCount);
   const encoded = Array.from({ length: Math.min(eventCount, LIMITS.maxEvents) }, () =>
     toBinary(GameTelemetryEventSchema, create(GameTelemetryEventSchema, next())),
   );
@@ -319,7 +357,7 @@ export function makeSdkBatch(
  * LIMITS.maxDecodedEntries decoded entries.
  */
 export function makeRealisticBatch(seed: number, nowUs: number, targetGzipBytes: number): RealisticBatch {
-  const next = eventStream(seed, nowUs);
+  const next = eventStream(seed, nowUs, LIMITS.maxEvents);
   const encoded: Uint8Array[] = [];
   /** entriesUpTo[n] = decoded entries of the first n events. */
   const entriesUpTo: number[] = [0];

@@ -1,7 +1,7 @@
 // `npm run bench:storage`: bytes on disk per million events for every ClickHouse table, the cost of the
 // retention TTLs on inserts, and the time of a retention purge (docs/benchmarks.md, "bench:storage").
 // Loads BENCH_STORAGE_EVENTS (default 4M) events of one project with the analytics benchmark's
-// generator (90 days, DEFAULT_PLAYERS players) into chdb, a million at a time, alternating the
+// generator (90 days, its players following the events) into chdb, about a million at a time (BENCH_CHUNK), alternating the
 // migration-0015 TTLs off and on per million; merges every table (OPTIMIZE FINAL: the steady state a
 // day later) and reads system.parts; then purges the days before the 45th-newest and times it.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -14,10 +14,9 @@ import { dateOf } from "../../workers/api/window.js";
 import { MAX_RETENTION_DAYS } from "../../workers/shared/plans.js";
 import { clickhouseQuery, startClickHouseHttp } from "../local/clickhouse-http.js";
 import { migrateClickHouse } from "../migrate.js";
-import { DEFAULT_PLAYERS, loadBenchData } from "./analytics-data.js";
+import { loadBenchData } from "./analytics-data.js";
 
 const EVENTS = Number(process.env.BENCH_STORAGE_EVENTS ?? 4_000_000);
-const CHUNK = 1_000_000;
 // The tables whose TTL migration 0015 added (hourly_players and player_last_seen had theirs).
 const TTL_TABLES = RETAINED_TABLES.filter(
   (t) => !["telemetry.hourly_players", "telemetry.player_last_seen"].includes(t.table),
@@ -35,30 +34,39 @@ async function main() {
     await migrateClickHouse(target);
     const project = crypto.randomUUID();
     const seconds: Record<"ttl" | "none", number[]> = { ttl: [], none: [] };
-    for (let i = 0; i * CHUNK < EVENTS; i += 1) {
-      const ttl = i % 2 === 1;
-      for (const t of TTL_TABLES) {
-        await run(
-          ttl
-            ? `ALTER TABLE ${t.table} MODIFY TTL ${t.day} + INTERVAL ${MAX_RETENTION_DAYS} DAY SETTINGS materialize_ttl_after_modify = 0`
-            : `ALTER TABLE ${t.table} REMOVE TTL`,
-        );
-      }
-      const s = await loadBenchData(
-        target,
-        {
-          mainProject: project,
-          mainEvents: i * CHUNK,
-          otherEvents: 0,
-          otherProjects: [project],
-          players: DEFAULT_PLAYERS,
+    const rows = async () => Number((await run("SELECT count() FROM telemetry.events FORMAT TSV")).trim());
+    // Statement by statement (about BENCH_CHUNK events each), the TTLs off for one and on for the next.
+    let t0 = 0;
+    let before = 0;
+    await loadBenchData(
+      target,
+      { mainProject: project, mainEvents: EVENTS, otherEvents: 0, otherProjects: [], spanDays: 90 },
+      () => {},
+      {
+        extraMain: 0,
+        skipPlan: false,
+        beforeChunk: async (i) => {
+          for (const t of TTL_TABLES) {
+            await run(
+              i % 2 === 1
+                ? `ALTER TABLE ${t.table} MODIFY TTL ${t.day} + INTERVAL ${MAX_RETENTION_DAYS} DAY SETTINGS materialize_ttl_after_modify = 0`
+                : `ALTER TABLE ${t.table} REMOVE TTL`,
+            );
+          }
+          before = await rows();
+          t0 = performance.now();
         },
-        () => {},
-        { extraMain: Math.min(CHUNK, EVENTS - i * CHUNK), skipPlan: true },
-      );
-      seconds[ttl ? "ttl" : "none"].push(s);
-      console.log(`million ${i + 1}: ${s.toFixed(1)} s ${ttl ? "with" : "without"} the TTLs`);
-    }
+        onChunk: async (done) => {
+          const s = (performance.now() - t0) / 1000;
+          const loaded = (await rows()) - before;
+          const ttl = (done - 1) % 2 === 1;
+          seconds[ttl ? "ttl" : "none"].push((s * 1_000_000) / Math.max(1, loaded));
+          console.log(
+            `statement ${done}: ${loaded.toLocaleString("en")} events in ${s.toFixed(1)} s ${ttl ? "with" : "without"} the TTLs`,
+          );
+        },
+      },
+    );
     for (const t of RETAINED_TABLES) {
       await run(`OPTIMIZE TABLE ${t.table} FINAL`);
     }
@@ -67,7 +75,7 @@ async function main() {
         FROM system.parts WHERE database = 'telemetry' AND active AND table != 'schema_migrations'
         GROUP BY table ORDER BY bytes DESC FORMAT JSON`),
     ).data as Array<{ table: string; rows: string; bytes: string; raw: string }>;
-    const millions = EVENTS / 1_000_000;
+    const millions = (await rows()) / 1_000_000;
     let total = 0;
     console.log("\ntable | rows per M events | bytes on disk per M events | uncompressed per M");
     for (const p of parts) {

@@ -1,6 +1,7 @@
 // Writes at volume (issue 34 item 5): one player's erasure and one full export of the bench project,
 // timed over HTTP on the data `bench:analytics` loaded into a kept dir (BENCH_KEEP_DIR, required).
-// BENCH_PLAYER names the player (default: a typical one, halfway down the generator's skewed ids);
+// BENCH_PLAYER names the player (default: a typical one, first seen halfway through the span: the
+// generator numbers players in first-seen order, analytics-data.ts);
 // BENCH_EXPORT_FORMAT the export's format (ndjson by default); BENCH_EXPORT_MAX_S how long to wait;
 // BENCH_WRITES=export or =erasure runs only that one (both by default). While the export runs, the
 // local workerd's open file descriptors are sampled from /proc: their maximum, and what they were then.
@@ -11,11 +12,11 @@ import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { createKey } from "../../workers/api/bootstrap.js";
 import { clickhouseQuery } from "../local/clickhouse-http.js";
+import { expected, type LoadPlan } from "./analytics-data.js";
 import { withBenchStack } from "./stack.js";
 
 const PORT = Number(process.env.BENCH_PORT ?? 8798);
 const BASE = `http://127.0.0.1:${PORT}/api`;
-const PLAYER = process.env.BENCH_PLAYER ?? "player-500001";
 const FORMAT = process.env.BENCH_EXPORT_FORMAT ?? "ndjson";
 const EXPORT_MAX_MS = Number(process.env.BENCH_EXPORT_MAX_S ?? 1800) * 1000;
 const WRITES = process.env.BENCH_WRITES ?? "all";
@@ -85,9 +86,16 @@ async function main(): Promise<Record<string, number | string>> {
     if (!reused) {
       throw new Error(`${dir} holds no loaded stack`);
     }
-    const { projectId } = JSON.parse(await readFile(join(dir, "bench-analytics.json"), "utf8")) as {
+    const { projectId, plan } = JSON.parse(await readFile(join(dir, "bench-analytics.json"), "utf8")) as {
       projectId: string;
+      plan: LoadPlan;
     };
+    // A dir of the former generator (no profile in its plan) had player-500001 halfway down its ids.
+    const half = () => {
+      const e = expected({ ...plan, otherEvents: 0 });
+      return `player-${Math.floor((e.newPlayersPerDay * e.spanDays) / 2) + 1}`;
+    };
+    const PLAYER = process.env.BENCH_PLAYER ?? (plan.profile ? half() : "player-500001");
     const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 1 });
     const key = await createKey(drizzle({ client: pool }), projectId, "full", "bench writes").finally(() =>
       pool.end(),

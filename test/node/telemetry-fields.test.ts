@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
@@ -76,13 +76,29 @@ function fromTable(f: FieldSpec): Described {
 
 const byNo = (a: Described, b: Described) => a.no - b.no;
 
-/** The column names of the newest CREATE TABLE telemetry.events, with their kind (ALIAS, MATERIALIZED or stored). */
+const STORED = (definition: string) => !/\b(ALIAS|MATERIALIZED)\b/.test(definition);
+
+/**
+ * The column names of the newest CREATE TABLE telemetry.events, with their kind (ALIAS, MATERIALIZED or
+ * stored), then those the later migrations add to it (ALTER TABLE … ADD COLUMN), in migration order.
+ */
 function eventsTableColumns(): { name: string; stored: boolean }[] {
-  const sql = readFileSync(join(ROOT, "schema/clickhouse/migrations/0003_sdk_wire_layout.sql"), "utf8");
+  const dir = join(ROOT, "schema/clickhouse/migrations");
+  const sql = readFileSync(join(dir, "0003_sdk_wire_layout.sql"), "utf8");
   const body = sql.slice(sql.indexOf("CREATE TABLE IF NOT EXISTS telemetry.events"), sql.indexOf("ENGINE ="));
-  return [...body.matchAll(/^ {4}(\w+) ([^\n]*)$/gm)]
+  const created = [...body.matchAll(/^ {4}(\w+) ([^\n]*)$/gm)]
     .filter((m) => m[1] !== "INDEX")
-    .map((m) => ({ name: m[1] as string, stored: !/\b(ALIAS|MATERIALIZED)\b/.test(m[2] as string) }));
+    .map((m) => ({ name: m[1] as string, stored: STORED(m[2] as string) }));
+  const added = readdirSync(dir)
+    .filter((f) => f > "0003_sdk_wire_layout.sql" && f.endsWith(".sql"))
+    .sort()
+    .flatMap((f) => [
+      ...readFileSync(join(dir, f), "utf8").matchAll(
+        /^ALTER TABLE telemetry\.events ADD COLUMN IF NOT EXISTS (\w+) ([^;]*);$/gm,
+      ),
+    ])
+    .map((m) => ({ name: m[1] as string, stored: STORED(m[2] as string) }));
+  return [...created, ...added];
 }
 
 describe("the telemetry field table", () => {
@@ -178,6 +194,8 @@ describe("column lists built from the table", () => {
       "sdk_version",
       "batch_id",
       "received_at",
+      "player_idx",
+      "session_idx",
     ]);
   });
 
@@ -222,6 +240,14 @@ describe("column lists built from the table", () => {
     // The view's deliberate differences from the wire's columns: no bookkeeping of the batch.
     const table = eventsTableColumns().map((c) => c.name);
     const left = table.filter((c) => !EVENTS_COLUMNS.includes(c));
-    expect(left).toEqual(["batch_id", "event_index", "received_at", "player", "has_perf"]);
+    expect(left).toEqual([
+      "batch_id",
+      "event_index",
+      "received_at",
+      "player",
+      "has_perf",
+      "player_idx",
+      "session_idx",
+    ]);
   });
 });

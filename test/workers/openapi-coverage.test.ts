@@ -23,6 +23,7 @@ const UNDOCUMENTED = new Set([
   "POST /oauth/token",
   "POST /oauth/revoke",
   "POST /operator/credential-changes",
+  "POST /operator/number-backfills",
   // Liveness (public, names nothing) and the operator's readiness view (docs/operations.md, "Health and
   // readiness"; test/workers/health.test.ts).
   "GET /health",

@@ -823,6 +823,8 @@ const OWN_TESTS = [
   "POST /api/oauth/token",
   "POST /api/oauth/revoke",
   "POST /api/operator/credential-changes",
+  // The dense-number backfill, operator secret only (actor-numbers.test.ts).
+  "POST /api/operator/number-backfills",
   // The readiness view, operator secret only (health.test.ts).
   "GET /api/operator/health",
 ];
@@ -892,7 +894,10 @@ describe.each(["/oauth/token", "/oauth/revoke"])("POST /api%s", (path) => {
   });
 });
 
-describe("POST /api/operator/credential-changes", () => {
+describe.each([
+  ["/operator/credential-changes", () => ({ tenantId: t.tenantId })],
+  ["/operator/number-backfills", () => ({ projectIds: [t.projectId] })],
+])("POST /api%s", (path, bodyOf) => {
   it("takes only the operator secret: no credentials, an API key, a token, a session or a wrong secret is 401", async () => {
     const variants: Record<string, string>[] = [
       {},
@@ -903,12 +908,12 @@ describe("POST /api/operator/credential-changes", () => {
     ];
     for (const headers of variants) {
       const res = await api(
-        "/operator/credential-changes",
+        path,
         { ip: "192.0.2.17" },
         {
           method: "POST",
           headers: { ...headers, "Content-Type": "application/json" },
-          body: JSON.stringify({ tenantId: t.tenantId }),
+          body: JSON.stringify(bodyOf()),
         },
       );
       expect(res.status, JSON.stringify(Object.keys(headers))).toBe(401);

@@ -49,6 +49,17 @@ export const SsoNoticeJob = z.object({ v: z.literal(1), kind: z.literal("sso-not
 export type SsoNoticeJob = z.output<typeof SsoNoticeJob>;
 
 /**
+ * One page of a project's dense-number backfill (analytics/numbers-backfill.ts): sent per project by
+ * POST /api/operator/number-backfills, and again by its consumer while pages remain. Idempotent.
+ */
+export const NumbersBackfillJob = z.object({
+  v: z.literal(1),
+  kind: z.literal("numbers-backfill"),
+  projectId: z.string().uuid(),
+});
+export type NumbersBackfillJob = z.output<typeof NumbersBackfillJob>;
+
+/**
  * Alert pairs as sent before every job carried a `kind` (no `kind` at all): still read, as alert pairs,
  * so that the messages in flight during a deploy are evaluated, not dropped.
  */
@@ -58,9 +69,9 @@ const LegacyAlertPairs = z
 
 /** What one jobs-queue message carries; the dead-letter queue carries the same. */
 export const JobMessage = z.union([
-  z.discriminatedUnion("kind", [AlertPairsJob, BuildsJob, PurgeJob, SsoNoticeJob]),
+  z.discriminatedUnion("kind", [AlertPairsJob, BuildsJob, PurgeJob, SsoNoticeJob, NumbersBackfillJob]),
   LegacyAlertPairs,
 ]);
 export type JobMessage = z.output<typeof JobMessage>;
 /** What a producer sends: a job with its kind (the legacy shape is read, never sent). */
-export type JobInput = AlertPairsJob | BuildsJob | PurgeJob | SsoNoticeJob;
+export type JobInput = AlertPairsJob | BuildsJob | PurgeJob | SsoNoticeJob | NumbersBackfillJob;

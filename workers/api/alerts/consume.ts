@@ -5,8 +5,9 @@
 import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf, localKnobsOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { backfillNumbersPage } from "../analytics/numbers-backfill.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
-import { deleteExpired } from "../data-retention/purge.js";
+import { deleteExpired, expireNumbers } from "../data-retention/purge.js";
 import { openDb } from "../db.js";
 import { type AlertPairsJob, JobMessage } from "../jobs.js";
 import { noticeUnprovenDomains } from "../sso/notice.js";
@@ -71,12 +72,24 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
           }
         });
       }
+      if (job.kind === "numbers-backfill") {
+        // One page; the next is another message, sent once this one's numbers are written.
+        return runJob(m, "numbers backfill", `project ${job.projectId}`, async () => {
+          const page = await backfillNumbersPage(env, job.projectId);
+          if (page.more) {
+            await env.JOBS_QUEUE.send(job, { contentType: "json" });
+          }
+          return page;
+        });
+      }
       if (job.kind === "purge") {
         // A day's purge of some projects (data-retention/purge.ts planPurge). A lightweight DELETE waits
         // for its mutation: minutes on a large table.
-        return runJob(m, "retention purge", `${job.day}, ${job.horizons.length} project(s)`, () =>
-          deleteExpired(openClickHouse(configOf(env), 600_000), job.horizons),
-        );
+        // Then the players' and sessions' numbers whose events are all gone.
+        return runJob(m, "retention purge", `${job.day}, ${job.horizons.length} project(s)`, async () => {
+          const deleted = await deleteExpired(openClickHouse(configOf(env), 600_000), job.horizons);
+          return { ...deleted, numbersExpired: await expireNumbers(env, job.horizons) };
+        });
       }
       const body = job;
       try {
@@ -133,6 +146,12 @@ export async function consumeJobDeadLetters(batch: MessageBatch<unknown>, env: E
       if (job.kind === "sso-notice") {
         // Nothing to mark: the domains are still due, and the next run's notice sends them.
         console.error("sso domain notice dead-lettered", m.id, `run ${new Date(job.runAt).toISOString()}`);
+        m.ack();
+        continue;
+      }
+      if (job.kind === "numbers-backfill") {
+        // Nothing to mark: asking again resumes where it stopped (the rows still unnumbered).
+        console.error("numbers backfill dead-lettered", m.id, `project ${job.projectId}`);
         m.ack();
         continue;
       }

@@ -8,6 +8,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { eq, sql } from "drizzle-orm";
 import { projects, retentionRuns, tenants } from "../../../schema/pg/schema.js";
+import { dayOfDate } from "../../shared/actors.js";
 import type { Db } from "../db.js";
 import type { PurgeJob } from "../jobs.js";
 import { dateOf } from "../window.js";
@@ -77,6 +78,31 @@ export async function deleteExpired(
   return deleted;
 }
 
+/** Objects asked at once by expireNumbers. */
+const NUMBER_OBJECTS_AT_ONCE = 16;
+
+/**
+ * Forgets the dense numbers (workers/shared/actors.ts) of every player and session of these projects
+ * whose latest event is before the project's horizon, in each project's BatchClaims object: their
+ * events are gone, and a returning player gets a new number (a new first retained day, as retention
+ * counts it). Returns the mappings dropped. Idempotent.
+ */
+export async function expireNumbers(
+  env: Env,
+  horizons: Array<{ id: string; horizon: string }>,
+): Promise<number> {
+  let dropped = 0;
+  for (let i = 0; i < horizons.length; i += NUMBER_OBJECTS_AT_ONCE) {
+    const counts = await Promise.all(
+      horizons
+        .slice(i, i + NUMBER_OBJECTS_AT_ONCE)
+        .map((p) => env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(p.id)).expire(dayOfDate(p.horizon))),
+    );
+    dropped += counts.reduce((a, b) => a + b, 0);
+  }
+  return dropped;
+}
+
 /**
  * Projects per purge message: bounds one message's work (one count, and at most one DELETE, per table
  * for these projects) and its size (about 70 bytes a project, far under a message's 128 KB).
@@ -101,7 +127,7 @@ async function claimDay(db: Db, now: Date): Promise<string | null> {
 /**
  * The cron's part, once a UTC day: claims the day, computes every project's horizon (Postgres only) and
  * sends the purge to the jobs queue in messages of PURGE_PROJECTS_PER_MESSAGE projects, which its
- * consumer deletes (consume.ts). The day is finished once every message is sent; a send that fails
+ * consumer deletes (consume.ts) and whose numbers it expires (expireNumbers). The day is finished once every message is sent; a send that fails
  * gives the day back to the next run. Deleting is idempotent (rows before a horizon), so a redelivered
  * or retried message changes nothing, and a dead-lettered one is caught up by the next day's purge.
  */

@@ -157,6 +157,7 @@ async function runErasure(db: Db, env: Env, m: ErasureMessage, attempts: number)
       throw new Error(`injected fault after ${ran} step(s)`);
     }
   }).finally(() => dataChanged(db, env, project));
+  await forgetNumbers(env, row.projectId, m.playerId, work);
   await db.transaction(async (tx) => {
     const [done] = await tx
       .update(erasures)
@@ -181,6 +182,23 @@ async function runErasure(db: Db, env: Env, m: ErasureMessage, attempts: number)
     }
   });
   return claimed;
+}
+
+/**
+ * The erased player's dense numbers go (workers/shared/actors.ts): the player's own, those of the
+ * anonymous players of their identified sessions (whose events the erasure took), and those of the
+ * sessions it emptied. After the events are gone, so a row stored meanwhile carries a number that is
+ * then forgotten, never a new one for a player still being erased; an id that comes back later is a new
+ * player with a new number. Idempotent: a retry forgets nothing twice.
+ */
+async function forgetNumbers(
+  env: Env,
+  projectId: string,
+  player: string,
+  work: { identified: string[]; emptied: string[] },
+): Promise<void> {
+  const stub = env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(projectId));
+  await stub.forget([...new Set([player, ...work.identified])], work.emptied);
 }
 
 /**

@@ -4,6 +4,7 @@ import { type Config, configOf } from "../../shared/config.js";
 import { type EnvelopeHeader, EventEnvelope, gunzipCapped } from "../../shared/envelope.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { LIMITS } from "../../shared/telemetry/limits.js";
+import { ProjectActors, SliceNumbers } from "./actors.js";
 import { appendRows, INSERT_COLUMNS, RowSink } from "./wire-rows.js";
 
 /** A message of this delivery whose batch this consumer holds the claim on. */
@@ -31,6 +32,11 @@ export const CLAIM_LEASE_MS = 120_000;
  *  - rows ClickHouse already holds (same batch key and event index) are skipped, so a redelivery, an SDK
  *    retry however compressed, or a dead-letter replay is never counted twice;
  *  - a batch key repeated inside this delivery is built once.
+ * Every row carries its player's and session's dense number (workers/shared/actors.ts): the row builder
+ * collects the distinct ids as it walks (./actors.ts), and before a slice is inserted the ids new in it
+ * are numbered by the project's object, the one that holds its claims (one call per project per slice;
+ * a delivery of up to INSERT_ROWS rows is one slice). If the object is down, the delivery is retried as
+ * a failed insert is, its claims released at once.
  * Messages are acknowledged only after ClickHouse confirmed the insert.
  */
 export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
@@ -78,7 +84,7 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
   let unreadable: Claimed[];
   try {
     const present = await presentEvents(ch, claimed);
-    const sent = await buildAndInsert(config, claimed, present, () => {
+    const sent = await buildAndInsert(env, config, claimed, present, () => {
       insertSent = true;
     });
     unreadable = sent.unreadable;
@@ -86,8 +92,9 @@ export async function consumeEvents(batch: MessageBatch<unknown>, env: Env): Pro
     console.error("events insert failed, retrying batch", err instanceof Error ? err.message : String(err));
     // Nothing was inserted if no insert was sent or ClickHouse refused it with an exception, so the
     // claims can go at once. Otherwise (a timeout, a dropped connection) an insert may still commit on
-    // the server: the claims are kept until their lease lapses, and the retry then sees its rows.
-    if (!insertSent || err instanceof ClickHouseError) {
+    // the server: the claims are kept until their lease lapses, and the retry then sees its rows. A
+    // numbering that failed is thrown only when no insert is in doubt (buildAndInsert).
+    if (!insertSent || err instanceof ClickHouseError || err instanceof NumbersUnavailable) {
       await release(env, claimed, holder);
     }
     retryAll(claimed);
@@ -175,13 +182,36 @@ function byProjectOf(cs: Claimed[]): Map<string, Claimed[]> {
 export const INSERT_ROWS = 25_000;
 const MAX_INSERTS_IN_FLIGHT = 3;
 
+/** The project's object could not number a slice's ids: nothing of that slice was sent. */
+export class NumbersUnavailable extends Error {}
+
+/**
+ * Has each project's object number the ids new in this slice (one call per project, at once), in the
+ * order the rows met them. Slices are numbered one after another, so numbers follow first-seen order
+ * across the delivery.
+ */
+async function numberSlice(env: Env, slice: SliceNumbers): Promise<void> {
+  try {
+    await Promise.all(
+      slice.projects.map((project) =>
+        project.numberWith((ids) =>
+          env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(project.projectId)).number(ids),
+        ),
+      ),
+    );
+  } catch (err) {
+    throw new NumbersUnavailable(err instanceof Error ? err.message : String(err), { cause: err });
+  }
+}
+
 /**
  * Builds every claimed message's rows, leaving out those ClickHouse holds, and inserts them in
- * INSERT_ROWS slices. Resolves once every insert is confirmed; rejects if any failed (the rows of
- * those that succeeded are then present, and the retry skips them). A message that does not walk as a
- * TelemetryBatch is returned, its partial rows removed, for the dead-letter queue.
+ * INSERT_ROWS slices, each once its ids are numbered. Resolves once every insert is confirmed; rejects
+ * if any failed (the rows of those that succeeded are then present, and the retry skips them). A message
+ * that does not walk as a TelemetryBatch is returned, its partial rows removed, for the dead-letter queue.
  */
 async function buildAndInsert(
+  env: Env,
   config: Config,
   claimed: Claimed[],
   present: Map<string, Set<number>>,
@@ -190,14 +220,23 @@ async function buildAndInsert(
   const unreadable: Claimed[] = [];
   const inFlight = new Set<Promise<void>>();
   const failures: unknown[] = [];
+  const projects = new Map<string, ProjectActors>();
   let sink = new RowSink();
+  let slice = new SliceNumbers();
   let rows = 0;
-  const send = async (body: RowSink) => {
+  // The slices' numbering, one after another.
+  let numbering: Promise<void> = Promise.resolve();
+  const send = async (body: RowSink, numbers: SliceNumbers) => {
     while (inFlight.size >= MAX_INSERTS_IN_FLIGHT) {
       await Promise.race(inFlight);
     }
-    onSend();
-    const p: Promise<void> = insertRows(config, body)
+    numbering = numbering.then(() => numberSlice(env, numbers));
+    const p: Promise<void> = numbering
+      .then(() => {
+        numbers.fill(body);
+        onSend();
+        return insertRows(config, body);
+      })
       .catch((err: unknown) => {
         failures.push(err);
       })
@@ -206,27 +245,40 @@ async function buildAndInsert(
   };
   for (const c of claimed) {
     const mark = sink.len;
+    const markRows = slice.rows;
+    let project = projects.get(c.header.projectId);
+    if (!project) {
+      project = new ProjectActors(c.header.projectId);
+      projects.set(c.header.projectId, project);
+    }
+    slice.forProject(project);
     try {
-      rows += appendRows(sink, c.header, c.batch, present.get(c.header.batchKey)).rows;
+      rows += appendRows(sink, c.header, c.batch, present.get(c.header.batchKey), slice).rows;
     } catch (err) {
       console.error("malformed batch in an events message", err instanceof Error ? err.message : "");
       sink.len = mark;
+      slice.rows = markRows;
       unreadable.push(c);
       continue;
     }
     if (rows >= INSERT_ROWS && failures.length === 0) {
-      await send(sink);
+      await send(sink, slice);
       sink = new RowSink();
+      slice = new SliceNumbers();
       rows = 0;
     }
   }
   if (sink.len && failures.length === 0) {
-    await send(sink);
+    await send(sink, slice);
   }
   await Promise.all(inFlight);
   if (failures.length) {
-    // An insert that may have committed decides what happens to the claims (see consumeEvents).
-    throw failures.find((f) => !(f instanceof ClickHouseError)) ?? failures[0];
+    // An insert that may have committed decides what happens to the claims (see consumeEvents); a
+    // slice that could not be numbered was never sent.
+    throw (
+      failures.find((f) => !(f instanceof ClickHouseError) && !(f instanceof NumbersUnavailable)) ??
+      failures[0]
+    );
   }
   return { unreadable };
 }

@@ -22,7 +22,8 @@ import { parseSdkVersion } from "./rows.js";
 
 /**
  * The INSERT's column list, in the order each row is written: the event's index in its batch, the
- * columns the wire fills (in the field table's order), then the per-message constants.
+ * columns the wire fills (in the field table's order), the per-message constants, then the event's
+ * player and session numbers (workers/shared/actors.ts).
  */
 export const INSERT_COLUMNS: readonly string[] = [
   "event_index",
@@ -32,7 +33,18 @@ export const INSERT_COLUMNS: readonly string[] = [
   "sdk_version",
   "batch_id",
   "received_at",
+  "player_idx",
+  "session_idx",
 ];
+
+/**
+ * Where a row's player and session numbers come from (./actors.ts): `row` is handed the spans of the
+ * row's session_id and player_id in the batch and its timestamp, and writes the row's last 8 bytes
+ * (player_idx, session_idx), which it may fill in later, once the numbers are known.
+ */
+export type RowNumbering = {
+  row(out: RowSink, b: Uint8Array, ss: number, se: number, ps: number, pe: number, tsUs: number): void;
+};
 
 /** RowBinary's Nullable: a 1 byte says NULL (and no value follows), a 0 byte that a value follows. */
 const IS_NULL = 1;
@@ -373,12 +385,14 @@ export type BuiltRows = { rows: number; minTimestampUs: number; maxTimestampUs: 
 /**
  * Appends the RowBinary rows of one decompressed TelemetryBatch to `out`: one row per event, its columns
  * in the order of INSERT_COLUMNS, except events whose index is in `present` (rows ClickHouse already holds).
+ * `numbering`: writes the events' player and session numbers (0 without).
  */
 export function appendRows(
   out: RowSink,
   header: EnvelopeHeader,
   b: Uint8Array,
   present?: ReadonlySet<number>,
+  numbering?: RowNumbering,
 ): BuiltRows {
   const end = b.length;
   w.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -425,6 +439,24 @@ export function appendRows(
     }
     if (!present?.has(index)) {
       writeEvent(out, b, index, ts, batchDeviceBytes, suffix);
+      if (numbering) {
+        const ss = STR_START[F.event.session_id] as number;
+        const se = STR_END[F.event.session_id] as number;
+        const pe = STR_END[F.event.player_id] as number;
+        // An absent session_id (ingest refuses one) reads as ''.
+        numbering.row(
+          out,
+          b,
+          se < 0 ? 0 : ss,
+          Math.max(se, 0),
+          pe < 0 ? 0 : (STR_START[F.event.player_id] as number),
+          Math.max(pe, 0),
+          ts,
+        );
+      } else {
+        out.u32(0);
+        out.u32(0);
+      }
     }
     index++;
   }
