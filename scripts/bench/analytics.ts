@@ -140,9 +140,6 @@ const FUNNEL = ["match_start", "level_up", "match_end"];
 const COMPARED = { baseline: "1.24", candidate: "1.25" } as const;
 const EXACT = 1e-9;
 
-/** The bench project's data_version in Postgres (read once the stack is up). */
-let dataVersion = 0;
-
 /** Each endpoint's request, and the same analytics functions its handler runs. */
 const ENDPOINTS: Record<Endpoint, Bench> = {
   dashboard: {
@@ -151,7 +148,7 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
       const w = windowOf(D, now);
       // The project's version, as the handler passes it: a kept dir that bench:writes erased from is at
       // 1 or more, and stored closed days of another version would be recounted on every other read.
-      return Promise.all([dashboardDistincts(ch, p, w, now, dataVersion), dashboardTotals(ch, p, w)]);
+      return Promise.all([dashboardDistincts(ch, p, w, now), dashboardTotals(ch, p, w)]);
     },
     peer: {
       plain: (ch, p, now) => dashboardPlain(ch, p, windowOf(D, now), now),
@@ -295,16 +292,6 @@ async function eventCount(
   const where = project ? "WHERE project_id = {p:UUID}" : "";
   const sql = `SELECT count() FROM telemetry.events ${where} FORMAT TSV`;
   return Number((await clickhouseQuery(target.url, target, sql, project ? { p: project } : {})).trim());
-}
-
-async function projectDataVersion(databaseUrl: string, projectId: string): Promise<number> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  try {
-    const { rows } = await pool.query("SELECT data_version FROM projects WHERE id = $1", [projectId]);
-    return Number(rows[0]?.data_version ?? 0);
-  } finally {
-    await pool.end();
-  }
 }
 
 async function seedProject(databaseUrl: string) {
@@ -590,7 +577,6 @@ async function main(): Promise<Record<string, unknown>> {
     type Saved = { projectId: string; key: string; plan: LoadPlan; generator?: number; chunksDone?: number };
     const kept = reused ? (JSON.parse(await readFile(saved, "utf8")) as Saved) : undefined;
     const { projectId, key } = kept ?? (await seedProject(stack.databaseUrl));
-    dataVersion = await projectDataVersion(stack.databaseUrl, projectId);
     const first = COMPARE_EVENTS !== undefined && COMPARE_EVENTS < MAIN_EVENTS ? COMPARE_EVENTS : MAIN_EVENTS;
     const plan: LoadPlan = kept?.plan ?? {
       mainProject: projectId,

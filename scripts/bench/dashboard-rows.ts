@@ -5,7 +5,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
-import pg from "pg";
 import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics/dashboard.js";
 import { windowOf } from "../../workers/api/window.js";
 import { readBy } from "./rows-read.js";
@@ -51,11 +50,6 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
   const saved = JSON.parse(await readFile(join(dir, "bench-analytics.json"), "utf8")) as {
     projectId: string;
   };
-  const pool = new pg.Pool({ connectionString: stack.databaseUrl, max: 1 });
-  const version = await pool
-    .query("SELECT data_version FROM projects WHERE id = $1", [saved.projectId])
-    .then((r) => Number(r.rows[0]?.data_version ?? 0))
-    .finally(() => pool.end());
   const ch = createClient({
     url: stack.clickhouse.url,
     username: stack.clickhouse.user,
@@ -66,13 +60,13 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
   const w = windowOf(DAYS, now);
   // Once to store any stale closed day, then measured.
   await Promise.all([
-    dashboardDistincts(ch, saved.projectId, w, now, version),
+    dashboardDistincts(ch, saved.projectId, w, now),
     dashboardTotals(ch, saved.projectId, w),
   ]);
   const a = attributing(ch);
   const total = await readBy(ch, async () => {
     const [d, t] = await Promise.all([
-      dashboardDistincts(a.client, saved.projectId, w, now, version),
+      dashboardDistincts(a.client, saved.projectId, w, now),
       dashboardTotals(a.client, saved.projectId, w),
     ]);
     console.log(JSON.stringify({ mau: d.mau, dau: d.dau, sessions: d.sessions, events: t.events }));

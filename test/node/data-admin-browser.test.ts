@@ -195,7 +195,7 @@ it("erases a player after a confirmation naming the tables, shows each table's r
   await page.getByRole("heading", { name: "Erase player “alice”?" }).waitFor();
   const plan = await tableRows(page, "erasure-plan");
   expect(plan[0]).toEqual(["telemetry.events", "12"]);
-  expect(plan.map((r) => r[0])).toContain("telemetry.player_days");
+  expect(plan.map((r) => r[0])).toContain("telemetry.funnel_events");
   await page.screenshot({ path: join(SCREENSHOTS, "jobs-erasure-confirm.png"), fullPage: true });
 
   // The page asks for the asynchronous answer (the erasure runs on its queue) and follows the erasure
@@ -210,7 +210,7 @@ it("erases a player after a confirmation naming the tables, shows each table's r
   const result = page.locator("[data-result=completed]");
   await result.waitFor({ timeout: 60_000 });
   expect(squash(await result.textContent())).toMatch(
-    /^Done: [\d,]+ rows removed from \d+ tables \(12 events\); 8 rollups rebuilt without the player\.$/,
+    /^Done: [\d,]+ rows removed from \d+ tables \(12 events\); 12 rollups rebuilt without the player\.$/,
   );
   const steps = await tableRows(page, "erasure-steps");
   expect(steps[0]).toEqual(["telemetry.events", "12"]);

@@ -288,7 +288,7 @@ describe("retention", () => {
     // The rows are still stored until the purge: reads left them out, not storage.
     const before = await expiredRows(t.projectId, horizon);
     expect(before["telemetry.events"]).toBe(6);
-    expect(before["telemetry.daily_players"]).toBeGreaterThan(0);
+    expect(before["telemetry.actor_days"]).toBeGreaterThan(0);
     // The deletion itself (the daily claim is the cron's, which other test files' cron runs share: the
     // once-a-day plan is checked below on a day of its own).
     const deleted = await deleteExpired(testClickHouse(), await withDb((db) => projectHorizons(db, anchor)));

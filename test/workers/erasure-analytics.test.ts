@@ -37,12 +37,8 @@ function erasedBy(playerId: string, events: GenEvent[]): (e: GenEvent) => boolea
     (e.playerId === "" && (e.sessionId === playerId || identified.has(e.sessionId)));
 }
 
-async function rollupRows(
-  table: "daily_actors" | "hourly_players" | "funnel_events" | "player_days" | "player_last_seen",
-  column: string,
-  ids: string[],
-) {
-  // The tables of funnels and retention hold the player's hash.
+async function rollupRows(table: "funnel_events", column: string, ids: string[]) {
+  // The table of funnels holds the player's hash.
   const match =
     column === "player_hash" ? "arrayMap(i -> cityHash64(i), {ids:Array(String)})" : "{ids:Array(String)}";
   const rs = await testClickHouse().query({
@@ -54,16 +50,32 @@ async function rollupRows(
   return Number(row?.n ?? 0);
 }
 
-/** The closed days whose player count the dashboard has stored for the project. */
-async function storedDayCounts() {
+/** The dense numbers of the given players and sessions, as written on their events. */
+async function numbersOf(players: string[], sessions: string[]) {
   const rs = await testClickHouse().query({
-    query: "SELECT uniqExact(day) AS n FROM telemetry.daily_player_counts WHERE project_id = {p:UUID}",
-    query_params: { p: t.projectId },
+    query: `SELECT groupUniqArrayIf(player_idx, player IN {players:Array(String)}) AS players,
+        groupUniqArrayIf(session_idx, session_id IN {sessions:Array(String)}) AS sessions
+      FROM telemetry.events WHERE project_id = {p:UUID}`,
+    query_params: { p: t.projectId, players, sessions },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ players: number[]; sessions: number[] }>();
+  return { players: row?.players ?? [], sessions: row?.sessions ?? [] };
+}
+
+/** The rows of a bitmap table holding any of `numbers` in `column`. */
+async function bitmapRowsWith(table: string, column: string, numbers: number[]) {
+  const rs = await testClickHouse().query({
+    query: `SELECT countIf(bitmapHasAny(${column}, bitmapBuild({n:Array(UInt32)}))) AS n
+      FROM telemetry.${table} WHERE project_id = {p:UUID}`,
+    query_params: { p: t.projectId, n: numbers },
     format: "JSONEachRow",
   });
   const [row] = await rs.json<{ n: string | number }>();
   return Number(row?.n ?? 0);
 }
+
+let erasedNumbers: { players: number[]; sessions: number[] };
 
 beforeAll(async () => {
   t = clocked(await seedTenant("enterprise", "Erasure Analytics Studio"), NOW);
@@ -79,24 +91,23 @@ beforeAll(async () => {
   kept = ds.events.filter((e) => !erased(e));
   expect(ds.events.length - kept.length).toBeGreaterThan(10);
 
-  // Warm the builds cache before the erasure: the check below reads past it with fresh=1. The dashboard
-  // stores every closed day's player count at the old data version: the reads below must not trust them.
+  // Warm the builds cache before the erasure: the check below reads past it with fresh=1.
   await getData(t, "/builds?days=30");
   await getData(t, "/dashboard?days=90");
-  expect(await storedDayCounts()).toBeGreaterThan(20);
+  const erasedEvents = ds.events.filter(erased);
+  erasedNumbers = await numbersOf(
+    [...new Set(erasedEvents.map(playerOf))],
+    [...new Set(erasedEvents.map((e) => e.sessionId))].filter((s) => kept.every((e) => e.sessionId !== s)),
+  );
+  expect(erasedNumbers.players.length).toBeGreaterThan(0);
+  expect(erasedNumbers.players).not.toContain(0);
   const audit = await eraseAndWait(t.projectId, t.keys.full.key, victim);
   expect(audit.status).toBe("completed");
   expect(audit.rowsRemoved).toBe(ds.events.length - kept.length);
   expect(audit.steps.map((s) => s.table)).toEqual([
     "telemetry.events",
-    "telemetry.daily_actors",
-    "telemetry.hourly_players",
     "telemetry.cell_samples",
     "telemetry.funnel_events",
-    "telemetry.player_days",
-    "telemetry.daily_players",
-    "telemetry.player_last_seen",
-    "telemetry.daily_sessions",
     "telemetry.session_devices",
     // Rebuilt for the player's days from the events left (workers/api/erasure/rollups.ts).
     "telemetry.heatmap_cells",
@@ -107,24 +118,29 @@ beforeAll(async () => {
     "telemetry.compare_builds",
     "telemetry.session_values",
     "telemetry.session_cells",
+    "telemetry.actor_days",
+    "telemetry.actor_hours",
+    "telemetry.actor_minutes",
+    "telemetry.player_dims",
   ]);
 }, 240_000);
 
 describe("after a player's erasure, every analytics read equals the reference without them", () => {
   it("leaves no row of the player in the rollups", async () => {
-    const sessions = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map((e) => e.sessionId))];
-    expect(await rollupRows("daily_actors", "id", [victim, ...sessions])).toBe(0);
-    // The victim had hours to erase: events in the 32 days hourly_players keeps.
+    // The bitmaps of dense numbers: no day, hour, minute or dimension bitmap holds the victim's number,
+    // the numbers of the anonymous players of their sessions, or those of the sessions they emptied.
+    for (const table of ["actor_days", "actor_hours", "actor_minutes", "player_dims"]) {
+      expect(await bitmapRowsWith(table, "players", erasedNumbers.players)).toBe(0);
+    }
+    expect(await bitmapRowsWith("actor_days", "sessions", erasedNumbers.sessions)).toBe(0);
+    // The victim had hours to erase: events in the 32 days actor_hours keeps.
     const recentUs = (NOW - 31 * 86_400_000) * 1000;
     expect(ds.events.some((e) => erasedBy(victim, ds.events)(e) && e.tsUs > recentUs)).toBe(true);
-    expect(await rollupRows("hourly_players", "id", [victim])).toBe(0);
-    // The per-player tables of funnels and retention, keyed by the hash of the player (the anonymous
+    // The per-player table of funnels, keyed by the hash of the player (the anonymous
     // players of the victim's sessions included); and what is left equals a fresh build from the events.
     const players = [...new Set(ds.events.filter(erasedBy(victim, ds.events)).map(playerOf))];
     expect(players.length).toBeGreaterThan(0);
-    for (const table of ["funnel_events", "player_days"] as const) {
-      expect(await rollupRows(table, "player_hash", players)).toBe(0);
-    }
+    expect(await rollupRows("funnel_events", "player_hash", players)).toBe(0);
     const read = async (query: string) => {
       const rs = await testClickHouse().query({
         query,
@@ -142,23 +158,6 @@ describe("after a player's erasure, every analytics read equals the reference wi
         "SELECT count(), sum(cityHash64(player)), sum(toUnixTimestamp64Micro(timestamp)) FROM telemetry.events WHERE project_id = {p:UUID}",
       ),
     );
-    expect(
-      await read(
-        "SELECT uniqExact(player_hash, day), min(day), max(day) FROM telemetry.player_days WHERE project_id = {p:UUID}",
-      ),
-    ).toEqual(
-      await read(
-        "SELECT uniqExact(cityHash64(player), toDate(timestamp)), min(toDate(timestamp)), max(toDate(timestamp)) FROM telemetry.events WHERE project_id = {p:UUID}",
-      ),
-    );
-    expect(await rollupRows("player_last_seen", "player", [victim, ...sessions])).toBe(0);
-    const rs = await testClickHouse().query({
-      query: `SELECT count() AS n FROM telemetry.daily_players
-        WHERE project_id = {p:UUID} AND player IN (SELECT arrayJoin(arrayMap(s -> cityHash64(s), {ids:Array(String)})))`,
-      query_params: { p: t.projectId, ids: [victim, ...sessions] },
-      format: "JSONEachRow",
-    });
-    expect(Number((await rs.json<{ n: string | number }>())[0]?.n)).toBe(0);
   });
 
   // Each day-keyed rollup must hold exactly what a fresh build from the remaining events holds: sums
@@ -190,10 +189,19 @@ describe("after a player's erasure, every analytics read equals the reference wi
       "session_cells",
       "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(gpu_q)",
     ],
-  ])("rollup %s equals a fresh build from the events left", async (table, totals) => {
+    ["actor_days", "uniqExact(day), groupBitmapMerge(players), groupBitmapMerge(sessions)"],
+    // The hours and minutes their TTLs keep (rows past it may or may not have been merged away yet).
+    [
+      "actor_hours",
+      "uniqExact(hour), groupBitmapMerge(players)",
+      "AND hour >= toStartOfDay(now()) - INTERVAL 30 DAY",
+    ],
+    ["actor_minutes", "uniqExact(minute), groupBitmapMerge(players)", "AND minute >= now() - INTERVAL 1 DAY"],
+    ["player_dims", "uniqExact(day, event_name, dim, value), groupBitmapMerge(players)"],
+  ])("rollup %s equals a fresh build from the events left", async (table, totals, where = "") => {
     const read = async (from: string) => {
       const rs = await testClickHouse().query({
-        query: `SELECT ${totals} FROM ${from} WHERE project_id = {p:UUID}`,
+        query: `SELECT ${totals} FROM ${from} WHERE project_id = {p:UUID} ${where}`,
         query_params: { p: t.projectId },
         format: "JSONCompact",
       });

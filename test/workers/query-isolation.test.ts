@@ -77,34 +77,32 @@ const CASES: Case[] = [
   { name: "migrations table", sql: "SELECT * FROM telemetry.schema_migrations", outcome: "refused" },
   { name: "unqualified other table", sql: "SELECT * FROM schema_migrations", outcome: "refused" },
   // The analytics rollups hold every project's player ids and have no engine filter of their own.
-  { name: "rollup hourly_players", sql: "SELECT * FROM hourly_players", outcome: "refused" },
-  { name: "rollup telemetry.daily_actors", sql: "SELECT * FROM telemetry.daily_actors", outcome: "refused" },
+  { name: "rollup actor_hours", sql: "SELECT * FROM actor_hours", outcome: "refused" },
+  { name: "rollup telemetry.actor_days", sql: "SELECT * FROM telemetry.actor_days", outcome: "refused" },
   {
     name: "rollup read by a scalar subquery",
-    sql: "SELECT (SELECT toUInt8(any(id)) FROM daily_actors) FROM events",
+    sql: "SELECT (SELECT toUInt8(count()) FROM actor_days) FROM events",
     outcome: "refused",
   },
   {
     name: "rollup behind a user CTE",
-    sql: "WITH p AS (SELECT * FROM player_days) SELECT * FROM p",
+    sql: "WITH p AS (SELECT * FROM player_dims) SELECT * FROM p",
     outcome: "refused",
   },
   // The rollups of 0004 hold every project's aggregates; their _src views read every project's events.
   { name: "rollup heatmap_cells", sql: "SELECT * FROM heatmap_cells", outcome: "refused" },
   { name: "rollup telemetry.compare_days", sql: "SELECT * FROM telemetry.compare_days", outcome: "refused" },
   { name: "rollup compare_builds", sql: "SELECT * FROM compare_builds", outcome: "refused" },
-  // The per-player tables of funnels and retention (0008) hold every project's player hashes.
+  // The per-player table of funnels (0008) holds every project's player hashes.
   { name: "funnel_events", sql: "SELECT * FROM funnel_events", outcome: "refused" },
-  { name: "telemetry.player_days", sql: "SELECT player_hash FROM telemetry.player_days", outcome: "refused" },
-  // The dashboard's tables of 0007: player hashes per day, stored counts, each player's latest event.
-  { name: "rollup daily_players", sql: "SELECT * FROM daily_players", outcome: "refused" },
+  // The bitmaps of dense numbers (0024): every project's players per day, minute and dimension.
+  { name: "telemetry.player_dims", sql: "SELECT players FROM telemetry.player_dims", outcome: "refused" },
+  { name: "rollup actor_minutes", sql: "SELECT * FROM actor_minutes", outcome: "refused" },
   {
-    name: "rollup daily_player_counts",
-    sql: "SELECT * FROM telemetry.daily_player_counts",
+    name: "bitmap source view",
+    sql: "SELECT * FROM telemetry.actor_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = [])",
     outcome: "refused",
   },
-  { name: "rollup player_last_seen", sql: "SELECT * FROM player_last_seen", outcome: "refused" },
-  { name: "hourly players", sql: "SELECT id FROM telemetry.hourly_players", outcome: "refused" },
   {
     name: "rollup source view, every project",
     sql: "SELECT * FROM telemetry.daily_events_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = [])",

@@ -7,8 +7,13 @@ export const CH_DB = "telemetry";
 
 /** Each table's qualified name, written once (schema/clickhouse/migrations create them). */
 export const CH_EVENTS = `${CH_DB}.events`;
-export const CH_DAILY_ACTORS = `${CH_DB}.daily_actors`;
-export const CH_HOURLY_PLAYERS = `${CH_DB}.hourly_players`;
+// The exact distinct counts (0024_actor_bitmaps.sql): bitmaps of the dense player and session numbers
+// (0023_actor_numbers.sql) per project and day, hour and minute, and per day, event name and dimension.
+// Each has a `${table}_src` view (the erasure and the number backfill rebuild days from it).
+export const CH_ACTOR_DAYS = `${CH_DB}.actor_days`;
+export const CH_ACTOR_HOURS = `${CH_DB}.actor_hours`;
+export const CH_ACTOR_MINUTES = `${CH_DB}.actor_minutes`;
+export const CH_PLAYER_DIMS = `${CH_DB}.player_dims`;
 // Rollups of whole UTC days (schema/clickhouse/migrations/0004_rollups.sql); each has a parameterized
 // `${table}_src` view that the player erasure rebuilds it from.
 export const CH_HEATMAP_CELLS = `${CH_DB}.heatmap_cells`;
@@ -24,19 +29,9 @@ export const CH_SESSION_CELLS = `${CH_DB}.session_cells`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
-// Per-player reads of funnels and retention (0008_funnel_retention.sql): the step events by name, day
-// and player hash, and the (player hash, day) pairs. Both hold player hashes (erasure steps delete from them).
+// Funnels' per-player read (0008_funnel_retention.sql): the step events by name, day and player hash
+// (an erasure step deletes from it).
 export const CH_FUNNEL_EVENTS = `${CH_DB}.funnel_events`;
-export const CH_PLAYER_DAYS = `${CH_DB}.player_days`;
-// The dashboard's distinct counts (0007_dashboard_distincts.sql): players per day by hash with the
-// day's event total, the stored counts of closed days, and each player's latest event.
-export const CH_DAILY_PLAYERS = `${CH_DB}.daily_players`;
-export const CH_DAILY_PLAYER_COUNTS = `${CH_DB}.daily_player_counts`;
-export const CH_PLAYER_LAST_SEEN = `${CH_DB}.player_last_seen`;
-// The dashboard's sessions (0020_daily_sessions.sql): sessions per day by hash with the day's event
-// total, and the stored counts of closed days with the earlier day of each session seen before.
-export const CH_DAILY_SESSIONS = `${CH_DB}.daily_sessions`;
-export const CH_DAILY_SESSION_COUNTS = `${CH_DB}.daily_session_counts`;
 // The engine SDKs' hardware context (0010_session_devices.sql): the latest `device_info` event per
 // project, day and session hash, attached to a session's samples at read time (api/analytics/device.ts).
 export const CH_SESSION_DEVICES = `${CH_DB}.session_devices`;

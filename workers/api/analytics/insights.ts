@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_DAILY_ACTORS, CH_DAILY_EVENTS, CH_EVENTS } from "../../shared/clickhouse.js";
+import { CH_ACTOR_DAYS, CH_DAILY_EVENTS, CH_PLAYER_DIMS } from "../../shared/clickhouse.js";
 import { chTime, mondayOf, monthOf, type Window } from "../window.js";
-import { distinct, num, selectRows } from "./select.js";
+import { num, selectRows } from "./select.js";
 
 export const INSIGHT_METRICS = ["count", "unique_players"] as const;
 export const INSIGHT_GROUPS = [
@@ -25,17 +25,8 @@ export type InsightQuery = {
 export type InsightGroup = { key: string; value: number };
 
 // SQL fragments chosen from fixed tables by validated enumerations; user values are only ever bound.
-// Each grouping's key over the events, and over the day-grain rollups (telemetry.daily_events has every
-// dimension; telemetry.daily_actors only the day).
-const KEY_SQL: Record<InsightGroupBy, string> = {
-  day: "toString(toDate(timestamp))",
-  week: "toString(toMonday(timestamp))",
-  month: "toString(toStartOfMonth(timestamp))",
-  event_name: "toString(event_name)",
-  map_id: "toString(map_id)",
-  platform: "toString(platform)",
-  build_id: "toString(build_id)",
-};
+// Each grouping's key over the day-grain rollups (telemetry.daily_events has every dimension; actor_days
+// only the day; player_dims has the event name, and each other dimension as `value`).
 const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
   day: "toString(day)",
   week: "toString(toMonday(day))",
@@ -49,7 +40,7 @@ const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
 const isTimeGrouping = (g: InsightGroupBy): g is "day" | "week" | "month" =>
   g === "day" || g === "week" || g === "month";
 
-/** A grouping's rows: its key (text, every KEY_SQL is a toString) and the metric's value. */
+/** A grouping's rows: its key (text, every DAY_KEY_SQL is a toString, `value` a String) and the metric's value. */
 const KEY_VALUE = { key: "string", value: "unknown" } as const;
 
 /** Start dates of the periods that overlap the window, oldest first; weeks start on Monday. */
@@ -64,11 +55,21 @@ export function periodsOf(groupBy: "day" | "week" | "month", w: Window): string[
 const DAYS = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
 const EVENT = (q: InsightQuery) => (q.eventName === undefined ? "" : "AND event_name = {eventName:String}");
 
+/** The player_dims dimension of a grouping by a dimension. */
+const DIM_OF: Partial<Record<InsightGroupBy, string>> = {
+  map_id: "map",
+  platform: "platform",
+  build_id: "build",
+};
+
 /**
  * Where a query's metric and key come from (windows are whole UTC days, so day rows answer exactly):
- * counts from telemetry.daily_events; unique players of all events by period, or in total, from
- * telemetry.daily_actors (player rows); unique players by another dimension or of one event name from
- * the events, as no rollup keeps players per dimension.
+ * counts from telemetry.daily_events; unique players from bitmaps of dense numbers
+ * (0024_actor_bitmaps.sql), the cardinality of the OR of the group's bitmaps: of all events by period or
+ * in total from actor_days, of one event name or by a dimension from player_dims (a row per day, event
+ * name and dimension value).
+ * Cost: counts, a row per day, name, map, platform and build; unique players, a bitmap per day (all
+ * events), or per day, name and value of the grouped dimension: bounded by days and values, not events.
  */
 function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; value: string; from: string } {
   if (q.metric === "count") {
@@ -81,15 +82,15 @@ function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; val
   if (q.eventName === undefined && (key === null || isTimeGrouping(key))) {
     return {
       key: key === null ? "''" : DAY_KEY_SQL[key],
-      value: distinct("id"),
-      from: `${CH_DAILY_ACTORS} WHERE project_id = {projectId:UUID} AND kind = 'player' AND ${DAYS}`,
+      value: "groupBitmapMerge(players)",
+      from: `${CH_ACTOR_DAYS} WHERE project_id = {projectId:UUID} AND ${DAYS}`,
     };
   }
+  const dim = key === null ? undefined : DIM_OF[key];
   return {
-    key: key === null ? "''" : KEY_SQL[key],
-    value: distinct("player"),
-    from: `${CH_EVENTS} WHERE project_id = {projectId:UUID}
-      AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')} ${EVENT(q)}`,
+    key: key === null ? "''" : dim === undefined ? DAY_KEY_SQL[key] : "value",
+    value: "groupBitmapMerge(players)",
+    from: `${CH_PLAYER_DIMS} WHERE project_id = {projectId:UUID} AND ${DAYS} AND dim = '${dim ?? ""}' ${EVENT(q)}`,
   };
 }
 

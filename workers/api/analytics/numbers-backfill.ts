@@ -8,6 +8,7 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ActorKind } from "../../shared/actors.js";
 import { CH_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
+import { BITMAP_ROLLUPS, rebuildRollups } from "../erasure/rollups.js";
 
 /**
  * Ids per kind per page: one object call of at most 2 × this many ids, one read of the project's
@@ -19,7 +20,7 @@ export const BACKFILL_PAGE = 5_000;
 /** A mutation rewrites parts: minutes on a large project. */
 const STATEMENT_TIMEOUT_MS = 600_000;
 
-type Page = { ids: string[]; days: number[] };
+type Page = { ids: string[]; days: number[]; dates: string[] };
 
 /**
  * The next unnumbered ids of a kind, by their first event (then by id), with the UTC day of their latest
@@ -35,7 +36,8 @@ async function firstSeen(
   const [column, idx] = kind === "player" ? ["player", "player_idx"] : ["session_id", "session_idx"];
   const rs = await ch.query({
     query: `
-      SELECT ${column} AS id, dateDiff('day', toDate('1970-01-01'), toDate(max(timestamp))) AS day
+      SELECT ${column} AS id, dateDiff('day', toDate('1970-01-01'), toDate(max(timestamp))) AS day,
+        arrayMap(d -> toString(d), groupUniqArray(toDate(timestamp))) AS dates
       FROM ${CH_EVENTS}
       WHERE project_id = {project:UUID} AND ${idx} = 0
       GROUP BY id
@@ -44,8 +46,12 @@ async function firstSeen(
     query_params: { project, page },
     format: "JSONCompactEachRow",
   });
-  const rows = await rs.json<[string, number | string]>();
-  return { ids: rows.map((r) => r[0]), days: rows.map((r) => Number(r[1])) };
+  const rows = await rs.json<[string, number | string, string[]]>();
+  return {
+    ids: rows.map((r) => r[0]),
+    days: rows.map((r) => Number(r[1])),
+    dates: [...new Set(rows.flatMap((r) => r[2]))],
+  };
 }
 
 export type BackfillPage = { players: number; sessions: number; more: boolean };
@@ -76,7 +82,8 @@ function numbers(list: number[]): string {
  * Numbers one page of the project's unnumbered players and sessions: reads them in first-seen order,
  * has the project's object number them (an id it already knows, say a player who came back after
  * numbering began, keeps its number; a new one gets the next), and writes the numbers onto the rows
- * that lack them, in one synchronous mutation. `more`: a page was full, so another may follow. A repeat
+ * that lack them, in one synchronous mutation, then rebuilds the bitmaps (0024_actor_bitmaps.sql) of the
+ * days those rows are on. `more`: a page was full, so another may follow. A repeat
  * (a redelivered message) finds the same ids or none and writes the same numbers: idempotent.
  */
 export async function backfillNumbersPage(
@@ -112,6 +119,10 @@ export async function backfillNumbersPage(
     // far more than a URL may carry.
     clickhouse_settings: { mutations_sync: "2", max_query_size: "16000000" },
   });
+  // The bitmaps of the days holding the rows just numbered (their views skipped number 0), rebuilt from
+  // the events: a bitmap is a set, so rows numbered by a concurrent delivery are not counted twice.
+  const days = [...new Set([...players.dates, ...sessions.dates])].sort();
+  await rebuildRollups(ch, { project, player: "", identified: [], days }, BITMAP_ROLLUPS);
   return {
     players: players.ids.length,
     sessions: sessions.ids.length,

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_PLAYER_DAYS } from "../../shared/clickhouse.js";
+import { CH_ACTOR_DAYS } from "../../shared/clickhouse.js";
 import { addDays, type Window } from "../window.js";
 import { num, pct, selectRows } from "./select.js";
 
@@ -12,16 +12,15 @@ export type RetentionCohort = {
 };
 
 /**
- * A player's cohort is the UTC date of their first event in the project ever; their return days are
- * the days they sent an event. Both come from player_days (0008_funnel_retention.sql), one row per
- * player hash and day with an event: the cohort is the minimum of a player's days (a late event of an
- * earlier day moves the player to that cohort), the return days are the rest. Days from the window's
- * end on cannot make a cohort of the window (a player whose first day is there is outside it) nor a
- * return day (cohort date + N < window end), so they are not read; nor are the days before the
- * studio's retention horizon (a player's first day is their first retained day).
- * Cost: the project's player-days before the window's end, grouped by a UInt64, no join: it follows
- * players and the days they played, not events (player_first_seen + daily_actors grouped strings and
- * joined them, about twice the time at 2M bench events).
+ * A player's cohort is the UTC date of their first event in the project (since the studio's retention
+ * horizon: their first retained day); their return days are the days they sent an event. From the day
+ * bitmaps of dense numbers (0024_actor_bitmaps.sql), exactly: cohort(C) = players(C) minus the OR of
+ * players(d) for every retained day d before C (a late event of an earlier day moves the player to that
+ * cohort, as the bitmaps of that day then hold them), and day N's returns = |cohort(C) ∧ players(C + N)|.
+ * The running OR is a window function over the days in order. Days from the window's end on cannot make a
+ * cohort of the window nor a return day of one that has ended, so they are not read.
+ * Cost: one row (a bitmap) per retained day before the window's end: bounded by days, not by players or
+ * events (player_days read a row per player and day).
  */
 export async function playerRetentionCohorts(
   ch: ClickHouseClient,
@@ -31,21 +30,31 @@ export async function playerRetentionCohorts(
   const rows = await selectRows(
     ch,
     `
-    SELECT toString(cohort) AS cohort_date,
-      count() AS size,
-      countIf(has(days, cohort + 1)) AS d1,
-      countIf(has(days, cohort + 7)) AS d7,
-      countIf(has(days, cohort + 30)) AS d30
-    FROM (
-      SELECT player_hash, min(day) AS cohort,
-        groupArrayIf(day, day > toDate({from:DateTime64(6, 'UTC')})) AS days
-      FROM ${CH_PLAYER_DAYS}
+    WITH days AS (
+      SELECT day, groupBitmapMergeState(players) AS players
+      FROM ${CH_ACTOR_DAYS}
       WHERE project_id = {projectId:UUID} AND day < toDate({to:DateTime64(6, 'UTC')})
         AND day >= toDate({retainedFrom:DateTime64(6, 'UTC')})
-      GROUP BY player_hash
-      HAVING cohort >= toDate({from:DateTime64(6, 'UTC')})
+      GROUP BY day
+    ),
+    cohorts AS (
+      SELECT day, bitmapAndnot(players, seen) AS cohort
+      FROM (
+        SELECT day, players,
+          groupBitmapOrState(players) OVER (ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS seen
+        FROM days
+      )
+      WHERE day >= toDate({from:DateTime64(6, 'UTC')})
     )
-    GROUP BY cohort`,
+    SELECT toString(c.day) AS cohort_date,
+      bitmapCardinality(c.cohort) AS size,
+      bitmapAndCardinality(c.cohort, r1.players) AS d1,
+      bitmapAndCardinality(c.cohort, r7.players) AS d7,
+      bitmapAndCardinality(c.cohort, r30.players) AS d30
+    FROM cohorts AS c
+    LEFT JOIN days AS r1 ON r1.day = c.day + 1
+    LEFT JOIN days AS r7 ON r7.day = c.day + 7
+    LEFT JOIN days AS r30 ON r30.day = c.day + 30`,
     { projectId, from: w.from, to: w.to, retainedFrom: w.retainedFrom },
     { cohort_date: "string", size: "unknown", d1: "unknown", d7: "unknown", d30: "unknown" },
   );

@@ -111,24 +111,3 @@ export function byText(a: string, b: string): number {
  * collide in cityHash64 to be miscounted: about 1 in 10^7 at a million distinct values.
  */
 export const distinct = (column: string) => `uniqExact(cityHash64(${column}))`;
-
-/**
- * Stale closed days are counted this many per statement, each statement's counts stored before the next
- * runs (dashboard.ts and sessions.ts). A backlog of stale days (a bulk backfill, late batches for many
- * days, a project nobody opened for months) then costs one slow first read that stores as it goes,
- * never one statement past the client's timeout that stores nothing and fails every retry alike.
- */
-export const STALE_DAYS_PER_STATEMENT = 5;
-
-/** run over items in consecutive chunks of `size`, one after the other, and every result in order. */
-export async function inChunks<T, R>(
-  items: readonly T[],
-  size: number,
-  run: (chunk: T[]) => Promise<readonly R[]>,
-): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += size) {
-    out.push(...(await run(items.slice(i, i + size))));
-  }
-  return out;
-}

@@ -1,19 +1,24 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
+  CH_ACTOR_DAYS,
+  CH_ACTOR_HOURS,
+  CH_ACTOR_MINUTES,
   CH_ALERT_CELLS,
   CH_BUILD_DAYS,
   CH_COMPARE_BUILDS,
   CH_COMPARE_DAYS,
   CH_DAILY_EVENTS,
   CH_HEATMAP_CELLS,
+  CH_PLAYER_DIMS,
   CH_SESSION_CELLS,
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
 import type { Bound } from "./steps.js";
 
 /**
- * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql): a player's
- * contribution is inside sums, maxima, histograms and uniq states, so it cannot be deleted by itself.
+ * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql, 0024_actor_bitmaps.sql):
+ * a player's contribution is inside sums, maxima, histograms, uniq states and bitmaps, so it cannot be
+ * deleted by itself.
  * The erasure replaces the rows of every (project, day) the player has events on with rows rebuilt
  * from the table's `_src` view, which leaves that player's events out.
  */
@@ -26,7 +31,16 @@ export const REBUILT_ROLLUPS = [
   CH_COMPARE_BUILDS,
   CH_SESSION_VALUES,
   CH_SESSION_CELLS,
+  // The bitmaps of dense numbers (0024_actor_bitmaps.sql): a number cannot be removed from a bitmap
+  // state by a DELETE either.
+  CH_ACTOR_DAYS,
+  CH_ACTOR_HOURS,
+  CH_ACTOR_MINUTES,
+  CH_PLAYER_DIMS,
 ];
+
+/** The bitmap tables among them: what the number backfill rebuilds (analytics/numbers-backfill.ts). */
+export const BITMAP_ROLLUPS = [CH_ACTOR_DAYS, CH_ACTOR_HOURS, CH_ACTOR_MINUTES, CH_PLAYER_DIMS];
 
 /** What one rebuild replaced: the rows of the player's days before it (merged or not). */
 export type RebuildOutcome = { table: string; rowsRemoved: number };
@@ -39,9 +53,13 @@ export type RebuildOutcome = { table: string; rowsRemoved: number };
  * arriving for those days between the DELETE and the INSERT's read are counted by both the view and
  * the rebuild: erasures are rare and mostly touch past days, where nothing arrives.
  */
-export async function rebuildRollups(ch: ClickHouseClient, bound: Bound): Promise<RebuildOutcome[]> {
+export async function rebuildRollups(
+  ch: ClickHouseClient,
+  bound: Pick<Bound, "project" | "player" | "identified" | "days">,
+  tables: readonly string[] = REBUILT_ROLLUPS,
+): Promise<RebuildOutcome[]> {
   if (!bound.days.length) {
-    return REBUILT_ROLLUPS.map((table) => ({ table, rowsRemoved: 0 }));
+    return tables.map((table) => ({ table, rowsRemoved: 0 }));
   }
   const params = {
     project: bound.project,
@@ -50,7 +68,7 @@ export async function rebuildRollups(ch: ClickHouseClient, bound: Bound): Promis
     identified: bound.identified,
   };
   const outcomes: RebuildOutcome[] = [];
-  for (const table of REBUILT_ROLLUPS) {
+  for (const table of tables) {
     const rs = await ch.query({
       query: `SELECT count() AS n FROM ${table} WHERE project_id = {project:UUID} AND day IN {days:Array(Date)}`,
       query_params: params,

@@ -1,16 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import {
-  CH_CELL_SAMPLES,
-  CH_DAILY_ACTORS,
-  CH_DAILY_PLAYERS,
-  CH_DAILY_SESSIONS,
-  CH_EVENTS,
-  CH_FUNNEL_EVENTS,
-  CH_HOURLY_PLAYERS,
-  CH_PLAYER_DAYS,
-  CH_PLAYER_LAST_SEEN,
-  CH_SESSION_DEVICES,
-} from "../../shared/clickhouse.js";
+import { CH_CELL_SAMPLES, CH_EVENTS, CH_FUNNEL_EVENTS, CH_SESSION_DEVICES } from "../../shared/clickhouse.js";
 
 /**
  * One table holding player-derived rows, and how to find one player's rows in it. Every table that
@@ -47,55 +36,17 @@ const PLAYER_HASHES = `project_id = {project:UUID} AND player_hash IN
   arrayMap(p -> cityHash64(p), arrayPushBack({identified:Array(String)}, {player:String}))`;
 
 /**
- * Events first, then the rollups derived from them (schema/clickhouse/migrations/0002_player_rollups.sql,
- * their views recreated on the SDK-layout table by 0003_sdk_wire_layout.sql): the player's daily player
- * rows (their own and those of the anonymous players of their identified sessions), and the session
- * rows of sessions left without any event; and
- * their hourly rows (0004_rollups.sql); their copies in the cell samples (0005_cell_samples.sql); their
- * per-day rows (by hash) and latest-event rows (0007_dashboard_distincts.sql; the stored closed-day
- * counts hold no identifier: the data_version bump after the erasure makes every read recompute them);
- * and their funnel events and player-days (0008_funnel_retention.sql); and the device_info rows of the
- * sessions left without any event (0010_session_devices.sql, keyed by the session's hash).
+ * Events first, then the tables that copy the player's rows or hold them by hash: their copies in the
+ * cell samples (0005_cell_samples.sql), their funnel events (0008_funnel_retention.sql), and the
+ * device_info rows of the sessions left without any event (0010_session_devices.sql, keyed by the
+ * session's hash). The bitmaps of dense numbers (0024_actor_bitmaps.sql) cannot drop one number by a
+ * DELETE: they are rebuilt for the player's days without them (rollups.ts, REBUILT_ROLLUPS), and the
+ * player's and their sessions' numbers are forgotten by the project's BatchClaims object (run.ts).
  */
 export const ERASURE_STEPS: ErasureStep[] = [
   { table: CH_EVENTS, where: PLAYER_EVENTS, day: "toDate(timestamp)", byDay: true },
-  {
-    table: CH_DAILY_ACTORS,
-    day: "day",
-    byDay: true,
-    where: `project_id = {project:UUID} AND (
-      (kind = 'player' AND (id = {player:String} OR id IN {identified:Array(String)}))
-      OR (kind = 'session' AND id IN {emptied:Array(String)}))`,
-  },
-  {
-    table: CH_HOURLY_PLAYERS,
-    day: "toDate(hour)",
-    byDay: true,
-    where: "project_id = {project:UUID} AND (id = {player:String} OR id IN {identified:Array(String)})",
-  },
   { table: CH_CELL_SAMPLES, where: PLAYER_EVENTS, day: "toDate(timestamp)", byDay: true },
   { table: CH_FUNNEL_EVENTS, where: PLAYER_HASHES, day: "toDate(timestamp)", byDay: true },
-  { table: CH_PLAYER_DAYS, where: PLAYER_HASHES, day: "day" },
-  {
-    table: CH_DAILY_PLAYERS,
-    day: "day",
-    byDay: true,
-    where: `project_id = {project:UUID} AND (player = cityHash64({player:String})
-      OR has(arrayMap(s -> cityHash64(s), {identified:Array(String)}), player))`,
-  },
-  {
-    table: CH_PLAYER_LAST_SEEN,
-    day: "toDate(last_seen)",
-    where:
-      "project_id = {project:UUID} AND (player = {player:String} OR player IN {identified:Array(String)})",
-  },
-  // The per-day session rows of the sessions left without any event (0020_daily_sessions.sql, by hash).
-  {
-    table: CH_DAILY_SESSIONS,
-    day: "day",
-    byDay: true,
-    where: "project_id = {project:UUID} AND session IN arrayMap(s -> cityHash64(s), {emptied:Array(String)})",
-  },
   {
     table: CH_SESSION_DEVICES,
     day: "day",

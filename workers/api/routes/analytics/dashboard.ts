@@ -23,7 +23,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const fetchedAt = c.get("now");
     const w = await windowFor(readerOf(c), Number(c.req.valid("query").days));
     const [distincts, totals] = await Promise.all([
-      dashboardDistincts(c.get("ch"), project.id, w, fetchedAt, project.dataVersion),
+      dashboardDistincts(c.get("ch"), project.id, w, fetchedAt),
       dashboardTotals(c.get("ch"), project.id, w),
     ]);
     const kpis = {
