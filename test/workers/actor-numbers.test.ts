@@ -313,6 +313,20 @@ describe("dense player and session numbers", () => {
     expect(await object.numbersOf("session", ["r-s4"])).toEqual([4]);
   });
 
+  /** The project's day bitmaps (actor_days) as sorted number arrays. */
+  async function dayBitmaps(projectId: string) {
+    const rs = await testClickHouse().query({
+      query: `SELECT toString(day) AS day, arraySort(bitmapToArray(groupBitmapMergeState(players))) AS players,
+          arraySort(bitmapToArray(groupBitmapMergeState(sessions))) AS sessions
+        FROM telemetry.actor_days WHERE project_id = {p:UUID} GROUP BY day ORDER BY day`,
+      query_params: { p: projectId },
+      format: "JSONEachRow",
+    });
+    return (await rs.json<{ day: string; players: number[]; sessions: number[] }>()).filter(
+      (d) => d.players.length || d.sessions.length,
+    );
+  }
+
   it("the backfill numbers stored events as ingest would have: by first event, page by page", async () => {
     const t = await seedTenant("pro", "Numbers Backfill Studio");
     const stored = { projectId: t.siblingProjectId, tenantId: t.tenantId };
@@ -328,6 +342,8 @@ describe("dense player and session numbers", () => {
     // The same events stored before numbering existed: the consumer's rows without numbers.
     await storeUnnumbered(stored, slices);
     expect((await rows(stored.projectId)).every((r) => r.player_idx === 0 && r.session_idx === 0)).toBe(true);
+    // The bitmaps leave unnumbered rows out.
+    expect((await dayBitmaps(stored.projectId)).flatMap((d) => [...d.players, ...d.sessions])).toEqual([]);
 
     // Pages of 3 ids of each kind.
     const pages = [];
@@ -344,6 +360,9 @@ describe("dense player and session numbers", () => {
     expect(numbersOfRows(backfilled, "player")).toEqual(numbersOfRows(viaIngest, "player"));
     expect(numbersOfRows(backfilled, "session")).toEqual(numbersOfRows(viaIngest, "session"));
     expect(Object.keys(numbersOfRows(backfilled, "session"))).toHaveLength(11);
+    // Each page rebuilt the bitmaps of its rows' days: they hold what ingest's views hold.
+    expect(await dayBitmaps(stored.projectId)).toEqual(await dayBitmaps(t.projectId));
+    expect((await dayBitmaps(t.projectId)).flatMap((d) => d.sessions).length).toBeGreaterThanOrEqual(11);
     // 19 players (10 of them anonymous sessions) in pages of 3.
     expect(pages.length).toBe(7);
     // Nothing left: a repeat changes nothing.
