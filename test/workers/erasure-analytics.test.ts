@@ -197,7 +197,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
       "AND hour >= toStartOfDay(now()) - INTERVAL 30 DAY",
     ],
     ["actor_minutes", "uniqExact(minute), groupBitmapMerge(players)", "AND minute >= now() - INTERVAL 1 DAY"],
-    ["player_dims", "uniqExact(day, event_name, dim, value), groupBitmapMerge(players)"],
+    ["player_dims", "uniqExact(day, event_name, dim, dim_value), groupBitmapMerge(players)"],
   ])("rollup %s equals a fresh build from the events left", async (table, totals, where = "") => {
     const read = async (from: string) => {
       const rs = await testClickHouse().query({

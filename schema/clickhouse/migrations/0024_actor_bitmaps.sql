@@ -107,7 +107,7 @@ FROM telemetry.events
 GROUP BY project_id, day, minute;
 
 -- player_dims: the players of each (project, day, event name, dimension, value), one dimension per row
--- (never their product): dim '' (value '') for the event name alone, 'map', 'platform' and 'build'. Unique
+-- (never their product): dim '' (dim_value '') for the event name alone, 'map', 'platform' and 'build'. Unique
 -- players by a dimension, or of one event name, OR these rows instead of reading the events.
 CREATE TABLE IF NOT EXISTS telemetry.player_dims
 (
@@ -115,17 +115,17 @@ CREATE TABLE IF NOT EXISTS telemetry.player_dims
     day Date,
     event_name LowCardinality(String),
     dim LowCardinality(String),
-    value String,
+    dim_value String,
     players AggregateFunction(groupBitmap, UInt32)
 )
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, day, dim, event_name, value)
+ORDER BY (project_id, day, dim, event_name, dim_value)
 TTL day + INTERVAL 800 DAY
 SETTINGS ttl_only_drop_parts = 1;
 
 CREATE VIEW IF NOT EXISTS telemetry.player_dims_src AS
-SELECT project_id, day, event_name, dv.1 AS dim, dv.2 AS value,
+SELECT project_id, day, event_name, dv.1 AS dim, dv.2 AS dim_value,
     groupBitmapStateIf(player_idx, player_idx != 0) AS players
 FROM (
     SELECT project_id, toDate(timestamp) AS day, event_name, player_idx,
@@ -136,10 +136,10 @@ FROM (
             OR (player_id = '' AND session_id IN {identified:Array(String)}))))
 )
 ARRAY JOIN dvs AS dv
-GROUP BY project_id, day, event_name, dim, value;
+GROUP BY project_id, day, event_name, dim, dim_value;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS telemetry.player_dims_mv TO telemetry.player_dims AS
-SELECT project_id, day, event_name, dv.1 AS dim, dv.2 AS value,
+SELECT project_id, day, event_name, dv.1 AS dim, dv.2 AS dim_value,
     groupBitmapStateIf(player_idx, player_idx != 0) AS players
 FROM (
     SELECT project_id, toDate(timestamp) AS day, event_name, player_idx,
@@ -147,7 +147,7 @@ FROM (
     FROM telemetry.events
 )
 ARRAY JOIN dvs AS dv
-GROUP BY project_id, day, event_name, dim, value;
+GROUP BY project_id, day, event_name, dim, dim_value;
 
 -- The numbered rows stored before these views (the backfill numbers the rest and rebuilds their days).
 INSERT INTO telemetry.actor_days SELECT * FROM telemetry.actor_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);

@@ -26,7 +26,7 @@ export type InsightGroup = { key: string; value: number };
 
 // SQL fragments chosen from fixed tables by validated enumerations; user values are only ever bound.
 // Each grouping's key over the day-grain rollups (telemetry.daily_events has every dimension; actor_days
-// only the day; player_dims has the event name, and each other dimension as `value`).
+// only the day; player_dims has the event name, and each other dimension as `dim_value`).
 const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
   day: "toString(day)",
   week: "toString(toMonday(day))",
@@ -40,7 +40,7 @@ const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
 const isTimeGrouping = (g: InsightGroupBy): g is "day" | "week" | "month" =>
   g === "day" || g === "week" || g === "month";
 
-/** A grouping's rows: its key (text, every DAY_KEY_SQL is a toString, `value` a String) and the metric's value. */
+/** A grouping's rows: its key (text, every DAY_KEY_SQL is a toString, `dim_value` a String) and the metric's value. */
 const KEY_VALUE = { key: "string", value: "unknown" } as const;
 
 /** Start dates of the periods that overlap the window, oldest first; weeks start on Monday. */
@@ -88,7 +88,7 @@ function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; val
   }
   const dim = key === null ? undefined : DIM_OF[key];
   return {
-    key: key === null ? "''" : dim === undefined ? DAY_KEY_SQL[key] : "value",
+    key: key === null ? "''" : dim === undefined ? DAY_KEY_SQL[key] : "dim_value",
     value: "groupBitmapMerge(players)",
     from: `${CH_PLAYER_DIMS} WHERE project_id = {projectId:UUID} AND ${DAYS} AND dim = '${dim ?? ""}' ${EVENT(q)}`,
   };
