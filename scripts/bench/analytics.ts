@@ -146,8 +146,6 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
     query: `dashboard?days=${D}`,
     sql: (ch, p, now) => {
       const w = windowOf(D, now);
-      // The project's version, as the handler passes it: a kept dir that bench:writes erased from is at
-      // 1 or more, and stored closed days of another version would be recounted on every other read.
       return Promise.all([dashboardDistincts(ch, p, w, now), dashboardTotals(ch, p, w)]);
     },
     peer: {

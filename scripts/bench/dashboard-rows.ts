@@ -58,7 +58,7 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
   });
   const now = Date.now();
   const w = windowOf(DAYS, now);
-  // Once to store any stale closed day, then measured.
+  // Once to warm the caches, then measured.
   await Promise.all([
     dashboardDistincts(ch, saved.projectId, w, now),
     dashboardTotals(ch, saved.projectId, w),

@@ -17,9 +17,9 @@ import { migrateClickHouse } from "../migrate.js";
 import { loadBenchData } from "./analytics-data.js";
 
 const EVENTS = Number(process.env.BENCH_STORAGE_EVENTS ?? 4_000_000);
-// The tables whose TTL migration 0015 added (hourly_players and player_last_seen had theirs).
+// The tables with the plan maximum as their TTL (actor_hours and actor_minutes keep their own shorter ones).
 const TTL_TABLES = RETAINED_TABLES.filter(
-  (t) => !["telemetry.hourly_players", "telemetry.player_last_seen"].includes(t.table),
+  (t) => !["telemetry.actor_hours", "telemetry.actor_minutes"].includes(t.table),
 );
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;

@@ -20,7 +20,7 @@ export type RetentionCohort = {
  * The running OR is a window function over the days in order. Days from the window's end on cannot make a
  * cohort of the window nor a return day of one that has ended, so they are not read.
  * Cost: one row (a bitmap) per retained day before the window's end: bounded by days, not by players or
- * events (player_days read a row per player and day).
+ * events (the retired player_days read a row per player and day).
  */
 export async function playerRetentionCohorts(
   ch: ClickHouseClient,

@@ -19,7 +19,8 @@ import {
 
 /**
  * A ClickHouse table the retention purge reaches, and the UTC date a row belongs to. `ids`: the rows
- * hold a player or session identifier (plain, hashed, or inside a uniq/uniqExact state of hashes).
+ * hold a player or session identifier (plain, hashed, inside a uniq/uniqExact state of hashes, or a
+ * bitmap of dense numbers the project's BatchClaims object maps back to ids).
  */
 export type RetainedTable = { table: string; day: string; ids: boolean };
 

@@ -39,6 +39,15 @@ export const REBUILT_ROLLUPS = [
   CH_PLAYER_DIMS,
 ];
 
+/**
+ * The rows a rebuild re-inserts from `_src`, beyond the days: only the buckets the table's TTL keeps
+ * (0024_actor_bitmaps.sql), so a rebuild of old days does not bring back hours and minutes no read uses.
+ */
+const KEPT: Record<string, string> = {
+  [CH_ACTOR_HOURS]: "WHERE hour >= now() - INTERVAL 32 DAY",
+  [CH_ACTOR_MINUTES]: "WHERE minute >= now() - INTERVAL 2 DAY",
+};
+
 /** The bitmap tables among them: what the number backfill rebuilds (analytics/numbers-backfill.ts). */
 export const BITMAP_ROLLUPS = [CH_ACTOR_DAYS, CH_ACTOR_HOURS, CH_ACTOR_MINUTES, CH_PLAYER_DIMS];
 
@@ -82,7 +91,7 @@ export async function rebuildRollups(
     });
     await ch.command({
       query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
-        days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})`,
+        days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)}) ${KEPT[table] ?? ""}`,
       query_params: params,
     });
     outcomes.push({ table, rowsRemoved: Number(row?.n ?? 0) });
