@@ -63,6 +63,25 @@ function chTimeOf(us: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${(micros % 1_000_000n).toString().padStart(6, "0")}`;
 }
 
+/**
+ * The dense numbers (workers/shared/actors.ts) a new project's first delivery gives its events: each
+ * effective player and each session 1, 2, 3… in the order the batch first holds them.
+ */
+function denseNumbers(events: SdkEvent[]): Array<{ player_idx: number; session_idx: number }> {
+  const players = new Map<string, number>();
+  const sessions = new Map<string, number>();
+  const numberOf = (m: Map<string, number>, id: string) => {
+    if (!m.has(id)) {
+      m.set(id, m.size + 1);
+    }
+    return m.get(id) as number;
+  };
+  return events.map((e) => ({
+    player_idx: numberOf(players, e.player_id || e.session_id),
+    session_idx: numberOf(sessions, e.session_id),
+  }));
+}
+
 /** The row an SDK event must become: the SDKs' zero is NULL, memory also in megabytes. */
 function expectedRow(e: SdkEvent, index: number, projectId: string, sdk: { name: string; version: string }) {
   const collected = (v: number | undefined) => (v ? v : null);
@@ -139,11 +158,13 @@ describe("SDK-encoded batches through POST /v1/events and POST /api/v1/events", 
 
       const rows = await storedRows(t.projectId);
       expect(rows).toHaveLength(N);
+      const numbers = denseNumbers(fixtures.events as SdkEvent[]);
       rows.forEach((row, i) => {
         const sent = fixtures.events[i] as SdkEvent;
-        expect(row, sent.event_name).toEqual(
-          expectedRow(sent, i, t.projectId, { name: "ue5", version: "0.1.13" }),
-        );
+        expect(row, sent.event_name).toEqual({
+          ...expectedRow(sent, i, t.projectId, { name: "ue5", version: "0.1.13" }),
+          ...numbers[i],
+        });
       });
       expect(new Set(rows.map((r) => r.batch_id)).size).toBe(1);
     },
