@@ -210,7 +210,7 @@ it("erases a player after a confirmation naming the tables, shows each table's r
   const result = page.locator("[data-result=completed]");
   await result.waitFor({ timeout: 60_000 });
   expect(squash(await result.textContent())).toMatch(
-    /^Done: [\d,]+ rows removed from \d+ tables \(12 events\); 12 rollups rebuilt without the player\.$/,
+    /^Done: [\d,]+ rows removed from \d+ tables \(12 events\); 13 rollups rebuilt without the player\.$/,
   );
   const steps = await tableRows(page, "erasure-steps");
   expect(steps[0]).toEqual(["telemetry.events", "12"]);

@@ -122,6 +122,7 @@ beforeAll(async () => {
     "telemetry.actor_hours",
     "telemetry.actor_minutes",
     "telemetry.player_dims",
+    "telemetry.batch_totals",
   ]);
 }, 240_000);
 

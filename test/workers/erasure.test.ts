@@ -146,6 +146,7 @@ describe("player erasure", () => {
       "telemetry.actor_hours",
       "telemetry.actor_minutes",
       "telemetry.player_dims",
+      "telemetry.batch_totals",
     ]);
     expect(created.steps[0]?.rowsRemoved).toBe(expectedRemoved);
     // alice's cell samples, and the day bitmaps of her days, replaced by rebuilt ones.

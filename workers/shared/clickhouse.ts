@@ -14,6 +14,8 @@ export const CH_ACTOR_DAYS = `${CH_DB}.actor_days`;
 export const CH_ACTOR_HOURS = `${CH_DB}.actor_hours`;
 export const CH_ACTOR_MINUTES = `${CH_DB}.actor_minutes`;
 export const CH_PLAYER_DIMS = `${CH_DB}.player_dims`;
+// The status KPIs' totals (0025_batch_totals.sql): events and latest event per project, day and batch.
+export const CH_BATCH_TOTALS = `${CH_DB}.batch_totals`;
 // Rollups of whole UTC days (schema/clickhouse/migrations/0004_rollups.sql); each has a parameterized
 // `${table}_src` view that the player erasure rebuilds it from.
 export const CH_HEATMAP_CELLS = `${CH_DB}.heatmap_cells`;

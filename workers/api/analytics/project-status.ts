@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { z } from "@hono/zod-openapi";
-import { CH_EVENTS } from "../../shared/clickhouse.js";
+import { CH_BATCH_TOTALS, CH_EVENTS } from "../../shared/clickhouse.js";
 import { DependencyDown } from "../../shared/errors.js";
 import { chTime, DAY_MS } from "../window.js";
 import { type CachedProject, cached, cacheKey, type Defer } from "./cache.js";
@@ -23,9 +23,12 @@ export type EventKpis = z.infer<typeof EventKpisSchema>;
 export type InFlight = () => Promise<string[]>;
 
 /**
- * One pass over the project's granules; the 24-hour figures are conditional aggregates of the same scan.
- * Nothing before the studio's retention horizon `retainedFromMs` is counted (retention/horizon.ts), nor
- * the rows of the batches in `inFlight` (settledEventKpis).
+ * The 24-hour figures from the events of the last 24 hours (the primary key's day prunes the read to
+ * two days of the project's rows; players by their dense number, 4 bytes a row); the totals from
+ * batch_totals (0025_batch_totals.sql), a row per batch and day since the studio's retention horizon:
+ * neither grows with the project's whole history of events. Nothing before the horizon `retainedFromMs`
+ * is counted (retention/horizon.ts), nor the rows of the batches in `inFlight` (settledEventKpis), in
+ * either read.
  */
 export async function eventKpis(
   ch: ClickHouseClient,
@@ -38,14 +41,19 @@ export async function eventKpis(
   const [row] = await selectRows(
     ch,
     `
-      SELECT
-        countIf(timestamp > {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}) AS events24h,
-        uniqExactIf(player, timestamp > {dayAgo:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')})
-          AS players24h,
-        count() AS totalEvents,
-        if(count() = 0, NULL, formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS lastEventAt
-      FROM ${CH_EVENTS}
-      WHERE project_id = {projectId:UUID} AND timestamp >= {retainedFrom:DateTime64(6, 'UTC')} ${settled}`,
+      SELECT r.events24h AS events24h, r.players24h AS players24h, t.total AS totalEvents,
+        if(t.total = 0, NULL, formatDateTime(t.last, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS lastEventAt
+      FROM (
+        SELECT count() AS events24h, uniqExactIf(player_idx, player_idx != 0) AS players24h
+        FROM ${CH_EVENTS}
+        WHERE project_id = {projectId:UUID} AND timestamp > {dayAgo:DateTime64(6, 'UTC')}
+          AND timestamp <= {now:DateTime64(6, 'UTC')} AND timestamp >= {retainedFrom:DateTime64(6, 'UTC')} ${settled}
+      ) AS r
+      CROSS JOIN (
+        SELECT sum(events) AS total, max(last_event) AS last
+        FROM ${CH_BATCH_TOTALS}
+        WHERE project_id = {projectId:UUID} AND day >= toDate({retainedFrom:DateTime64(6, 'UTC')}) ${settled}
+      ) AS t`,
     {
       projectId,
       now: chTime(nowMs),

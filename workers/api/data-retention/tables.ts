@@ -3,6 +3,7 @@ import {
   CH_ACTOR_HOURS,
   CH_ACTOR_MINUTES,
   CH_ALERT_CELLS,
+  CH_BATCH_TOTALS,
   CH_BUILD_DAYS,
   CH_CELL_SAMPLES,
   CH_COMPARE_BUILDS,
@@ -49,4 +50,5 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: CH_HEATMAP_CELLS, day: "day", ids: false },
   { table: CH_ALERT_CELLS, day: "day", ids: false },
   { table: CH_DAILY_EVENTS, day: "day", ids: false },
+  { table: CH_BATCH_TOTALS, day: "day", ids: false },
 ];

@@ -4,6 +4,7 @@ import {
   CH_ACTOR_HOURS,
   CH_ACTOR_MINUTES,
   CH_ALERT_CELLS,
+  CH_BATCH_TOTALS,
   CH_BUILD_DAYS,
   CH_COMPARE_BUILDS,
   CH_COMPARE_DAYS,
@@ -37,6 +38,8 @@ export const REBUILT_ROLLUPS = [
   CH_ACTOR_HOURS,
   CH_ACTOR_MINUTES,
   CH_PLAYER_DIMS,
+  // The status KPIs' per-batch totals (0025_batch_totals.sql).
+  CH_BATCH_TOTALS,
 ];
 
 /**
