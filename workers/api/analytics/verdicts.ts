@@ -11,7 +11,7 @@ import { CH_BUILD_DAYS, openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../db.js";
 import { type Window, windowOf } from "../window.js";
-import type { Comparison } from "./compare.js";
+import { COMPARE_METRICS, type CompareMetric, type Comparison } from "./compare.js";
 import {
   buildRegressions,
   defaultBaseline,
@@ -380,7 +380,7 @@ export type DiffVerdict = {
 };
 
 /** builds/compare's metrics the regressions judge, by their name there. */
-const JUDGED: Partial<Record<string, RegressionMetric>> = {
+const JUDGED: Partial<Record<CompareMetric, RegressionMetric>> = {
   frame_time: "frame_time",
   memory: "memory",
   gpu_time: "gpu_time",
@@ -398,30 +398,25 @@ export async function withVerdicts(
   projectId: string,
   w: Window,
   q: { baseline: string; candidate: string; mapId?: string; platform?: string },
-  cmp: Comparison,
+  comparison: Comparison | Promise<Comparison>,
 ): Promise<Comparison & { diffs: Array<Comparison["diffs"][number] & DiffVerdict> }> {
-  const metrics = [
-    ...new Set(cmp.diffs.flatMap((d) => (JUDGED[d.metric] === undefined ? [] : [JUDGED[d.metric]]))),
-  ] as RegressionMetric[];
-  // One read for every judged metric (regressions.ts sessionValueRanks): the overall sides, or with a
-  // platform filter every platform's group, as builds/regressions by=platform judges them together.
-  const families = metrics.length
-    ? await sessionValueRanks(
-        ch,
-        projectId,
-        w,
-        {
-          baseline: q.baseline,
-          candidate: q.candidate,
-          mapId: q.mapId,
-          byPlatform: q.platform !== undefined,
-        },
-        metrics,
-      )
-    : new Map();
+  const metrics = COMPARE_METRICS.flatMap((m) => JUDGED[m] ?? []);
+  // One read for every judged metric (regressions.ts sessionValueRanks), beside the comparison's own:
+  // the overall sides, or with a platform filter every platform's group, as builds/regressions
+  // by=platform judges them together.
+  const [cmp, families] = await Promise.all([
+    comparison,
+    sessionValueRanks(
+      ch,
+      projectId,
+      w,
+      { baseline: q.baseline, candidate: q.candidate, mapId: q.mapId, byPlatform: q.platform !== undefined },
+      metrics,
+    ),
+  ]);
   const judged = cmp.diffs.map((d): DiffVerdict => {
     const metric = JUDGED[d.metric];
-    if (!metric) {
+    if (metric === undefined) {
       return {
         verdict: null,
         ci95: null,
