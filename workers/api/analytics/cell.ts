@@ -325,6 +325,20 @@ const ROLE = {
 /** The device columns of the repro's groups, after its build and platform. */
 const TAIL_GROUP = ["build_id", "platform", ...CELL_SAMPLE_DEVICE_COLUMNS] as const;
 
+/** The columns the drill-down reads of each sample (the window keeps them, not every column). */
+const CELL_COLUMNS = [
+  "session_id",
+  "player",
+  "timestamp",
+  ...new Set([...BREAKDOWN_DIMENSIONS, ...TAIL_GROUP]),
+  ...METRIC_KEYS.map((m) => METRIC[m].column),
+  "position_x",
+  "position_y",
+  "position_z",
+  "camera_yaw",
+  "camera_pitch",
+];
+
 /**
  * The whole drill-down in one statement over one read of the cell's rows (with their effective device:
  * withDevices). Each sample is counted once per role (ARRAY JOIN, as the breakdowns always were), and
@@ -416,7 +430,7 @@ async function cellRows(
         row_number() OVER (PARTITION BY role
           ORDER BY s_p95_frame_time DESC NULLS LAST, s_p05_fps ASC NULLS LAST, key) AS session_rank
       FROM (
-        SELECT *, ${rawPercentile(tailLevel, c)} OVER () AS tail_at
+        SELECT ${CELL_COLUMNS.join(", ")}, ${rawPercentile(tailLevel, c)} OVER () AS tail_at
         FROM ${withDevices(where)}
         WHERE ${where}
       )
