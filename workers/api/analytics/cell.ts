@@ -10,7 +10,7 @@ import {
 } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../window.js";
 import { CELL_SAMPLE_DEVICE_COLUMNS, withSessionDevices } from "./device.js";
-import { quantized, rawPercentile, rawPercentileIf } from "./percentiles.js";
+import { quantized } from "./percentiles.js";
 import { byText, num, pct, selectRows } from "./select.js";
 
 // One heatmap cell in depth: what its frame rate looks like, for whom it is bad, the sessions that
@@ -232,15 +232,16 @@ export async function cellDrilldown(
         counts[num(k)] = num(sums[i]);
       });
       const n = num(summary[`${m}_n`]);
+      const levels = levelsOf(summary, m);
       return [
         m,
         {
           samples: n,
           mean: n ? orNull(summary[`${m}_mean`]) : null,
-          p50: orNull(summary[`${m}_p50`]),
-          p95: orNull(summary[`${m}_p95`]),
-          p99: orNull(summary[`${m}_p99`]),
-          p05: orNull(summary[`${m}_p05`]),
+          p50: levels.p50,
+          p95: levels.p95,
+          p99: levels.p99,
+          p05: levels.p05,
           max: n ? orNull(summary[`${m}_max`]) : null,
           edges: [...edges],
           counts,
@@ -325,6 +326,15 @@ const ROLE = {
 /** The device columns of the repro's groups, after its build and platform. */
 const TAIL_GROUP = ["build_id", "platform", ...CELL_SAMPLE_DEVICE_COLUMNS] as const;
 
+/** The summary's percentile levels of each metric, in the order of its `<metric>_levels` array. */
+const SUMMARY_LEVELS = [0.05, 0.5, 0.95, 0.99] as const;
+
+/** A metric's p05, p50, p95 and p99 from the summary row: null each without a sample. */
+function levelsOf(summary: Record<string, unknown>, m: MetricKey) {
+  const levels = num(summary[`${m}_n`]) ? ((summary[`${m}_levels`] ?? []) as unknown[]) : [];
+  return { p05: orNull(levels[0]), p50: orNull(levels[1]), p95: orNull(levels[2]), p99: orNull(levels[3]) };
+}
+
 /** The columns the drill-down reads of each sample (the window keeps them, not every column). */
 const CELL_COLUMNS = [
   "session_id",
@@ -362,25 +372,33 @@ async function cellRows(
   q: CellQuery,
 ): Promise<Record<string, unknown>[]> {
   const { column: c, better } = METRIC[q.metric];
-  const q64 = quantized(`toFloat64(assumeNotNull(${c}))`);
   const tailLevel = better === "higher" ? 0.05 : 0.95;
-  const isTail = `isNotNull(${c}) AND ${q64} ${better === "higher" ? "<=" : ">="} tail_at`;
+  // qv_<metric>: the sample's quantized value (percentiles.ts; null without a sample), computed once
+  // per sample for every percentile below.
+  const isTail = `isNotNull(qv_${q.metric}) AND qv_${q.metric} ${better === "higher" ? "<=" : ">="} tail_at`;
   const roleIs = (role: number) => `role = ${role}`;
   const summary = roleIs(ROLE.summary);
   const breakdown = `role BETWEEN ${ROLE.breakdown} AND ${ROLE.breakdown + BREAKDOWN_DIMENSIONS.length - 1}`;
   const session = roleIs(ROLE.session);
   const tail = roleIs(ROLE.tail);
-  const perMetric = METRIC_KEYS.map((m) => {
+  const percentileIf = (level: number, m: MetricKey, cond: string) =>
+    `quantileExactWeightedIf(${level})(qv_${m}, toUInt8(1), ${cond})`;
+  const perSample = METRIC_KEYS.map((m) => {
     const mc = METRIC[m].column;
     // The bucket of a sample is the number of edges at or below it (0: below the first edge).
-    const bucket = `toUInt8(arraySum(arrayMap(e -> toFloat64(assumeNotNull(${mc})) >= e, {${m}Edges:Array(Float64)})))`;
+    return `if(isNull(${mc}), NULL, ${quantized(`toFloat64(assumeNotNull(${mc}))`)}) AS qv_${m},
+          toUInt8(arraySum(arrayMap(e -> toFloat64(assumeNotNull(${mc})) >= e, {${m}Edges:Array(Float64)}))) AS bucket_${m}`;
+  });
+  // Each metric's p05, p50, p95 and p99 from one state (SUMMARY_LEVELS): the same nearest ranks as a
+  // state per level.
+  const perMetric = METRIC_KEYS.map((m) => {
+    const mc = METRIC[m].column;
     return `countIf(isNotNull(${mc}) AND ${summary}) AS ${m}_n, avgIf(${mc}, ${summary}) AS ${m}_mean,
-      ${rawPercentileIf(0.5, mc, summary)} AS ${m}_p50, ${rawPercentileIf(0.95, mc, summary)} AS ${m}_p95,
-      ${rawPercentileIf(0.99, mc, summary)} AS ${m}_p99, ${rawPercentileIf(0.05, mc, summary)} AS ${m}_p05,
-      maxIf(toFloat64(${mc}), ${summary}) AS ${m}_max,
-      sumMapIf([${bucket}], [toUInt64(1)], isNotNull(${mc}) AND ${summary}) AS ${m}_hist,
-      countIf(${worse(m, `{${m}Good:Float64}`)} AND ${summary}) AS ${m}_fail_good,
-      countIf(${worse(m, `{${m}Warn:Float64}`)} AND ${summary}) AS ${m}_fail_warn`;
+        quantilesExactWeightedIf(${SUMMARY_LEVELS.join(", ")})(qv_${m}, toUInt8(1), ${summary}) AS ${m}_levels,
+        maxIf(toFloat64(${mc}), ${summary}) AS ${m}_max,
+        sumMapIf([bucket_${m}], [toUInt64(1)], isNotNull(${mc}) AND ${summary}) AS ${m}_hist,
+        countIf(${worse(m, `{${m}Good:Float64}`)} AND ${summary}) AS ${m}_fail_good,
+        countIf(${worse(m, `{${m}Warn:Float64}`)} AND ${summary}) AS ${m}_fail_warn`;
   });
   const median = (v: string, cond: string) =>
     `quantileExactWeightedIf(0.5)(toFloat64(assumeNotNull(${v})), toUInt8(1), ${cond})`;
@@ -404,7 +422,7 @@ async function cellRows(
         ${FORMAT_TS(`maxIf(timestamp, ${summary})`)} AS last_seen,
         ${perMetric.join(",\n        ")},
         countIf(${breakdown}) AS b_samples, avgIf(fps, ${breakdown}) AS b_mean_fps,
-        ${rawPercentileIf(0.95, "frame_time_ms", breakdown)} AS b_p95_frame_time,
+        ${percentileIf(0.95, "frame_time", breakdown)} AS b_p95_frame_time,
         countIf(isNotNull(${c}) AND ${breakdown}) AS b_judged,
         countIf(${worse(q.metric, "{mark:Float64}")} AND ${breakdown}) AS b_failing,
         argMaxIf(player, timestamp, ${session}) AS s_player,
@@ -415,8 +433,8 @@ async function cellRows(
         toString(argMaxIf(resolution, timestamp, ${session})) AS s_resolution,
         toString(argMaxIf(os_version, timestamp, ${session})) AS s_os_version,
         countIf(${session}) AS s_samples,
-        ${rawPercentileIf(0.95, "frame_time_ms", session)} AS s_p95_frame_time,
-        ${rawPercentileIf(0.05, "fps", session)} AS s_p05_fps,
+        ${percentileIf(0.95, "frame_time", session)} AS s_p95_frame_time,
+        ${percentileIf(0.05, "fps", session)} AS s_p05_fps,
         ${FORMAT_TS(`minIf(timestamp, ${session})`)} AS s_first_seen,
         ${FORMAT_TS(`maxIf(timestamp, ${session})`)} AS s_last_seen,
         countIf(${roleIs(ROLE.tailGroup)}) AS g_n,
@@ -430,7 +448,8 @@ async function cellRows(
         row_number() OVER (PARTITION BY role
           ORDER BY s_p95_frame_time DESC NULLS LAST, s_p05_fps ASC NULLS LAST, key) AS session_rank
       FROM (
-        SELECT ${CELL_COLUMNS.join(", ")}, ${rawPercentile(tailLevel, c)} OVER () AS tail_at
+        SELECT ${CELL_COLUMNS.join(", ")}, ${perSample.join(", ")},
+          quantileExactWeighted(${tailLevel})(qv_${q.metric}, toUInt8(1)) OVER () AS tail_at
         FROM ${withDevices(where)}
         WHERE ${where}
       )
@@ -534,7 +553,7 @@ function reproOf(rows: Record<string, unknown>[], q: CellQuery, summary: Record<
   const { better } = METRIC[q.metric];
   // The summary's nearest-rank percentile of the quantized samples (p05 for fps, p95 for the others),
   // the one the statement's tail was cut at: null without a sample, and then there is no worst sample.
-  const threshold = orNull(summary[`${q.metric}_${better === "higher" ? "p05" : "p95"}`]);
+  const threshold = levelsOf(summary, q.metric)[better === "higher" ? "p05" : "p95"];
   const m = rows.find((r) => num(r.role) === ROLE.tail);
   const groups = rows
     .filter((r) => num(r.role) === ROLE.tailGroup)

@@ -21,7 +21,3 @@ export const quantized = (expr: string) =>
  */
 export const rawPercentile = (level: number, expr: string) =>
   `quantileExactWeighted(${level})(if(isNull(${expr}), NULL, ${quantized(`toFloat64(assumeNotNull(${expr}))`)}), toUInt8(1))`;
-
-/** rawPercentile over the rows where `cond` holds (one statement computing several groups' figures). */
-export const rawPercentileIf = (level: number, expr: string, cond: string) =>
-  `quantileExactWeightedIf(${level})(if(isNull(${expr}), NULL, ${quantized(`toFloat64(assumeNotNull(${expr}))`)}), toUInt8(1), ${cond})`;
