@@ -10,13 +10,13 @@ import {
 } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../window.js";
 import { CELL_SAMPLE_DEVICE_COLUMNS, withSessionDevices } from "./device.js";
-import { quantized, rawPercentile } from "./percentiles.js";
-import { byText, distinct, num, pct, selectRows } from "./select.js";
+import { quantized } from "./percentiles.js";
+import { byText, num, pct, selectRows } from "./select.js";
 
 // One heatmap cell in depth: what its frame rate looks like, for whom it is bad, the sessions that
 // suffered most there, and where and how to stand to reproduce it. Reads telemetry.cell_samples
-// (0005_cell_samples.sql), ordered by map and base cell of 50, so every statement reads the cell's base
-// cell of the window only (a few granules), whatever the size of the project. No SELECT alias repeats a
+// (0005_cell_samples.sql), ordered by map and base cell of 50, so its one statement (cellRows) reads the
+// cell's base cell of the window only (a few granules), whatever the size of the project. No SELECT alias repeats a
 // column name: ClickHouse would put the alias in place of the column in WHERE too.
 
 // The metrics, their sample columns, directions and histogram edges: the metric table
@@ -220,16 +220,8 @@ export async function cellDrilldown(
   q: CellQuery,
 ): Promise<CellDrilldown> {
   const { where, params, mark } = cellScope(projectId, w, q);
-  // Statements over the same few granules, in parallel: each groups differently. The repro's tail is
-  // the summary's own percentile of the metric, so its two statements follow the summary rather than
-  // each reading the cell once more for it.
-  const summarized = summaryOf(ch, where, params);
-  const [summary, groups, sessions, repro] = await Promise.all([
-    summarized,
-    breakdownsOf(ch, where, params, q, mark),
-    worstSessionsOf(ch, where, params),
-    summarized.then((s) => reproOf(ch, where, params, q, s)),
-  ]);
+  const rows = await cellRows(ch, where, params, q);
+  const summary = (rows.find((r) => num(r.role) === ROLE.summary) ?? {}) as Record<string, unknown>;
   const total = num(summary.samples);
   const distributions = Object.fromEntries(
     METRIC_KEYS.map((m) => {
@@ -240,15 +232,16 @@ export async function cellDrilldown(
         counts[num(k)] = num(sums[i]);
       });
       const n = num(summary[`${m}_n`]);
+      const levels = levelsOf(summary, m);
       return [
         m,
         {
           samples: n,
           mean: n ? orNull(summary[`${m}_mean`]) : null,
-          p50: orNull(summary[`${m}_p50`]),
-          p95: orNull(summary[`${m}_p95`]),
-          p99: orNull(summary[`${m}_p99`]),
-          p05: orNull(summary[`${m}_p05`]),
+          p50: levels.p50,
+          p95: levels.p95,
+          p99: levels.p99,
+          p05: levels.p05,
           max: n ? orNull(summary[`${m}_max`]) : null,
           edges: [...edges],
           counts,
@@ -263,6 +256,7 @@ export async function cellDrilldown(
     maxY: q.y + q.cellSize,
     ...(q.z === undefined ? {} : { minZ: q.z, maxZ: q.z + q.cellSize }),
   };
+  const repro = reproOf(rows, q, summary);
   return {
     mapId: q.mapId,
     cellSize: q.cellSize,
@@ -298,8 +292,8 @@ export async function cellDrilldown(
           ),
         }
       : null,
-    breakdowns: groups,
-    worstSessions: sessions,
+    breakdowns: breakdownsOf(rows, mark),
+    worstSessions: worstSessionsOf(rows),
     repro: {
       mapId: q.mapId,
       bounds,
@@ -316,91 +310,186 @@ export async function cellDrilldown(
   };
 }
 
-/** Counts, each metric's mean, percentiles and histogram, and the profile's failing counts: one row. */
-async function summaryOf(ch: ClickHouseClient, where: string, params: Record<string, unknown>) {
-  const perMetric = METRIC_KEYS.map((m) => {
-    const c = METRIC[m].column;
-    // The bucket of a sample is the number of edges at or below it (0: below the first edge).
-    const bucket = `toUInt8(arraySum(arrayMap(e -> toFloat64(assumeNotNull(${c})) >= e, {${m}Edges:Array(Float64)})))`;
-    return `count(${c}) AS ${m}_n, avg(${c}) AS ${m}_mean,
-      ${rawPercentile(0.5, c)} AS ${m}_p50, ${rawPercentile(0.95, c)} AS ${m}_p95, ${rawPercentile(0.99, c)} AS ${m}_p99,
-      ${rawPercentile(0.05, c)} AS ${m}_p05, max(toFloat64(${c})) AS ${m}_max,
-      sumMapIf([${bucket}], [toUInt64(1)], isNotNull(${c})) AS ${m}_hist,
-      countIf(${worse(m, `{${m}Good:Float64}`)}) AS ${m}_fail_good,
-      countIf(${worse(m, `{${m}Warn:Float64}`)}) AS ${m}_fail_warn`;
-  });
-  const [row] = await selectRows(
-    ch,
-    `SELECT count() AS samples, ${distinct("session_id")} AS sessions, ${distinct("player")} AS players,
-      ${FORMAT_TS("min(timestamp)")} AS first_seen, ${FORMAT_TS("max(timestamp)")} AS last_seen,
-      ${perMetric.join(",\n      ")}
-    FROM ${CH_CELL_SAMPLES}
-    WHERE ${where}`,
-    params,
-    {
-      samples: "unknown",
-      sessions: "unknown",
-      players: "unknown",
-      first_seen: "string",
-      last_seen: "string",
-      ...Object.fromEntries(
-        METRIC_KEYS.flatMap((m) =>
-          ["n", "mean", "p50", "p95", "p99", "p05", "max", "hist", "fail_good", "fail_warn"].map((s) => [
-            `${m}_${s}`,
-            "unknown" as const,
-          ]),
-        ),
-      ),
-    },
-  );
-  return (row ?? {}) as Record<string, unknown>;
+/**
+ * What each row of the drill-down's statement is (its `role`) and what its `key` holds: the summary
+ * (no key), one breakdown dimension each (the group's value), a session (its id), the worst samples by
+ * build, platform and device (those six values), and the worst samples together (no key).
+ */
+const ROLE = {
+  summary: 0,
+  breakdown: 1,
+  session: 1 + BREAKDOWN_DIMENSIONS.length,
+  tailGroup: 2 + BREAKDOWN_DIMENSIONS.length,
+  tail: 3 + BREAKDOWN_DIMENSIONS.length,
+} as const;
+
+/** The device columns of the repro's groups, after its build and platform. */
+const TAIL_GROUP = ["build_id", "platform", ...CELL_SAMPLE_DEVICE_COLUMNS] as const;
+
+/** The summary's percentile levels of each metric, in the order of its `<metric>_levels` array. */
+const SUMMARY_LEVELS = [0.05, 0.5, 0.95, 0.99] as const;
+
+/** A metric's p05, p50, p95 and p99 from the summary row: null each without a sample. */
+function levelsOf(summary: Record<string, unknown>, m: MetricKey) {
+  const levels = num(summary[`${m}_n`]) ? ((summary[`${m}_levels`] ?? []) as unknown[]) : [];
+  return { p05: orNull(levels[0]), p50: orNull(levels[1]), p95: orNull(levels[2]), p99: orNull(levels[3]) };
 }
 
+/** The columns the drill-down reads of each sample (the window keeps them, not every column). */
+const CELL_COLUMNS = [
+  "session_id",
+  "player",
+  "timestamp",
+  ...new Set([...BREAKDOWN_DIMENSIONS, ...TAIL_GROUP]),
+  ...METRIC_KEYS.map((m) => METRIC[m].column),
+  "position_x",
+  "position_y",
+  "position_z",
+  "camera_yaw",
+  "camera_pitch",
+];
+
 /**
- * Per dimension and value: samples, mean fps, p95 frame time, and the share of the samples carrying the
- * chosen metric that fail the profile's mark. One pass: each row is counted once per dimension (ARRAY JOIN).
+ * The whole drill-down in one statement over one read of the cell's rows (with their effective device:
+ * withDevices). Each sample is counted once per role (ARRAY JOIN, as the breakdowns always were), and
+ * every aggregate keeps to its role (-If), so each computes exactly what its statement of its own did:
+ * the summary (counts, each metric's mean, percentiles, histogram and profile failing counts), per
+ * breakdown dimension and value its samples, mean fps, p95 frame time and failing share of `metric`,
+ * per session its samples, p95 frame time, p05 fps, first and last time and its last build and device,
+ * and the worst samples of `metric` (repro). The worst samples are those quantized at or beyond the
+ * summary's own percentile (p05 for fps, p95 for the others), which a window over the cell's rows gives
+ * every row before the roles are formed. Only the 10 worst sessions leave ClickHouse (row_number per
+ * role).
+ *
+ * Cost: the base cell's granules of the window once (the primary key: project, map, bx, by, day), plus
+ * its session hashes once more and those sessions' device_info rows for the device join (narrow); the
+ * roles multiply the rows aggregated by 9 (and the worst samples by 11), not the rows read. On a cell of
+ * a few thousand samples most of its CPU is ClickHouse analysing the statement (about 100 ms of CPU in
+ * chdb), still less than the five statements it replaced spent together.
  */
-async function breakdownsOf(
+async function cellRows(
   ch: ClickHouseClient,
   where: string,
   params: Record<string, unknown>,
   q: CellQuery,
-  mark: number | null,
-): Promise<Record<BreakdownDimension, BreakdownGroup[]>> {
-  const c = METRIC[q.metric].column;
-  const rows = await selectRows(
+): Promise<Record<string, unknown>[]> {
+  const { column: c, better } = METRIC[q.metric];
+  const tailLevel = better === "higher" ? 0.05 : 0.95;
+  // qv_<metric>: the sample's quantized value (percentiles.ts; null without a sample), computed once
+  // per sample for every percentile below.
+  const isTail = `isNotNull(qv_${q.metric}) AND qv_${q.metric} ${better === "higher" ? "<=" : ">="} tail_at`;
+  const roleIs = (role: number) => `role = ${role}`;
+  const summary = roleIs(ROLE.summary);
+  const breakdown = `role BETWEEN ${ROLE.breakdown} AND ${ROLE.breakdown + BREAKDOWN_DIMENSIONS.length - 1}`;
+  const session = roleIs(ROLE.session);
+  const tail = roleIs(ROLE.tail);
+  const percentileIf = (level: number, m: MetricKey, cond: string) =>
+    `quantileExactWeightedIf(${level})(qv_${m}, toUInt8(1), ${cond})`;
+  const perSample = METRIC_KEYS.map((m) => {
+    const mc = METRIC[m].column;
+    // The bucket of a sample is the number of edges at or below it (0: below the first edge).
+    return `if(isNull(${mc}), NULL, ${quantized(`toFloat64(assumeNotNull(${mc}))`)}) AS qv_${m},
+          toUInt8(arraySum(arrayMap(e -> toFloat64(assumeNotNull(${mc})) >= e, {${m}Edges:Array(Float64)}))) AS bucket_${m}`;
+  });
+  // Each metric's p05, p50, p95 and p99 from one state (SUMMARY_LEVELS): the same nearest ranks as a
+  // state per level.
+  const perMetric = METRIC_KEYS.map((m) => {
+    const mc = METRIC[m].column;
+    return `countIf(isNotNull(${mc}) AND ${summary}) AS ${m}_n, avgIf(${mc}, ${summary}) AS ${m}_mean,
+        quantilesExactWeightedIf(${SUMMARY_LEVELS.join(", ")})(qv_${m}, toUInt8(1), ${summary}) AS ${m}_levels,
+        maxIf(toFloat64(${mc}), ${summary}) AS ${m}_max,
+        sumMapIf([bucket_${m}], [toUInt64(1)], isNotNull(${mc}) AND ${summary}) AS ${m}_hist,
+        countIf(${worse(m, `{${m}Good:Float64}`)} AND ${summary}) AS ${m}_fail_good,
+        countIf(${worse(m, `{${m}Warn:Float64}`)} AND ${summary}) AS ${m}_fail_warn`;
+  });
+  const median = (v: string, cond: string) =>
+    `quantileExactWeightedIf(0.5)(toFloat64(assumeNotNull(${v})), toUInt8(1), ${cond})`;
+  const roles = [
+    `(${ROLE.summary}, CAST([], 'Array(String)'))`,
+    ...BREAKDOWN_DIMENSIONS.map((d, i) => `(${ROLE.breakdown + i}, [toString(${d})])`),
+    `(${ROLE.session}, [toString(session_id)])`,
+  ];
+  const tailRoles = [
+    `(${ROLE.tailGroup}, [${TAIL_GROUP.map((g) => `toString(${g})`).join(", ")}])`,
+    `(${ROLE.tail}, CAST([], 'Array(String)'))`,
+  ];
+  return selectRows(
     ch,
-    `SELECT d.1 AS dim, d.2 AS key, count() AS samples, avg(fps) AS mean_fps,
-      ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time,
-      count(${c}) AS judged, countIf(${worse(q.metric, "{mark:Float64}")}) AS failing
-    FROM ${withDevices(where)}
-    ARRAY JOIN [${BREAKDOWN_DIMENSIONS.map((d) => `('${d}', toString(${d}))`).join(", ")}] AS d
-    WHERE ${where}
-    GROUP BY dim, key`,
+    `SELECT * FROM (
+      SELECT role, key,
+        countIf(${summary}) AS samples,
+        uniqExactIf(cityHash64(session_id), ${summary}) AS sessions,
+        uniqExactIf(cityHash64(player), ${summary}) AS players,
+        ${FORMAT_TS(`minIf(timestamp, ${summary})`)} AS first_seen,
+        ${FORMAT_TS(`maxIf(timestamp, ${summary})`)} AS last_seen,
+        ${perMetric.join(",\n        ")},
+        countIf(${breakdown}) AS b_samples, avgIf(fps, ${breakdown}) AS b_mean_fps,
+        ${percentileIf(0.95, "frame_time", breakdown)} AS b_p95_frame_time,
+        countIf(isNotNull(${c}) AND ${breakdown}) AS b_judged,
+        countIf(${worse(q.metric, "{mark:Float64}")} AND ${breakdown}) AS b_failing,
+        argMaxIf(player, timestamp, ${session}) AS s_player,
+        toString(argMaxIf(build_id, timestamp, ${session})) AS s_build_id,
+        toString(argMaxIf(platform, timestamp, ${session})) AS s_platform,
+        toString(argMaxIf(gpu, timestamp, ${session})) AS s_gpu,
+        toString(argMaxIf(device_model, timestamp, ${session})) AS s_device_model,
+        toString(argMaxIf(resolution, timestamp, ${session})) AS s_resolution,
+        toString(argMaxIf(os_version, timestamp, ${session})) AS s_os_version,
+        countIf(${session}) AS s_samples,
+        ${percentileIf(0.95, "frame_time", session)} AS s_p95_frame_time,
+        ${percentileIf(0.05, "fps", session)} AS s_p05_fps,
+        ${FORMAT_TS(`minIf(timestamp, ${session})`)} AS s_first_seen,
+        ${FORMAT_TS(`maxIf(timestamp, ${session})`)} AS s_last_seen,
+        countIf(${roleIs(ROLE.tailGroup)}) AS g_n,
+        countIf(${tail}) AS worst,
+        ${median("position_x", tail)} AS tail_x, ${median("position_y", tail)} AS tail_y,
+        ${median("position_z", `isNotNull(position_z) AND ${tail}`)} AS tail_z,
+        countIf(isNotNull(position_z) AND ${tail}) AS tail_z_n,
+        groupArrayIf(toFloat64(assumeNotNull(camera_yaw)), isNotNull(camera_yaw) AND ${tail}) AS tail_yaws,
+        ${median("camera_pitch", `isNotNull(camera_pitch) AND ${tail}`)} AS tail_pitch,
+        countIf(isNotNull(camera_yaw) AND ${tail}) AS tail_camera_n,
+        row_number() OVER (PARTITION BY role
+          ORDER BY s_p95_frame_time DESC NULLS LAST, s_p05_fps ASC NULLS LAST, key) AS session_rank
+      FROM (
+        SELECT ${CELL_COLUMNS.join(", ")}, ${perSample.join(", ")},
+          quantileExactWeighted(${tailLevel})(qv_${q.metric}, toUInt8(1)) OVER () AS tail_at
+        FROM ${withDevices(where)}
+        WHERE ${where}
+      )
+      ARRAY JOIN arrayConcat([${roles.join(", ")}], if(ifNull(${isTail}, 0), [${tailRoles.join(", ")}], [])) AS rk
+      GROUP BY rk.1 AS role, rk.2 AS key
+    )
+    WHERE role != ${ROLE.session} OR session_rank <= ${WORST_SESSIONS}`,
     params,
-    {
-      dim: "string",
-      key: "string",
-      samples: "unknown",
-      mean_fps: "unknown",
-      p95_frame_time: "unknown",
-      judged: "unknown",
-      failing: "unknown",
-    },
-  );
+    { role: "unknown", key: "unknown" },
+  ) as Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * Per dimension and value: samples, mean fps, p95 frame time, and the share of the samples carrying the
+ * chosen metric that fail the profile's mark; worst first, BREAKDOWN_LIMIT per dimension.
+ */
+function breakdownsOf(
+  rows: Record<string, unknown>[],
+  mark: number | null,
+): Record<BreakdownDimension, BreakdownGroup[]> {
   const out = Object.fromEntries(BREAKDOWN_DIMENSIONS.map((d) => [d, [] as BreakdownGroup[]])) as Record<
     BreakdownDimension,
     BreakdownGroup[]
   >;
   for (const r of rows) {
-    const judged = num(r.judged);
-    out[r.dim as BreakdownDimension]?.push({
+    const dim = BREAKDOWN_DIMENSIONS[num(r.role) - ROLE.breakdown];
+    if (dim === undefined || num(r.role) < ROLE.breakdown) {
+      continue;
+    }
+    const key = String((r.key as unknown[])[0] ?? "");
+    const judged = num(r.b_judged);
+    out[dim].push({
       // '' is "not sent": the SDKs that send no device context, an event without a build id.
-      key: r.key === "" ? null : r.key,
-      samples: num(r.samples),
-      meanFps: orNull(r.mean_fps),
-      p95FrameTime: orNull(r.p95_frame_time),
-      failingPct: mark === null || judged === 0 ? null : pct(num(r.failing), judged),
+      key: key === "" ? null : key,
+      samples: num(r.b_samples),
+      meanFps: orNull(r.b_mean_fps),
+      p95FrameTime: orNull(r.b_p95_frame_time),
+      failingPct: mark === null || judged === 0 ? null : pct(num(r.b_failing), judged),
     });
   }
   for (const d of BREAKDOWN_DIMENSIONS) {
@@ -429,54 +518,31 @@ const deviceOf = (gpu: string, deviceModel: string, resolution: string, osVersio
       }
     : null;
 
-/** The 10 sessions with the highest p95 frame time in the cell; their build and device as last seen there. */
-async function worstSessionsOf(
-  ch: ClickHouseClient,
-  where: string,
-  params: Record<string, unknown>,
-): Promise<WorstSession[]> {
-  const rows = await selectRows(
-    ch,
-    `SELECT session_id, argMax(player, timestamp) AS last_player, toString(argMax(build_id, timestamp)) AS last_build_id,
-      toString(argMax(platform, timestamp)) AS last_platform, toString(argMax(gpu, timestamp)) AS last_gpu,
-      toString(argMax(device_model, timestamp)) AS last_device_model, toString(argMax(resolution, timestamp)) AS last_resolution,
-      toString(argMax(os_version, timestamp)) AS last_os_version, count() AS samples,
-      ${rawPercentile(0.95, "frame_time_ms")} AS p95_frame_time, ${rawPercentile(0.05, "fps")} AS p05_fps,
-      ${FORMAT_TS("min(timestamp)")} AS first_seen, ${FORMAT_TS("max(timestamp)")} AS last_seen
-    FROM ${withDevices(where)}
-    WHERE ${where}
-    GROUP BY session_id
-    ORDER BY p95_frame_time DESC NULLS LAST, p05_fps ASC NULLS LAST, session_id
-    LIMIT ${WORST_SESSIONS}`,
-    params,
-    {
-      session_id: "string",
-      last_player: "string",
-      last_build_id: "string",
-      last_platform: "string",
-      last_gpu: "string",
-      last_device_model: "string",
-      last_resolution: "string",
-      last_os_version: "string",
-      samples: "unknown",
-      p95_frame_time: "unknown",
-      p05_fps: "unknown",
-      first_seen: "string",
-      last_seen: "string",
-    },
-  );
-  return rows.map((r) => ({
-    sessionId: r.session_id,
-    player: r.last_player,
-    buildId: r.last_build_id,
-    platform: r.last_platform,
-    device: deviceOf(r.last_gpu, r.last_device_model, r.last_resolution, r.last_os_version),
-    samples: num(r.samples),
-    p95FrameTime: orNull(r.p95_frame_time),
-    p05Fps: orNull(r.p05_fps),
-    firstSeen: r.first_seen,
-    lastSeen: r.last_seen,
-  }));
+/**
+ * The 10 sessions with the highest p95 frame time in the cell (then lowest p05 fps, then id: the
+ * statement's session_rank); their build and device as last seen there.
+ */
+function worstSessionsOf(rows: Record<string, unknown>[]): WorstSession[] {
+  return rows
+    .filter((r) => num(r.role) === ROLE.session)
+    .sort((a, b) => num(a.session_rank) - num(b.session_rank))
+    .map((r) => ({
+      sessionId: String((r.key as unknown[])[0] ?? ""),
+      player: String(r.s_player ?? ""),
+      buildId: String(r.s_build_id ?? ""),
+      platform: String(r.s_platform ?? ""),
+      device: deviceOf(
+        String(r.s_gpu ?? ""),
+        String(r.s_device_model ?? ""),
+        String(r.s_resolution ?? ""),
+        String(r.s_os_version ?? ""),
+      ),
+      samples: num(r.s_samples),
+      p95FrameTime: orNull(r.s_p95_frame_time),
+      p05Fps: orNull(r.s_p05_fps),
+      firstSeen: String(r.s_first_seen ?? ""),
+      lastSeen: String(r.s_last_seen ?? ""),
+    }));
 }
 
 /**
@@ -485,81 +551,25 @@ async function worstSessionsOf(
  * and camera pitch (nearest-rank, raw values), the circular median of their camera yaw, and the build,
  * platform and device they most often came from.
  */
-async function reproOf(
-  ch: ClickHouseClient,
-  where: string,
-  cellParams: Record<string, unknown>,
-  q: CellQuery,
-  summary: Record<string, unknown>,
-) {
-  const { column: c, better } = METRIC[q.metric];
-  // summaryOf's nearest-rank percentile of the quantized samples (p05 for fps, p95 for the others),
-  // the statement the tail was: null without a sample, and then there is no worst sample.
-  const threshold = orNull(summary[`${q.metric}_${better === "higher" ? "p05" : "p95"}`]);
-  if (threshold === null) {
-    return {
-      worstSamples: 0,
-      threshold: null,
-      position: null,
-      camera: null,
-      buildId: null,
-      platform: null,
-      device: null,
-    };
-  }
-  const params = { ...cellParams, tail: threshold };
-  const q64 = quantized(`toFloat64(assumeNotNull(${c}))`);
-  const tailWhere = `${where} AND isNotNull(${c}) AND ${q64} ${better === "higher" ? "<=" : ">="} {tail:Float64}`;
-  const median = (v: string, cond = "1") =>
-    `quantileExactWeightedIf(0.5)(toFloat64(assumeNotNull(${v})), toUInt8(1), ${cond})`;
-  const [[m], groups] = await Promise.all([
-    selectRows(
-      ch,
-      `SELECT count() AS worst,
-        ${median("position_x")} AS x, ${median("position_y")} AS y,
-        ${median("position_z", "isNotNull(position_z)")} AS z, count(position_z) AS z_n,
-        groupArrayIf(toFloat64(assumeNotNull(camera_yaw)), isNotNull(camera_yaw)) AS yaws,
-        ${median("camera_pitch", "isNotNull(camera_pitch)")} AS pitch,
-        count(camera_yaw) AS camera_n
-      FROM ${CH_CELL_SAMPLES}
-      WHERE ${tailWhere}`,
-      params,
-      {
-        worst: "unknown",
-        x: "unknown",
-        y: "unknown",
-        z: "unknown",
-        z_n: "unknown",
-        yaws: "unknown",
-        pitch: "unknown",
-        camera_n: "unknown",
-      },
-    ),
-    selectRows(
-      ch,
-      `SELECT toString(build_id) AS g_build_id, toString(platform) AS g_platform, toString(gpu) AS g_gpu,
-        toString(device_model) AS g_device_model, toString(resolution) AS g_resolution,
-        toString(os_version) AS g_os_version, count() AS n
-      FROM ${withDevices(where)}
-      WHERE ${tailWhere}
-      GROUP BY g_build_id, g_platform, g_gpu, g_device_model, g_resolution, g_os_version`,
-      params,
-      {
-        g_build_id: "string",
-        g_platform: "string",
-        g_gpu: "string",
-        g_device_model: "string",
-        g_resolution: "string",
-        g_os_version: "string",
-        n: "unknown",
-      },
-    ),
-  ]);
-  const worst = num(m?.worst);
+function reproOf(rows: Record<string, unknown>[], q: CellQuery, summary: Record<string, unknown>) {
+  const { better } = METRIC[q.metric];
+  // The summary's nearest-rank percentile of the quantized samples (p05 for fps, p95 for the others),
+  // the one the statement's tail was cut at: null without a sample, and then there is no worst sample.
+  const threshold = levelsOf(summary, q.metric)[better === "higher" ? "p05" : "p95"];
+  const m = rows.find((r) => num(r.role) === ROLE.tail);
+  const groups = rows
+    .filter((r) => num(r.role) === ROLE.tailGroup)
+    .map((r) => {
+      const [build = "", platform = "", gpu = "", model = "", resolution = "", os = ""] = (
+        r.key as unknown[]
+      ).map(String);
+      return { build, platform, device: JSON.stringify([gpu, model, resolution, os]), n: num(r.g_n) };
+    });
+  const worst = threshold === null ? 0 : num(m?.worst);
   const mode = (key: (g: (typeof groups)[number]) => string) => {
     const counts = new Map<string, number>();
     for (const g of groups) {
-      counts.set(key(g), (counts.get(key(g)) ?? 0) + num(g.n));
+      counts.set(key(g), (counts.get(key(g)) ?? 0) + g.n);
     }
     let best: string | null = null;
     let bestN = 0;
@@ -571,18 +581,23 @@ async function reproOf(
     }
     return best;
   };
-  const device = mode((g) => JSON.stringify([g.g_gpu, g.g_device_model, g.g_resolution, g.g_os_version]));
+  const device = mode((g) => g.device);
   const [gpu = "", model = "", resolution = "", os = ""] = device ? (JSON.parse(device) as string[]) : [];
   return {
     worstSamples: worst,
     threshold: worst ? threshold : null,
-    position: worst ? { x: num(m?.x), y: num(m?.y), z: num(m?.z_n) ? orNull(m?.z) : null } : null,
+    position: worst
+      ? { x: num(m?.tail_x), y: num(m?.tail_y), z: num(m?.tail_z_n) ? orNull(m?.tail_z) : null }
+      : null,
     camera:
-      worst && num(m?.camera_n)
-        ? { yaw: circularMedian(((m?.yaws ?? []) as unknown[]).map(num)) ?? 0, pitch: num(m?.pitch) }
+      worst && num(m?.tail_camera_n)
+        ? {
+            yaw: circularMedian(((m?.tail_yaws ?? []) as unknown[]).map(num)) ?? 0,
+            pitch: num(m?.tail_pitch),
+          }
         : null,
-    buildId: worst ? mode((g) => g.g_build_id) || null : null,
-    platform: worst ? mode((g) => g.g_platform) || null : null,
+    buildId: worst ? mode((g) => g.build) || null : null,
+    platform: worst ? mode((g) => g.platform) || null : null,
     device: worst ? deviceOf(gpu, model, resolution, os) : null,
   };
 }

@@ -17,12 +17,93 @@ export const ALPHA = 0.05;
 /** Probability mass below which the tails of a bootstrap median's distribution are cut. */
 const TAIL_CUT = 1e-13;
 
+/**
+ * A build's session values of one group, ascending, as their distinct values with how many sessions
+ * have each: all of them (rankedOf), or only the values holding the central ranks (centralRanks), which
+ * is all the median, its bootstrap distribution and the test read. `n` counts every value, `min` is the
+ * smallest of all (null when there is none), `below` how many values lie below `values[0]`.
+ */
+export type RankedValues = {
+  n: number;
+  min: number | null;
+  below: number;
+  values: number[];
+  counts: number[];
+};
+
+/** Ascending values as RankedValues, every distinct value kept. */
+export function rankedOf(sorted: readonly number[]): RankedValues {
+  const values: number[] = [];
+  const counts: number[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const v = sorted[i] as number;
+    if (i > 0 && sorted[i - 1] === v) {
+      counts[counts.length - 1] = (counts[counts.length - 1] as number) + 1;
+    } else {
+      values.push(v);
+      counts.push(1);
+    }
+  }
+  return { n: sorted.length, min: sorted.length ? (sorted[0] as number) : null, below: 0, values, counts };
+}
+
+/**
+ * The ranks that can matter of n values (1-based, inclusive): k ± (⌈6·√n⌉ + 2) around the median's
+ * rank k = ⌈n / 2⌉. A value whose ranks all lie below k − t has bootstrap cdf P(Binomial(n, c / n) ≥ k)
+ * ≤ exp(−2t² / n) < 1e-31 by Hoeffding's inequality (c < k − t values are ≤ it), and one above k + t
+ * follows a value whose cdf misses 1 by as little: far inside medianDistribution's 1e-13 tail cut, so
+ * the values outside change neither its support nor its probabilities, nor the median. The statement
+ * that sends the values (regressions.ts, sessionValueRanks) keeps the same ranks.
+ */
+export function centralSpan(n: number): [number, number] {
+  const k = Math.max(1, Math.ceil(n / 2));
+  const t = Math.ceil(6 * Math.sqrt(n)) + 2;
+  return [k - t, k + t];
+}
+
+/** The distinct values holding a rank of centralSpan (and `below` the count of the values left out below). */
+export function centralRanks(r: RankedValues): RankedValues {
+  const [lo, hi] = centralSpan(r.n);
+  const values: number[] = [];
+  const counts: number[] = [];
+  let atMost = r.below;
+  let below = r.below;
+  for (let i = 0; i < r.values.length; i++) {
+    const c = r.counts[i] as number;
+    const first = atMost + 1;
+    atMost += c;
+    if (atMost < lo) {
+      below = atMost;
+    } else if (first <= hi) {
+      values.push(r.values[i] as number);
+      counts.push(c);
+    }
+  }
+  return { n: r.n, min: r.min, below, values, counts };
+}
+
 /** Nearest-rank median of ascending values (the k-th smallest, k = ceil(n / 2)); null when empty. */
 export function nearestRankMedian(sorted: readonly number[]): number | null {
   if (sorted.length === 0) {
     return null;
   }
   return sorted[Math.max(1, Math.ceil(sorted.length / 2)) - 1] ?? null;
+}
+
+/** nearestRankMedian of ranked values (the median's rank is always among those kept). */
+export function rankedMedian(r: RankedValues): number | null {
+  if (r.n === 0) {
+    return null;
+  }
+  const k = Math.max(1, Math.ceil(r.n / 2));
+  let atMost = r.below;
+  for (let i = 0; i < r.values.length; i++) {
+    atMost += r.counts[i] as number;
+    if (atMost >= k) {
+      return r.values[i] as number;
+    }
+  }
+  return null;
 }
 
 /** The distinct values a build's bootstrap median takes, ascending, with their probabilities. */
@@ -35,20 +116,22 @@ export type MedianDistribution = { values: number[]; probs: number[] };
  * the mass); that keeps about 8·√n values of a large build instead of all n.
  */
 export function medianDistribution(sorted: readonly number[]): MedianDistribution {
-  const n = sorted.length;
+  return rankedDistribution(rankedOf(sorted));
+}
+
+/** medianDistribution of ranked values: the same answer from all of them or from centralRanks. */
+export function rankedDistribution(r: RankedValues): MedianDistribution {
+  const n = r.n;
   const k = Math.max(1, Math.ceil(n / 2));
-  // Distinct values and how many values are ≤ each.
-  const distinct: number[] = [];
+  // How many values are ≤ each distinct value.
+  const distinct = r.values;
   const atMost: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const v = sorted[i] as number;
-    if (i + 1 < n && sorted[i + 1] === v) {
-      continue;
-    }
-    distinct.push(v);
-    atMost.push(i + 1);
+  let sum = r.below;
+  for (const c of r.counts) {
+    sum += c;
+    atMost.push(sum);
   }
-  const cdf = (i: number) => (i < 0 ? 0 : betaRegularized((atMost[i] as number) / n, k, n - k + 1));
+  const cdf = (i: number) => betaRegularized((i < 0 ? r.below : (atMost[i] as number)) / n, k, n - k + 1);
   // The first index whose cdf passes TAIL_CUT and the first whose cdf reaches 1 − TAIL_CUT: the cdf is
   // monotone, so two binary searches bound the support without evaluating every value.
   const firstAbove = (limit: number) => {
@@ -70,7 +153,8 @@ export function medianDistribution(sorted: readonly number[]): MedianDistributio
   const probs: number[] = [];
   let prev = cdf(from - 1);
   for (let i = from; i <= to; i++) {
-    const c = i === distinct.length - 1 ? 1 : cdf(i);
+    // The largest of all values: exactly 1.
+    const c = atMost[i] === n ? 1 : cdf(i);
     values.push(distinct[i] as number);
     probs.push(c - prev);
     prev = c;
@@ -152,16 +236,21 @@ export type Tested = {
 
 /** Both builds' bootstrap distributions and the p-value; null when a value is not positive. */
 export function test(baseline: readonly number[], candidate: readonly number[]): Tested | null {
+  return rankedTest(rankedOf(baseline), rankedOf(candidate));
+}
+
+/** test() of ranked values. */
+export function rankedTest(baseline: RankedValues, candidate: RankedValues): Tested | null {
   if (
-    baseline.length === 0 ||
-    candidate.length === 0 ||
-    (baseline[0] as number) <= 0 ||
-    (candidate[0] as number) <= 0
+    baseline.n === 0 ||
+    candidate.n === 0 ||
+    (baseline.min as number) <= 0 ||
+    (candidate.min as number) <= 0
   ) {
     return null;
   }
-  const b = medianDistribution(baseline);
-  const c = medianDistribution(candidate);
+  const b = rankedDistribution(baseline);
+  const c = rankedDistribution(candidate);
   const atMostOne = ratioCdf(b, c, 1, false);
   const atLeastOne = 1 - ratioCdf(b, c, 1, true);
   return { baseline: b, candidate: c, p: Math.min(1, 2 * Math.min(atMostOne, atLeastOne)) };

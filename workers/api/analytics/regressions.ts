@@ -3,7 +3,16 @@ import { CH_BUILD_DAYS, CH_SESSION_CELLS, CH_SESSION_VALUES } from "../../shared
 import { METRIC_KEYS } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../window.js";
 import { withSessionDevices } from "./device.js";
-import { adjustedLevel, interval, nearestRankMedian, type Tested, test } from "./regression-stats.js";
+import {
+  adjustedLevel,
+  interval,
+  nearestRankMedian,
+  type RankedValues,
+  rankedMedian,
+  rankedOf,
+  rankedTest,
+  type Tested,
+} from "./regression-stats.js";
 import { num, selectRows } from "./select.js";
 
 // Build regressions: did the candidate make a metric worse, for whom and where (docs/analytics.md,
@@ -180,14 +189,28 @@ export function judgeGroups(
   family: SessionSides[],
   q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
 ): RegressionGroup[] {
+  return judgeRankedGroups(
+    family.map((g) => ({ key: g.key, b: rankedOf(g.b), c: rankedOf(g.c) })),
+    q,
+  );
+}
+
+/** Both builds' session values of one group as RankedValues (all of them, or the central ranks). */
+export type RankedSides = { key: string | null; b: RankedValues; c: RankedValues };
+
+/** judgeGroups over ranked values: the same verdicts from all values or from their central ranks. */
+export function judgeRankedGroups(
+  family: RankedSides[],
+  q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
+): RegressionGroup[] {
   const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
   const tested: (Tested | null)[] = family.map((g) =>
-    g.b.length >= q.minSessions && g.c.length >= q.minSessions ? test(g.b, g.c) : null,
+    g.b.n >= q.minSessions && g.c.n >= q.minSessions ? rankedTest(g.b, g.c) : null,
   );
   const level = adjustedLevel(tested.flatMap((t) => (t === null ? [] : [t.p])));
   return family.map((g, i) => {
-    const bMedian = nearestRankMedian(g.b);
-    const cMedian = nearestRankMedian(g.c);
+    const bMedian = rankedMedian(g.b);
+    const cMedian = rankedMedian(g.c);
     const diff =
       bMedian === null || cMedian === null || bMedian === 0 ? null : ((cMedian - bMedian) / bMedian) * 100;
     const t = tested[i] ?? null;
@@ -203,14 +226,14 @@ export function judgeGroups(
           : betterSide && -diff * worse >= q.minEffectPct
             ? "improved"
             : "no_change";
-    } else if (t === null && g.b.length >= q.minSessions && g.c.length >= q.minSessions) {
+    } else if (t === null && g.b.n >= q.minSessions && g.c.n >= q.minSessions) {
       // Enough sessions but a value ≤ 0 (no ratio): nothing can be said about a relative change.
       verdict = "no_change";
     }
     return {
       key: g.key,
-      baseline: { sessions: g.b.length, median: bMedian },
-      candidate: { sessions: g.c.length, median: cMedian },
+      baseline: { sessions: g.b.n, median: bMedian },
+      candidate: { sessions: g.c.n, median: cMedian },
       diffPct: diff === null ? null : round2(diff),
       ci95: ci === null ? null : [round2(ci[0]), round2(ci[1])],
       verdict,
@@ -382,6 +405,96 @@ async function sessionValues(
   }
   out.groups = [...byKey.values()].filter((g) => g.b.length > 0 || g.c.length > 0);
   return out;
+}
+
+/** builds/compare's session values: the two builds, its map filter, and whether it names a platform. */
+export type JudgedQuery = { baseline: string; candidate: string; mapId?: string; byPlatform: boolean };
+
+/**
+ * Several metrics' session values of two builds in one read of telemetry.session_values: per metric, the
+ * family builds/regressions judges with by=platform and these builds: the overall sides alone, or (by
+ * platform) one group per platform, '' (not sent) as null. Each side comes as the central ranks of its
+ * session values (regression-stats.ts centralRanks), which judge exactly as all of them do.
+ */
+export async function sessionValueRanks(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: JudgedQuery,
+  metrics: readonly RegressionMetric[],
+): Promise<Map<RegressionMetric, RankedSides[]>> {
+  // Cost: as sessionValues, the primary key narrows the read to the two builds' rows of the window
+  // (about one row per session and day), read once for all the metrics: each session's median of each
+  // metric is merged from its row states in the same pass (one grouping: the platform only when
+  // asked). Session medians are quantized (percentiles.ts: at most 256 distinct per octave), so each
+  // build, group and metric is a histogram of a few hundred values however many sessions, and of that
+  // histogram only the values holding the central ranks (centralSpan: k ± (⌈6·√n⌉ + 2)) leave
+  // ClickHouse, with how many sessions lie below them: a row per build, group and metric.
+  const medians = metrics.map((m) => `quantileExactLowMerge(0.5)(${METRIC_STATE[m]})`).join(", ");
+  const rows = await selectRows(
+    ch,
+    `
+    SELECT build, key, metric, n, smallest, below,
+      arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts
+    FROM (
+      SELECT build, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest,
+        arraySort(groupArray((v, toInt64(c)))) AS hist,
+        arrayCumSum(arrayMap(x -> x.2, hist)) AS cum,
+        greatest(1, toInt64(ceil(n / 2))) AS k, toInt64(ceil(6 * sqrt(n))) + 2 AS t,
+        arrayFilter((x, s) -> s >= k - t AND s - x.2 + 1 <= k + t, hist, cum) AS kept,
+        arraySum(arrayMap((x, s) -> if(s < k - t, x.2, 0), hist, cum)) AS below
+      FROM (
+        SELECT build, key, metric, v, count() AS c
+        FROM (
+          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
+            [${medians}] AS vs
+          FROM ${CH_SESSION_VALUES}
+          WHERE project_id = {projectId:UUID}
+            AND build_id IN ({baseline:String}, {candidate:String})
+            AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+            ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}
+          GROUP BY build_id, session${q.byPlatform ? ", platform" : ""}
+        )
+        ARRAY JOIN vs AS v, arrayEnumerate(vs) AS metric
+        WHERE NOT isNaN(v)
+        GROUP BY build, key, metric, v
+      )
+      GROUP BY build, key, metric
+    )`,
+    { projectId, baseline: q.baseline, candidate: q.candidate, from: w.from, to: w.to, mapId: q.mapId },
+    {
+      build: "string",
+      key: "string",
+      metric: "unknown",
+      n: "unknown",
+      smallest: "unknown",
+      below: "unknown",
+      vals: "unknown",
+      counts: "unknown",
+    },
+  );
+  const none = (): RankedValues => ({ n: 0, min: null, below: 0, values: [], counts: [] });
+  const out = new Map<RegressionMetric, Map<string | null, RankedSides>>(
+    metrics.map((m) => [m, new Map(q.byPlatform ? [] : [[null, { key: null, b: none(), c: none() }]])]),
+  );
+  for (const r of rows) {
+    const metric = metrics[num(r.metric) - 1];
+    const family = metric === undefined ? undefined : out.get(metric);
+    if (family === undefined) {
+      continue;
+    }
+    const key = r.key === "" ? null : r.key;
+    const g = family.get(key) ?? { key, b: none(), c: none() };
+    g[r.build === q.baseline ? "b" : "c"] = {
+      n: num(r.n),
+      min: Number(r.smallest),
+      below: num(r.below),
+      values: numbers(r.vals),
+      counts: numbers(r.counts),
+    };
+    family.set(key, g);
+  }
+  return new Map([...out].map(([m, family]) => [m, [...family.values()]]));
 }
 
 type CellSides = { x: number; y: number; b: number[]; c: number[] };

@@ -11,13 +11,15 @@ import { CH_BUILD_DAYS, openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { type Db, openDb } from "../db.js";
 import { type Window, windowOf } from "../window.js";
-import type { Comparison } from "./compare.js";
+import { COMPARE_METRICS, type CompareMetric, type Comparison } from "./compare.js";
 import {
   buildRegressions,
   defaultBaseline,
+  judgeRankedGroups,
   REGRESSION_METRICS,
   type RegressionGroup,
   type RegressionMetric,
+  sessionValueRanks,
   type Verdict,
 } from "./regressions.js";
 import { selectRows } from "./select.js";
@@ -378,7 +380,7 @@ export type DiffVerdict = {
 };
 
 /** builds/compare's metrics the regressions judge, by their name there. */
-const JUDGED: Partial<Record<string, RegressionMetric>> = {
+const JUDGED: Partial<Record<CompareMetric, RegressionMetric>> = {
   frame_time: "frame_time",
   memory: "memory",
   gpu_time: "gpu_time",
@@ -396,47 +398,54 @@ export async function withVerdicts(
   projectId: string,
   w: Window,
   q: { baseline: string; candidate: string; mapId?: string; platform?: string },
-  cmp: Comparison,
+  comparison: Comparison | Promise<Comparison>,
 ): Promise<Comparison & { diffs: Array<Comparison["diffs"][number] & DiffVerdict> }> {
-  const judged = await Promise.all(
-    cmp.diffs.map(async (d): Promise<DiffVerdict> => {
-      const metric = JUDGED[d.metric];
-      if (!metric) {
-        return {
-          verdict: null,
-          ci95: null,
-          sessionDiffPct: null,
-          baselineSessions: null,
-          candidateSessions: null,
-        };
-      }
-      const r = await buildRegressions(ch, projectId, w, {
-        baseline: q.baseline,
-        candidate: q.candidate,
-        metric,
-        by: "platform",
-        mapId: q.mapId,
-        minEffectPct: VERDICT_MIN_EFFECT_PCT,
-        minSessions: VERDICT_MIN_SESSIONS,
-      });
-      const g =
-        q.platform === undefined
-          ? r.overall
-          : (r.groups.find((x) => x.key === q.platform) ?? {
-              baseline: { sessions: 0, median: null },
-              candidate: { sessions: 0, median: null },
-              diffPct: null,
-              ci95: null,
-              verdict: "insufficient_data" as const,
-            });
+  const metrics = COMPARE_METRICS.flatMap((m) => JUDGED[m] ?? []);
+  // One read for every judged metric (regressions.ts sessionValueRanks), beside the comparison's own:
+  // the overall sides, or with a platform filter every platform's group, as builds/regressions
+  // by=platform judges them together.
+  const [cmp, families] = await Promise.all([
+    comparison,
+    sessionValueRanks(
+      ch,
+      projectId,
+      w,
+      { baseline: q.baseline, candidate: q.candidate, mapId: q.mapId, byPlatform: q.platform !== undefined },
+      metrics,
+    ),
+  ]);
+  const judged = cmp.diffs.map((d): DiffVerdict => {
+    const metric = JUDGED[d.metric];
+    if (metric === undefined) {
       return {
-        verdict: g.verdict,
-        ci95: g.ci95,
-        sessionDiffPct: g.diffPct,
-        baselineSessions: g.baseline.sessions,
-        candidateSessions: g.candidate.sessions,
+        verdict: null,
+        ci95: null,
+        sessionDiffPct: null,
+        baselineSessions: null,
+        candidateSessions: null,
       };
-    }),
-  );
+    }
+    const groups = judgeRankedGroups(families.get(metric) ?? [], {
+      metric,
+      minEffectPct: VERDICT_MIN_EFFECT_PCT,
+      minSessions: VERDICT_MIN_SESSIONS,
+    });
+    const g =
+      (q.platform === undefined ? groups[0] : groups.find((x) => x.key === q.platform)) ??
+      ({
+        baseline: { sessions: 0, median: null },
+        candidate: { sessions: 0, median: null },
+        diffPct: null,
+        ci95: null,
+        verdict: "insufficient_data",
+      } as const);
+    return {
+      verdict: g.verdict,
+      ci95: g.ci95,
+      sessionDiffPct: g.diffPct,
+      baselineSessions: g.baseline.sessions,
+      candidateSessions: g.candidate.sessions,
+    };
+  });
   return { ...cmp, diffs: cmp.diffs.map((d, i) => ({ ...d, ...(judged[i] as DiffVerdict) })) };
 }

@@ -46,15 +46,8 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const data = await cached(
       key,
       q.fresh === "1",
-      async () => {
-        return withVerdicts(
-          c.get("ch"),
-          project.id,
-          w,
-          query,
-          await compareBuilds(c.get("ch"), project.id, w, query),
-        );
-      },
+      // The comparison and the verdicts' session values: two reads, side by side.
+      () => withVerdicts(c.get("ch"), project.id, w, query, compareBuilds(c.get("ch"), project.id, w, query)),
       (p) => c.executionCtx.waitUntil(p),
       (stored) => BuildComparisonSchema.parse(stored),
     );
