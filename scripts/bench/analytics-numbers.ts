@@ -45,7 +45,7 @@ export type Numbering = {
 };
 
 async function scalar(ch: ClickHouseClient, query: string): Promise<number> {
-  const rs = await ch.query({ query: `${query} FORMAT TSV` });
+  const rs = await ch.query({ query, format: "TabSeparated" });
   return Number((await rs.text()).trim());
 }
 
