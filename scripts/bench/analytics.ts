@@ -27,6 +27,7 @@ import {
   PROFILE,
   SPAN_DAYS,
 } from "./analytics-data.js";
+import { type Numbering, numberBenchEvents } from "./analytics-numbers.js";
 import {
   type Answer,
   difference as answersDiffer,
@@ -565,6 +566,23 @@ async function profileFigures(
   return out;
 }
 
+/** The numbering's figures for the JSON line: `numbering_s` (and its parts) of each numbering run. */
+function numberingFigures(numberings: Numbering[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  numberings.forEach((n, i) => {
+    const suffix = i === 0 ? "" : `_${i + 1}`;
+    Object.assign(out, {
+      [`numbering_s${suffix}`]: n.totalS,
+      [`numbering_numbers_s${suffix}`]: n.numbersS,
+      [`numbering_mutation_s${suffix}`]: n.updateS,
+      [`numbering_bitmaps_s${suffix}`]: n.bitmapsS,
+      [`numbering_players${suffix}`]: n.players,
+      [`numbering_sessions${suffix}`]: n.sessions,
+    });
+  });
+  return out;
+}
+
 const millions = (n: number) => `${Math.round(n / 100_000) / 10}M`;
 
 async function main(): Promise<Record<string, unknown>> {
@@ -624,11 +642,6 @@ async function main(): Promise<Record<string, unknown>> {
       });
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
     }
-    if (LOAD_ONLY) {
-      return {};
-    }
-
-    const _worker = await serve(PORT, BASE);
     const ch = createClient({
       url: stack.clickhouse.url,
       username: stack.clickhouse.user,
@@ -636,6 +649,24 @@ async function main(): Promise<Record<string, unknown>> {
       // The plain-SQL peers read every event of the window: past the default 30 s at 100M.
       request_timeout: 600_000,
     });
+    // The load skips the consumer: its rows get their dense numbers and bitmaps here (analytics-numbers.ts).
+    const numberings: Numbering[] = [];
+    const number = async () => {
+      const n = await numberBenchEvents(ch);
+      if (n) {
+        numberings.push(n);
+        console.log(
+          `numbered ${n.players.toLocaleString("en")} players and ${n.sessions.toLocaleString("en")} sessions (${n.unnumbered.toLocaleString("en")} rows unnumbered) in ${n.totalS} s: numbers ${n.numbersS} s, mutation ${n.updateS} s, bitmaps ${n.bitmapsS} s`,
+        );
+      }
+    };
+    await number();
+    if (LOAD_ONLY) {
+      await ch.close();
+      return numberingFigures(numberings);
+    }
+
+    const _worker = await serve(PORT, BASE);
     let before: Measured | undefined;
     if (ALERTS_ONLY) {
       const result: Record<string, unknown> = {};
@@ -655,12 +686,14 @@ async function main(): Promise<Record<string, unknown>> {
         skipPlan: true,
       });
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
+      await number();
     }
     const after = await measure(ch, projectId, key, SQL_COLUMNS);
     const size = await eventCount(stack.clickhouse, projectId);
     const result: Record<string, unknown> = {
       ...report(after, before, millions(size), millions(first)),
       ...(await profileFigures(stack.clickhouse, projectId, plan, model)),
+      ...numberingFigures(numberings),
     };
     if (ONLY) {
       await ch.close();

@@ -1,0 +1,120 @@
+// Dense player and session numbers for the bench's events, as ingest would have written them.
+//
+// WHY: in production the events consumer writes on every row the numbers its project's BatchClaims
+// object gave the row's player and session (player_idx, session_idx: 0023_actor_numbers.sql,
+// workers/shared/actors.ts), and the bitmap tables of 0024_actor_bitmaps.sql (actor_days, actor_hours,
+// actor_minutes, player_dims) hold those numbers, skipping 0. The bench generates its events inside
+// ClickHouse (analytics-data.ts, INSERT … SELECT) and never goes through the consumer: its rows are all
+// 0, so the dashboard, insights and retention (which read the bitmaps) would answer 0 and disagree with
+// their plain-SQL peers. This numbers them afterwards the way ingest numbers them: per project, from 1,
+// in first-seen order (an id's first timestamp, then the id) for the effective player (the `player`
+// column: player_id, or session_id when it is empty) and for session_id; then it rebuilds the four
+// bitmap tables from their `_src` views, as the migration does for rows stored before it (actor_hours
+// only the last 32 days, actor_minutes the last 2: their TTLs).
+//
+// HOW: the numbers of each kind go into a Join-engine table (project_id, id → n), and one synchronous
+// mutation writes both columns with joinGet: it rewrites only those two columns of every part. The
+// numbering of the whole table is redone whenever any row is unnumbered (a kept dir loaded before this
+// existed, or grown by a later load): the numbers depend on every row's first timestamp, not only on
+// the new rows'.
+import type { ClickHouseClient } from "@clickhouse/client-web";
+
+const PLAYERS = "telemetry.bench_player_numbers";
+const SESSIONS = "telemetry.bench_session_numbers";
+const NO_PROJECT = "00000000-0000-0000-0000-000000000000";
+const WHOLE = `whole = true, project = '${NO_PROJECT}', days = [], player = '', identified = []`;
+
+/** The bitmap tables and the rows of their `_src` view to keep (0024_actor_bitmaps.sql's own backfill). */
+const BITMAPS: Array<[table: string, where: string]> = [
+  ["telemetry.actor_days", ""],
+  ["telemetry.actor_hours", "WHERE hour >= now() - INTERVAL 32 DAY"],
+  ["telemetry.actor_minutes", "WHERE minute >= now() - INTERVAL 2 DAY"],
+  ["telemetry.player_dims", ""],
+];
+
+export type Numbering = {
+  /** Rows without a player or session number before numbering. */
+  unnumbered: number;
+  players: number;
+  sessions: number;
+  /** Seconds: the numbers computed into the Join tables, the mutation, the bitmaps rebuilt, in all. */
+  numbersS: number;
+  updateS: number;
+  bitmapsS: number;
+  totalS: number;
+};
+
+async function scalar(ch: ClickHouseClient, query: string): Promise<number> {
+  const rs = await ch.query({ query, format: "TabSeparated" });
+  return Number((await rs.text()).trim());
+}
+
+/**
+ * Numbers every event of every project when some are unnumbered (none: returns undefined and changes
+ * nothing), then rebuilds the bitmap tables. `ch` needs a request timeout of minutes (a 100M table's
+ * mutation).
+ */
+export async function numberBenchEvents(ch: ClickHouseClient): Promise<Numbering | undefined> {
+  const unnumbered = await scalar(
+    ch,
+    "SELECT count() FROM telemetry.events WHERE player_idx = 0 OR session_idx = 0",
+  );
+  if (unnumbered === 0) {
+    return undefined;
+  }
+  const t0 = performance.now();
+  const counts: number[] = [];
+  for (const [table, column] of [
+    [PLAYERS, "player"],
+    [SESSIONS, "session_id"],
+  ] as const) {
+    await ch.command({ query: `DROP TABLE IF EXISTS ${table}` });
+    // Kept in memory only (persistent = 0): it lives for one mutation.
+    await ch.command({
+      query: `CREATE TABLE ${table} (project_id UUID, id String, n UInt32)
+        ENGINE = Join(ANY, LEFT, project_id, id) SETTINGS persistent = 0`,
+    });
+    await ch.command({
+      query: `INSERT INTO ${table}
+        SELECT project_id, id, toUInt32(row_number() OVER (PARTITION BY project_id ORDER BY first, id))
+        FROM (SELECT project_id, ${column} AS id, min(timestamp) AS first FROM telemetry.events
+          GROUP BY project_id, id)`,
+    });
+    counts.push(await scalar(ch, `SELECT count() FROM ${table}`));
+  }
+  const t1 = performance.now();
+  await ch.command({
+    query: `ALTER TABLE telemetry.events UPDATE
+        player_idx = joinGet('${PLAYERS}', 'n', project_id, player),
+        session_idx = joinGet('${SESSIONS}', 'n', project_id, session_id)
+      WHERE 1`,
+    // joinGet reads another table: ClickHouse calls that nondeterministic in a mutation.
+    clickhouse_settings: { mutations_sync: "2", allow_nondeterministic_mutations: 1 },
+  });
+  const t2 = performance.now();
+  for (const table of [PLAYERS, SESSIONS]) {
+    await ch.command({ query: `DROP TABLE IF EXISTS ${table}` });
+  }
+  for (const [table, where] of BITMAPS) {
+    await ch.command({ query: `TRUNCATE TABLE ${table}` });
+    await ch.command({ query: `INSERT INTO ${table} SELECT * FROM ${table}_src(${WHOLE}) ${where}` });
+  }
+  const t3 = performance.now();
+  const left = await scalar(
+    ch,
+    "SELECT count() FROM telemetry.events WHERE player_idx = 0 OR session_idx = 0",
+  );
+  if (left !== 0) {
+    throw new Error(`numbering left ${left} rows unnumbered`);
+  }
+  const s = (ms: number) => Math.round(ms / 100) / 10;
+  return {
+    unnumbered,
+    players: counts[0] ?? 0,
+    sessions: counts[1] ?? 0,
+    numbersS: s(t1 - t0),
+    updateS: s(t2 - t1),
+    bitmapsS: s(t3 - t2),
+    totalS: s(t3 - t0),
+  };
+}
