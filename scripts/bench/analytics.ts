@@ -264,8 +264,8 @@ async function medianMs(
   runs = RUNS,
   warm = true,
 ): Promise<number> {
-  // Warm-up; its time is printed when labelled: the first read after a load also stores the per-day
-  // counts of every closed day (dashboard.ts, sessions.ts), the one cold read a studio ever waits for.
+  // Warm-up; its time is printed when labelled: the first read after a load is the cold one (nothing in
+  // the page cache, parts not merged yet).
   const w0 = performance.now();
   if (warm) {
     await fn();
