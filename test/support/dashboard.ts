@@ -90,13 +90,27 @@ export async function startDashboard(
         body = JSON.stringify(init.body);
       }
       // Bounded, so a request the service never answers fails its test here rather than at its timeout.
-      const res = await fetch(`${origin}/api/v1${path}`, {
-        method: init.method ?? "GET",
-        headers,
-        body,
-        signal: AbortSignal.timeout(60_000),
-      });
-      const json = (await res.json()) as { data?: T; detail?: string };
+      const send = () =>
+        fetch(`${origin}/api/v1${path}`, {
+          method: init.method ?? "GET",
+          headers,
+          body,
+          signal: AbortSignal.timeout(60_000),
+        });
+      let res = await send();
+      let text = await res.text();
+      // wrangler dev's proxy answers this plain text when its runtime restarted under a request, and
+      // retries only GET and HEAD itself; a read-only POST (a user query) is sent again once.
+      if (path === "/query" && text.startsWith("Your worker restarted mid-request")) {
+        res = await send();
+        text = await res.text();
+      }
+      let json: { data?: T; detail?: string };
+      try {
+        json = JSON.parse(text) as { data?: T; detail?: string };
+      } catch {
+        throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${text.slice(0, 300)}`);
+      }
       if (!res.ok) {
         throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${json.detail}`);
       }
