@@ -66,7 +66,7 @@ export const SPAN_DAYS = Number(process.env.BENCH_SPAN_DAYS ?? 30);
 /** BENCH_PLAYERS: the monthly players to generate (otherwise the profile's). */
 export const PLAYERS = process.env.BENCH_PLAYERS ? Number(process.env.BENCH_PLAYERS) : undefined;
 
-/** The studio month (issue 42): 2M monthly players; its daily players and sessions follow (≈300k, ≈13.5M). */
+/** The studio month: 2M monthly players; its daily players and sessions follow (≈300k, ≈13.5M). */
 export const STUDIO_MONTHLY_PLAYERS = 2_000_000;
 /** Days of players before the span whose returns land in it. */
 export const HISTORY_DAYS = 180;

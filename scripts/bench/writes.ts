@@ -1,4 +1,4 @@
-// Writes at volume (issue 34 item 5): one player's erasure and one full export of the bench project,
+// Writes at volume: one player's erasure and one full export of the bench project,
 // timed over HTTP on the data `bench:analytics` loaded into a kept dir (BENCH_KEEP_DIR, required).
 // BENCH_PLAYER names the player (default: a typical one, first seen halfway through the span: the
 // generator numbers players in first-seen order, analytics-data.ts);

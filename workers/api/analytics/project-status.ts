@@ -80,7 +80,7 @@ const SETTLE_ROUNDS = 4;
  * commits the events' part first and each materialized view's part after it, so the events can hold
  * rows that the rollups the dashboard reads (daily_events, actor_days, actor_minutes, …) do not
  * hold yet; a status that counted them told a studio "all stored" while its next dashboard read still
- * missed them (issue 41). A consumer holds its batches' claims from before the INSERT until ClickHouse
+ * missed them. A consumer holds its batches' claims from before the INSERT until ClickHouse
  * confirmed it, so the rows of the batches not held are in every rollup. The claims are read before the
  * count (its rows of those batches are left out) and again after it: a batch claimed meanwhile may have
  * had its events' part committed while the count ran, so the count is taken again without it too, until
