@@ -7,6 +7,9 @@ export const CH_DB = "telemetry";
 
 /** Each table's qualified name, written once (schema/clickhouse/migrations create them). */
 export const CH_EVENTS = `${CH_DB}.events`;
+// A Null table shaped as the events plus `replay_targets` (0030_rollup_replay.sql): inserting a project's
+// days of events into it refills the named rollups through their replay views, in one read of the events.
+export const CH_EVENTS_REPLAY = `${CH_DB}.events_replay`;
 // The exact distinct counts (0024_actor_bitmaps.sql): bitmaps of the dense player and session numbers
 // (0023_actor_numbers.sql) per project and day, hour and minute, and per day, event name and dimension.
 // Each has a `${table}_src` view (the erasure and the number backfill rebuild days from it).

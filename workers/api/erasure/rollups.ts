@@ -9,6 +9,9 @@ import {
   CH_COMPARE_BUILDS,
   CH_COMPARE_DAYS,
   CH_DAILY_EVENTS,
+  CH_DB,
+  CH_EVENTS,
+  CH_EVENTS_REPLAY,
   CH_HEATMAP_CELLS,
   CH_PLAYER_DIMS,
   CH_SESSION_CELLS,
@@ -54,6 +57,23 @@ const KEPT: Record<string, string> = {
 /** The bitmap tables among them: what the number backfill rebuilds (analytics/numbers-backfill.ts). */
 export const BITMAP_ROLLUPS = [CH_ACTOR_DAYS, CH_ACTOR_HOURS, CH_ACTOR_MINUTES, CH_PLAYER_DIMS];
 
+/**
+ * The rollups with a replay view (0030_rollup_replay.sql): a rebuild refills all of them from ONE read of
+ * the days' events, inserted into `events_replay`. The others are refilled from their `_src` view, a
+ * read of the days' events each.
+ */
+export const REPLAYED_ROLLUPS: readonly string[] = [
+  CH_HEATMAP_CELLS,
+  CH_ALERT_CELLS,
+  CH_DAILY_EVENTS,
+  CH_BUILD_DAYS,
+  CH_COMPARE_DAYS,
+  CH_COMPARE_BUILDS,
+  CH_SESSION_CELLS,
+  CH_PLAYER_DIMS,
+  CH_BATCH_TOTALS,
+];
+
 /** What one rebuild replaced: the rows of the player's days before it (merged or not). */
 export type RebuildOutcome = { table: string; rowsRemoved: number };
 
@@ -80,6 +100,9 @@ export async function rebuildRollups(
     identified: bound.identified,
   };
   const outcomes: RebuildOutcome[] = [];
+  // Every table's rows of the days go first, then the rows come back: the replayed tables together from
+  // one read of the events (the same filter as the `_src` views': the project, the days, not the player
+  // nor their identified sessions' anonymous events), the others one `_src` read each.
   for (const table of tables) {
     const rs = await ch.query({
       query: `SELECT count() AS n FROM ${table} WHERE project_id = {project:UUID} AND day IN {days:Array(Date)}`,
@@ -92,12 +115,25 @@ export async function rebuildRollups(
         SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
       query_params: params,
     });
+    outcomes.push({ table, rowsRemoved: Number(row?.n ?? 0) });
+  }
+  const replayed = tables.filter((t) => REPLAYED_ROLLUPS.includes(t));
+  if (replayed.length) {
+    // Cost: the project's events of the days, read once whatever the number of replayed tables.
+    await ch.command({
+      query: `INSERT INTO ${CH_EVENTS_REPLAY}
+        SELECT *, {targets:Array(String)} AS replay_targets FROM ${CH_EVENTS}
+        WHERE project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+          AND NOT (player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))`,
+      query_params: { ...params, targets: replayed.map((t) => t.slice(`${CH_DB}.`.length)) },
+    });
+  }
+  for (const table of tables.filter((t) => !REPLAYED_ROLLUPS.includes(t))) {
     await ch.command({
       query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
         days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)}) ${KEPT[table] ?? ""}`,
       query_params: params,
     });
-    outcomes.push({ table, rowsRemoved: Number(row?.n ?? 0) });
   }
   return outcomes;
 }
