@@ -423,14 +423,19 @@ const megabytes = (n: number) => `${(n / 1_048_576).toFixed(1)}`;
  * `_plain_ms`, `_plain_rows`, `_plain_bytes`, `_vs_plain` (rows, functions / plain) and `_same` (1: same answer); with a smaller size also `_<size>` (ms), `_ratio`, `_rows_<size>`,
  * `_bytes_<size>`, `_rows_ratio`, `_bytes_ratio`, `_plain_rows_<size>` and `_plain_rows_ratio`.
  */
-function report(after: Measured, before: Measured | undefined, size: string, small: string) {
+/**
+ * The table of reads at the size measured; with `before` (the same reads at a smaller size of the same
+ * profile) also how each grew: its rows ratio and exponent, ln(rows ratio) / ln(events ratio): 0 is
+ * flat in events, 1 grows with them.
+ */
+function report(after: Measured, before: Measured | undefined, size: string, small: string, eventsRatio = 1) {
   const result: Record<string, number> = {};
   const header = [
     "endpoint",
     `HTTP ms, ${size}`,
     ...(before ? [`HTTP ms, ${small}`, "ms ratio"] : []),
     `rows read, ${size}`,
-    ...(before ? [`rows read, ${small}`, "rows ratio"] : []),
+    ...(before ? [`rows read, ${small}`, "rows ratio", "rows exponent"] : []),
     `MB read, ${size}`,
     `rows read, functions, ${size}`,
     ...(before ? ["bytes ratio"] : []),
@@ -458,6 +463,7 @@ function report(after: Measured, before: Measured | undefined, size: string, sma
         [`${name}_rows_${small}`]: b.read.rows,
         [`${name}_bytes_${small}`]: b.read.bytes,
         [`${name}_rows_ratio`]: ratio(f.read.rows, b.read.rows),
+        [`${name}_rows_exponent`]: exponent(f.read.rows, b.read.rows, eventsRatio),
         [`${name}_bytes_ratio`]: ratio(f.read.bytes, b.read.bytes),
       });
     }
@@ -480,7 +486,11 @@ function report(after: Measured, before: Measured | undefined, size: string, sma
       ...(before ? [String(b?.ms ?? ""), b ? ratio(f.ms, b.ms).toFixed(2) : ""] : []),
       thousands(f.read.rows),
       ...(before
-        ? [b ? thousands(b.read.rows) : "", b ? ratio(f.read.rows, b.read.rows).toFixed(2) : ""]
+        ? [
+            b ? thousands(b.read.rows) : "",
+            b ? ratio(f.read.rows, b.read.rows).toFixed(2) : "",
+            b ? exponent(f.read.rows, b.read.rows, eventsRatio).toFixed(2) : "",
+          ]
         : []),
       megabytes(f.read.bytes),
       thousands(f.fnRead.rows),
@@ -498,6 +508,14 @@ function report(after: Measured, before: Measured | undefined, size: string, sma
   console.log();
   printTable(["HTTP only", `median ms, ${size}`, "request"], after.extra);
   return result;
+}
+
+/** How a read's rows grew with the events: ln(rows ratio) / ln(events ratio), 2 decimals. */
+function exponent(rows: number, smallerRows: number, eventsRatio: number): number {
+  if (eventsRatio <= 1 || rows <= 0 || smallerRows <= 0) {
+    return 0;
+  }
+  return Math.round((Math.log(rows / smallerRows) / Math.log(eventsRatio)) * 100) / 100;
 }
 
 /**
@@ -691,7 +709,7 @@ async function main(): Promise<Record<string, unknown>> {
     const after = await measure(ch, projectId, key, SQL_COLUMNS);
     const size = await eventCount(stack.clickhouse, projectId);
     const result: Record<string, unknown> = {
-      ...report(after, before, millions(size), millions(first)),
+      ...report(after, before, millions(size), millions(first), size / first),
       ...(await profileFigures(stack.clickhouse, projectId, plan, model)),
       ...numberingFigures(numberings),
     };

@@ -67,7 +67,9 @@ export type Bound = {
 
 /**
  * The sessions the erasure touches, read before anything is deleted, in one read of the candidate
- * sessions' events: `identified`, where the player's own player_id appears; `emptied`, the sessions that
+ * sessions' events (found by the bloom filters on `player` and `session_id`, 0031_erasure_indexes.sql;
+ * `player = X OR session_id = X` holds for exactly the rows of `player_id = X OR session_id = X`, as
+ * `player` is player_id, or session_id where player_id is empty): `identified`, where the player's own player_id appears; `emptied`, the sessions that
  * lose every event (the identified ones and the player's anonymous session, unless another identified
  * player also sent events in them); `days`, the dates of the events the erasure takes (the player's own,
  * and the anonymous ones of their identified sessions and of their anonymous session).
@@ -85,7 +87,7 @@ export async function playerSessions(ch: ClickHouseClient, project: string, play
       WHERE project_id = {project:UUID}
         AND session_id IN (
           SELECT session_id FROM ${CH_EVENTS}
-          WHERE project_id = {project:UUID} AND (player_id = {player:String} OR session_id = {player:String}))
+          WHERE project_id = {project:UUID} AND (player = {player:String} OR session_id = {player:String}))
       GROUP BY session_id`,
     query_params: { project, player },
     format: "JSONEachRow",
