@@ -12,6 +12,7 @@ import { erasePlayer } from "../../workers/api/erasure/erase.js";
 import { playerSessions } from "../../workers/api/erasure/steps.js";
 import { startClickHouseHttp } from "../local/clickhouse-http.js";
 import { migrateClickHouse } from "../migrate.js";
+import { longFetch } from "./long-fetch.js";
 import { printTable } from "./table.js";
 
 const DIR = process.env.BENCH_KEEP_DIR;
@@ -31,7 +32,13 @@ async function main() {
   });
   try {
     await migrateClickHouse({ url: server.url, user: "default", password });
-    const ch = createClient({ url: server.url, username: "default", password, request_timeout: 3_600_000 });
+    const ch = createClient({
+      url: server.url,
+      username: "default",
+      password,
+      request_timeout: 3_600_000,
+      fetch: longFetch,
+    });
     const scalar = async (query: string, params: Record<string, unknown> = {}) => {
       const rs = await ch.query({ query, query_params: params, format: "JSONEachRow" });
       const [row] = await rs.json<Record<string, unknown>>();
