@@ -67,9 +67,9 @@ export async function dayStamps(
   checked: boolean,
 ): Promise<Map<string, DayStamp>> {
   const totals = `
-      SELECT day, groupBitXor(cityHash64(day, batch_id, events)) AS stamp, sum(events) AS events
+      SELECT day, groupBitXor(cityHash64(day, batch_id, n)) AS stamp, sum(n) AS events
       FROM (
-        SELECT day, batch_id, sum(events) AS events FROM ${CH_BATCH_TOTALS}
+        SELECT day, batch_id, sum(events) AS n FROM ${CH_BATCH_TOTALS}
         WHERE project_id = {projectId:UUID} AND day >= {fromDay:Date} AND day <= {toDay:Date}
         GROUP BY day, batch_id)
       GROUP BY day`;
@@ -234,7 +234,7 @@ function storeSql(stepCount: number, windowUs: number): string {
   return `
     INSERT INTO ${CH_FUNNEL_ANCHORS} (project_id, definition, day, hour, level, stamp, players)
     SELECT {projectId:UUID}, cityHash64({definition:String}), toDate(hour), hour, toUInt8(k),
-      {stamps:Array(UInt64)}[indexOf({hours:Array(UInt32)}, toUInt32(hour))], groupBitmapState(idx)
+      toUInt64OrZero({stamps:Array(String)}[indexOf({hours:Array(UInt32)}, toUInt32(hour))]), groupBitmapState(idx)
     FROM (
       SELECT idx, toDateTime(anchor * 3600, 'UTC') AS hour,
         arrayReduce('windowFunnel(${windowUs})', times,
@@ -256,7 +256,7 @@ function storeSql(stepCount: number, windowUs: number): string {
     GROUP BY hour, k
     UNION ALL
     SELECT {projectId:UUID}, cityHash64({definition:String}), toDate(hour), hour, toUInt8(0),
-      {stamps:Array(UInt64)}[indexOf({hours:Array(UInt32)}, toUInt32(hour))], groupBitmapStateIf(toUInt32(0), false)
+      toUInt64OrZero({stamps:Array(String)}[indexOf({hours:Array(UInt32)}, toUInt32(hour))]), groupBitmapStateIf(toUInt32(0), false)
     FROM (SELECT toDateTime(arrayJoin({hours:Array(UInt32)}), 'UTC') AS hour)
     GROUP BY hour`;
 }

@@ -77,7 +77,7 @@ function anchoredFunnelSql(stepCount: number): string {
         SELECT toUInt64(level) AS k, players, toUInt64(0) AS unnumbered FROM ${CH_FUNNEL_ANCHORS}
         WHERE project_id = {projectId:UUID} AND definition = cityHash64({definition:String}) AND level >= 1
           AND has({stored:Array(UInt32)}, toUInt32(hour))
-          AND stamp = {stamps:Array(UInt64)}[indexOf({stored:Array(UInt32)}, toUInt32(hour))]
+          AND stamp = toUInt64OrZero({stamps:Array(String)}[indexOf({stored:Array(UInt32)}, toUInt32(hour))])
         UNION ALL
         SELECT k, groupBitmapStateIf(idx, idx != 0) AS players, countIf(idx = 0) AS unnumbered
         FROM (
