@@ -46,13 +46,16 @@ async function main() {
     console.log(`migrations ${applied.join(", ") || "(none)"} in ${Math.round(performance.now() - t0)} ms`);
     const ch = createClient({ url: server.url, username: "default", password, request_timeout: 600_000 });
     const rs = await ch.query({
-      query: "SELECT toString(project_id) AS p FROM telemetry.batch_totals GROUP BY project_id ORDER BY sum(events) DESC LIMIT 1",
+      query:
+        "SELECT toString(project_id) AS p FROM telemetry.batch_totals GROUP BY project_id ORDER BY sum(events) DESC LIMIT 1",
       format: "JSONEachRow",
     });
     const project = (await rs.json<{ p: string }>())[0]?.p ?? "";
     const now = Date.now();
     const w = windowOf(DAYS, now);
-    console.log(`project ${project}, ${DAYS} days, steps ${STEPS.join(",")}, now ${new Date(now).toISOString()}`);
+    console.log(
+      `project ${project}, ${DAYS} days, steps ${STEPS.join(",")}, now ${new Date(now).toISOString()}`,
+    );
     for (const windowS of WINDOWS) {
       const read = () => funnelSteps(ch, project, w, STEPS, windowS);
       const before = await read();
@@ -62,7 +65,11 @@ async function main() {
       let messages = 0;
       let stored = 0;
       for (;;) {
-        const out = await storeFunnelHours(ch, { projectId: project, steps: STEPS, windowS, runAt: now }, -Infinity);
+        const out = await storeFunnelHours(
+          ch,
+          { projectId: project, steps: STEPS, windowS, runAt: now },
+          -Infinity,
+        );
         messages++;
         stored += out.stored;
         if (!out.more) {

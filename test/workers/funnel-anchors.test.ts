@@ -85,7 +85,10 @@ function dataset(): GenEvent[] {
   // Two anchors of one player in different hours: the later one goes further.
   const h5 = todayUs - 5 * DAY_US + 8 * HOUR_US;
   out.push(ev("x-two", "match_start", h5), ev("x-two", "match_start", h5 + 2 * HOUR_US));
-  out.push(ev("x-two", "level_up", h5 + 2 * HOUR_US + 60 * S), ev("x-two", "match_end", h5 + 2 * HOUR_US + 90 * S));
+  out.push(
+    ev("x-two", "level_up", h5 + 2 * HOUR_US + 60 * S),
+    ev("x-two", "match_end", h5 + 2 * HOUR_US + 90 * S),
+  );
   return out;
 }
 
@@ -101,7 +104,9 @@ async function expectReference(events: GenEvent[]) {
   const answers = [];
   for (const d of [...DEFS, REPEATED]) {
     const data = await getData(t, `/funnels?steps=${d.steps.join(",")}&window=${d.window}&days=${d.days}`);
-    expect(data, `${d.steps.join(",")} ${d.window}`).toEqual(refFunnel(events, d.steps, d.window, d.days, NOW));
+    expect(data, `${d.steps.join(",")} ${d.window}`).toEqual(
+      refFunnel(events, d.steps, d.window, d.days, NOW),
+    );
     answers.push(data);
   }
   return answers;

@@ -174,7 +174,12 @@ export async function consumeJobDeadLetters(batch: MessageBatch<unknown>, env: E
       }
       if (job.kind === "funnel-plan" || job.kind === "funnel-anchors") {
         // Nothing to mark: the hours stay live, and the next hourly plan sends the definitions again.
-        console.error("funnel anchors dead-lettered", m.id, job.kind, `run ${new Date(job.runAt).toISOString()}`);
+        console.error(
+          "funnel anchors dead-lettered",
+          m.id,
+          job.kind,
+          `run ${new Date(job.runAt).toISOString()}`,
+        );
         m.ack();
         continue;
       }

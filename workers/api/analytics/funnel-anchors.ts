@@ -385,7 +385,11 @@ export async function planFunnelAnchors(env: Env, runAt: number): Promise<number
  * keeps the player's number. Their stamps no longer match anyway (the batch totals of those days are
  * rebuilt); the job stores them again without the player.
  */
-export async function forgetAnchorHours(ch: ClickHouseClient, projectId: string, days: string[]): Promise<void> {
+export async function forgetAnchorHours(
+  ch: ClickHouseClient,
+  projectId: string,
+  days: string[],
+): Promise<void> {
   if (!days.length) {
     return;
   }

@@ -1,7 +1,13 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_FUNNEL_ANCHORS, CH_FUNNEL_EVENTS } from "../../shared/clickhouse.js";
 import { chTime, type Window } from "../window.js";
-import { definitionKey, type FunnelDefinition, HOUR_MS, recordDefinition, usableHours } from "./funnel-anchors.js";
+import {
+  definitionKey,
+  type FunnelDefinition,
+  HOUR_MS,
+  recordDefinition,
+  usableHours,
+} from "./funnel-anchors.js";
 import { num, pct, selectRows } from "./select.js";
 
 export type FunnelStep = {
