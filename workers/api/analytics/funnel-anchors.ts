@@ -245,7 +245,7 @@ function storeSql(stepCount: number, windowUs: number): string {
           groupArray(event_name) AS names,
           arrayDistinct(groupArrayIf(intDiv(toUInt64(toUnixTimestamp64Micro(timestamp)), 3600000000),
             event_name = {steps:Array(String)}[1]
-              AND has({hours:Array(UInt32)}, toUInt32(intDiv(toUnixTimestamp64Micro(timestamp), 3600000000) * 3600)))) AS anchors
+              AND toUInt32(intDiv(toUnixTimestamp64Micro(timestamp), 3600000000) * 3600) IN {hours:Array(UInt32)})) AS anchors
         FROM ${CH_FUNNEL_EVENTS}
         WHERE project_id = {projectId:UUID} AND event_name IN {steps:Array(String)}
           AND timestamp >= toDateTime64({fromS:UInt32}, 6, 'UTC') AND timestamp < toDateTime64({toS:UInt32}, 6, 'UTC')

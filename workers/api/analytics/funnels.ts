@@ -74,7 +74,7 @@ function expandedFunnelSql(stepCount: number): string {
 function anchoredFunnelSql(stepCount: number): string {
   const conditions = Array.from({ length: stepCount }, (_, i) =>
     i === 0
-      ? `event_name = {steps:Array(String)}[1] AND NOT has({stored:Array(UInt32)}, toUInt32(intDiv(toUnixTimestamp64Micro(timestamp), 3600000000) * 3600))`
+      ? `event_name = {steps:Array(String)}[1] AND toUInt32(intDiv(toUnixTimestamp64Micro(timestamp), 3600000000) * 3600) NOT IN {stored:Array(UInt32)}`
       : `event_name = {steps:Array(String)}[${i + 1}]`,
   );
   return `
@@ -82,7 +82,7 @@ function anchoredFunnelSql(stepCount: number): string {
       FROM (
         SELECT toUInt64(level) AS k, players, toUInt64(0) AS unnumbered FROM ${CH_FUNNEL_ANCHORS}
         WHERE project_id = {projectId:UUID} AND definition = cityHash64({definition:String}) AND level >= 1
-          AND has({stored:Array(UInt32)}, toUInt32(hour))
+          AND toUInt32(hour) IN {stored:Array(UInt32)}
           AND stamp = toUInt64OrZero({stamps:Array(String)}[indexOf({stored:Array(UInt32)}, toUInt32(hour))])
         UNION ALL
         SELECT k, groupBitmapStateIf(idx, idx != 0) AS players, countIf(idx = 0) AS unnumbered
@@ -92,7 +92,7 @@ function anchoredFunnelSql(stepCount: number): string {
           FROM ${CH_FUNNEL_EVENTS}
           WHERE project_id = {projectId:UUID} AND event_name IN {steps:Array(String)}
             AND timestamp >= {liveFrom:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
-            AND has({live:Array(UInt32)}, toUInt32(intDiv(toUnixTimestamp64Micro(timestamp), 3600000000) * 3600))
+            AND toUInt32(intDiv(toUnixTimestamp64Micro(timestamp), 3600000000) * 3600) IN {live:Array(UInt32)}
           GROUP BY player_hash
           HAVING level > 0)
         ARRAY JOIN range(1, toUInt64(level) + 1) AS k
@@ -177,10 +177,12 @@ export async function funnelSteps(
   const d: FunnelDefinition = { steps, windowS: windowSeconds };
   let reached: number[] | null = null;
   if (distinct) {
-    if (nowMs !== undefined) {
-      await recordDefinition(ch, projectId, d, nowMs);
-    }
-    reached = await anchoredReached(ch, projectId, w, d);
+    // The record goes beside the read, not before it.
+    const [, anchored] = await Promise.all([
+      nowMs === undefined ? undefined : recordDefinition(ch, projectId, d, nowMs),
+      anchoredReached(ch, projectId, w, d),
+    ]);
+    reached = anchored;
   }
   if (!reached) {
     const perPlayer = distinct ? windowFunnelSql(steps.length) : expandedFunnelSql(steps.length);
