@@ -69,6 +69,7 @@ async function main() {
           ch,
           { projectId: project, steps: STEPS, windowS, runAt: now },
           -Infinity,
+          0,
         );
         messages++;
         stored += out.stored;

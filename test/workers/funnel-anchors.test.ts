@@ -1,13 +1,17 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { projects } from "../../schema/pg/schema.js";
 import {
   type FunnelDefinition,
   recentDefinitions,
   runFunnelAnchorsJob,
   usableHours,
 } from "../../workers/api/analytics/funnel-anchors.js";
+import { openDb } from "../../workers/api/db.js";
 import { FunnelAnchorsJob } from "../../workers/api/jobs.js";
 import { windowOf } from "../../workers/api/window.js";
+import { configOf } from "../../workers/shared/config.js";
 import type { GenEvent } from "../support/analytics-dataset.js";
 import { type ClockedTenant, clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import { refFunnel } from "../support/analytics-reference.js";
@@ -137,7 +141,22 @@ async function storeAll() {
 async function usable(d: (typeof DEFS)[number]) {
   const w = windowOf(d.days, NOW);
   const def: FunnelDefinition = { steps: d.steps, windowS: d.window };
-  return usableHours(testClickHouse(), t.projectId, def, w.fromMs, w.toMs);
+  return usableHours(testClickHouse(), t.projectId, def, w.fromMs, w.toMs, await dataVersion());
+}
+
+/** The project's data version (Postgres), which an erasure bumps. */
+async function dataVersion(): Promise<number> {
+  const { db, close } = openDb(configOf(env));
+  try {
+    const [row] = await db
+      .select({ v: projects.dataVersion })
+      .from(projects)
+      .where(eq(projects.id, t.projectId))
+      .limit(1);
+    return row?.v ?? 0;
+  } finally {
+    await close();
+  }
 }
 
 async function anchorRows(): Promise<number> {

@@ -67,7 +67,7 @@ export const FunnelPlanJob = z.object({ v: z.literal(1), kind: z.literal("funnel
 export type FunnelPlanJob = z.output<typeof FunnelPlanJob>;
 
 /**
- * One project and funnel definition (distinct step names and window): stores the oldest up to 168 (a week) of its
+ * One project and funnel definition (distinct step names and window): stores the oldest up to 24 (a day) of its
  * anchor hours that can no longer change and are not stored with their current stamp; its consumer sends
  * the same message again while hours remain. Idempotent.
  */

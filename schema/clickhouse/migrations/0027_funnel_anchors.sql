@@ -34,10 +34,10 @@ DROP TABLE IF EXISTS telemetry.funnel_numbers_0027;
 
 -- funnel_anchors: per (project, definition, anchor hour, level) the players (dense numbers) who reach at
 -- least `level` from a step-1 event in that hour. Level 0 is the hour's marker (an empty bitmap): the hour
--- was stored, even when no one started the funnel in it. `stamp` is what the hour's answer was computed
--- from: the project's batch totals of the UTC days its events can lie on (0025_batch_totals.sql; a late
--- batch adds a batch, an erasure's rebuild changes a batch's count, the purge removes them). A read uses
--- a stored hour only when its stamp equals the stamp of those days now; any other hour is computed live.
+-- was stored, even when no one started the funnel in it. `stamp` is a fingerprint of what the hour's answer
+-- was computed from: the project's data version (Postgres, bumped by every erasure) and its step events
+-- per UTC day the hour's events can lie on (daily_events). A read uses a stored hour only when its stamp
+-- equals that fingerprint now; any other hour is computed live.
 -- The stamp is in the key, so a recomputed hour never merges with its stale rows (those expire).
 -- Written only by the funnel-anchors job (the jobs queue), never by a read.
 CREATE TABLE IF NOT EXISTS telemetry.funnel_anchors

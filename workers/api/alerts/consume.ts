@@ -90,7 +90,7 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
         }));
       }
       if (job.kind === "funnel-anchors") {
-        // At most a week of anchor hours; the rest is the same message again, sent once these are stored.
+        // At most a day of anchor hours; the rest is the same message again, sent once these are stored.
         return runJob(m, "funnel anchors", `project ${job.projectId}`, async () => {
           const outcome = await runFunnelAnchorsJob(env, job);
           if (outcome.more) {

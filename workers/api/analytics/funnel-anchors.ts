@@ -6,13 +6,15 @@
 // h" is a fixed set per (project, definition, hour): the jobs queue stores it as bitmaps of dense
 // player numbers, and a read ORs the stored hours with the hours it computes live (funnels.ts).
 //
-// A stored hour carries a stamp of the events it was computed from: the batch totals
-// (0025_batch_totals.sql) of the UTC days those events can lie on. A late batch into those days adds a
-// batch, an erasure's rebuild changes a batch's count, the purge drops them: the stamp no longer matches
-// and the read computes the hour live, until the job stores it again.
+// A stored hour carries a stamp of what it was computed from: the project's data version (bumped by every
+// erasure) and its step events per UTC day those events can lie on (daily_events). A late batch of a step
+// into those days changes a day's count, an erasure the version: the stamp no longer matches and the read
+// computes the hour live, until the job stores it again.
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import { eq } from "drizzle-orm";
+import { projects } from "../../../schema/pg/schema.js";
 import {
-  CH_BATCH_TOTALS,
+  CH_DAILY_EVENTS,
   CH_FUNNEL_ANCHORS,
   CH_FUNNEL_DEFINITIONS,
   CH_FUNNEL_EVENTS,
@@ -27,8 +29,12 @@ import { num, selectRows } from "./select.js";
 
 export const HOUR_MS = 3_600_000;
 
-/** Anchor hours one job message stores at most: one statement over a week of anchors and `window` after. */
-export const HOURS_PER_MESSAGE = 168;
+/**
+ * Anchor hours one job message stores at most: one statement over a day of anchors and `window` after.
+ * Each player's anchor hours each scan the player's events of the range, so a day costs less in all
+ * than a week per message (measured at 20M events).
+ */
+export const HOURS_PER_MESSAGE = 24;
 
 /** The oldest anchor the job stores: the longest window a read asks for (90 days, today included). */
 const STORED_DAYS = 90;
@@ -51,54 +57,74 @@ export function coveredDays(hourMs: number, windowS: number): string[] {
   return days;
 }
 
-export type DayStamp = { stamp: bigint; consistent: boolean };
+export type DayStamp = { events: bigint; consistent: boolean };
 
 /**
- * Per UTC day of [fromDay, toDay], the XOR of a hash of every (day, batch, event count) in the batch
- * totals. `consistent` (only when `checked`): the day's batch totals count as many events as
- * funnel_events holds for it, so no insert was half-visible (the two tables are filled by two views of
- * one insert) when the job read them. A day absent from the answer has stamp 0.
+ * Per UTC day of [fromDay, toDay], the project's events of the step names, from the per-day totals of
+ * `daily_events` (0004_rollups.sql: a few rows per day and name, whatever the events). `consistent`
+ * (only when `checked`): funnel_events holds as many of those events for the day, so no insert was half
+ * visible (the two tables are filled by two views of one insert) when the job read them. A day absent
+ * from the answer has none.
  */
 export async function dayStamps(
   ch: ClickHouseClient,
   projectId: string,
+  steps: string[],
   fromDay: string,
   toDay: string,
   checked: boolean,
 ): Promise<Map<string, DayStamp>> {
   const totals = `
-      SELECT day, groupBitXor(cityHash64(day, batch_id, n)) AS stamp, sum(n) AS events
-      FROM (
-        SELECT day, batch_id, sum(events) AS n FROM ${CH_BATCH_TOTALS}
-        WHERE project_id = {projectId:UUID} AND day >= {fromDay:Date} AND day <= {toDay:Date}
-        GROUP BY day, batch_id)
+      SELECT day, sum(events) AS events FROM ${CH_DAILY_EVENTS}
+      WHERE project_id = {projectId:UUID} AND day >= {fromDay:Date} AND day <= {toDay:Date}
+        AND event_name IN {steps:Array(String)}
       GROUP BY day`;
   const query = checked
     ? `
-      SELECT toString(if(t.day = toDate(0), f.day, t.day)) AS day, toString(t.stamp) AS stamp,
+      SELECT toString(if(t.day = toDate(0), f.day, t.day)) AS day, toString(t.events) AS events,
         t.events = f.n AS consistent
       FROM (${totals}) AS t
       FULL OUTER JOIN (
         SELECT toDate(timestamp) AS day, count() AS n FROM ${CH_FUNNEL_EVENTS}
-        WHERE project_id = {projectId:UUID} AND toDate(timestamp) >= {fromDay:Date} AND toDate(timestamp) <= {toDay:Date}
+        WHERE project_id = {projectId:UUID} AND event_name IN {steps:Array(String)}
+          AND toDate(timestamp) >= {fromDay:Date} AND toDate(timestamp) <= {toDay:Date}
         GROUP BY day) AS f ON t.day = f.day`
-    : `SELECT toString(day) AS day, toString(stamp) AS stamp, 1 AS consistent FROM (${totals})`;
+    : `SELECT toString(day) AS day, toString(events) AS events, 1 AS consistent FROM (${totals})`;
   const rows = await selectRows(
     ch,
     query,
-    { projectId, fromDay, toDay },
-    { day: "string", stamp: "string", consistent: "unknown" },
+    { projectId, steps, fromDay, toDay },
+    { day: "string", events: "string", consistent: "unknown" },
   );
-  return new Map(rows.map((r) => [r.day, { stamp: BigInt(r.stamp), consistent: num(r.consistent) === 1 }]));
+  return new Map(rows.map((r) => [r.day, { events: BigInt(r.events), consistent: num(r.consistent) === 1 }]));
 }
 
-/** The stamp an anchor hour's stored result must carry to be used: the XOR of its days' stamps. */
-export function hourStamp(stamps: Map<string, DayStamp>, hourMs: number, windowS: number): bigint {
-  let s = 0n;
-  for (const day of coveredDays(hourMs, windowS)) {
-    s ^= stamps.get(day)?.stamp ?? 0n;
+const FNV_OFFSET = 0xcbf29ce484222325n;
+const FNV_PRIME = 0x100000001b3n;
+const MASK = 0xffffffffffffffffn;
+
+/** 64-bit FNV-1a of a text: the stamp's fingerprint (no secret, only a change detector). */
+function fnv1a64(text: string): bigint {
+  let h = FNV_OFFSET;
+  for (const byte of new TextEncoder().encode(text)) {
+    h = ((h ^ BigInt(byte)) * FNV_PRIME) & MASK;
   }
-  return s;
+  return h;
+}
+
+/**
+ * The stamp an anchor hour's stored result must carry to be used: a fingerprint of the project's data
+ * version (Postgres, bumped by every erasure: analytics/cache.ts dataChanged) and of the step events of
+ * each day its events can lie on. A late batch of a step adds to a day; an erasure bumps the version.
+ */
+export function hourStamp(
+  stamps: Map<string, DayStamp>,
+  dataVersion: number,
+  hourMs: number,
+  windowS: number,
+): bigint {
+  const days = coveredDays(hourMs, windowS).map((day) => `${day}=${stamps.get(day)?.events ?? 0n}`);
+  return fnv1a64(`${dataVersion}|${days.join(",")}`);
 }
 
 /** Whether every day an hour's events can lie on was read consistently (see dayStamps). */
@@ -146,18 +172,19 @@ export async function usableHours(
   d: FunnelDefinition,
   fromMs: number,
   toMs: number,
+  dataVersion: number,
 ): Promise<Map<number, bigint>> {
   const lastDay = dateOf(toMs - 1);
   const [stored, stamps] = await Promise.all([
     storedHours(ch, projectId, d, fromMs, toMs),
-    dayStamps(ch, projectId, dateOf(fromMs), lastDay, false),
+    dayStamps(ch, projectId, d.steps, dateOf(fromMs), lastDay, false),
   ]);
   const usable = new Map<number, bigint>();
   for (const [h, list] of stored) {
     if (h + HOUR_MS + d.windowS * 1000 > toMs) {
       continue;
     }
-    const want = hourStamp(stamps, h, d.windowS);
+    const want = hourStamp(stamps, dataVersion, h, d.windowS);
     if (list.includes(want)) {
       usable.set(h, want);
     }
@@ -275,6 +302,7 @@ export async function storeFunnelHours(
   ch: ClickHouseClient,
   job: Pick<FunnelAnchorsJob, "projectId" | "steps" | "windowS" | "runAt">,
   horizonMs: number,
+  dataVersion: number,
 ): Promise<StoreOutcome> {
   const d: FunnelDefinition = { steps: job.steps, windowS: job.windowS };
   const windowMs = d.windowS * 1000;
@@ -285,12 +313,12 @@ export async function storeFunnelHours(
   }
   const [stored, stamps] = await Promise.all([
     storedHours(ch, job.projectId, d, firstMs, endMs),
-    dayStamps(ch, job.projectId, dateOf(firstMs), dateOf(endMs + windowMs), true),
+    dayStamps(ch, job.projectId, d.steps, dateOf(firstMs), dateOf(endMs + windowMs), true),
   ]);
   const missing: number[] = [];
   let skipped = 0;
   for (let h = firstMs; h < endMs; h += HOUR_MS) {
-    if ((stored.get(h) ?? []).includes(hourStamp(stamps, h, d.windowS))) {
+    if ((stored.get(h) ?? []).includes(hourStamp(stamps, dataVersion, h, d.windowS))) {
       continue;
     }
     if (!consistentHour(stamps, h, d.windowS)) {
@@ -326,7 +354,7 @@ export async function storeFunnelHours(
         definition: definitionKey(d),
         steps: d.steps,
         hours: hours.map((h) => h / 1000),
-        stamps: hours.map((h) => hourStamp(stamps, h, d.windowS).toString()),
+        stamps: hours.map((h) => hourStamp(stamps, dataVersion, h, d.windowS).toString()),
         fromS,
         toS,
       },
@@ -336,20 +364,30 @@ export async function storeFunnelHours(
   return { stored: hours.length, skipped, more: missing.some((h) => h >= lastTried) };
 }
 
-/** The funnel-anchors job of one message: the studio's horizon from Postgres, then storeFunnelHours. */
+/**
+ * The funnel-anchors job of one message: the studio's horizon and the project's data version from
+ * Postgres (read before the events: an erasure bumps it after deleting), then storeFunnelHours.
+ */
 export async function runFunnelAnchorsJob(env: Env, job: FunnelAnchorsJob): Promise<StoreOutcome> {
   const { db, close } = openDb(configOf(env));
   let horizonMs: number;
+  let dataVersion: number;
   try {
     const retention = await projectDataRetention(db, job.projectId, job.runAt);
-    if (!retention) {
+    const [row] = await db
+      .select({ dataVersion: projects.dataVersion })
+      .from(projects)
+      .where(eq(projects.id, job.projectId))
+      .limit(1);
+    if (!retention || !row) {
       return { stored: 0, skipped: 0, more: false };
     }
     horizonMs = retention.fromMs;
+    dataVersion = row.dataVersion;
   } finally {
     await close();
   }
-  return storeFunnelHours(openClickHouse(configOf(env), 120_000), job, horizonMs);
+  return storeFunnelHours(openClickHouse(configOf(env), 120_000), job, horizonMs, dataVersion);
 }
 
 /** Definitions read within this many days are kept stored (funnel_definitions expires at 35). */

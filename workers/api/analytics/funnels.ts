@@ -121,8 +121,9 @@ async function anchoredReached(
   projectId: string,
   w: Window,
   d: FunnelDefinition,
+  dataVersion: number,
 ): Promise<number[] | null> {
-  const usable = await usableHours(ch, projectId, d, w.fromMs, w.toMs);
+  const usable = await usableHours(ch, projectId, d, w.fromMs, w.toMs, dataVersion);
   if (!usable.size) {
     return null;
   }
@@ -163,7 +164,8 @@ async function anchoredReached(
  * A player reaches step k when they did steps 1..k in order within `window` seconds of step 1; only
  * events of the window count. Events of one player at the very same microsecond have no defined order.
  * Distinct steps use the stored anchor hours (funnel-anchors.ts) and record the definition for the job
- * (`nowMs`: the reader's clock); repeated steps are computed live.
+ * (`at.nowMs`: the reader's clock; `at.dataVersion`: the project's, which stored hours must carry);
+ * repeated steps are computed live.
  */
 export async function funnelSteps(
   ch: ClickHouseClient,
@@ -171,7 +173,7 @@ export async function funnelSteps(
   w: Window,
   steps: string[],
   windowSeconds: number,
-  nowMs?: number,
+  at: { nowMs?: number; dataVersion?: number } = {},
 ): Promise<FunnelStep[]> {
   const distinct = new Set(steps).size === steps.length;
   const d: FunnelDefinition = { steps, windowS: windowSeconds };
@@ -179,8 +181,8 @@ export async function funnelSteps(
   if (distinct) {
     // The record goes beside the read, not before it.
     const [, anchored] = await Promise.all([
-      nowMs === undefined ? undefined : recordDefinition(ch, projectId, d, nowMs),
-      anchoredReached(ch, projectId, w, d),
+      at.nowMs === undefined ? undefined : recordDefinition(ch, projectId, d, at.nowMs),
+      anchoredReached(ch, projectId, w, d, at.dataVersion ?? 0),
     ]);
     reached = anchored;
   }

@@ -23,14 +23,10 @@ export function register(app: OpenAPIHono<AppEnv>) {
     const q = c.req.valid("query");
     const reader = readerOf(c);
     const w = await windowFor(reader, Number(q.days));
-    const data = await funnelSteps(
-      c.get("ch"),
-      project.id,
-      w,
-      stepNames(q.steps),
-      Number(q.window),
-      reader.nowMs,
-    );
+    const data = await funnelSteps(c.get("ch"), project.id, w, stepNames(q.steps), Number(q.window), {
+      nowMs: reader.nowMs,
+      dataVersion: project.dataVersion,
+    });
     return c.json({ success: true as const, data }, 200);
   });
 }
