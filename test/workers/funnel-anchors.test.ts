@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { projects } from "../../schema/pg/schema.js";
+import { projects, tenants } from "../../schema/pg/schema.js";
 import {
   type FunnelDefinition,
   recentDefinitions,
@@ -29,6 +29,12 @@ const HOUR_US = 3_600_000_000;
 const DAY_US = 24 * HOUR_US;
 const S = 1_000_000;
 const todayUs = Math.floor(NOW / 86_400_000) * DAY_US;
+/**
+ * The studio keeps 12 days (the data spans 10): the job stores the hours of the retained days only, one
+ * message a day of hours, so a run stores every hour in a dozen messages per definition.
+ */
+const RETAINED_DAYS = 12;
+const HORIZON_MS = Math.floor(NOW / 86_400_000) * 86_400_000 - (RETAINED_DAYS - 1) * 86_400_000;
 
 const DEFS: Array<{ steps: string[]; window: number; days: number }> = [
   { steps: ["match_start", "level_up", "match_end"], window: 3600, days: 7 },
@@ -127,7 +133,7 @@ async function storeAll() {
       steps: d.steps,
       windowS: d.window,
     });
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < RETAINED_DAYS + 2; i++) {
       const outcome = await runFunnelAnchorsJob(env, job);
       expect(outcome.skipped).toBe(0);
       if (!outcome.more) {
@@ -139,7 +145,7 @@ async function storeAll() {
 
 /** The stored hours a read of `d` can use now. */
 async function usable(d: (typeof DEFS)[number]) {
-  const w = windowOf(d.days, NOW);
+  const w = windowOf(d.days, NOW, HORIZON_MS);
   const def: FunnelDefinition = { steps: d.steps, windowS: d.window };
   return usableHours(testClickHouse(), t.projectId, def, w.fromMs, w.toMs, await dataVersion());
 }
@@ -171,6 +177,12 @@ async function anchorRows(): Promise<number> {
 
 beforeAll(async () => {
   t = clocked(await seedTenant("pro", "Funnel Anchors Studio"), NOW);
+  const { db, close } = openDb(configOf(env));
+  try {
+    await db.update(tenants).set({ retentionDays: RETAINED_DAYS }).where(eq(tenants.id, t.tenantId));
+  } finally {
+    await close();
+  }
   sent = [...dataset(), ...stalled];
   await ingestAll(t, sent);
 }, 120_000);
@@ -194,7 +206,7 @@ describe("funnels from stored anchor hours", () => {
     for (const d of DEFS) {
       const hours = await usable(d);
       // Every hour of the window whose chains ended before NOW, from the window's first.
-      const w = windowOf(d.days, NOW);
+      const w = windowOf(d.days, NOW, HORIZON_MS);
       const closed = Math.floor((NOW - d.window * 1000) / 3_600_000) - w.fromMs / 3_600_000;
       expect(hours.size, d.steps.join(",")).toBe(closed);
     }
