@@ -165,6 +165,19 @@ async function dataVersion(): Promise<number> {
   }
 }
 
+/** Hours of the project stored under more than one stamp (any definition). */
+async function staleMarkers(): Promise<number> {
+  const rs = await testClickHouse().query({
+    query: `SELECT count() AS n FROM (
+        SELECT definition, hour FROM telemetry.funnel_anchors WHERE project_id = {p:UUID} AND level = 0
+        GROUP BY definition, hour HAVING uniqExact(stamp) > 1)`,
+    query_params: { p: t.projectId },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ n: string | number }>();
+  return Number(row?.n ?? 0);
+}
+
 async function anchorRows(): Promise<number> {
   const rs = await testClickHouse().query({
     query: "SELECT count() AS n FROM telemetry.funnel_anchors WHERE project_id = {p:UUID}",
@@ -240,6 +253,8 @@ describe("funnels from stored anchor hours", () => {
     await storeAll();
     expect((await usable(DEFS[0] as (typeof DEFS)[number])).size).toBe(before.size);
     expect(await expectReference(sent)).toEqual(answers);
+    // The hours stored again keep one result each: their stale rows were deleted.
+    expect(await staleMarkers()).toBe(0);
   });
 
   it("an erasure: the player's days are stored no more, the answers leave them out, then stored again", async () => {

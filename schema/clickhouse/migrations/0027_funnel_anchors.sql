@@ -38,7 +38,7 @@ DROP TABLE IF EXISTS telemetry.funnel_numbers_0027;
 -- was computed from: the project's data version (Postgres, bumped by every erasure) and its step events
 -- per UTC day the hour's events can lie on (daily_events). A read uses a stored hour only when its stamp
 -- equals that fingerprint now; any other hour is computed live.
--- The stamp is in the key, so a recomputed hour never merges with its stale rows (those expire).
+-- The stamp is in the key, so a recomputed hour never merges with its stale rows (the job deletes those).
 -- Written only by the funnel-anchors job (the jobs queue), never by a read.
 CREATE TABLE IF NOT EXISTS telemetry.funnel_anchors
 (

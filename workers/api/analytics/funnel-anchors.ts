@@ -346,6 +346,22 @@ export async function storeFunnelHours(
   const bad = new Set(unnumbered.map((r) => num(r.hour) * 1000));
   skipped += hours.filter((h) => bad.has(h)).length;
   hours = hours.filter((h) => !bad.has(h));
+  // Hours stored before under another stamp: their stale rows go first (a read meanwhile computes them
+  // live), so an hour keeps one stored result however often late batches or erasures invalidate it.
+  const stale = hours.filter((h) => stored.has(h));
+  if (stale.length) {
+    await ch.command({
+      query: `DELETE FROM ${CH_FUNNEL_ANCHORS}
+        WHERE project_id = {projectId:UUID} AND definition = cityHash64({definition:String})
+          AND toUInt32(hour) IN {stale:Array(UInt32)}
+        SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+      query_params: {
+        projectId: job.projectId,
+        definition: definitionKey(d),
+        stale: stale.map((h) => h / 1000),
+      },
+    });
+  }
   if (hours.length) {
     await ch.command({
       query: storeSql(d.steps.length, d.windowS * 1_000_000),
