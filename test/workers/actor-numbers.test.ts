@@ -100,6 +100,22 @@ function numbersOfRows(rs: Row[], kind: ActorKind): Record<string, number> {
 
 const claims = (projectId: string) => env.BATCH_CLAIMS.get(env.BATCH_CLAIMS.idFromName(projectId));
 
+/** The funnel events' (player hash, number) pairs of a project, those of its events, and its unnumbered rows. */
+async function funnelNumbers(projectId: string) {
+  const rs = await testClickHouse().query({
+    query: `SELECT
+        (SELECT countIf(player_idx = 0) FROM telemetry.funnel_events WHERE project_id = {p:UUID}) AS unnumbered,
+        (SELECT arraySort(groupUniqArray((toString(player_hash), player_idx))) FROM telemetry.funnel_events
+          WHERE project_id = {p:UUID}) AS pairs,
+        (SELECT arraySort(groupUniqArray((toString(cityHash64(player)), player_idx))) FROM telemetry.events
+          WHERE project_id = {p:UUID}) AS fromEvents`,
+    query_params: { p: projectId },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ unnumbered: number | string; pairs: unknown[]; fromEvents: unknown[] }>();
+  return { unnumbered: Number(row?.unnumbered), pairs: row?.pairs ?? [], fromEvents: row?.fromEvents ?? [] };
+}
+
 describe("dense player and session numbers", () => {
   it("numbers a delivery's players and sessions 1, 2, 3… in first-seen order, on every row", async () => {
     const t = await seedTenant("pro", "Numbers Studio");
@@ -363,6 +379,11 @@ describe("dense player and session numbers", () => {
     // Each page rebuilt the bitmaps of its rows' days: they hold what ingest's views hold.
     expect(await dayBitmaps(stored.projectId)).toEqual(await dayBitmaps(t.projectId));
     expect((await dayBitmaps(t.projectId)).flatMap((d) => d.sessions).length).toBeGreaterThanOrEqual(11);
+    // Its funnel events (0027_funnel_anchors.sql) got the same numbers, by the player's hash.
+    const funnel = await funnelNumbers(stored.projectId);
+    expect(funnel.unnumbered).toBe(0);
+    expect(funnel.pairs).toEqual(funnel.fromEvents);
+    expect(funnel.pairs).toHaveLength(19);
     // 19 players (10 of them anonymous sessions) in pages of 5: 5, 5, 5, 4.
     expect(pages.length).toBe(4);
     // Nothing left: a repeat changes nothing.

@@ -7,7 +7,7 @@ import { newApp } from "./app.js";
 import { purgeAuditLog } from "./audit/purge.js";
 import { planPurge } from "./data-retention/purge.js";
 import { httpDb } from "./db.js";
-import type { SsoNoticeJob } from "./jobs.js";
+import type { FunnelPlanJob, SsoNoticeJob } from "./jobs.js";
 import { dispatchApiQueue } from "./queues.js";
 
 export { AlertCooldown } from "../../durable-objects/alert-cooldown.js";
@@ -46,5 +46,13 @@ export default {
     await env.JOBS_QUEUE.send(notice, { contentType: "json" }).catch((err: unknown) => {
       console.error("sso domain notice not sent", err instanceof Error ? err.message : String(err));
     });
+    // Funnels' anchor hours that closed (analytics/funnel-anchors.ts): the first run of each hour sends the
+    // plan, whose consumer fans out one message per definition read lately.
+    if (now.getUTCMinutes() < 5) {
+      const plan: FunnelPlanJob = { v: 1, kind: "funnel-plan", runAt: now.getTime() };
+      await env.JOBS_QUEUE.send(plan, { contentType: "json" }).catch((err: unknown) => {
+        console.error("funnel anchors plan not sent", err instanceof Error ? err.message : String(err));
+      });
+    }
   },
 } satisfies ExportedHandler<Env, unknown>;

@@ -60,6 +60,28 @@ export const NumbersBackfillJob = z.object({
 export type NumbersBackfillJob = z.output<typeof NumbersBackfillJob>;
 
 /**
+ * The funnels' stored anchor hours (analytics/funnel-anchors.ts): once an hour the cron sends a plan,
+ * whose consumer sends one FunnelAnchorsJob per definition read lately.
+ */
+export const FunnelPlanJob = z.object({ v: z.literal(1), kind: z.literal("funnel-plan"), runAt: z.number() });
+export type FunnelPlanJob = z.output<typeof FunnelPlanJob>;
+
+/**
+ * One project and funnel definition (distinct step names and window): stores the oldest up to 24 (a day) of its
+ * anchor hours that can no longer change and are not stored with their current stamp; its consumer sends
+ * the same message again while hours remain. Idempotent.
+ */
+export const FunnelAnchorsJob = z.object({
+  v: z.literal(1),
+  kind: z.literal("funnel-anchors"),
+  runAt: z.number(),
+  projectId: z.string().uuid(),
+  steps: z.array(z.string().min(1).max(128)).min(2).max(8),
+  windowS: z.number().int().positive(),
+});
+export type FunnelAnchorsJob = z.output<typeof FunnelAnchorsJob>;
+
+/**
  * Alert pairs as sent before every job carried a `kind` (no `kind` at all): still read, as alert pairs,
  * so that the messages in flight during a deploy are evaluated, not dropped.
  */
@@ -69,9 +91,24 @@ const LegacyAlertPairs = z
 
 /** What one jobs-queue message carries; the dead-letter queue carries the same. */
 export const JobMessage = z.union([
-  z.discriminatedUnion("kind", [AlertPairsJob, BuildsJob, PurgeJob, SsoNoticeJob, NumbersBackfillJob]),
+  z.discriminatedUnion("kind", [
+    AlertPairsJob,
+    BuildsJob,
+    PurgeJob,
+    SsoNoticeJob,
+    NumbersBackfillJob,
+    FunnelPlanJob,
+    FunnelAnchorsJob,
+  ]),
   LegacyAlertPairs,
 ]);
 export type JobMessage = z.output<typeof JobMessage>;
 /** What a producer sends: a job with its kind (the legacy shape is read, never sent). */
-export type JobInput = AlertPairsJob | BuildsJob | PurgeJob | SsoNoticeJob | NumbersBackfillJob;
+export type JobInput =
+  | AlertPairsJob
+  | BuildsJob
+  | PurgeJob
+  | SsoNoticeJob
+  | NumbersBackfillJob
+  | FunnelPlanJob
+  | FunnelAnchorsJob;

@@ -37,6 +37,10 @@ export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
 // Funnels' per-player read (0008_funnel_retention.sql): the step events by name, day and player hash
 // (an erasure step deletes from it).
 export const CH_FUNNEL_EVENTS = `${CH_DB}.funnel_events`;
+// Funnels' stored anchor hours and the definitions read lately (0027_funnel_anchors.sql,
+// api/analytics/funnel-anchors.ts).
+export const CH_FUNNEL_ANCHORS = `${CH_DB}.funnel_anchors`;
+export const CH_FUNNEL_DEFINITIONS = `${CH_DB}.funnel_definitions`;
 // The engine SDKs' hardware context (0010_session_devices.sql): the latest `device_info` event per
 // project, day and session hash, attached to a session's samples at read time (api/analytics/device.ts).
 export const CH_SESSION_DEVICES = `${CH_DB}.session_devices`;

@@ -5,6 +5,7 @@
 import { openClickHouse } from "../../shared/clickhouse.js";
 import { configOf, localKnobsOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
+import { planFunnelAnchors, runFunnelAnchorsJob } from "../analytics/funnel-anchors.js";
 import { backfillNumbersPage } from "../analytics/numbers-backfill.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
 import { deleteExpired, expireNumbers } from "../data-retention/purge.js";
@@ -82,6 +83,22 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
           return page;
         });
       }
+      if (job.kind === "funnel-plan") {
+        // The fan-out: one funnel-anchors message per definition read lately.
+        return runJob(m, "funnel anchors plan", `run ${new Date(job.runAt).toISOString()}`, async () => ({
+          definitions: await planFunnelAnchors(env, job.runAt),
+        }));
+      }
+      if (job.kind === "funnel-anchors") {
+        // At most a day of anchor hours; the rest is the same message again, sent once these are stored.
+        return runJob(m, "funnel anchors", `project ${job.projectId}`, async () => {
+          const outcome = await runFunnelAnchorsJob(env, job);
+          if (outcome.more) {
+            await env.JOBS_QUEUE.send(job, { contentType: "json" });
+          }
+          return outcome;
+        });
+      }
       if (job.kind === "purge") {
         // A day's purge of some projects (data-retention/purge.ts planPurge). A lightweight DELETE waits
         // for its mutation: minutes on a large table.
@@ -152,6 +169,17 @@ export async function consumeJobDeadLetters(batch: MessageBatch<unknown>, env: E
       if (job.kind === "numbers-backfill") {
         // Nothing to mark: asking again resumes where it stopped (the rows still unnumbered).
         console.error("numbers backfill dead-lettered", m.id, `project ${job.projectId}`);
+        m.ack();
+        continue;
+      }
+      if (job.kind === "funnel-plan" || job.kind === "funnel-anchors") {
+        // Nothing to mark: the hours stay live, and the next hourly plan sends the definitions again.
+        console.error(
+          "funnel anchors dead-lettered",
+          m.id,
+          job.kind,
+          `run ${new Date(job.runAt).toISOString()}`,
+        );
         m.ack();
         continue;
       }

@@ -6,7 +6,7 @@
 // sends the next message for the project. So no invocation does more than one page of one project.
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ActorKind } from "../../shared/actors.js";
-import { CH_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
+import { CH_EVENTS, CH_FUNNEL_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { BITMAP_ROLLUPS, rebuildRollups } from "../erasure/rollups.js";
 
@@ -82,7 +82,7 @@ function numbers(list: number[]): string {
  * Numbers one page of the project's unnumbered players and sessions: reads them in first-seen order,
  * has the project's object number them (an id it already knows, say a player who came back after
  * numbering began, keeps its number; a new one gets the next), and writes the numbers onto the rows
- * that lack them, in one synchronous mutation, then rebuilds the bitmaps (0024_actor_bitmaps.sql) of the
+ * that lack them, in one synchronous mutation (and onto their funnel events, by hash), then rebuilds the bitmaps (0024_actor_bitmaps.sql) of the
  * days those rows are on. `more`: a page was full, so another may follow. A repeat
  * (a redelivered message) finds the same ids or none and writes the same numbers: idempotent.
  */
@@ -119,6 +119,18 @@ export async function backfillNumbersPage(
     // far more than a URL may carry.
     clickhouse_settings: { mutations_sync: "2", max_query_size: "16000000" },
   });
+  // Their funnel events (0027_funnel_anchors.sql) hold the player's hash: the same numbers, by hash.
+  if (players.ids.length) {
+    const byHash = `transform(player_hash, arrayMap(x -> cityHash64(x), ${ids(players.ids)}), ${numbers(answer.players)}, toUInt32(0))`;
+    await ch.command({
+      query: `
+        ALTER TABLE ${CH_FUNNEL_EVENTS}
+        UPDATE player_idx = ${byHash}
+        WHERE project_id = {project:UUID} AND player_idx = 0 AND ${byHash} != 0`,
+      query_params: { project },
+      clickhouse_settings: { mutations_sync: "2", max_query_size: "16000000" },
+    });
+  }
   // The bitmaps of the days holding the rows just numbered (their views skipped number 0), rebuilt from
   // the events: a bitmap is a set, so rows numbered by a concurrent delivery are not counted twice.
   const days = [...new Set([...players.dates, ...sessions.dates])].sort();

@@ -10,6 +10,8 @@ import {
   CH_COMPARE_DAYS,
   CH_DAILY_EVENTS,
   CH_EVENTS,
+  CH_FUNNEL_ANCHORS,
+  CH_FUNNEL_DEFINITIONS,
   CH_FUNNEL_EVENTS,
   CH_HEATMAP_CELLS,
   CH_PLAYER_DIMS,
@@ -51,4 +53,7 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: CH_ALERT_CELLS, day: "day", ids: false },
   { table: CH_DAILY_EVENTS, day: "day", ids: false },
   { table: CH_BATCH_TOTALS, day: "day", ids: false },
+  // Funnels' stored anchor hours, bitmaps of dense numbers, and the definitions read (0027_funnel_anchors.sql).
+  { table: CH_FUNNEL_ANCHORS, day: "day", ids: true },
+  { table: CH_FUNNEL_DEFINITIONS, day: "toDate(read_at)", ids: false },
 ];

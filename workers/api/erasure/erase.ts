@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ErasureStepOutcome } from "../../../schema/pg/columns.js";
+import { forgetAnchorHours } from "../analytics/funnel-anchors.js";
 import { REBUILT_ROLLUPS, rebuildRollups } from "./rollups.js";
 import { type Bound, countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
 
@@ -49,6 +50,8 @@ export async function erasePlayer(
   // The rollups without a player key, all in one step: a retry rebuilds them all again, which replaces
   // the same rows (a rebuild deletes the days' rows before inserting them), so nothing is counted twice.
   out.push(...(await rebuildRollups(ch, bound)));
+  // Funnels' stored anchor hours of those days (analytics/funnel-anchors.ts): deleted, stored again later.
+  await forgetAnchorHours(ch, bound.project, bound.days);
   await onStep(out);
   return out;
 }

@@ -21,8 +21,12 @@ export function register(app: OpenAPIHono<AppEnv>) {
   app.openapi(route, async (c) => {
     const project = c.get("project");
     const q = c.req.valid("query");
-    const w = await windowFor(readerOf(c), Number(q.days));
-    const data = await funnelSteps(c.get("ch"), project.id, w, stepNames(q.steps), Number(q.window));
+    const reader = readerOf(c);
+    const w = await windowFor(reader, Number(q.days));
+    const data = await funnelSteps(c.get("ch"), project.id, w, stepNames(q.steps), Number(q.window), {
+      nowMs: reader.nowMs,
+      dataVersion: project.dataVersion,
+    });
     return c.json({ success: true as const, data }, 200);
   });
 }
