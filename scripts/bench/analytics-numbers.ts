@@ -123,7 +123,7 @@ export async function numberBenchEvents(ch: ClickHouseClient): Promise<Numbering
 }
 
 /**
- * The funnel events' numbers (0027_funnel_anchors.sql), which hold the player's hash, not the player:
+ * The funnel events' numbers (0029_funnel_anchors.sql), which hold the player's hash, not the player:
  * each row takes its player's number from the events, when any row is unnumbered (the migration does the
  * same for the rows stored before it).
  */

@@ -379,7 +379,7 @@ describe("dense player and session numbers", () => {
     // Each page rebuilt the bitmaps of its rows' days: they hold what ingest's views hold.
     expect(await dayBitmaps(stored.projectId)).toEqual(await dayBitmaps(t.projectId));
     expect((await dayBitmaps(t.projectId)).flatMap((d) => d.sessions).length).toBeGreaterThanOrEqual(11);
-    // Its funnel events (0027_funnel_anchors.sql) got the same numbers, by the player's hash.
+    // Its funnel events (0029_funnel_anchors.sql) got the same numbers, by the player's hash.
     const funnel = await funnelNumbers(stored.projectId);
     expect(funnel.unnumbered).toBe(0);
     expect(funnel.pairs).toEqual(funnel.fromEvents);

@@ -37,7 +37,7 @@ export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;
 // Funnels' per-player read (0008_funnel_retention.sql): the step events by name, day and player hash
 // (an erasure step deletes from it).
 export const CH_FUNNEL_EVENTS = `${CH_DB}.funnel_events`;
-// Funnels' stored anchor hours and the definitions read lately (0027_funnel_anchors.sql,
+// Funnels' stored anchor hours and the definitions read lately (0029_funnel_anchors.sql,
 // api/analytics/funnel-anchors.ts).
 export const CH_FUNNEL_ANCHORS = `${CH_DB}.funnel_anchors`;
 export const CH_FUNNEL_DEFINITIONS = `${CH_DB}.funnel_definitions`;

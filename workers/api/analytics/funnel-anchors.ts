@@ -1,4 +1,4 @@
-// Funnels' stored anchor hours (0027_funnel_anchors.sql, docs/analytics.md "Funnels").
+// Funnels' stored anchor hours (0029_funnel_anchors.sql, docs/analytics.md "Funnels").
 //
 // A player's level in a funnel is the best over their step-1 events (anchors) of the steps they did in
 // order within `window` of it. The chains anchored in the UTC hour h use only the events of

@@ -119,7 +119,7 @@ export async function backfillNumbersPage(
     // far more than a URL may carry.
     clickhouse_settings: { mutations_sync: "2", max_query_size: "16000000" },
   });
-  // Their funnel events (0027_funnel_anchors.sql) hold the player's hash: the same numbers, by hash.
+  // Their funnel events (0029_funnel_anchors.sql) hold the player's hash: the same numbers, by hash.
   if (players.ids.length) {
     const byHash = `transform(player_hash, arrayMap(x -> cityHash64(x), ${ids(players.ids)}), ${numbers(answer.players)}, toUInt32(0))`;
     await ch.command({

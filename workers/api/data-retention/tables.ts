@@ -53,7 +53,7 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: CH_ALERT_CELLS, day: "day", ids: false },
   { table: CH_DAILY_EVENTS, day: "day", ids: false },
   { table: CH_BATCH_TOTALS, day: "day", ids: false },
-  // Funnels' stored anchor hours, bitmaps of dense numbers, and the definitions read (0027_funnel_anchors.sql).
+  // Funnels' stored anchor hours, bitmaps of dense numbers, and the definitions read (0029_funnel_anchors.sql).
   { table: CH_FUNNEL_ANCHORS, day: "day", ids: true },
   { table: CH_FUNNEL_DEFINITIONS, day: "toDate(read_at)", ids: false },
 ];
