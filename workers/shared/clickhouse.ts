@@ -7,12 +7,11 @@ export const CH_DB = "telemetry";
 
 /** Each table's qualified name, written once (schema/clickhouse/migrations create them). */
 export const CH_EVENTS = `${CH_DB}.events`;
-// The exact distinct counts (0024_actor_bitmaps.sql): bitmaps of the dense player and session numbers
-// (0023_actor_numbers.sql) per project and day, hour and minute, and per day, event name and dimension.
-// Each has a `${table}_src` view (the erasure and the number backfill rebuild days from it).
-export const CH_ACTOR_DAYS = `${CH_DB}.actor_days`;
-export const CH_ACTOR_HOURS = `${CH_DB}.actor_hours`;
-export const CH_ACTOR_MINUTES = `${CH_DB}.actor_minutes`;
+// The exact distinct counts (0024_actor_bitmaps.sql, 0027_actor_buckets.sql): bitmaps of the dense player
+// and session numbers (0023_actor_numbers.sql) per project and UTC day, hour and minute (one table, a
+// `grain` column), and per day, event name and dimension. Each has a `${table}_src` view (the erasure and
+// the number backfill rebuild days from it).
+export const CH_ACTOR_BUCKETS = `${CH_DB}.actor_buckets`;
 export const CH_PLAYER_DIMS = `${CH_DB}.player_dims`;
 // The status KPIs' totals (0025_batch_totals.sql): events and latest event per project, day and batch.
 export const CH_BATCH_TOTALS = `${CH_DB}.batch_totals`;

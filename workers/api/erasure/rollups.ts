@@ -1,8 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
-  CH_ACTOR_DAYS,
-  CH_ACTOR_HOURS,
-  CH_ACTOR_MINUTES,
+  CH_ACTOR_BUCKETS,
   CH_ALERT_CELLS,
   CH_BATCH_TOTALS,
   CH_BUILD_DAYS,
@@ -17,7 +15,8 @@ import {
 import type { Bound } from "./steps.js";
 
 /**
- * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql, 0024_actor_bitmaps.sql):
+ * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql, 0024_actor_bitmaps.sql,
+ * 0027_actor_buckets.sql):
  * a player's contribution is inside sums, maxima, histograms, uniq states and bitmaps, so it cannot be
  * deleted by itself.
  * The erasure replaces the rows of every (project, day) the player has events on with rows rebuilt
@@ -32,27 +31,26 @@ export const REBUILT_ROLLUPS = [
   CH_COMPARE_BUILDS,
   CH_SESSION_VALUES,
   CH_SESSION_CELLS,
-  // The bitmaps of dense numbers (0024_actor_bitmaps.sql): a number cannot be removed from a bitmap
-  // state by a DELETE either.
-  CH_ACTOR_DAYS,
-  CH_ACTOR_HOURS,
-  CH_ACTOR_MINUTES,
+  // The bitmaps of dense numbers (0024_actor_bitmaps.sql, 0027_actor_buckets.sql): a number cannot be
+  // removed from a bitmap state by a DELETE either.
+  CH_ACTOR_BUCKETS,
   CH_PLAYER_DIMS,
   // The status KPIs' per-batch totals (0025_batch_totals.sql).
   CH_BATCH_TOTALS,
 ];
 
 /**
- * The rows a rebuild re-inserts from `_src`, beyond the days: only the buckets the table's TTL keeps
- * (0024_actor_bitmaps.sql), so a rebuild of old days does not bring back hours and minutes no read uses.
+ * The rows a rebuild re-inserts from `_src`: of actor_buckets, every day but only the hours and minutes
+ * its TTLs keep (0027_actor_buckets.sql), so a rebuild of old days does not bring back hours and minutes
+ * no read uses.
  */
 const KEPT: Record<string, string> = {
-  [CH_ACTOR_HOURS]: "WHERE hour >= now() - INTERVAL 32 DAY",
-  [CH_ACTOR_MINUTES]: "WHERE minute >= now() - INTERVAL 2 DAY",
+  [CH_ACTOR_BUCKETS]: `WHERE grain = 'day' OR (grain = 'hour' AND bucket >= now() - INTERVAL 32 DAY)
+    OR (grain = 'minute' AND bucket >= now() - INTERVAL 2 DAY)`,
 };
 
 /** The bitmap tables among them: what the number backfill rebuilds (analytics/numbers-backfill.ts). */
-export const BITMAP_ROLLUPS = [CH_ACTOR_DAYS, CH_ACTOR_HOURS, CH_ACTOR_MINUTES, CH_PLAYER_DIMS];
+export const BITMAP_ROLLUPS = [CH_ACTOR_BUCKETS, CH_PLAYER_DIMS];
 
 /** What one rebuild replaced: the rows of the player's days before it (merged or not). */
 export type RebuildOutcome = { table: string; rowsRemoved: number };
