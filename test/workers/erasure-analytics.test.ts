@@ -114,8 +114,7 @@ beforeAll(async () => {
     "telemetry.alert_cells",
     "telemetry.daily_events",
     "telemetry.build_days",
-    "telemetry.compare_days",
-    "telemetry.compare_builds",
+    "telemetry.compare_rollup",
     "telemetry.session_values",
     "telemetry.session_cells",
     "telemetry.actor_buckets",
@@ -173,12 +172,14 @@ describe("after a player's erasure, every analytics read equals the reference wi
       "sum(events), uniqCombined64Merge(players), uniqCombined64Merge(sessions), min(first_seen), max(last_seen)",
     ],
     [
-      "compare_days",
+      "compare_rollup",
       "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
+      "AND level = 'map_platform'",
     ],
     [
-      "compare_builds",
+      "compare_rollup",
       "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
+      "AND level = 'build'",
     ],
     [
       "session_values",

@@ -95,8 +95,12 @@ const CASES: Case[] = [
   },
   // The rollups of 0004 hold every project's aggregates; their _src views read every project's events.
   { name: "rollup heatmap_cells", sql: "SELECT * FROM heatmap_cells", outcome: "refused" },
-  { name: "rollup telemetry.compare_days", sql: "SELECT * FROM telemetry.compare_days", outcome: "refused" },
-  { name: "rollup compare_builds", sql: "SELECT * FROM compare_builds", outcome: "refused" },
+  {
+    name: "rollup telemetry.compare_rollup",
+    sql: "SELECT * FROM telemetry.compare_rollup",
+    outcome: "refused",
+  },
+  { name: "rollup compare_rollup", sql: "SELECT * FROM compare_rollup", outcome: "refused" },
   // The per-player table of funnels (0008) holds every project's player hashes.
   { name: "funnel_events", sql: "SELECT * FROM funnel_events", outcome: "refused" },
   // The bitmaps of dense numbers (0024, 0027): every project's players per day, minute and dimension.

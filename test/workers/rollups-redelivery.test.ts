@@ -136,7 +136,7 @@ describe("redelivered batches are counted once by every rollup", () => {
     );
   });
 
-  it("builds and builds/compare from build_days and compare_days", async () => {
+  it("builds and builds/compare from build_days and compare_rollup", async () => {
     type Build = { build_id: string; event_count: number };
     const builds = await getData<Build[]>(t, "/builds?days=30&fresh=1");
     const ref = refBuilds(events, 30, NOW);

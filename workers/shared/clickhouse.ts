@@ -21,8 +21,9 @@ export const CH_HEATMAP_CELLS = `${CH_DB}.heatmap_cells`;
 export const CH_ALERT_CELLS = `${CH_DB}.alert_cells`;
 export const CH_DAILY_EVENTS = `${CH_DB}.daily_events`;
 export const CH_BUILD_DAYS = `${CH_DB}.build_days`;
-export const CH_COMPARE_DAYS = `${CH_DB}.compare_days`;
-export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
+// builds/compare's samples per build and day, and per build, day, map and platform: one table, a `level`
+// column (0028_compare_rollup.sql).
+export const CH_COMPARE_ROLLUP = `${CH_DB}.compare_rollup`;
 // Build regressions (0012_session_values.sql): per build, day, map, session hash and hardware key, and
 // per build, day, map cell and session hash, each session's mergeable median states.
 export const CH_SESSION_VALUES = `${CH_DB}.session_values`;
