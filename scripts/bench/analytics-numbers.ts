@@ -2,15 +2,15 @@
 //
 // WHY: in production the events consumer writes on every row the numbers its project's BatchClaims
 // object gave the row's player and session (player_idx, session_idx: 0023_actor_numbers.sql,
-// workers/shared/actors.ts), and the bitmap tables of 0024_actor_bitmaps.sql (actor_days, actor_hours,
-// actor_minutes, player_dims) hold those numbers, skipping 0. The bench generates its events inside
+// workers/shared/actors.ts), and the bitmap tables (actor_buckets, 0027_actor_buckets.sql, and
+// player_dims, 0024_actor_bitmaps.sql) hold those numbers, skipping 0. The bench generates its events inside
 // ClickHouse (analytics-data.ts, INSERT … SELECT) and never goes through the consumer: its rows are all
 // 0, so the dashboard, insights and retention (which read the bitmaps) would answer 0 and disagree with
 // their plain-SQL peers. This numbers them afterwards the way ingest numbers them: per project, from 1,
 // in first-seen order (an id's first timestamp, then the id) for the effective player (the `player`
-// column: player_id, or session_id when it is empty) and for session_id; then it rebuilds the four
-// bitmap tables from their `_src` views, as the migration does for rows stored before it (actor_hours
-// only the last 32 days, actor_minutes the last 2: their TTLs).
+// column: player_id, or session_id when it is empty) and for session_id; then it rebuilds the two
+// bitmap tables from their `_src` views, as the migrations do for rows stored before them (actor_buckets'
+// hours only the last 32 days, its minutes the last 2: their TTLs).
 //
 // HOW: the numbers of each kind go into a Join-engine table (project_id, id → n), and one synchronous
 // mutation writes both columns with joinGet: it rewrites only those two columns of every part. The
@@ -25,11 +25,12 @@ const HASHES = "telemetry.bench_player_hash_numbers";
 const NO_PROJECT = "00000000-0000-0000-0000-000000000000";
 const WHOLE = `whole = true, project = '${NO_PROJECT}', days = [], player = '', identified = []`;
 
-/** The bitmap tables and the rows of their `_src` view to keep (0024_actor_bitmaps.sql's own backfill). */
+/** The bitmap tables and the rows of their `_src` view to keep (within actor_buckets' TTLs). */
 const BITMAPS: Array<[table: string, where: string]> = [
-  ["telemetry.actor_days", ""],
-  ["telemetry.actor_hours", "WHERE hour >= now() - INTERVAL 32 DAY"],
-  ["telemetry.actor_minutes", "WHERE minute >= now() - INTERVAL 2 DAY"],
+  [
+    "telemetry.actor_buckets",
+    "WHERE grain = 'day' OR (grain = 'hour' AND bucket >= now() - INTERVAL 32 DAY) OR (grain = 'minute' AND bucket >= now() - INTERVAL 2 DAY)",
+  ],
   ["telemetry.player_dims", ""],
 ];
 

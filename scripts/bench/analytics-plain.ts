@@ -273,7 +273,7 @@ export async function buildsPlain(ch: ClickHouseClient, projectId: string, w: Wi
 
 // builds/compare -------------------------------------------------------------------------------------
 
-/** Each compared metric's sample, as compare_days defines it (0004_rollups.sql), in COMPARE_METRICS order. */
+/** Each compared metric's sample, as compare_rollup defines it (0028_compare_rollup.sql), in COMPARE_METRICS order. */
 const COMPARE_SAMPLES = [
   "toNullable(toFloat64(frame_time_ms))",
   "memory_used_bytes / 1048576",

@@ -17,10 +17,9 @@ import { migrateClickHouse } from "../migrate.js";
 import { loadBenchData } from "./analytics-data.js";
 
 const EVENTS = Number(process.env.BENCH_STORAGE_EVENTS ?? 4_000_000);
-// The tables with the plan maximum as their TTL (actor_hours and actor_minutes keep their own shorter ones).
-const TTL_TABLES = RETAINED_TABLES.filter(
-  (t) => !["telemetry.actor_hours", "telemetry.actor_minutes"].includes(t.table),
-);
+// The tables with the plan maximum as their only TTL (actor_buckets' hours and minutes have their own
+// shorter ones too, 0027_actor_buckets.sql: it keeps all of them throughout).
+const TTL_TABLES = RETAINED_TABLES.filter((t) => t.table !== "telemetry.actor_buckets");
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 

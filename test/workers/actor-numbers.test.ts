@@ -329,12 +329,12 @@ describe("dense player and session numbers", () => {
     expect(await object.numbersOf("session", ["r-s4"])).toEqual([4]);
   });
 
-  /** The project's day bitmaps (actor_days) as sorted number arrays. */
+  /** The project's day bitmaps (actor_buckets' day grain) as sorted number arrays. */
   async function dayBitmaps(projectId: string) {
     const rs = await testClickHouse().query({
       query: `SELECT toString(day) AS day, arraySort(bitmapToArray(groupBitmapMergeState(players))) AS players,
           arraySort(bitmapToArray(groupBitmapMergeState(sessions))) AS sessions
-        FROM telemetry.actor_days WHERE project_id = {p:UUID} GROUP BY day ORDER BY day`,
+        FROM telemetry.actor_buckets WHERE project_id = {p:UUID} AND grain = 'day' GROUP BY day ORDER BY day`,
       query_params: { p: projectId },
       format: "JSONEachRow",
     });

@@ -1,6 +1,6 @@
 // dau (the last 24 hours) and mau (the last 30 days) end at the request's now, not at a day's edge: they
-// are the OR of bitmaps of whole days (actor_days), whole hours (actor_hours), whole minutes
-// (actor_minutes) and the partial minutes at both ends (the events). One player on each side of every
+// are the OR of bitmaps of whole days, whole hours and whole minutes (actor_buckets' three grains)
+// and the partial minutes at both ends (the events). One player on each side of every
 // edge, minutes clear of it, must land where the reference puts them. A late batch into a closed day must
 // be counted by the next read.
 import { beforeAll, expect, it } from "vitest";

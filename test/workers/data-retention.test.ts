@@ -206,6 +206,57 @@ describe("retention", () => {
     expect(tables).toEqual(RETAINED_TABLES.map((r) => r.table).sort());
   });
 
+  it("actor_buckets keeps its minutes 2 days and its hours 32 days, and its days to the backstop", async () => {
+    // One table holds the day, hour and minute bitmaps (0027_actor_buckets.sql) with a row TTL per grain,
+    // applied when parts merge: an event 40, 33, 31, 3 and 1 days ago each makes a row of every grain
+    // (through the view, as ingest does); once merged (chdb merges such parts by itself soon after the
+    // insert; OPTIMIZE makes it happen), the hours older than 32 days and the minutes older than 2 days are
+    // gone, and every day is still there.
+    const ch = testClickHouse();
+    const project = crypto.randomUUID();
+    const agesDays = [40, 33, 31, 3, 1];
+    await ch.command({
+      query: `INSERT INTO telemetry.events (project_id, batch_id, event_index, timestamp, event_name, session_id,
+          player_id, player_idx, session_idx)
+        SELECT {p:UUID}, generateUUIDv4(), 0, now64(6) - toIntervalDay(age), 'ttl_probe', 's', 'p', 1, 1
+        FROM (SELECT arrayJoin({ages:Array(UInt16)}) AS age)`,
+      query_params: { p: project, ages: agesDays },
+    });
+    const buckets = async () => {
+      const rs = await ch.query({
+        query: `SELECT toString(grain) AS grain, toUInt32(uniqExact(bucket)) AS n,
+            toUInt32(dateDiff('day', min(bucket), now())) AS oldest
+          FROM telemetry.actor_buckets WHERE project_id = {p:UUID} GROUP BY grain ORDER BY grain`,
+        query_params: { p: project },
+        format: "JSONEachRow",
+      });
+      return rs.json<{ grain: string; n: number; oldest: number }>();
+    };
+    const partitions = await (
+      await ch.query({
+        query: "SELECT DISTINCT toYYYYMM(day) AS p FROM telemetry.actor_buckets WHERE project_id = {p:UUID}",
+        query_params: { p: project },
+        format: "JSONEachRow",
+      })
+    ).json<{ p: number }>();
+    const kept = await waitFor(
+      async () => {
+        for (const { p } of partitions) {
+          await ch.command({ query: `OPTIMIZE TABLE telemetry.actor_buckets PARTITION ${Number(p)} FINAL` });
+        }
+        return buckets();
+      },
+      (rows) =>
+        rows.find((r) => r.grain === "minute")?.n === 1 && rows.find((r) => r.grain === "hour")?.n === 3,
+      { message: (last) => `expired hours and minutes still stored: ${JSON.stringify(last)}` },
+    );
+    expect(kept).toEqual([
+      { grain: "day", n: 5, oldest: 40 },
+      { grain: "hour", n: 3, oldest: 31 },
+      { grain: "minute", n: 1, oldest: 1 },
+    ]);
+  });
+
   it("one purge message's worth of projects (PURGE_PROJECTS_PER_MESSAGE) is counted and deleted in one go", async () => {
     // The message's projects and horizons travel as the statements' query parameters: a full message must
     // not outgrow what the ClickHouse endpoint takes in a request (the suite's own cron purges every
@@ -288,7 +339,7 @@ describe("retention", () => {
     // The rows are still stored until the purge: reads left them out, not storage.
     const before = await expiredRows(t.projectId, horizon);
     expect(before["telemetry.events"]).toBe(6);
-    expect(before["telemetry.actor_days"]).toBeGreaterThan(0);
+    expect(before["telemetry.actor_buckets"]).toBeGreaterThan(0);
     // The deletion itself (the daily claim is the cron's, which other test files' cron runs share: the
     // once-a-day plan is checked below on a day of its own).
     const deleted = await deleteExpired(testClickHouse(), await withDb((db) => projectHorizons(db, anchor)));

@@ -114,13 +114,10 @@ beforeAll(async () => {
     "telemetry.alert_cells",
     "telemetry.daily_events",
     "telemetry.build_days",
-    "telemetry.compare_days",
-    "telemetry.compare_builds",
+    "telemetry.compare_rollup",
     "telemetry.session_values",
     "telemetry.session_cells",
-    "telemetry.actor_days",
-    "telemetry.actor_hours",
-    "telemetry.actor_minutes",
+    "telemetry.actor_buckets",
     "telemetry.player_dims",
     "telemetry.batch_totals",
   ]);
@@ -130,11 +127,11 @@ describe("after a player's erasure, every analytics read equals the reference wi
   it("leaves no row of the player in the rollups", async () => {
     // The bitmaps of dense numbers: no day, hour, minute or dimension bitmap holds the victim's number,
     // the numbers of the anonymous players of their sessions, or those of the sessions they emptied.
-    for (const table of ["actor_days", "actor_hours", "actor_minutes", "player_dims"]) {
+    for (const table of ["actor_buckets", "player_dims"]) {
       expect(await bitmapRowsWith(table, "players", erasedNumbers.players)).toBe(0);
     }
-    expect(await bitmapRowsWith("actor_days", "sessions", erasedNumbers.sessions)).toBe(0);
-    // The victim had hours to erase: events in the 32 days actor_hours keeps.
+    expect(await bitmapRowsWith("actor_buckets", "sessions", erasedNumbers.sessions)).toBe(0);
+    // The victim had hours to erase: events in the 32 days actor_buckets keeps hours.
     const recentUs = (NOW - 31 * 86_400_000) * 1000;
     expect(ds.events.some((e) => erasedBy(victim, ds.events)(e) && e.tsUs > recentUs)).toBe(true);
     // The per-player table of funnels, keyed by the hash of the player (the anonymous
@@ -175,12 +172,14 @@ describe("after a player's erasure, every analytics read equals the reference wi
       "sum(events), uniqCombined64Merge(players), uniqCombined64Merge(sessions), min(first_seen), max(last_seen)",
     ],
     [
-      "compare_days",
+      "compare_rollup",
       "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
+      "AND level = 'map_platform'",
     ],
     [
-      "compare_builds",
+      "compare_rollup",
       "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
+      "AND level = 'build'",
     ],
     [
       "session_values",
@@ -190,14 +189,22 @@ describe("after a player's erasure, every analytics read equals the reference wi
       "session_cells",
       "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(gpu_q)",
     ],
-    ["actor_days", "uniqExact(day), groupBitmapMerge(players), groupBitmapMerge(sessions)"],
+    [
+      "actor_buckets",
+      "uniqExact(day), groupBitmapMerge(players), groupBitmapMerge(sessions)",
+      "AND grain = 'day'",
+    ],
     // The hours and minutes their TTLs keep (rows past it may or may not have been merged away yet).
     [
-      "actor_hours",
-      "uniqExact(hour), groupBitmapMerge(players)",
-      "AND hour >= toStartOfDay(now()) - INTERVAL 30 DAY",
+      "actor_buckets",
+      "uniqExact(bucket), groupBitmapMerge(players), groupBitmapMerge(sessions)",
+      "AND grain = 'hour' AND bucket >= toStartOfDay(now()) - INTERVAL 30 DAY",
     ],
-    ["actor_minutes", "uniqExact(minute), groupBitmapMerge(players)", "AND minute >= now() - INTERVAL 1 DAY"],
+    [
+      "actor_buckets",
+      "uniqExact(bucket), groupBitmapMerge(players), groupBitmapMerge(sessions)",
+      "AND grain = 'minute' AND bucket >= now() - INTERVAL 1 DAY",
+    ],
     ["player_dims", "uniqExact(day, event_name, dim, dim_value), groupBitmapMerge(players)"],
   ])("rollup %s equals a fresh build from the events left", async (table, totals, where = "") => {
     const read = async (from: string) => {

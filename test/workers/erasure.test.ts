@@ -138,22 +138,19 @@ describe("player erasure", () => {
       "telemetry.alert_cells",
       "telemetry.daily_events",
       "telemetry.build_days",
-      "telemetry.compare_days",
-      "telemetry.compare_builds",
+      "telemetry.compare_rollup",
       "telemetry.session_values",
       "telemetry.session_cells",
-      "telemetry.actor_days",
-      "telemetry.actor_hours",
-      "telemetry.actor_minutes",
+      "telemetry.actor_buckets",
       "telemetry.player_dims",
       "telemetry.batch_totals",
     ]);
     expect(created.steps[0]?.rowsRemoved).toBe(expectedRemoved);
     // alice's cell samples, and the day bitmaps of her days, replaced by rebuilt ones.
     expect(created.steps[1]?.rowsRemoved).toBeGreaterThan(0);
-    expect(created.steps.find((s) => s.table === "telemetry.actor_days")?.rowsRemoved).toBeGreaterThanOrEqual(
-      1,
-    );
+    expect(
+      created.steps.find((s) => s.table === "telemetry.actor_buckets")?.rowsRemoved,
+    ).toBeGreaterThanOrEqual(1);
     expect(Date.parse(created.completedAt as string)).toBeGreaterThanOrEqual(Date.parse(created.createdAt));
 
     expect(await playersInStore()).toEqual(expectedPlayers(events.filter((e) => !isAlice(e))));

@@ -77,11 +77,15 @@ const CASES: Case[] = [
   { name: "migrations table", sql: "SELECT * FROM telemetry.schema_migrations", outcome: "refused" },
   { name: "unqualified other table", sql: "SELECT * FROM schema_migrations", outcome: "refused" },
   // The analytics rollups hold every project's player ids and have no engine filter of their own.
-  { name: "rollup actor_hours", sql: "SELECT * FROM actor_hours", outcome: "refused" },
-  { name: "rollup telemetry.actor_days", sql: "SELECT * FROM telemetry.actor_days", outcome: "refused" },
+  { name: "rollup actor_buckets", sql: "SELECT * FROM actor_buckets", outcome: "refused" },
+  {
+    name: "rollup telemetry.actor_buckets",
+    sql: "SELECT * FROM telemetry.actor_buckets",
+    outcome: "refused",
+  },
   {
     name: "rollup read by a scalar subquery",
-    sql: "SELECT (SELECT toUInt8(count()) FROM actor_days) FROM events",
+    sql: "SELECT (SELECT toUInt8(count()) FROM actor_buckets) FROM events",
     outcome: "refused",
   },
   {
@@ -91,16 +95,24 @@ const CASES: Case[] = [
   },
   // The rollups of 0004 hold every project's aggregates; their _src views read every project's events.
   { name: "rollup heatmap_cells", sql: "SELECT * FROM heatmap_cells", outcome: "refused" },
-  { name: "rollup telemetry.compare_days", sql: "SELECT * FROM telemetry.compare_days", outcome: "refused" },
-  { name: "rollup compare_builds", sql: "SELECT * FROM compare_builds", outcome: "refused" },
+  {
+    name: "rollup telemetry.compare_rollup",
+    sql: "SELECT * FROM telemetry.compare_rollup",
+    outcome: "refused",
+  },
+  { name: "rollup compare_rollup", sql: "SELECT * FROM compare_rollup", outcome: "refused" },
   // The per-player table of funnels (0008) holds every project's player hashes.
   { name: "funnel_events", sql: "SELECT * FROM funnel_events", outcome: "refused" },
-  // The bitmaps of dense numbers (0024): every project's players per day, minute and dimension.
+  // The bitmaps of dense numbers (0024, 0027): every project's players per day, minute and dimension.
   { name: "telemetry.player_dims", sql: "SELECT players FROM telemetry.player_dims", outcome: "refused" },
-  { name: "rollup actor_minutes", sql: "SELECT * FROM actor_minutes", outcome: "refused" },
+  {
+    name: "rollup actor_buckets' minutes",
+    sql: "SELECT * FROM actor_buckets WHERE grain = 'minute'",
+    outcome: "refused",
+  },
   {
     name: "bitmap source view",
-    sql: "SELECT * FROM telemetry.actor_days_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = [])",
+    sql: "SELECT * FROM telemetry.actor_buckets_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = [])",
     outcome: "refused",
   },
   {

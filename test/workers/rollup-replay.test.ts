@@ -4,7 +4,7 @@ import { CH_DB, CH_EVENTS, CH_EVENTS_REPLAY } from "../../workers/shared/clickho
 import { testClickHouse } from "../support/events.js";
 
 /**
- * The replay views (0030_rollup_replay.sql) must fill each rollup exactly as its ingest view does: each
+ * The replay views (0032_rollup_replay.sql) must fill each rollup exactly as its ingest view does: each
  * `X_replay_mv` is `X_mv` reading `events_replay` (filtered to the replays naming X) instead of the
  * events, and `events_replay` has the events' columns. A change to one side alone fails here. That the
  * rows they produce equal a fresh build is held by erasure-analytics.test.ts, whose rebuild goes through

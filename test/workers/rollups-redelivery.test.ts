@@ -136,7 +136,7 @@ describe("redelivered batches are counted once by every rollup", () => {
     );
   });
 
-  it("builds and builds/compare from build_days and compare_days", async () => {
+  it("builds and builds/compare from build_days and compare_rollup", async () => {
     type Build = { build_id: string; event_count: number };
     const builds = await getData<Build[]>(t, "/builds?days=30&fresh=1");
     const ref = refBuilds(events, 30, NOW);
@@ -152,7 +152,7 @@ describe("redelivered batches are counted once by every rollup", () => {
     ).toEqual(refCompare(events, q, NOW));
   });
 
-  it("retention and a funnel with a repeated step, from actor_days and funnel_events", async () => {
+  it("retention and a funnel with a repeated step, from actor_buckets and funnel_events", async () => {
     expect(await getData(t, "/retention?days=30")).toEqual(refRetention(events, 30, NOW));
     const steps = ["match_start", "match_start", "match_end"];
     expect(await getData(t, `/funnels?steps=${steps.join(",")}&window=86400&days=30`)).toEqual(

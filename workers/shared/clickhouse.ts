@@ -7,15 +7,14 @@ export const CH_DB = "telemetry";
 
 /** Each table's qualified name, written once (schema/clickhouse/migrations create them). */
 export const CH_EVENTS = `${CH_DB}.events`;
-// A Null table shaped as the events plus `replay_targets` (0030_rollup_replay.sql): inserting a project's
+// A Null table shaped as the events plus `replay_targets` (0032_rollup_replay.sql): inserting a project's
 // days of events into it refills the named rollups through their replay views, in one read of the events.
 export const CH_EVENTS_REPLAY = `${CH_DB}.events_replay`;
-// The exact distinct counts (0024_actor_bitmaps.sql): bitmaps of the dense player and session numbers
-// (0023_actor_numbers.sql) per project and day, hour and minute, and per day, event name and dimension.
-// Each has a `${table}_src` view (the erasure and the number backfill rebuild days from it).
-export const CH_ACTOR_DAYS = `${CH_DB}.actor_days`;
-export const CH_ACTOR_HOURS = `${CH_DB}.actor_hours`;
-export const CH_ACTOR_MINUTES = `${CH_DB}.actor_minutes`;
+// The exact distinct counts (0024_actor_bitmaps.sql, 0027_actor_buckets.sql): bitmaps of the dense player
+// and session numbers (0023_actor_numbers.sql) per project and UTC day, hour and minute (one table, a
+// `grain` column), and per day, event name and dimension. Each has a `${table}_src` view (the erasure and
+// the number backfill rebuild days from it).
+export const CH_ACTOR_BUCKETS = `${CH_DB}.actor_buckets`;
 export const CH_PLAYER_DIMS = `${CH_DB}.player_dims`;
 // The status KPIs' totals (0025_batch_totals.sql): events and latest event per project, day and batch.
 export const CH_BATCH_TOTALS = `${CH_DB}.batch_totals`;
@@ -25,8 +24,9 @@ export const CH_HEATMAP_CELLS = `${CH_DB}.heatmap_cells`;
 export const CH_ALERT_CELLS = `${CH_DB}.alert_cells`;
 export const CH_DAILY_EVENTS = `${CH_DB}.daily_events`;
 export const CH_BUILD_DAYS = `${CH_DB}.build_days`;
-export const CH_COMPARE_DAYS = `${CH_DB}.compare_days`;
-export const CH_COMPARE_BUILDS = `${CH_DB}.compare_builds`;
+// builds/compare's samples per build and day, and per build, day, map and platform: one table, a `level`
+// column (0028_compare_rollup.sql).
+export const CH_COMPARE_ROLLUP = `${CH_DB}.compare_rollup`;
 // Build regressions (0012_session_values.sql): per build, day, map, session hash and hardware key, and
 // per build, day, map cell and session hash, each session's mergeable median states.
 export const CH_SESSION_VALUES = `${CH_DB}.session_values`;

@@ -1,17 +1,17 @@
-// Exact distinct counts from bitmaps of dense numbers (schema/clickhouse/migrations/0024_actor_bitmaps.sql,
+// Exact distinct counts from bitmaps of dense numbers (schema/clickhouse/migrations/0027_actor_buckets.sql,
 // docs/analytics.md "Distinct counts from bitmaps"). Every player and session of a project has a UInt32
 // number (workers/shared/actors.ts); the players (and sessions) of any set of buckets are the OR of the
-// buckets' bitmaps, and their count that OR's cardinality. The SQL here builds those unions: whole UTC days
-// from actor_days, whole hours from actor_hours, whole minutes from actor_minutes, and the partial minutes
-// (or, past the minutes' two days, the partial hour) at both ends from the events themselves.
-import { CH_ACTOR_DAYS, CH_ACTOR_HOURS, CH_ACTOR_MINUTES, CH_EVENTS } from "../../shared/clickhouse.js";
+// buckets' bitmaps, and their count that OR's cardinality. The SQL here builds those unions: whole UTC days,
+// whole hours and whole minutes from actor_buckets' rows of that grain, and the partial minutes (or, past
+// the minutes' two days, the partial hour) at both ends from the events themselves.
+import { CH_ACTOR_BUCKETS, CH_EVENTS } from "../../shared/clickhouse.js";
 import { chTime, DAY_MS } from "../window.js";
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 
 /**
- * How far back actor_minutes is read: its rows live 2 days (TTL), so a range boundary older than this
+ * How far back actor_buckets' minutes are read: they live 2 days (TTL), so a range boundary older than this
  * reads its partial hour from the events instead (a rolling 30 days' start: one hour of events, 30 days
  * ago).
  */
@@ -73,7 +73,7 @@ export function spansOf(fromMs: number, toMs: number, nowMs: number): Spans {
   return s;
 }
 
-/** Whole minutes [a, b) from actor_minutes while it still holds them, else from the events. */
+/** Whole minutes [a, b) from actor_buckets while it still holds them, else from the events. */
 function pushMinutesOrRaw(s: Spans, a: number, b: number, minutesFrom: number) {
   if (a >= b) {
     return;
@@ -102,28 +102,28 @@ export function playersBetween(p: string, fromMs: number, toMs: number, nowMs: n
   };
   const parts: string[] = [];
   const any = (conds: string[]) => (conds.length ? conds.join(" OR ") : "0");
-  if (s.days.length) {
-    const conds = s.days.map(
-      ([a, b], i) => `(day >= toDate(${t(`d${i}a`, a)}) AND day < toDate(${t(`d${i}b`, b)}))`,
-    );
-    parts.push(
-      `SELECT players AS bm FROM ${CH_ACTOR_DAYS} WHERE project_id = {projectId:UUID} AND (${any(conds)})`,
-    );
-  }
-  const grained = (table: string, column: string, key: string, spans: Array<[number, number]>) => {
-    if (!spans.length) {
-      return;
-    }
-    const conds = spans.map(([a, b], i) => {
+  // One read of actor_buckets for every whole day, hour and minute: each condition names its grain, which
+  // leads the table's key after the project, then `day` (the monthly partitions and the key prune on it
+  // before the bucket's own bounds).
+  const grained = (grain: "hour" | "minute", key: string, spans: Array<[number, number]>) =>
+    spans.map(([a, b], i) => {
       const lo = t(`${key}${i}a`, a);
       const hi = t(`${key}${i}b`, b);
-      // `day` first: the monthly partitions and the key's leading column prune before the bucket's.
-      return `(day >= toDate(${lo}) AND day <= toDate(${hi}) AND ${column} >= ${lo} AND ${column} < ${hi})`;
+      return `(grain = '${grain}' AND day >= toDate(${lo}) AND day <= toDate(${hi}) AND bucket >= ${lo} AND bucket < ${hi})`;
     });
-    parts.push(`SELECT players AS bm FROM ${table} WHERE project_id = {projectId:UUID} AND (${any(conds)})`);
-  };
-  grained(CH_ACTOR_HOURS, "hour", "h", s.hours);
-  grained(CH_ACTOR_MINUTES, "minute", "m", s.minutes);
+  const buckets = [
+    ...s.days.map(
+      ([a, b], i) =>
+        `(grain = 'day' AND day >= toDate(${t(`d${i}a`, a)}) AND day < toDate(${t(`d${i}b`, b)}))`,
+    ),
+    ...grained("hour", "h", s.hours),
+    ...grained("minute", "m", s.minutes),
+  ];
+  if (buckets.length) {
+    parts.push(
+      `SELECT players AS bm FROM ${CH_ACTOR_BUCKETS} WHERE project_id = {projectId:UUID} AND (${any(buckets)})`,
+    );
+  }
   const raw = s.raw.map(([a, b], i) => {
     const lo = t(`r${i}a`, a);
     const hi = t(`r${i}b`, b);

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_COMPARE_BUILDS, CH_COMPARE_DAYS } from "../../shared/clickhouse.js";
+import { CH_COMPARE_ROLLUP } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
 import { num, selectRows } from "./select.js";
 
@@ -7,8 +7,8 @@ import { num, selectRows } from "./select.js";
  * The metrics `framedash perf-diff` gates on, in its order; all lower-is-better. What a sample of each
  * is (a non-null fixed field, or a metrics-map key where present: a missing key reads 0, which for io.*
  * and load_time_ms would be a real-looking sample) and its unit (ms, megabytes for memory and
- * mem.vram, bytes, operations) is defined where telemetry.compare_days is filled, as n0..n7 and q0..q7
- * in this order (schema/clickhouse/migrations/0004_rollups.sql).
+ * mem.vram, bytes, operations) is defined where telemetry.compare_rollup is filled, as n0..n7 and q0..q7
+ * in this order (schema/clickhouse/migrations/0028_compare_rollup.sql).
  */
 export const COMPARE_METRICS = [
   "frame_time",
@@ -62,9 +62,9 @@ export type Comparison = { baseline: BuildSummary; candidate: BuildSummary; diff
 type Stats = { summary: BuildSummary; p50: (number | null)[]; tail: (number | null)[]; n: number[] };
 
 /**
- * Two builds side by side over one window and the same filters, from telemetry.compare_days (a row per
- * build, day, map and platform; windows are whole days), or without filters from telemetry.compare_builds
- * (a row per build and day): per metric the p50 and p95 of each build,
+ * Two builds side by side over one window and the same filters, from telemetry.compare_rollup's
+ * 'map_platform' rows (a row per build, day, map and platform; windows are whole days), or without filters
+ * from its 'build' rows (a row per build and day, 0028_compare_rollup.sql): per metric the p50 and p95 of each build,
  * nearest-rank over quantized samples (percentiles.ts: within 0.049 % of the raw samples' own), and
  * exact session and player counts. A build with no
  * sample of a metric has nulls there; an unknown build id is an all-empty build.
@@ -91,7 +91,7 @@ export async function compareBuilds(
   w: Window,
   q: CompareQuery,
 ): Promise<Comparison> {
-  // n0..n7 and q0..q7 hold the metrics in COMPARE_METRICS order (0004_rollups.sql); each q state
+  // n0..n7 and q0..q7 hold the metrics in COMPARE_METRICS order (0028_compare_rollup.sql); each q state
   // answers [p50, p95] (TAIL_LEVEL).
   const columns = COMPARE_METRICS.map(
     (_, i) => `sum(n${i}) AS n${i},
@@ -108,8 +108,9 @@ export async function compareBuilds(
       formatDateTime(min(first_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first,
       formatDateTime(max(last_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last,
       ${columns}
-    FROM ${q.mapId === undefined && q.platform === undefined ? CH_COMPARE_BUILDS : CH_COMPARE_DAYS}
+    FROM ${CH_COMPARE_ROLLUP}
     WHERE project_id = {projectId:UUID}
+      AND level = '${q.mapId === undefined && q.platform === undefined ? "build" : "map_platform"}'
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       AND build_id IN ({baseline:String}, {candidate:String})
       ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_ACTOR_DAYS, CH_DAILY_EVENTS } from "../../shared/clickhouse.js";
+import { CH_ACTOR_BUCKETS, CH_DAILY_EVENTS } from "../../shared/clickhouse.js";
 import { DAY_MS, type Window } from "../window.js";
 import { playersBetween } from "./actors.js";
 import { byText, num, type RowOf, selectRows } from "./select.js";
@@ -49,8 +49,8 @@ export async function dashboardDistincts(
     `
     WITH days AS (
       SELECT day AS d, groupBitmapMergeState(players) AS p, groupBitmapMergeState(sessions) AS s
-      FROM ${CH_ACTOR_DAYS}
-      WHERE project_id = {projectId:UUID}
+      FROM ${CH_ACTOR_BUCKETS}
+      WHERE project_id = {projectId:UUID} AND grain = 'day'
         AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       GROUP BY d
     )

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_ACTOR_DAYS, CH_DAILY_EVENTS, CH_PLAYER_DIMS } from "../../shared/clickhouse.js";
+import { CH_ACTOR_BUCKETS, CH_DAILY_EVENTS, CH_PLAYER_DIMS } from "../../shared/clickhouse.js";
 import { chTime, mondayOf, monthOf, type Window } from "../window.js";
 import { num, selectRows } from "./select.js";
 
@@ -25,8 +25,8 @@ export type InsightQuery = {
 export type InsightGroup = { key: string; value: number };
 
 // SQL fragments chosen from fixed tables by validated enumerations; user values are only ever bound.
-// Each grouping's key over the day-grain rollups (telemetry.daily_events has every dimension; actor_days
-// only the day; player_dims has the event name, and each other dimension as `dim_value`).
+// Each grouping's key over the day-grain rollups (telemetry.daily_events has every dimension; actor_buckets'
+// day grain only the day; player_dims has the event name, and each other dimension as `dim_value`).
 const DAY_KEY_SQL: Record<InsightGroupBy, string> = {
   day: "toString(day)",
   week: "toString(toMonday(day))",
@@ -65,8 +65,8 @@ const DIM_OF: Partial<Record<InsightGroupBy, string>> = {
 /**
  * Where a query's metric and key come from (windows are whole UTC days, so day rows answer exactly):
  * counts from telemetry.daily_events; unique players from bitmaps of dense numbers
- * (0024_actor_bitmaps.sql), the cardinality of the OR of the group's bitmaps: of all events by period or
- * in total from actor_days, of one event name or by a dimension from player_dims (a row per day, event
+ * (0024_actor_bitmaps.sql, 0027_actor_buckets.sql), the cardinality of the OR of the group's bitmaps: of all
+ * events by period or in total from actor_buckets' days, of one event name or by a dimension from player_dims (a row per day, event
  * name and dimension value).
  * Cost: counts, a row per day, name, map, platform and build; unique players, a bitmap per day (all
  * events), or per day, name and value of the grouped dimension: bounded by days and values, not events.
@@ -83,7 +83,7 @@ function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; val
     return {
       key: key === null ? "''" : DAY_KEY_SQL[key],
       value: "groupBitmapMerge(players)",
-      from: `${CH_ACTOR_DAYS} WHERE project_id = {projectId:UUID} AND ${DAYS}`,
+      from: `${CH_ACTOR_BUCKETS} WHERE project_id = {projectId:UUID} AND grain = 'day' AND ${DAYS}`,
     };
   }
   const dim = key === null ? undefined : DIM_OF[key];

@@ -82,7 +82,7 @@ function numbers(list: number[]): string {
  * Numbers one page of the project's unnumbered players and sessions: reads them in first-seen order,
  * has the project's object number them (an id it already knows, say a player who came back after
  * numbering began, keeps its number; a new one gets the next), and writes the numbers onto the rows
- * that lack them, in one synchronous mutation (and onto their funnel events, by hash), then rebuilds the bitmaps (0024_actor_bitmaps.sql) of the
+ * that lack them, in one synchronous mutation (and onto their funnel events, by hash), then rebuilds the bitmaps (0024_actor_bitmaps.sql, 0027_actor_buckets.sql) of the
  * days those rows are on. `more`: a page was full, so another may follow. A repeat
  * (a redelivered message) finds the same ids or none and writes the same numbers: idempotent.
  */

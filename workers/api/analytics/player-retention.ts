@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_ACTOR_DAYS } from "../../shared/clickhouse.js";
+import { CH_ACTOR_BUCKETS } from "../../shared/clickhouse.js";
 import { addDays, type Window } from "../window.js";
 import { num, pct, selectRows } from "./select.js";
 
@@ -14,7 +14,7 @@ export type RetentionCohort = {
 /**
  * A player's cohort is the UTC date of their first event in the project (since the studio's retention
  * horizon: their first retained day); their return days are the days they sent an event. From the day
- * bitmaps of dense numbers (0024_actor_bitmaps.sql), exactly: cohort(C) = players(C) minus the OR of
+ * bitmaps of dense numbers (actor_buckets' day grain, 0027_actor_buckets.sql), exactly: cohort(C) = players(C) minus the OR of
  * players(d) for every retained day d before C (a late event of an earlier day moves the player to that
  * cohort, as the bitmaps of that day then hold them), and day N's returns = |cohort(C) ∧ players(C + N)|.
  * The running OR is a window function over the days in order. Days from the window's end on cannot make a
@@ -32,8 +32,8 @@ export async function playerRetentionCohorts(
     `
     WITH days AS (
       SELECT day, groupBitmapMergeState(players) AS players
-      FROM ${CH_ACTOR_DAYS}
-      WHERE project_id = {projectId:UUID} AND day < toDate({to:DateTime64(6, 'UTC')})
+      FROM ${CH_ACTOR_BUCKETS}
+      WHERE project_id = {projectId:UUID} AND grain = 'day' AND day < toDate({to:DateTime64(6, 'UTC')})
         AND day >= toDate({retainedFrom:DateTime64(6, 'UTC')})
       GROUP BY day
     ),

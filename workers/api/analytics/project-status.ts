@@ -78,7 +78,7 @@ const SETTLE_ROUNDS = 4;
 /**
  * The event KPIs over the rows every read of the project sees: those whose INSERT has finished. An INSERT
  * commits the events' part first and each materialized view's part after it, so the events can hold
- * rows that the rollups the dashboard reads (daily_events, actor_days, actor_minutes, …) do not
+ * rows that the rollups the dashboard reads (daily_events, actor_buckets, …) do not
  * hold yet; a status that counted them told a studio "all stored" while its next dashboard read still
  * missed them. A consumer holds its batches' claims from before the INSERT until ClickHouse
  * confirmed it, so the rows of the batches not held are in every rollup. The claims are read before the

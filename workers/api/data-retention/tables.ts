@@ -1,13 +1,10 @@
 import {
-  CH_ACTOR_DAYS,
-  CH_ACTOR_HOURS,
-  CH_ACTOR_MINUTES,
+  CH_ACTOR_BUCKETS,
   CH_ALERT_CELLS,
   CH_BATCH_TOTALS,
   CH_BUILD_DAYS,
   CH_CELL_SAMPLES,
-  CH_COMPARE_BUILDS,
-  CH_COMPARE_DAYS,
+  CH_COMPARE_ROLLUP,
   CH_DAILY_EVENTS,
   CH_EVENTS,
   CH_FUNNEL_ANCHORS,
@@ -38,17 +35,15 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: CH_CELL_SAMPLES, day: "toDate(timestamp)", ids: true },
   { table: CH_FUNNEL_EVENTS, day: "toDate(timestamp)", ids: true },
   // Bitmaps of dense numbers: ids in the sense that the number leads back to the player while the
-  // project's mapping holds it (0024_actor_bitmaps.sql).
-  { table: CH_ACTOR_DAYS, day: "day", ids: true },
-  { table: CH_ACTOR_HOURS, day: "day", ids: true },
-  { table: CH_ACTOR_MINUTES, day: "day", ids: true },
+  // project's mapping holds it (0024_actor_bitmaps.sql, 0027_actor_buckets.sql). actor_buckets' hours and
+  // minutes also have shorter TTLs of their own (32 and 2 days).
+  { table: CH_ACTOR_BUCKETS, day: "day", ids: true },
   { table: CH_PLAYER_DIMS, day: "day", ids: true },
   { table: CH_SESSION_DEVICES, day: "day", ids: true },
   { table: CH_SESSION_VALUES, day: "day", ids: true },
   { table: CH_SESSION_CELLS, day: "day", ids: true },
   { table: CH_BUILD_DAYS, day: "day", ids: true },
-  { table: CH_COMPARE_DAYS, day: "day", ids: true },
-  { table: CH_COMPARE_BUILDS, day: "day", ids: true },
+  { table: CH_COMPARE_ROLLUP, day: "day", ids: true },
   { table: CH_HEATMAP_CELLS, day: "day", ids: false },
   { table: CH_ALERT_CELLS, day: "day", ids: false },
   { table: CH_DAILY_EVENTS, day: "day", ids: false },

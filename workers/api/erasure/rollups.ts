@@ -1,13 +1,10 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
-  CH_ACTOR_DAYS,
-  CH_ACTOR_HOURS,
-  CH_ACTOR_MINUTES,
+  CH_ACTOR_BUCKETS,
   CH_ALERT_CELLS,
   CH_BATCH_TOTALS,
   CH_BUILD_DAYS,
-  CH_COMPARE_BUILDS,
-  CH_COMPARE_DAYS,
+  CH_COMPARE_ROLLUP,
   CH_DAILY_EVENTS,
   CH_DB,
   CH_EVENTS,
@@ -20,7 +17,8 @@ import {
 import type { Bound } from "./steps.js";
 
 /**
- * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql, 0024_actor_bitmaps.sql):
+ * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql, 0024_actor_bitmaps.sql,
+ * 0027_actor_buckets.sql):
  * a player's contribution is inside sums, maxima, histograms, uniq states and bitmaps, so it cannot be
  * deleted by itself.
  * The erasure replaces the rows of every (project, day) the player has events on with rows rebuilt
@@ -31,34 +29,22 @@ export const REBUILT_ROLLUPS = [
   CH_ALERT_CELLS,
   CH_DAILY_EVENTS,
   CH_BUILD_DAYS,
-  CH_COMPARE_DAYS,
-  CH_COMPARE_BUILDS,
+  CH_COMPARE_ROLLUP,
   CH_SESSION_VALUES,
   CH_SESSION_CELLS,
-  // The bitmaps of dense numbers (0024_actor_bitmaps.sql): a number cannot be removed from a bitmap
-  // state by a DELETE either.
-  CH_ACTOR_DAYS,
-  CH_ACTOR_HOURS,
-  CH_ACTOR_MINUTES,
+  // The bitmaps of dense numbers (0024_actor_bitmaps.sql, 0027_actor_buckets.sql): a number cannot be
+  // removed from a bitmap state by a DELETE either.
+  CH_ACTOR_BUCKETS,
   CH_PLAYER_DIMS,
   // The status KPIs' per-batch totals (0025_batch_totals.sql).
   CH_BATCH_TOTALS,
 ];
 
-/**
- * The rows a rebuild re-inserts from `_src`, beyond the days: only the buckets the table's TTL keeps
- * (0024_actor_bitmaps.sql), so a rebuild of old days does not bring back hours and minutes no read uses.
- */
-const KEPT: Record<string, string> = {
-  [CH_ACTOR_HOURS]: "WHERE hour >= now() - INTERVAL 32 DAY",
-  [CH_ACTOR_MINUTES]: "WHERE minute >= now() - INTERVAL 2 DAY",
-};
-
 /** The bitmap tables among them: what the number backfill rebuilds (analytics/numbers-backfill.ts). */
-export const BITMAP_ROLLUPS = [CH_ACTOR_DAYS, CH_ACTOR_HOURS, CH_ACTOR_MINUTES, CH_PLAYER_DIMS];
+export const BITMAP_ROLLUPS = [CH_ACTOR_BUCKETS, CH_PLAYER_DIMS];
 
 /**
- * The rollups with a replay view (0030_rollup_replay.sql): a rebuild refills all of them from ONE read of
+ * The rollups with a replay view (0032_rollup_replay.sql): a rebuild refills all of them from ONE read of
  * the days' events, inserted into `events_replay`. The others are refilled from their `_src` view, a
  * read of the days' events each.
  */
@@ -67,9 +53,9 @@ export const REPLAYED_ROLLUPS: readonly string[] = [
   CH_ALERT_CELLS,
   CH_DAILY_EVENTS,
   CH_BUILD_DAYS,
-  CH_COMPARE_DAYS,
-  CH_COMPARE_BUILDS,
+  CH_COMPARE_ROLLUP,
   CH_SESSION_CELLS,
+  CH_ACTOR_BUCKETS,
   CH_PLAYER_DIMS,
   CH_BATCH_TOTALS,
 ];
@@ -131,7 +117,7 @@ export async function rebuildRollups(
   for (const table of tables.filter((t) => !REPLAYED_ROLLUPS.includes(t))) {
     await ch.command({
       query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
-        days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)}) ${KEPT[table] ?? ""}`,
+        days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})`,
       query_params: params,
     });
   }

@@ -39,7 +39,7 @@ const PLAYER_HASHES = `project_id = {project:UUID} AND player_hash IN
  * Events first, then the tables that copy the player's rows or hold them by hash: their copies in the
  * cell samples (0005_cell_samples.sql), their funnel events (0008_funnel_retention.sql), and the
  * device_info rows of the sessions left without any event (0010_session_devices.sql, keyed by the
- * session's hash). The bitmaps of dense numbers (0024_actor_bitmaps.sql) cannot drop one number by a
+ * session's hash). The bitmaps of dense numbers (0024_actor_bitmaps.sql, 0027_actor_buckets.sql) cannot drop one number by a
  * DELETE: they are rebuilt for the player's days without them (rollups.ts, REBUILT_ROLLUPS), and the
  * player's and their sessions' numbers are forgotten by the project's BatchClaims object (run.ts).
  */
