@@ -60,6 +60,29 @@ export const NumbersBackfillJob = z.object({
 export type NumbersBackfillJob = z.output<typeof NumbersBackfillJob>;
 
 /**
+ * The stored session-median days (analytics/session-medians.ts), planned hourly by the cron in messages
+ * of at most SESSION_MEDIAN_PROJECTS_PER_MESSAGE projects: the consumer finds the projects' days due and
+ * sends one session-medians message per project and day.
+ */
+export const SessionMediansPlanJob = z.object({
+  v: z.literal(1),
+  kind: z.literal("session-medians-plan"),
+  runAt: z.number(),
+  projectIds: z.array(z.string().uuid()),
+});
+export type SessionMediansPlanJob = z.output<typeof SessionMediansPlanJob>;
+
+/** One project's day: its stamp recorded, or its histograms stored (idempotent). */
+export const SessionMediansJob = z.object({
+  v: z.literal(1),
+  kind: z.literal("session-medians"),
+  runAt: z.number(),
+  projectId: z.string().uuid(),
+  day: z.string().regex(DAY),
+});
+export type SessionMediansJob = z.output<typeof SessionMediansJob>;
+
+/**
  * Alert pairs as sent before every job carried a `kind` (no `kind` at all): still read, as alert pairs,
  * so that the messages in flight during a deploy are evaluated, not dropped.
  */
@@ -69,9 +92,24 @@ const LegacyAlertPairs = z
 
 /** What one jobs-queue message carries; the dead-letter queue carries the same. */
 export const JobMessage = z.union([
-  z.discriminatedUnion("kind", [AlertPairsJob, BuildsJob, PurgeJob, SsoNoticeJob, NumbersBackfillJob]),
+  z.discriminatedUnion("kind", [
+    AlertPairsJob,
+    BuildsJob,
+    PurgeJob,
+    SsoNoticeJob,
+    NumbersBackfillJob,
+    SessionMediansPlanJob,
+    SessionMediansJob,
+  ]),
   LegacyAlertPairs,
 ]);
 export type JobMessage = z.output<typeof JobMessage>;
 /** What a producer sends: a job with its kind (the legacy shape is read, never sent). */
-export type JobInput = AlertPairsJob | BuildsJob | PurgeJob | SsoNoticeJob | NumbersBackfillJob;
+export type JobInput =
+  | AlertPairsJob
+  | BuildsJob
+  | PurgeJob
+  | SsoNoticeJob
+  | NumbersBackfillJob
+  | SessionMediansPlanJob
+  | SessionMediansJob;

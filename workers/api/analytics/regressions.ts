@@ -1,5 +1,11 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_BUILD_DAYS, CH_SESSION_CELLS, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
+import {
+  CH_BUILD_DAYS,
+  CH_SESSION_CELLS,
+  CH_SESSION_MEDIAN_CARRY,
+  CH_SESSION_MEDIAN_HIST,
+  CH_SESSION_VALUES,
+} from "../../shared/clickhouse.js";
 import { METRIC_KEYS } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../window.js";
 import { withSessionDevices } from "./device.js";
@@ -14,6 +20,7 @@ import {
   type Tested,
 } from "./regression-stats.js";
 import { num, selectRows } from "./select.js";
+import { STORED_STATES, type StoredState, usableStoredDays } from "./session-medians.js";
 
 // Build regressions: did the candidate make a metric worse, for whom and where (docs/analytics.md,
 // "Build regressions"). The unit is the session: each session's value is the median of its samples of
@@ -430,7 +437,56 @@ export async function sessionValueRanks(
   // build, group and metric is a histogram of a few hundred values however many sessions, and of that
   // histogram only the values holding the central ranks (centralSpan: k ± (⌈6·√n⌉ + 2)) leave
   // ClickHouse, with how many sessions lie below them: a row per build, group and metric.
+  // Closed days stored by the session-medians job (session-medians.ts) come as their histograms plus
+  // the rows of their sessions also seen on other days; every other day of the window is read from
+  // session_values as before. Both add up to the same per-value session counts.
+  const stored = await usableStoredDays(ch, projectId, w.from.slice(0, 10), w.to.slice(0, 10));
   const medians = metrics.map((m) => `quantileExactLowMerge(0.5)(${METRIC_STATE[m]})`).join(", ");
+  const builds = "project_id = {projectId:UUID} AND build_id IN ({baseline:String}, {candidate:String})";
+  const inWindow = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
+  const onMap = q.mapId === undefined ? "" : "AND map_id = {mapId:String}";
+  const storedVersion =
+    "day IN {storedDays:Array(Date)} AND version = toUInt64(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
+  const live = stored.length
+    ? `(
+            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q FROM ${CH_SESSION_VALUES}
+            WHERE ${builds} AND ${inWindow} AND day NOT IN {storedDays:Array(Date)} ${onMap}
+            UNION ALL
+            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q FROM ${CH_SESSION_MEDIAN_CARRY}
+            WHERE ${builds} AND ${storedVersion} ${onMap}
+          )`
+    : CH_SESSION_VALUES;
+  const liveWhere = stored.length ? "" : `WHERE ${builds} AND ${inWindow} ${onMap}`;
+  const liveCounts = `
+        SELECT build, key, toUInt32(metric) AS pos, v, count() AS c
+        FROM (
+          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
+            [${medians}] AS vs
+          FROM ${live}
+          ${liveWhere}
+          GROUP BY build_id, session${q.byPlatform ? ", platform" : ""}
+        )
+        ARRAY JOIN vs AS v, arrayEnumerate(vs) AS metric
+        WHERE NOT isNaN(v)
+        GROUP BY build, key, metric, v`;
+  // Each branch numbers the metric by its position in `metrics` (pos).
+  const counts = `
+        SELECT build, key, pos AS metric, v, sum(c) AS c
+        FROM (${
+          stored.length
+            ? `
+          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
+            toUInt32(indexOf({storedMetrics:Array(UInt8)}, metric)) AS pos, value AS v, sessions AS c
+          FROM ${CH_SESSION_MEDIAN_HIST}
+          WHERE ${builds} AND ${storedVersion}
+            AND by_map = {byMap:UInt8} AND map_id = {mapKey:String} AND by_platform = {byPlatform:UInt8}
+            AND metric IN {storedMetrics:Array(UInt8)}
+          UNION ALL`
+            : ""
+        }
+          ${liveCounts}
+        )
+        GROUP BY build, key, pos, v`;
   const rows = await selectRows(
     ch,
     `
@@ -443,25 +499,24 @@ export async function sessionValueRanks(
         greatest(1, toInt64(ceil(n / 2))) AS k, toInt64(ceil(6 * sqrt(n))) + 2 AS t,
         arrayFilter((x, s) -> s >= k - t AND s - x.2 + 1 <= k + t, hist, cum) AS kept,
         arraySum(arrayMap((x, s) -> if(s < k - t, x.2, 0), hist, cum)) AS below
-      FROM (
-        SELECT build, key, metric, v, count() AS c
-        FROM (
-          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
-            [${medians}] AS vs
-          FROM ${CH_SESSION_VALUES}
-          WHERE project_id = {projectId:UUID}
-            AND build_id IN ({baseline:String}, {candidate:String})
-            AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-            ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}
-          GROUP BY build_id, session${q.byPlatform ? ", platform" : ""}
-        )
-        ARRAY JOIN vs AS v, arrayEnumerate(vs) AS metric
-        WHERE NOT isNaN(v)
-        GROUP BY build, key, metric, v
+      FROM (${counts}
       )
       GROUP BY build, key, metric
     )`,
-    { projectId, baseline: q.baseline, candidate: q.candidate, from: w.from, to: w.to, mapId: q.mapId },
+    {
+      projectId,
+      baseline: q.baseline,
+      candidate: q.candidate,
+      from: w.from,
+      to: w.to,
+      mapId: q.mapId,
+      storedDays: stored.map((d) => d.day),
+      storedVersions: stored.map((d) => d.version),
+      storedMetrics: metrics.map((m) => STORED_STATES.indexOf(METRIC_STATE[m] as StoredState) + 1),
+      byMap: q.mapId === undefined ? 0 : 1,
+      mapKey: q.mapId ?? "",
+      byPlatform: q.byPlatform ? 1 : 0,
+    },
     {
       build: "string",
       key: "string",

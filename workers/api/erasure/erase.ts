@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ErasureStepOutcome } from "../../../schema/pg/columns.js";
+import { forgetSessionMedianDays } from "../analytics/session-medians.js";
 import { REBUILT_ROLLUPS, rebuildRollups } from "./rollups.js";
 import { type Bound, countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
 
@@ -49,6 +50,9 @@ export async function erasePlayer(
   // The rollups without a player key, all in one step: a retry rebuilds them all again, which replaces
   // the same rows (a rebuild deletes the days' rows before inserting them), so nothing is counted twice.
   out.push(...(await rebuildRollups(ch, bound)));
+  // The closed days' stored session medians of the player's days are deleted, not rebuilt: the
+  // session-medians job stores them again from the rebuilt session values.
+  await forgetSessionMedianDays(ch, bound.project, bound.days);
   await onStep(out);
   return out;
 }
