@@ -9,7 +9,8 @@
 // their plain-SQL peers. This numbers them afterwards the way ingest numbers them: per project, from 1,
 // in first-seen order (an id's first timestamp, then the id) for the effective player (the `player`
 // column: player_id, or session_id when it is empty) and for session_id; then it rebuilds the four
-// bitmap tables from their `_src` views, as the migration does for rows stored before it (actor_hours
+// bitmap tables and session_values (which carries the session numbers) from their `_src` views, as the
+// migration does for rows stored before it (actor_hours
 // only the last 32 days, actor_minutes the last 2: their TTLs).
 //
 // HOW: the numbers of each kind go into a Join-engine table (project_id, id → n), and one synchronous
@@ -30,6 +31,8 @@ const BITMAPS: Array<[table: string, where: string]> = [
   ["telemetry.actor_hours", "WHERE hour >= now() - INTERVAL 32 DAY"],
   ["telemetry.actor_minutes", "WHERE minute >= now() - INTERVAL 2 DAY"],
   ["telemetry.player_dims", ""],
+  // session_values carries each session's number (0027_session_medians.sql).
+  ["telemetry.session_values", ""],
 ];
 
 export type Numbering = {

@@ -11,7 +11,12 @@ import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
 import { playerRetentionCohorts } from "../../workers/api/analytics/player-retention.js";
-import { buildRegressions } from "../../workers/api/analytics/regressions.js";
+import { buildRegressions, sessionValueRanks } from "../../workers/api/analytics/regressions.js";
+import {
+  SETTLE_MS,
+  sessionMedianDaysDue,
+  storeSessionMedianDay,
+} from "../../workers/api/analytics/session-medians.js";
 import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
@@ -93,7 +98,8 @@ type Endpoint =
   | "builds"
   | "compare"
   | "regressions"
-  | "regressions_map";
+  | "regressions_map"
+  | "verdicts";
 
 const BENCH_CELL = {
   mapId: "maps/desert_outpost",
@@ -139,6 +145,9 @@ type Bench = {
 const HEATMAP = { mapId: "maps/desert_outpost", cellSize: 25, includeZ: false } as const;
 const FUNNEL = ["match_start", "level_up", "match_end"];
 const COMPARED = { baseline: "1.24", candidate: "1.25" } as const;
+const VERDICT_READ = { ...COMPARED, byPlatform: false };
+const VERDICT_METRICS = ["frame_time", "memory", "gpu_time"] as const;
+const rankAnswer = (m: Map<string, unknown>): Answer => Object.fromEntries(m);
 const EXACT = 1e-9;
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
@@ -237,6 +246,18 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
   regressions: regressionsOf("platform"),
   // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
   regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
+  // compare's verdict read alone (regressions.ts sessionValueRanks: the three judged metrics, overall),
+  // with the closed days the session-medians job stored, against the same read from session_values only.
+  verdicts: {
+    query: `builds/compare?baseline=1.24&candidate=1.25&days=${D}&fresh=1`,
+    sql: (ch, p, now) => sessionValueRanks(ch, p, windowOf(D, now), VERDICT_READ, VERDICT_METRICS),
+    peer: {
+      plain: async (ch, p, now) =>
+        rankAnswer(await sessionValueRanks(ch, p, windowOf(D, now), VERDICT_READ, VERDICT_METRICS, false)),
+      ours: rankAnswer,
+      relative: EXACT,
+    },
+  },
 };
 
 /** The same client with every project predicate turned into TRUE: the query over all projects. */
@@ -661,6 +682,10 @@ async function main(): Promise<Record<string, unknown>> {
       }
     };
     await number();
+    // The closed days' session medians, as the session-medians job stores them (BENCH_STORED_DAYS=0: none,
+    // the read before them).
+    const storedDays =
+      process.env.BENCH_STORED_DAYS === "0" ? undefined : await storeClosedDays(ch, projectId);
     if (LOAD_ONLY) {
       await ch.close();
       return numberingFigures(numberings);
@@ -694,6 +719,7 @@ async function main(): Promise<Record<string, unknown>> {
       ...report(after, before, millions(size), millions(first)),
       ...(await profileFigures(stack.clickhouse, projectId, plan, model)),
       ...numberingFigures(numberings),
+      ...(storedDays ? { storedDays } : {}),
     };
     if (ONLY) {
       await ch.close();
@@ -770,3 +796,33 @@ async function alertRuns(
 
 // Printed after everything has shut down, so it stays the last line.
 console.log(JSON.stringify(await main()));
+
+/**
+ * The session-medians job (analytics/session-medians.ts) over every due day of the project: the first
+ * visit records each day's stamp, the second (its clock SETTLE_MS later) stores the day. Prints and
+ * returns the days stored and the job's seconds.
+ */
+async function storeClosedDays(ch: ClickHouseClient, projectId: string) {
+  const started = performance.now();
+  const now = Date.now();
+  const due = await sessionMedianDaysDue(ch, [projectId], now);
+  const outcomes: Record<string, number> = {};
+  let slowest = 0;
+  for (const { day } of due) {
+    await storeSessionMedianDay(ch, projectId, day, now);
+  }
+  for (const { day } of due) {
+    const t0 = performance.now();
+    const outcome = await storeSessionMedianDay(ch, projectId, day, now + SETTLE_MS);
+    slowest = Math.max(slowest, (performance.now() - t0) / 1000);
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+  }
+  const figures = {
+    days: due.length,
+    outcomes,
+    seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+    slowestDayS: Number(slowest.toFixed(1)),
+  };
+  console.log(`session-medians job: ${JSON.stringify(figures)}`);
+  return figures;
+}

@@ -429,6 +429,8 @@ export async function sessionValueRanks(
   w: Window,
   q: JudgedQuery,
   metrics: readonly RegressionMetric[],
+  /** false: every day from session_values (the bench's peer of the stored days). */
+  useStored = true,
 ): Promise<Map<RegressionMetric, RankedSides[]>> {
   // Cost: as sessionValues, the primary key narrows the read to the two builds' rows of the window
   // (about one row per session and day), read once for all the metrics: each session's median of each
@@ -440,7 +442,9 @@ export async function sessionValueRanks(
   // Closed days stored by the session-medians job (session-medians.ts) come as their histograms plus
   // the rows of their sessions also seen on other days; every other day of the window is read from
   // session_values as before. Both add up to the same per-value session counts.
-  const stored = await usableStoredDays(ch, projectId, w.from.slice(0, 10), w.to.slice(0, 10));
+  const stored = useStored
+    ? await usableStoredDays(ch, projectId, w.from.slice(0, 10), w.to.slice(0, 10))
+    : [];
   const medians = metrics.map((m) => `quantileExactLowMerge(0.5)(${METRIC_STATE[m]})`).join(", ");
   const builds = "project_id = {projectId:UUID} AND build_id IN ({baseline:String}, {candidate:String})";
   const inWindow = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
