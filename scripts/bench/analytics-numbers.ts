@@ -9,8 +9,8 @@
 // their plain-SQL peers. This numbers them afterwards the way ingest numbers them: per project, from 1,
 // in first-seen order (an id's first timestamp, then the id) for the effective player (the `player`
 // column: player_id, or session_id when it is empty) and for session_id; then it rebuilds the four
-// bitmap tables and session_values (which carries the session numbers) from their `_src` views, as the
-// migration does for rows stored before it (actor_hours
+// bitmap tables from their `_src` views (session_values, which carries the session numbers, per project
+// day: numberSessionValues), as the migration does for rows stored before it (actor_hours
 // only the last 32 days, actor_minutes the last 2: their TTLs).
 //
 // HOW: the numbers of each kind go into a Join-engine table (project_id, id → n), and one synchronous
@@ -31,8 +31,6 @@ const BITMAPS: Array<[table: string, where: string]> = [
   ["telemetry.actor_hours", "WHERE hour >= now() - INTERVAL 32 DAY"],
   ["telemetry.actor_minutes", "WHERE minute >= now() - INTERVAL 2 DAY"],
   ["telemetry.player_dims", ""],
-  // session_values carries each session's number (0027_session_medians.sql).
-  ["telemetry.session_values", ""],
 ];
 
 export type Numbering = {
@@ -120,4 +118,33 @@ export async function numberBenchEvents(ch: ClickHouseClient): Promise<Numbering
     bitmapsS: s(t3 - t2),
     totalS: s(t3 - t0),
   };
+}
+
+/**
+ * session_values' rows without their session number (0027_session_medians.sql added the column: a kept
+ * dir loaded before it holds 0 on every row), rebuilt from the numbered events, one project day per
+ * statement (a whole 20M rebuild in one statement outlasts the HTTP client's wait). Returns the seconds,
+ * or undefined when every row has its number.
+ */
+export async function numberSessionValues(ch: ClickHouseClient): Promise<number | undefined> {
+  const zero = await scalar(ch, "SELECT count() FROM telemetry.session_values WHERE session_idx = 0");
+  if (!zero) {
+    return undefined;
+  }
+  const started = performance.now();
+  const rs = await ch.query({
+    query: `SELECT DISTINCT toString(project_id) AS p, toString(toDate(timestamp)) AS d FROM telemetry.events
+      WHERE build_id != '' ORDER BY p, d`,
+    format: "JSONEachRow",
+  });
+  const days = await rs.json<{ p: string; d: string }>();
+  await ch.command({ query: "TRUNCATE TABLE telemetry.session_values" });
+  for (const { p, d } of days) {
+    await ch.command({
+      query: `INSERT INTO telemetry.session_values SELECT * FROM telemetry.session_values_src(whole = false,
+        project = {p:UUID}, days = [{d:Date}], player = '', identified = [])`,
+      query_params: { p, d },
+    });
+  }
+  return Number(((performance.now() - started) / 1000).toFixed(1));
 }

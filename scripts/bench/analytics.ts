@@ -32,7 +32,7 @@ import {
   PROFILE,
   SPAN_DAYS,
 } from "./analytics-data.js";
-import { type Numbering, numberBenchEvents } from "./analytics-numbers.js";
+import { type Numbering, numberBenchEvents, numberSessionValues } from "./analytics-numbers.js";
 import {
   type Answer,
   difference as answersDiffer,
@@ -682,6 +682,10 @@ async function main(): Promise<Record<string, unknown>> {
       }
     };
     await number();
+    const valuesS = await numberSessionValues(ch);
+    if (valuesS !== undefined) {
+      console.log(`session_values rebuilt with their session numbers in ${valuesS} s`);
+    }
     // The closed days' session medians, as the session-medians job stores them (BENCH_STORED_DAYS=0: none,
     // the read before them).
     const storedDays =

@@ -284,4 +284,23 @@ describe("compare's verdicts from stored closed days", () => {
       ),
     ).toBe(24 - 3);
   });
+
+  it("answer from session_values alone when a live row belongs to a session a stored day counted", async () => {
+    // What a reader sees while an insert's views land one after the other: the late sample's
+    // session_values row (yesterday) is visible, its actor_days row not yet, so the stored day still
+    // looks valid. Written here as that row alone.
+    const session = `${CAND}-d4-s5`;
+    await testClickHouse().command({
+      query: `INSERT INTO telemetry.session_values
+          (project_id, build_id, day, map_id, session, platform, gpu, device_model, resolution, os_version,
+           frame_q, fps_q, gpu_q, mem_q, session_idx)
+        SELECT {p:UUID}, {b:String}, {d:Date}, 'arena', cityHash64({s:String}), 'windows', '', '', '', '',
+          quantileExactLowState(0.5)(toFloat32(40)), quantileExactLowState(0.5)(toFloat32(25)),
+          quantileExactLowStateIf(0.5)(toFloat32(0), 0), quantileExactLowState(0.5)(toFloat32(1500)),
+          (SELECT any(session_idx) FROM telemetry.events WHERE project_id = {p:UUID} AND session_id = {s:String})`,
+      query_params: { p: t.projectId, b: CAND, d: addDays(TODAY, -1), s: session },
+    });
+    expect(await usable()).toEqual(CLOSED.slice(1));
+    await expectExact();
+  });
 });

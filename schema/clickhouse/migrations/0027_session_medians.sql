@@ -7,9 +7,9 @@
 --
 -- session_values gains each session's dense number (0023_actor_numbers.sql): the sessions a stored day
 -- counted are a bitmap of these numbers, compared at read time with the window's other days' session
--- bitmaps (actor_days). Its views are replaced to carry it, and its rows rebuilt from the events so that
--- every row has it (as 0012 filled the table at first: run at deploy, before ingest resumes; rows of
--- events still unnumbered carry 0, and the number backfill rebuilds their days).
+-- bitmaps (actor_days). Its views are replaced to carry it. Rows stored before carry 0: the job rebuilds
+-- a closed day's rows from the events before storing it (their events are numbered by then, or the number
+-- backfill rebuilds their days), and a read that meets a live row without a number uses no stored day.
 ALTER TABLE telemetry.session_values ADD COLUMN IF NOT EXISTS session_idx SimpleAggregateFunction(max, UInt32);
 
 DROP VIEW IF EXISTS telemetry.session_values_mv;
@@ -54,11 +54,6 @@ FROM (
             OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0)
 )
 GROUP BY project_id, build_id, day, map_id, session, platform, gpu, device_model, resolution, os_version;
-
-TRUNCATE TABLE telemetry.session_values;
-
-INSERT INTO telemetry.session_values
-SELECT * FROM telemetry.session_values_src(whole = true, project = '00000000-0000-0000-0000-000000000000', days = [], player = '', identified = []);
 
 -- The stored days: one row per write, the latest version of a (project, day) being its state.
 -- stored = 0: the day's stamp as first seen (seen_at), or a computation under way (hist_version, counted

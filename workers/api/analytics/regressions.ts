@@ -3,6 +3,7 @@ import {
   CH_BUILD_DAYS,
   CH_SESSION_CELLS,
   CH_SESSION_MEDIAN_CARRY,
+  CH_SESSION_MEDIAN_DAYS,
   CH_SESSION_MEDIAN_HIST,
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
@@ -449,23 +450,35 @@ export async function sessionValueRanks(
   const builds = "project_id = {projectId:UUID} AND build_id IN ({baseline:String}, {candidate:String})";
   const inWindow = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
   const onMap = q.mapId === undefined ? "" : "AND map_id = {mapId:String}";
+  // The stored days' counted sessions, all in one bitmap.
+  const counted = `WITH (SELECT groupBitmapOrState(counted) FROM ${CH_SESSION_MEDIAN_DAYS}
+      WHERE project_id = {projectId:UUID} AND stored = 1 AND day IN {storedDays:Array(Date)}
+        AND hist_version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))) AS counted`;
   const storedVersion =
-    "day IN {storedDays:Array(Date)} AND version = toUInt64(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
+    "day IN {storedDays:Array(Date)} AND version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
+  // A live row of a session a used stored day counted (`conflict`) can only be an event whose
+  // session_values row became visible before its actor_days row (an insert's views land one after the
+  // other): the stored day was not valid after all, and the read is answered from session_values alone.
+  // So is a live row without a session number (stored before session_values carried them), which could
+  // belong to a counted session.
   const live = stored.length
     ? `(
-            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q FROM ${CH_SESSION_VALUES}
+            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q,
+              session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
+            FROM ${CH_SESSION_VALUES}
             WHERE ${builds} AND ${inWindow} AND day NOT IN {storedDays:Array(Date)} ${onMap}
             UNION ALL
-            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q FROM ${CH_SESSION_MEDIAN_CARRY}
+            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q, toUInt8(0) AS conflict
+            FROM ${CH_SESSION_MEDIAN_CARRY}
             WHERE ${builds} AND ${storedVersion} ${onMap}
           )`
     : CH_SESSION_VALUES;
   const liveWhere = stored.length ? "" : `WHERE ${builds} AND ${inWindow} ${onMap}`;
   const liveCounts = `
-        SELECT build, key, toUInt32(metric) AS pos, v, count() AS c
+        SELECT build, key, toUInt32(metric) AS pos, v, count() AS c, max(conflict) AS conflict
         FROM (
           SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
-            [${medians}] AS vs
+            [${medians}] AS vs, ${stored.length ? "max(conflict)" : "toUInt8(0)"} AS conflict
           FROM ${live}
           ${liveWhere}
           GROUP BY build_id, session${q.byPlatform ? ", platform" : ""}
@@ -475,12 +488,13 @@ export async function sessionValueRanks(
         GROUP BY build, key, metric, v`;
   // Each branch numbers the metric by its position in `metrics` (pos).
   const counts = `
-        SELECT build, key, pos AS metric, v, sum(c) AS c
+        SELECT build, key, pos AS metric, v, sum(c) AS c, max(conflict) AS conflict
         FROM (${
           stored.length
             ? `
           SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
-            toUInt32(indexOf({storedMetrics:Array(UInt8)}, metric)) AS pos, value AS v, sessions AS c
+            toUInt32(indexOf({storedMetrics:Array(UInt8)}, metric)) AS pos, value AS v, sessions AS c,
+            toUInt8(0) AS conflict
           FROM ${CH_SESSION_MEDIAN_HIST}
           WHERE ${builds} AND ${storedVersion}
             AND by_map = {byMap:UInt8} AND map_id = {mapKey:String} AND by_platform = {byPlatform:UInt8}
@@ -494,10 +508,11 @@ export async function sessionValueRanks(
   const rows = await selectRows(
     ch,
     `
+    ${stored.length ? counted : ""}
     SELECT build, key, metric, n, smallest, below,
-      arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts
+      arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts, conflict
     FROM (
-      SELECT build, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest,
+      SELECT build, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest, max(conflict) AS conflict,
         arraySort(groupArray((v, toInt64(c)))) AS hist,
         arrayCumSum(arrayMap(x -> x.2, hist)) AS cum,
         greatest(1, toInt64(ceil(n / 2))) AS k, toInt64(ceil(6 * sqrt(n))) + 2 AS t,
@@ -530,8 +545,12 @@ export async function sessionValueRanks(
       below: "unknown",
       vals: "unknown",
       counts: "unknown",
+      conflict: "unknown",
     },
   );
+  if (stored.length && rows.some((r) => num(r.conflict) === 1)) {
+    return sessionValueRanks(ch, projectId, w, q, metrics, false);
+  }
   const none = (): RankedValues => ({ n: 0, min: null, below: 0, values: [], counts: [] });
   const out = new Map<RegressionMetric, Map<string | null, RankedSides>>(
     metrics.map((m) => [m, new Map(q.byPlatform ? [] : [[null, { key: null, b: none(), c: none() }]])]),

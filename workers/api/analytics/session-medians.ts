@@ -2,11 +2,13 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
   CH_ACTOR_DAYS,
   CH_BATCH_TOTALS,
+  CH_EVENTS,
   CH_SESSION_MEDIAN_CARRY,
   CH_SESSION_MEDIAN_DAYS,
   CH_SESSION_MEDIAN_HIST,
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
+import { rebuildRollups } from "../erasure/rollups.js";
 import type { SessionMediansJob, SessionMediansPlanJob } from "../jobs.js";
 import { addDays, dateOf } from "../window.js";
 import { num, selectRows } from "./select.js";
@@ -91,7 +93,7 @@ export type StoreOutcome =
   | "seen"
   /** The stamp has not held SETTLE_MS yet. */
   | "waiting"
-  /** Some of the project's session values carry no session number (the number backfill runs): not stored. */
+  /** Some of the day's events carry no session number yet (the number backfill runs): not stored. */
   | "unnumbered"
   /** The stamp changed while computing: recorded as seen, computed by a later run. */
   | "changed"
@@ -137,14 +139,25 @@ export async function storeSessionMedianDay(
   if (nowMs - seenAt < SETTLE_MS) {
     return "waiting";
   }
-  const unnumbered = await selectRows(
+  // The day's session_values rows must carry their session numbers: rows stored before they did
+  // (0027_session_medians.sql) are rebuilt from the day's events once those are all numbered.
+  const [numbering] = await selectRows(
     ch,
-    `SELECT 1 AS one FROM ${CH_SESSION_VALUES} WHERE project_id = {projectId:UUID} AND session_idx = 0 LIMIT 1`,
-    { projectId },
-    { one: "unknown" },
+    `SELECT
+      (SELECT count() FROM ${CH_SESSION_VALUES}
+        WHERE project_id = {projectId:UUID} AND day = {day:Date} AND session_idx = 0) AS rows,
+      (SELECT count() FROM ${CH_EVENTS}
+        WHERE project_id = {projectId:UUID} AND toDate(timestamp) = {day:Date} AND session_idx = 0) AS events`,
+    { projectId, day },
+    { rows: "unknown", events: "unknown" },
   );
-  if (unnumbered.length > 0) {
-    return "unnumbered";
+  if (num(numbering?.rows) > 0) {
+    if (num(numbering?.events) > 0) {
+      return "unnumbered";
+    }
+    await rebuildRollups(ch, { project: projectId, player: "", identified: [], days: [day] }, [
+      CH_SESSION_VALUES,
+    ]);
   }
   const version = nextVersion();
   const params = {
