@@ -78,6 +78,9 @@ const D = DAYS ?? 30;
 const HD = DAYS ? Math.min(DAYS, 30) : 7;
 // BENCH_SQL=0 leaves out the two SQL timing columns (a big run where only HTTP and rows read matter).
 const SQL_COLUMNS = process.env.BENCH_SQL !== "0";
+// BENCH_HTTP=0 measures the analytics functions only, not the requests (a big run on a busy machine where
+// a request's other reads outlast the Worker's ClickHouse timeout); the ms column is then empty.
+const HTTP = process.env.BENCH_HTTP !== "0";
 // BENCH_PEERS=0 leaves out the plain-SQL peers (a big run on a busy machine: HTTP and rows read only).
 const PEERS = process.env.BENCH_PEERS !== "0";
 // BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR, stack.ts) and stops; a later run with the same dir
@@ -392,11 +395,10 @@ async function measure(
     if (ONLY && !ONLY.includes(name)) {
       continue;
     }
-    const f: Figures = {
-      ms: await medianMs(http(e.query), e.query),
-      read: await readBy(ch, http(e.query)),
-      fnRead: await readBy(ch, () => e.sql(ch, projectId, Date.now())),
-    };
+    const fnRead = await readBy(ch, () => e.sql(ch, projectId, Date.now()));
+    const f: Figures = HTTP
+      ? { ms: await medianMs(http(e.query), e.query), read: await readBy(ch, http(e.query)), fnRead }
+      : { ms: Number.NaN, read: fnRead, fnRead };
     if (e.peer && PEERS) {
       const peer = e.peer;
       // The rows-read run is also the peer's warm-up, and its answer the one compared with ours at the
@@ -415,8 +417,10 @@ async function measure(
       }
       f.plain = { ms, read, difference };
     }
-    if (sqlColumns) {
+    if (sqlColumns || !HTTP) {
       f.direct = await medianMs(() => e.sql(ch, projectId, Date.now()));
+    }
+    if (sqlColumns) {
       f.all = await medianMs(() => e.sql(unfiltered, projectId, Date.now()));
     }
     figures[name] = f;

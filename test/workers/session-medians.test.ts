@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   SETTLE_MS,
@@ -5,6 +6,7 @@ import {
   storeSessionMedianDay,
   usableStoredDays,
 } from "../../workers/api/analytics/session-medians.js";
+import type { SessionMediansPlanJob } from "../../workers/api/jobs.js";
 import { addDays, DAY_MS, dateOf } from "../../workers/api/window.js";
 import type { GenEvent } from "../support/analytics-dataset.js";
 import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
@@ -12,6 +14,7 @@ import { eraseAndWait } from "../support/erasures.js";
 import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { normal, rng } from "../support/regressions-dataset.js";
+import { waitFor } from "../support/wait.js";
 
 // builds/compare's verdicts from closed days' stored histograms of session medians (analytics/
 // session-medians.ts): before any day is stored, after the job stored them, after a late batch into a
@@ -284,6 +287,37 @@ describe("compare's verdicts from stored closed days", () => {
       ),
     ).toBe(24 - 3);
   });
+
+  it("are stored again through the jobs queue: the plan message fans out one message per day due", async () => {
+    await ingestAll(t, [sample(BASE, "late-d3-b", "p-late-d3-b", dayStartUs(3) + 9_000e6, 2, "windows")]);
+    expect(await usable()).toEqual([CLOSED[1]]);
+    const plan = (runAt: number): SessionMediansPlanJob => ({
+      v: 1,
+      kind: "session-medians-plan",
+      runAt,
+      projectIds: [t.projectId],
+    });
+    // The first hour's plan records the day's new stamp; the next hour's stores the day.
+    const first = NOW + 2 * SETTLE_MS;
+    await env.JOBS_QUEUE.send(plan(first));
+    await waitFor(
+      () =>
+        scalar(
+          `SELECT count() AS n FROM telemetry.session_median_days
+          WHERE project_id = {p:UUID} AND day = {d:Date} AND stored = 0 AND seen_at = {at:UInt64}`,
+          { d: CLOSED[2], at: first },
+        ),
+      (n) => n === 1,
+      { timeoutMs: 90_000, message: "the day's new stamp recorded by the queued job" },
+    );
+    await env.JOBS_QUEUE.send(plan(first + SETTLE_MS));
+    await waitFor(usable, (days) => days.length === 2, {
+      timeoutMs: 90_000,
+      message: "the day stored again by the queued job",
+    });
+    expect(await usable()).toEqual(CLOSED.slice(1));
+    await expectExact();
+  }, 240_000);
 
   it("answer from session_values alone when a live row belongs to a session a stored day counted", async () => {
     // What a reader sees while an insert's views land one after the other: the late sample's
