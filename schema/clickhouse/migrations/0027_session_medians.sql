@@ -83,7 +83,8 @@ SETTINGS ttl_only_drop_parts = 1;
 -- Per build, day, grouping and metric (1 frame time, 2 fps, 3 GPU time, 4 memory: session_values' state
 -- columns in order), how many of the day's counted sessions have each quantized median. The groupings
 -- are the ones compare and regressions by platform read: by_map 0 (all maps, map_id '') or 1 (that
--- map), by_platform 0 (all platforms, platform '') or 1 (that platform, '' for not sent).
+-- map), by_platform 0 (all platforms, platform '') or 1 (that platform, '' for not sent). Ordered by the
+-- grouping before the day: a read takes one grouping of two builds over the window's stored days.
 CREATE TABLE IF NOT EXISTS telemetry.session_median_hist
 (
     project_id UUID,
@@ -100,7 +101,7 @@ CREATE TABLE IF NOT EXISTS telemetry.session_median_hist
 )
 ENGINE = MergeTree
 PARTITION BY toYYYYMM(day)
-ORDER BY (project_id, build_id, day, version, by_map, map_id, by_platform, platform, metric, value)
+ORDER BY (project_id, build_id, by_map, map_id, by_platform, day, version, platform, metric, value)
 TTL day + INTERVAL 800 DAY
 SETTINGS ttl_only_drop_parts = 1;
 

@@ -8,7 +8,7 @@ import {
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
 import { METRIC_KEYS } from "../../shared/telemetry/metrics.js";
-import type { Window } from "../window.js";
+import { addDays, type Window } from "../window.js";
 import { withSessionDevices } from "./device.js";
 import {
   adjustedLevel,
@@ -466,7 +466,7 @@ export async function sessionValueRanks(
             SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q,
               session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
             FROM ${CH_SESSION_VALUES}
-            WHERE ${builds} AND ${inWindow} AND day NOT IN {storedDays:Array(Date)} ${onMap}
+            WHERE ${builds} AND day IN {liveDays:Array(Date)} ${onMap}
             UNION ALL
             SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q, toUInt8(0) AS conflict
             FROM ${CH_SESSION_MEDIAN_CARRY}
@@ -530,6 +530,8 @@ export async function sessionValueRanks(
       to: w.to,
       mapId: q.mapId,
       storedDays: stored.map((d) => d.day),
+      // The window's other days, listed (a NOT IN would not narrow the primary key's day range).
+      liveDays: windowDays(w).filter((d) => !stored.some((x) => x.day === d)),
       storedVersions: stored.map((d) => d.version),
       storedMetrics: metrics.map((m) => STORED_STATES.indexOf(METRIC_STATE[m] as StoredState) + 1),
       byMap: q.mapId === undefined ? 0 : 1,
@@ -623,4 +625,13 @@ async function cellValues(
 
 function numbers(v: unknown): number[] {
   return Array.isArray(v) ? v.map((x) => Number(x)) : [];
+}
+
+/** The UTC days a read of the window covers, as its statements bound them: [toDate(from), toDate(to)). */
+function windowDays(w: Window): string[] {
+  const days: string[] = [];
+  for (let d = w.from.slice(0, 10); d < w.to.slice(0, 10); d = addDays(d, 1)) {
+    days.push(d);
+  }
+  return days;
 }
