@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
   CH_ACTOR_DAYS,
-  CH_BATCH_TOTALS,
+  CH_DAILY_EVENTS,
   CH_EVENTS,
   CH_SESSION_MEDIAN_CARRY,
   CH_SESSION_MEDIAN_DAYS,
@@ -23,8 +23,8 @@ import { num, selectRows } from "./select.js";
 // - the histogram of the counted sessions' medians over D's samples, per build, metric, and map and
 //   platform grouping (session_median_hist);
 // - the other sessions' rows of D, merged per build, map, session and platform (session_median_carry);
-// - the day's stamp: its event total and the XOR of a hash of each batch's count (telemetry.batch_totals),
-//   which a late batch and an erasure's rebuild of the day both change.
+// - the day's stamp: its event total and the XOR of a hash of each key's count (telemetry.daily_events),
+//   which a late batch changes (an erasure deletes the stored rows of the player's days itself).
 // A read uses a stored day only when its stamp is the day's current one and its counted sessions meet
 // none of the window's other days' session bitmaps; its counted sessions then have all their samples of
 // the window on D, so their medians are the stored ones, and the day's other sessions are merged from
@@ -34,7 +34,7 @@ import { num, selectRows } from "./select.js";
 export const CLOSED_AFTER_DAYS = 2;
 /**
  * A stamp must be seen unchanged this long (across two job runs) before the day is computed, so that a
- * batch whose insert was under way when the stamp was read (its batch_totals row visible before its
+ * batch whose insert was under way when the stamp was read (its daily_events row visible before its
  * session_values rows) has landed in both.
  */
 export const SETTLE_MS = 15 * 60_000;
@@ -56,12 +56,25 @@ export function daySessionBitmaps(where: string): string {
     WHERE project_id = {projectId:UUID} AND ${where} GROUP BY day`;
 }
 
-/** Each day's stamp of the project ({projectId:UUID}) from its batch totals, the days chosen by `where`. */
+/**
+ * Each day's stamp from daily_events (0004_rollups.sql: a row per day, event name, map, platform and
+ * build, a few hundred a day whatever the batches): the day's event total and the XOR of a hash of each
+ * key's count. A late batch raises a count; an erasure deletes the stored rows of the player's days
+ * itself (forgetSessionMedianDays); retention drops whole days. `scope` chooses the rows (over
+ * project_id and day); with `byProject` a row per project and day.
+ */
+function stampsOf(scope: string, byProject = false): string {
+  const project = byProject ? "project_id, " : "";
+  return `SELECT ${project}day, toUInt64(sum(e)) AS events,
+      groupBitXor(cityHash64(event_name, map_id, platform, build_id, e)) AS batches
+    FROM (SELECT ${project}day, event_name, map_id, platform, build_id, sum(events) AS e FROM ${CH_DAILY_EVENTS}
+      WHERE ${scope} GROUP BY ${project}day, event_name, map_id, platform, build_id)
+    GROUP BY ${project}day`;
+}
+
+/** Each day's stamp of the project ({projectId:UUID}), the days chosen by `where`. */
 function dayStamps(where: string): string {
-  return `SELECT day, toUInt64(sum(e)) AS events, groupBitXor(cityHash64(batch_id, e)) AS batches
-    FROM (SELECT day, batch_id, sum(events) AS e FROM ${CH_BATCH_TOTALS}
-      WHERE project_id = {projectId:UUID} AND ${where} GROUP BY day, batch_id)
-    GROUP BY day`;
+  return stampsOf(`project_id = {projectId:UUID} AND ${where}`);
 }
 
 /** The latest row of each stored day of the project ({projectId:UUID}), the days chosen by `where`. */
@@ -331,11 +344,7 @@ export async function sessionMedianDaysDue(
     `
     SELECT toString(b.project_id) AS project, toString(b.day) AS day
     FROM (
-      SELECT project_id, day, toUInt64(sum(e)) AS events, groupBitXor(cityHash64(batch_id, e)) AS batches
-      FROM (SELECT project_id, day, batch_id, sum(events) AS e FROM ${CH_BATCH_TOTALS}
-        WHERE project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}
-        GROUP BY project_id, day, batch_id)
-      GROUP BY project_id, day
+      ${stampsOf("project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}", true)}
     ) AS b
     LEFT JOIN (
       SELECT project_id, day, stored, events, batches FROM ${CH_SESSION_MEDIAN_DAYS}
