@@ -10,7 +10,8 @@
 // in first-seen order (an id's first timestamp, then the id) for the effective player (the `player`
 // column: player_id, or session_id when it is empty) and for session_id; then it rebuilds the two
 // bitmap tables from their `_src` views, as the migrations do for rows stored before them (actor_buckets'
-// hours only the last 32 days, its minutes the last 2: their TTLs).
+// hours only the last 32 days, its minutes the last 2: their TTLs); session_values, which carries the
+// session numbers, is rebuilt per project day (numberSessionValues).
 //
 // HOW: the numbers of each kind go into a Join-engine table (project_id, id → n), and one synchronous
 // mutation writes both columns with joinGet: it rewrites only those two columns of every part. The
@@ -147,4 +148,33 @@ async function numberFunnelEvents(ch: ClickHouseClient): Promise<void> {
     clickhouse_settings: { mutations_sync: "2", allow_nondeterministic_mutations: 1 },
   });
   await ch.command({ query: `DROP TABLE IF EXISTS ${HASHES}` });
+}
+
+/**
+ * session_values' rows without their session number (0030_session_medians.sql added the column: a kept
+ * dir loaded before it holds 0 on every row), rebuilt from the numbered events, one project day per
+ * statement (a whole 20M rebuild in one statement outlasts the HTTP client's wait). Returns the seconds,
+ * or undefined when every row has its number.
+ */
+export async function numberSessionValues(ch: ClickHouseClient): Promise<number | undefined> {
+  const zero = await scalar(ch, "SELECT count() FROM telemetry.session_values WHERE session_idx = 0");
+  if (!zero) {
+    return undefined;
+  }
+  const started = performance.now();
+  const rs = await ch.query({
+    query: `SELECT DISTINCT toString(project_id) AS p, toString(toDate(timestamp)) AS d FROM telemetry.events
+      WHERE build_id != '' ORDER BY p, d`,
+    format: "JSONEachRow",
+  });
+  const days = await rs.json<{ p: string; d: string }>();
+  await ch.command({ query: "TRUNCATE TABLE telemetry.session_values" });
+  for (const { p, d } of days) {
+    await ch.command({
+      query: `INSERT INTO telemetry.session_values SELECT * FROM telemetry.session_values_src(whole = false,
+        project = {p:UUID}, days = [{d:Date}], player = '', identified = [])`,
+      query_params: { p, d },
+    });
+  }
+  return Number(((performance.now() - started) / 1000).toFixed(1));
 }

@@ -11,7 +11,12 @@ import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
 import { playerRetentionCohorts } from "../../workers/api/analytics/player-retention.js";
-import { buildRegressions } from "../../workers/api/analytics/regressions.js";
+import { buildRegressions, sessionValueRanks } from "../../workers/api/analytics/regressions.js";
+import {
+  SETTLE_MS,
+  sessionMedianDaysDue,
+  storeSessionMedianDay,
+} from "../../workers/api/analytics/session-medians.js";
 import { createKey, createProject, createTenant } from "../../workers/api/bootstrap.js";
 import { windowOf } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES } from "../../workers/shared/clickhouse.js";
@@ -27,7 +32,7 @@ import {
   PROFILE,
   SPAN_DAYS,
 } from "./analytics-data.js";
-import { type Numbering, numberBenchEvents } from "./analytics-numbers.js";
+import { type Numbering, numberBenchEvents, numberSessionValues } from "./analytics-numbers.js";
 import {
   type Answer,
   difference as answersDiffer,
@@ -73,6 +78,9 @@ const D = DAYS ?? 30;
 const HD = DAYS ? Math.min(DAYS, 30) : 7;
 // BENCH_SQL=0 leaves out the two SQL timing columns (a big run where only HTTP and rows read matter).
 const SQL_COLUMNS = process.env.BENCH_SQL !== "0";
+// BENCH_HTTP=0 measures the analytics functions only, not the requests (a big run on a busy machine where
+// a request's other reads outlast the Worker's ClickHouse timeout); the ms column is then empty.
+const HTTP = process.env.BENCH_HTTP !== "0";
 // BENCH_PEERS=0 leaves out the plain-SQL peers (a big run on a busy machine: HTTP and rows read only).
 const PEERS = process.env.BENCH_PEERS !== "0";
 // BENCH_LOAD_ONLY=1 loads (into BENCH_KEEP_DIR, stack.ts) and stops; a later run with the same dir
@@ -93,7 +101,8 @@ type Endpoint =
   | "builds"
   | "compare"
   | "regressions"
-  | "regressions_map";
+  | "regressions_map"
+  | "verdicts";
 
 const BENCH_CELL = {
   mapId: "maps/desert_outpost",
@@ -139,6 +148,9 @@ type Bench = {
 const HEATMAP = { mapId: "maps/desert_outpost", cellSize: 25, includeZ: false } as const;
 const FUNNEL = ["match_start", "level_up", "match_end"];
 const COMPARED = { baseline: "1.24", candidate: "1.25" } as const;
+const VERDICT_READ = { ...COMPARED, byPlatform: false };
+const VERDICT_METRICS = ["frame_time", "memory", "gpu_time"] as const;
+const rankAnswer = (m: Map<string, unknown>): Answer => Object.fromEntries(m);
 const EXACT = 1e-9;
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
@@ -237,6 +249,18 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
   regressions: regressionsOf("platform"),
   // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
   regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
+  // compare's verdict read alone (regressions.ts sessionValueRanks: the three judged metrics, overall),
+  // with the closed days the session-medians job stored, against the same read from session_values only.
+  verdicts: {
+    query: `builds/compare?baseline=1.24&candidate=1.25&days=${D}&fresh=1`,
+    sql: (ch, p, now) => sessionValueRanks(ch, p, windowOf(D, now), VERDICT_READ, VERDICT_METRICS),
+    peer: {
+      plain: async (ch, p, now) =>
+        rankAnswer(await sessionValueRanks(ch, p, windowOf(D, now), VERDICT_READ, VERDICT_METRICS, false)),
+      ours: rankAnswer,
+      relative: EXACT,
+    },
+  },
 };
 
 /** The same client with every project predicate turned into TRUE: the query over all projects. */
@@ -371,11 +395,10 @@ async function measure(
     if (ONLY && !ONLY.includes(name)) {
       continue;
     }
-    const f: Figures = {
-      ms: await medianMs(http(e.query), e.query),
-      read: await readBy(ch, http(e.query)),
-      fnRead: await readBy(ch, () => e.sql(ch, projectId, Date.now())),
-    };
+    const fnRead = await readBy(ch, () => e.sql(ch, projectId, Date.now()));
+    const f: Figures = HTTP
+      ? { ms: await medianMs(http(e.query), e.query), read: await readBy(ch, http(e.query)), fnRead }
+      : { ms: Number.NaN, read: fnRead, fnRead };
     if (e.peer && PEERS) {
       const peer = e.peer;
       // The rows-read run is also the peer's warm-up, and its answer the one compared with ours at the
@@ -394,8 +417,10 @@ async function measure(
       }
       f.plain = { ms, read, difference };
     }
-    if (sqlColumns) {
+    if (sqlColumns || !HTTP) {
       f.direct = await medianMs(() => e.sql(ch, projectId, Date.now()));
+    }
+    if (sqlColumns) {
       f.all = await medianMs(() => e.sql(unfiltered, projectId, Date.now()));
     }
     figures[name] = f;
@@ -679,6 +704,14 @@ async function main(): Promise<Record<string, unknown>> {
       }
     };
     await number();
+    const valuesS = await numberSessionValues(ch);
+    if (valuesS !== undefined) {
+      console.log(`session_values rebuilt with their session numbers in ${valuesS} s`);
+    }
+    // The closed days' session medians, as the session-medians job stores them (BENCH_STORED_DAYS=0: none,
+    // the read before them).
+    const storedDays =
+      process.env.BENCH_STORED_DAYS === "0" ? undefined : await storeClosedDays(ch, projectId);
     if (LOAD_ONLY) {
       await ch.close();
       return numberingFigures(numberings);
@@ -712,6 +745,7 @@ async function main(): Promise<Record<string, unknown>> {
       ...report(after, before, millions(size), millions(first), size / first),
       ...(await profileFigures(stack.clickhouse, projectId, plan, model)),
       ...numberingFigures(numberings),
+      ...(storedDays ? { storedDays } : {}),
     };
     if (ONLY) {
       await ch.close();
@@ -788,3 +822,33 @@ async function alertRuns(
 
 // Printed after everything has shut down, so it stays the last line.
 console.log(JSON.stringify(await main()));
+
+/**
+ * The session-medians job (analytics/session-medians.ts) over every due day of the project: the first
+ * visit records each day's stamp, the second (its clock SETTLE_MS later) stores the day. Prints and
+ * returns the days stored and the job's seconds.
+ */
+async function storeClosedDays(ch: ClickHouseClient, projectId: string) {
+  const started = performance.now();
+  const now = Date.now();
+  const due = await sessionMedianDaysDue(ch, [projectId], now);
+  const outcomes: Record<string, number> = {};
+  let slowest = 0;
+  for (const { day } of due) {
+    await storeSessionMedianDay(ch, projectId, day, now);
+  }
+  for (const { day } of due) {
+    const t0 = performance.now();
+    const outcome = await storeSessionMedianDay(ch, projectId, day, now + SETTLE_MS);
+    slowest = Math.max(slowest, (performance.now() - t0) / 1000);
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+  }
+  const figures = {
+    days: due.length,
+    outcomes,
+    seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+    slowestDayS: Number(slowest.toFixed(1)),
+  };
+  console.log(`session-medians job: ${JSON.stringify(figures)}`);
+  return figures;
+}

@@ -1,8 +1,10 @@
 // The API Worker: /api/* (the Web API), the web pages, scheduled() alert planning, and the alert work,
 // notification and export queues. It defines the RateLimiter, BatchClaims and KeyReplica Durable
 // Objects, which the ingest Worker binds by script_name, and the AlertCooldown object only it uses.
+import { projects } from "../../schema/pg/schema.js";
 import { configOf } from "../shared/config.js";
 import { planAlerts, planBuilds } from "./alerts/plan.js";
+import { planSessionMedians } from "./analytics/session-medians.js";
 import { newApp } from "./app.js";
 import { purgeAuditLog } from "./audit/purge.js";
 import { planPurge } from "./data-retention/purge.js";
@@ -39,6 +41,16 @@ export default {
     // not thrown, as above.
     await planPurge(env, httpDb(configOf(env)), now).catch((err: unknown) => {
       console.error("retention purge failed", err instanceof Error ? err.message : String(err));
+    });
+    // Closed days' histograms of session medians (analytics/session-medians.ts): on the first run of each
+    // UTC hour, every project in bounded plan messages on the jobs queue, whose consumers send one message
+    // per project day due. Logged, not thrown, as above: reads use the days live meanwhile.
+    await planSessionMedians(
+      env,
+      async () => (await httpDb(configOf(env)).select({ id: projects.id }).from(projects)).map((p) => p.id),
+      now,
+    ).catch((err: unknown) => {
+      console.error("session medians plan failed", err instanceof Error ? err.message : String(err));
     });
     // Owners of single sign-on domains that must be proven are told once (sso/notice.ts): a job on the
     // jobs queue, so the mail goes out from a consumer, not from this invocation.

@@ -82,6 +82,29 @@ export const FunnelAnchorsJob = z.object({
 export type FunnelAnchorsJob = z.output<typeof FunnelAnchorsJob>;
 
 /**
+ * The stored session-median days (analytics/session-medians.ts), planned hourly by the cron in messages
+ * of at most SESSION_MEDIAN_PROJECTS_PER_MESSAGE projects: the consumer finds the projects' days due and
+ * sends one session-medians message per project and day.
+ */
+export const SessionMediansPlanJob = z.object({
+  v: z.literal(1),
+  kind: z.literal("session-medians-plan"),
+  runAt: z.number(),
+  projectIds: z.array(z.string().uuid()),
+});
+export type SessionMediansPlanJob = z.output<typeof SessionMediansPlanJob>;
+
+/** One project's day: its stamp recorded, or its histograms stored (idempotent). */
+export const SessionMediansJob = z.object({
+  v: z.literal(1),
+  kind: z.literal("session-medians"),
+  runAt: z.number(),
+  projectId: z.string().uuid(),
+  day: z.string().regex(DAY),
+});
+export type SessionMediansJob = z.output<typeof SessionMediansJob>;
+
+/**
  * Alert pairs as sent before every job carried a `kind` (no `kind` at all): still read, as alert pairs,
  * so that the messages in flight during a deploy are evaluated, not dropped.
  */
@@ -99,6 +122,8 @@ export const JobMessage = z.union([
     NumbersBackfillJob,
     FunnelPlanJob,
     FunnelAnchorsJob,
+    SessionMediansPlanJob,
+    SessionMediansJob,
   ]),
   LegacyAlertPairs,
 ]);
@@ -111,4 +136,6 @@ export type JobInput =
   | SsoNoticeJob
   | NumbersBackfillJob
   | FunnelPlanJob
-  | FunnelAnchorsJob;
+  | FunnelAnchorsJob
+  | SessionMediansPlanJob
+  | SessionMediansJob;

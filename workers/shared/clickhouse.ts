@@ -31,6 +31,11 @@ export const CH_COMPARE_ROLLUP = `${CH_DB}.compare_rollup`;
 // per build, day, map cell and session hash, each session's mergeable median states.
 export const CH_SESSION_VALUES = `${CH_DB}.session_values`;
 export const CH_SESSION_CELLS = `${CH_DB}.session_cells`;
+// Closed days' histograms of session medians (0030_session_medians.sql, api/analytics/session-medians.ts):
+// the stored days with their stamps, the histograms, and the day's rows of sessions seen on other days.
+export const CH_SESSION_MEDIAN_DAYS = `${CH_DB}.session_median_days`;
+export const CH_SESSION_MEDIAN_HIST = `${CH_DB}.session_median_hist`;
+export const CH_SESSION_MEDIAN_CARRY = `${CH_DB}.session_median_carry`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;

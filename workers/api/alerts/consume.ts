@@ -7,6 +7,7 @@ import { configOf, localKnobsOf } from "../../shared/config.js";
 import { QUEUES, queueRetryDelaySeconds } from "../../shared/queues.js";
 import { planFunnelAnchors, runFunnelAnchorsJob } from "../analytics/funnel-anchors.js";
 import { backfillNumbersPage } from "../analytics/numbers-backfill.js";
+import { planSessionMedianDays, storeSessionMedianDay } from "../analytics/session-medians.js";
 import { judgeBuilds } from "../analytics/verdicts.js";
 import { deleteExpired, expireNumbers } from "../data-retention/purge.js";
 import { openDb } from "../db.js";
@@ -99,6 +100,22 @@ export async function consumeJobs(batch: MessageBatch<unknown>, env: Env): Promi
           return outcome;
         });
       }
+      if (job.kind === "session-medians-plan") {
+        // The projects' days due (analytics/session-medians.ts), one message each.
+        return runJob(m, "session medians plan", `${job.projectIds.length} project(s)`, () =>
+          planSessionMedianDays(env, openClickHouse(configOf(env)), job),
+        );
+      }
+      if (job.kind === "session-medians") {
+        return runJob(m, "session medians", `project ${job.projectId} day ${job.day}`, async () => ({
+          outcome: await storeSessionMedianDay(
+            openClickHouse(configOf(env), 120_000),
+            job.projectId,
+            job.day,
+            job.runAt,
+          ),
+        }));
+      }
       if (job.kind === "purge") {
         // A day's purge of some projects (data-retention/purge.ts planPurge). A lightweight DELETE waits
         // for its mutation: minutes on a large table.
@@ -180,6 +197,12 @@ export async function consumeJobDeadLetters(batch: MessageBatch<unknown>, env: E
           job.kind,
           `run ${new Date(job.runAt).toISOString()}`,
         );
+        m.ack();
+        continue;
+      }
+      if (job.kind === "session-medians-plan" || job.kind === "session-medians") {
+        // Nothing to mark: the next hour's plan finds the same days due (reads use them live meanwhile).
+        console.error("session medians dead-lettered", m.id, JSON.stringify(job).slice(0, 200));
         m.ack();
         continue;
       }

@@ -6,7 +6,7 @@
 // sends the next message for the project. So no invocation does more than one page of one project.
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ActorKind } from "../../shared/actors.js";
-import { CH_EVENTS, CH_FUNNEL_EVENTS, openClickHouse } from "../../shared/clickhouse.js";
+import { CH_EVENTS, CH_FUNNEL_EVENTS, CH_SESSION_VALUES, openClickHouse } from "../../shared/clickhouse.js";
 import { configOf } from "../../shared/config.js";
 import { BITMAP_ROLLUPS, rebuildRollups } from "../erasure/rollups.js";
 
@@ -134,7 +134,11 @@ export async function backfillNumbersPage(
   // The bitmaps of the days holding the rows just numbered (their views skipped number 0), rebuilt from
   // the events: a bitmap is a set, so rows numbered by a concurrent delivery are not counted twice.
   const days = [...new Set([...players.dates, ...sessions.dates])].sort();
-  await rebuildRollups(ch, { project, player: "", identified: [], days }, BITMAP_ROLLUPS);
+  // session_values too: its rows carry the session numbers (0030_session_medians.sql).
+  await rebuildRollups(ch, { project, player: "", identified: [], days }, [
+    ...BITMAP_ROLLUPS,
+    CH_SESSION_VALUES,
+  ]);
   return {
     players: players.ids.length,
     sessions: sessions.ids.length,

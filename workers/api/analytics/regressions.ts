@@ -1,7 +1,14 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_BUILD_DAYS, CH_SESSION_CELLS, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
+import {
+  CH_BUILD_DAYS,
+  CH_SESSION_CELLS,
+  CH_SESSION_MEDIAN_CARRY,
+  CH_SESSION_MEDIAN_DAYS,
+  CH_SESSION_MEDIAN_HIST,
+  CH_SESSION_VALUES,
+} from "../../shared/clickhouse.js";
 import { METRIC_KEYS } from "../../shared/telemetry/metrics.js";
-import type { Window } from "../window.js";
+import { addDays, type Window } from "../window.js";
 import { withSessionDevices } from "./device.js";
 import {
   adjustedLevel,
@@ -14,6 +21,7 @@ import {
   type Tested,
 } from "./regression-stats.js";
 import { num, selectRows } from "./select.js";
+import { STORED_STATES, type StoredState, usableStoredDays } from "./session-medians.js";
 
 // Build regressions: did the candidate make a metric worse, for whom and where (docs/analytics.md,
 // "Build regressions"). The unit is the session: each session's value is the median of its samples of
@@ -422,6 +430,8 @@ export async function sessionValueRanks(
   w: Window,
   q: JudgedQuery,
   metrics: readonly RegressionMetric[],
+  /** false: every day from session_values (the bench's peer of the stored days). */
+  useStored = true,
 ): Promise<Map<RegressionMetric, RankedSides[]>> {
   // Cost: as sessionValues, the primary key narrows the read to the two builds' rows of the window
   // (about one row per session and day), read once for all the metrics: each session's median of each
@@ -430,38 +440,104 @@ export async function sessionValueRanks(
   // build, group and metric is a histogram of a few hundred values however many sessions, and of that
   // histogram only the values holding the central ranks (centralSpan: k ± (⌈6·√n⌉ + 2)) leave
   // ClickHouse, with how many sessions lie below them: a row per build, group and metric.
+  // Closed days stored by the session-medians job (session-medians.ts) come as their histograms plus
+  // the rows of their sessions also seen on other days; every other day of the window is read from
+  // session_values as before. Both add up to the same per-value session counts.
+  const stored = useStored
+    ? await usableStoredDays(ch, projectId, w.from.slice(0, 10), w.to.slice(0, 10))
+    : [];
   const medians = metrics.map((m) => `quantileExactLowMerge(0.5)(${METRIC_STATE[m]})`).join(", ");
+  const builds = "project_id = {projectId:UUID} AND build_id IN ({baseline:String}, {candidate:String})";
+  const inWindow = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
+  const onMap = q.mapId === undefined ? "" : "AND map_id = {mapId:String}";
+  // The stored days' counted sessions, all in one bitmap.
+  const counted = `WITH (SELECT groupBitmapOrState(counted) FROM ${CH_SESSION_MEDIAN_DAYS}
+      WHERE project_id = {projectId:UUID} AND stored = 1 AND day IN {storedDays:Array(Date)}
+        AND hist_version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))) AS counted`;
+  const storedVersion =
+    "day IN {storedDays:Array(Date)} AND version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
+  // A live row of a session a used stored day counted (`conflict`) can only be an event whose
+  // session_values row became visible before its actor_days row (an insert's views land one after the
+  // other): the stored day was not valid after all, and the read is answered from session_values alone.
+  // So is a live row without a session number (stored before session_values carried them), which could
+  // belong to a counted session.
+  const live = stored.length
+    ? `(
+            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q,
+              session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
+            FROM ${CH_SESSION_VALUES}
+            WHERE ${builds} AND day IN {liveDays:Array(Date)} ${onMap}
+            UNION ALL
+            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q, toUInt8(0) AS conflict
+            FROM ${CH_SESSION_MEDIAN_CARRY}
+            WHERE ${builds} AND ${storedVersion} ${onMap}
+          )`
+    : CH_SESSION_VALUES;
+  const liveWhere = stored.length ? "" : `WHERE ${builds} AND ${inWindow} ${onMap}`;
+  const liveCounts = `
+        SELECT build, key, toUInt32(metric) AS pos, v, count() AS c, max(conflict) AS conflict
+        FROM (
+          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
+            [${medians}] AS vs, ${stored.length ? "max(conflict)" : "toUInt8(0)"} AS conflict
+          FROM ${live}
+          ${liveWhere}
+          GROUP BY build_id, session${q.byPlatform ? ", platform" : ""}
+        )
+        ARRAY JOIN vs AS v, arrayEnumerate(vs) AS metric
+        WHERE NOT isNaN(v)
+        GROUP BY build, key, metric, v`;
+  // Each branch numbers the metric by its position in `metrics` (pos).
+  const counts = `
+        SELECT build, key, pos AS metric, v, sum(c) AS c, max(conflict) AS conflict
+        FROM (${
+          stored.length
+            ? `
+          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
+            toUInt32(indexOf({storedMetrics:Array(UInt8)}, metric)) AS pos, value AS v, sessions AS c,
+            toUInt8(0) AS conflict
+          FROM ${CH_SESSION_MEDIAN_HIST}
+          WHERE ${builds} AND ${storedVersion}
+            AND by_map = {byMap:UInt8} AND map_id = {mapKey:String} AND by_platform = {byPlatform:UInt8}
+            AND metric IN {storedMetrics:Array(UInt8)}
+          UNION ALL`
+            : ""
+        }
+          ${liveCounts}
+        )
+        GROUP BY build, key, pos, v`;
   const rows = await selectRows(
     ch,
     `
+    ${stored.length ? counted : ""}
     SELECT build, key, metric, n, smallest, below,
-      arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts
+      arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts, conflict
     FROM (
-      SELECT build, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest,
+      SELECT build, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest, max(conflict) AS conflict,
         arraySort(groupArray((v, toInt64(c)))) AS hist,
         arrayCumSum(arrayMap(x -> x.2, hist)) AS cum,
         greatest(1, toInt64(ceil(n / 2))) AS k, toInt64(ceil(6 * sqrt(n))) + 2 AS t,
         arrayFilter((x, s) -> s >= k - t AND s - x.2 + 1 <= k + t, hist, cum) AS kept,
         arraySum(arrayMap((x, s) -> if(s < k - t, x.2, 0), hist, cum)) AS below
-      FROM (
-        SELECT build, key, metric, v, count() AS c
-        FROM (
-          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
-            [${medians}] AS vs
-          FROM ${CH_SESSION_VALUES}
-          WHERE project_id = {projectId:UUID}
-            AND build_id IN ({baseline:String}, {candidate:String})
-            AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-            ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}
-          GROUP BY build_id, session${q.byPlatform ? ", platform" : ""}
-        )
-        ARRAY JOIN vs AS v, arrayEnumerate(vs) AS metric
-        WHERE NOT isNaN(v)
-        GROUP BY build, key, metric, v
+      FROM (${counts}
       )
       GROUP BY build, key, metric
     )`,
-    { projectId, baseline: q.baseline, candidate: q.candidate, from: w.from, to: w.to, mapId: q.mapId },
+    {
+      projectId,
+      baseline: q.baseline,
+      candidate: q.candidate,
+      from: w.from,
+      to: w.to,
+      mapId: q.mapId,
+      storedDays: stored.map((d) => d.day),
+      // The window's other days, listed (a NOT IN would not narrow the primary key's day range).
+      liveDays: windowDays(w).filter((d) => !stored.some((x) => x.day === d)),
+      storedVersions: stored.map((d) => d.version),
+      storedMetrics: metrics.map((m) => STORED_STATES.indexOf(METRIC_STATE[m] as StoredState) + 1),
+      byMap: q.mapId === undefined ? 0 : 1,
+      mapKey: q.mapId ?? "",
+      byPlatform: q.byPlatform ? 1 : 0,
+    },
     {
       build: "string",
       key: "string",
@@ -471,8 +547,12 @@ export async function sessionValueRanks(
       below: "unknown",
       vals: "unknown",
       counts: "unknown",
+      conflict: "unknown",
     },
   );
+  if (stored.length && rows.some((r) => num(r.conflict) === 1)) {
+    return sessionValueRanks(ch, projectId, w, q, metrics, false);
+  }
   const none = (): RankedValues => ({ n: 0, min: null, below: 0, values: [], counts: [] });
   const out = new Map<RegressionMetric, Map<string | null, RankedSides>>(
     metrics.map((m) => [m, new Map(q.byPlatform ? [] : [[null, { key: null, b: none(), c: none() }]])]),
@@ -545,4 +625,13 @@ async function cellValues(
 
 function numbers(v: unknown): number[] {
   return Array.isArray(v) ? v.map((x) => Number(x)) : [];
+}
+
+/** The UTC days a read of the window covers, as its statements bound them: [toDate(from), toDate(to)). */
+function windowDays(w: Window): string[] {
+  const days: string[] = [];
+  for (let d = w.from.slice(0, 10); d < w.to.slice(0, 10); d = addDays(d, 1)) {
+    days.push(d);
+  }
+  return days;
 }

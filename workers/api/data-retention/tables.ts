@@ -14,6 +14,9 @@ import {
   CH_PLAYER_DIMS,
   CH_SESSION_CELLS,
   CH_SESSION_DEVICES,
+  CH_SESSION_MEDIAN_CARRY,
+  CH_SESSION_MEDIAN_DAYS,
+  CH_SESSION_MEDIAN_HIST,
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
 
@@ -42,6 +45,11 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: CH_SESSION_DEVICES, day: "day", ids: true },
   { table: CH_SESSION_VALUES, day: "day", ids: true },
   { table: CH_SESSION_CELLS, day: "day", ids: true },
+  // Closed days' session medians (0030_session_medians.sql): session hashes in the carried rows, session
+  // numbers in the days' bitmaps.
+  { table: CH_SESSION_MEDIAN_DAYS, day: "day", ids: true },
+  { table: CH_SESSION_MEDIAN_CARRY, day: "day", ids: true },
+  { table: CH_SESSION_MEDIAN_HIST, day: "day", ids: false },
   { table: CH_BUILD_DAYS, day: "day", ids: true },
   { table: CH_COMPARE_ROLLUP, day: "day", ids: true },
   { table: CH_HEATMAP_CELLS, day: "day", ids: false },

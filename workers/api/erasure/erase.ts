@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ErasureStepOutcome } from "../../../schema/pg/columns.js";
 import { forgetAnchorHours } from "../analytics/funnel-anchors.js";
+import { forgetSessionMedianDays } from "../analytics/session-medians.js";
 import { REBUILT_ROLLUPS, rebuildRollups } from "./rollups.js";
 import { type Bound, countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
 
@@ -52,6 +53,9 @@ export async function erasePlayer(
   out.push(...(await rebuildRollups(ch, bound)));
   // Funnels' stored anchor hours of those days (analytics/funnel-anchors.ts): deleted, stored again later.
   await forgetAnchorHours(ch, bound.project, bound.days);
+  // The closed days' stored session medians of the player's days are deleted, not rebuilt: the
+  // session-medians job stores them again from the rebuilt session values.
+  await forgetSessionMedianDays(ch, bound.project, bound.days);
   await onStep(out);
   return out;
 }
