@@ -321,7 +321,7 @@ describe("compare's verdicts from stored closed days", () => {
 
   it("answer from session_values alone when a live row belongs to a session a stored day counted", async () => {
     // What a reader sees while an insert's views land one after the other: the late sample's
-    // session_values row (yesterday) is visible, its actor_days row not yet, so the stored day still
+    // session_values row (yesterday) is visible, its actor_buckets day row not yet, so the stored day still
     // looks valid. Written here as that row alone.
     const session = `${CAND}-d4-s5`;
     await testClickHouse().command({

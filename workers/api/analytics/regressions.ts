@@ -457,7 +457,7 @@ export async function sessionValueRanks(
   const storedVersion =
     "day IN {storedDays:Array(Date)} AND version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
   // A live row of a session a used stored day counted (`conflict`) can only be an event whose
-  // session_values row became visible before its actor_days row (an insert's views land one after the
+  // session_values row became visible before its actor_buckets day row (an insert's views land one after the
   // other): the stored day was not valid after all, and the read is answered from session_values alone.
   // So is a live row without a session number (stored before session_values carried them), which could
   // belong to a counted session.

@@ -19,7 +19,7 @@ import { num, selectRows } from "./select.js";
 // window depends on all its samples in the window, so a day's histogram can stand for its sessions only
 // when none of them has samples on another day of the window. A job stores, per closed day D:
 // - counted: the numbers of D's sessions (with performance samples) seen on no other day within
-//   NEIGHBOUR_DAYS of D (actor_days' session bitmaps);
+//   NEIGHBOUR_DAYS of D (actor_buckets' day session bitmaps);
 // - the histogram of the counted sessions' medians over D's samples, per build, metric, and map and
 //   platform grouping (session_median_hist);
 // - the other sessions' rows of D, merged per build, map, session and platform (session_median_carry);
