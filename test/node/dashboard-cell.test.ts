@@ -253,13 +253,15 @@ it("a difference-map cell opens the candidate's panel, switches to the baseline,
   const path = `/projects/${d.projectId}/compare?baseline=1.0.0&candidate=1.1.0&map=harbor`;
   const page = await d.open(path);
   await page.locator("#diff-canvas[data-cells]").waitFor({ timeout: 30_000 });
-  // The difference map sits below the comparison table: bring it into view to click it.
-  await page.locator("#diff-canvas").scrollIntoViewIfNeeded();
-  const box = await page.locator("#diff-canvas").boundingBox();
+  // The difference map sits below the comparison table, whose verdicts may still be arriving and move
+  // it: the click is given relative to the canvas, which Playwright scrolls into view and waits to be
+  // stable before clicking (a page coordinate measured first could land where the canvas was).
+  const canvas = page.locator("#diff-canvas");
+  const box = await canvas.boundingBox();
   if (!box) {
     throw new Error("no canvas box");
   }
-  await page.mouse.click(box.x + (112.5 / 500) * box.width, box.y + ((500 - 112.5) / 500) * box.height);
+  await canvas.click({ position: { x: (112.5 / 500) * box.width, y: ((500 - 112.5) / 500) * box.height } });
   const summary = page.locator("[data-cell-summary]");
   await summary.waitFor({ timeout: 30_000 });
   expect(new URL(page.url()).searchParams.get("at")).toBe("100,100");
