@@ -1,6 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { REGRESSION_GROUPINGS } from "../../workers/api/analytics/regressions.js";
+import {
+  SETTLE_MS,
+  storeSessionMedianDay,
+  usableStoredDays,
+} from "../../workers/api/analytics/session-medians.js";
+import { addDays, DAY_MS, dateOf } from "../../workers/api/window.js";
 import type { GenEvent } from "../support/analytics-dataset.js";
 import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
+import { testClickHouse } from "../support/events.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { insertMap } from "../support/records.js";
@@ -299,5 +307,62 @@ describe("builds/regressions A/A", () => {
     expect(verdicts).toBe(pairs * 3);
     console.log(`A/A through the endpoint: ${regressed} of ${verdicts} verdicts regressed`);
     expect(regressed / verdicts).toBeLessThanOrEqual(0.05);
+  }, 240_000);
+});
+
+describe("builds/regressions from stored closed days", () => {
+  it("answers every grouping, metric and map exactly as the reference before and after the job stored the days", async () => {
+    // Noon today: the closed day (five days back) and today do not move during the run.
+    const now = Math.floor(nowMs / DAY_MS) * DAY_MS + 12 * 3_600_000;
+    const st = clocked(await seedTenant("pro", "Stored Regressions Studio"), now);
+    const closedDay = dateOf(now - 5 * DAY_MS);
+    const pair = { baseline: "5.0.0", candidate: "5.1.0", hotspotShift: 1.3 };
+    const stEvents = [
+      // Every group on the closed day: their sessions are single-day ones (the stored histograms)...
+      ...buildPairEvents(71, { ...pair, groups, startUs: (Date.parse(closedDay) + 8 * 3_600_000) * 1000 }),
+      // ...but for the first group's, which come back today (the same session ids): those are carried
+      // rows, merged with today's live rows.
+      ...buildPairEvents(72, {
+        ...pair,
+        groups: [{ ...(groups[0] as GroupSpec), sessions: 10 }],
+        startUs: (now - 3 * 3_600_000) * 1000,
+      }),
+    ];
+    await ingestAll(st, stEvents);
+    const ch = testClickHouse();
+    // Frame time by every grouping, with and without the map; fps (higher is better) by GPU tier, whose
+    // tiers come from the frame-time histograms besides the judged metric's.
+    const reads = [
+      ...REGRESSION_GROUPINGS.flatMap((by) =>
+        [undefined, "arena"].map((mapId) => ({ ...DEFAULTS, ...pair, days: 7, by, mapId })),
+      ),
+      { ...DEFAULTS, ...pair, days: 7, by: "gpu_tier" as const, metric: "fps" as const },
+    ];
+    const check = async () => {
+      for (const q of reads) {
+        expect(await getData<Answer>(st, query(q)), JSON.stringify(q)).toEqual(
+          refRegressions(stEvents, q, now),
+        );
+      }
+    };
+    await check();
+    // The job: the first run records the day's stamp, the settled one stores it.
+    expect(await storeSessionMedianDay(ch, st.projectId, closedDay, now)).toBe("seen");
+    expect(await storeSessionMedianDay(ch, st.projectId, closedDay, now + SETTLE_MS)).toBe("stored");
+    const used = await usableStoredDays(ch, st.projectId, addDays(dateOf(now), -6), addDays(dateOf(now), 1));
+    expect(used.map((d) => d.day)).toEqual([closedDay]);
+    // Every device key has its histogram (the engine SDK's sessions' GPU from their device_info).
+    const rs = await ch.query({
+      query: `SELECT by_key, groupUniqArray(key_value) AS keys FROM telemetry.session_median_hist
+        WHERE project_id = {p:UUID} AND by_map = 0 AND metric = 1 GROUP BY by_key ORDER BY by_key`,
+      query_params: { p: st.projectId },
+      format: "JSONEachRow",
+    });
+    const keys = Object.fromEntries(
+      (await rs.json<{ by_key: number; keys: string[] }>()).map((r) => [r.by_key, [...r.keys].sort()]),
+    );
+    expect(keys[2]).toEqual(["", "Adreno 740", "Arc A770", "RTX 3060", "RTX 4070"]);
+    expect(keys[3]).toEqual(["", "Desktop PC"]);
+    await check();
   }, 240_000);
 });

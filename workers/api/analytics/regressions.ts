@@ -13,7 +13,6 @@ import { withSessionDevices } from "./device.js";
 import {
   adjustedLevel,
   interval,
-  nearestRankMedian,
   type RankedValues,
   rankedMedian,
   rankedOf,
@@ -21,7 +20,13 @@ import {
   type Tested,
 } from "./regression-stats.js";
 import { num, selectRows } from "./select.js";
-import { STORED_STATES, type StoredState, usableStoredDays } from "./session-medians.js";
+import {
+  STORED_GROUPINGS,
+  STORED_STATES,
+  type StoredGrouping,
+  type StoredState,
+  usableStoredDays,
+} from "./session-medians.js";
 
 // Build regressions: did the candidate make a metric worse, for whom and where (docs/analytics.md,
 // "Build regressions"). The unit is the session: each session's value is the median of its samples of
@@ -138,31 +143,59 @@ export class NoBaseline extends Error {
 }
 
 /**
- * The whole answer of builds/regressions for one project and window. Two reads of rollups, both
- * narrowed by the primary key to the two builds' rows of the window: the session values grouped by
- * the hardware key (and without it, for `overall`), and with a map the per-cell session values.
+ * The whole answer of builds/regressions for one project and window. Two reads, both narrowed by the
+ * primary key to the two builds' rows of the window: the session medians with and without the hardware
+ * key (medianFamilies: the stored closed days' histograms and the other days' session values), and with
+ * a map the per-cell session values.
  */
 export async function buildRegressions(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,
   q: RegressionQuery,
+  /** false: every day from session_values, none of the stored days (the tests' and bench's reference). */
+  useStored = true,
 ): Promise<Regressions> {
   const baseline = q.baseline ?? (await defaultBaseline(ch, projectId, q.candidate));
   if (baseline === null) {
     throw new NoBaseline(q.candidate);
   }
-  const [values, cellRows] = await Promise.all([
-    sessionValues(ch, projectId, w, baseline, q),
+  const column = HARDWARE_COLUMN[q.by];
+  const tier = q.by === "gpu_tier";
+  // gpu_tier merges the GPUs' groups into tiers learned from the baseline's frame times: every value of
+  // each GPU's histogram, the metric's and frame time's.
+  const metrics: RegressionMetric[] =
+    tier && q.metric !== "frame_time" ? [q.metric, "frame_time"] : [q.metric];
+  const [families, cellRows] = await Promise.all([
+    medianFamilies(
+      ch,
+      projectId,
+      w,
+      {
+        baseline,
+        candidate: q.candidate,
+        mapId: q.mapId,
+        keys: [null, column],
+        ranks: tier ? "all" : "central",
+      },
+      metrics,
+      useStored,
+    ),
     q.mapId === undefined ? Promise.resolve([]) : cellValues(ch, projectId, w, baseline, q),
   ]);
   const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
+  const overall = judgedFamily(families, null, q)[0] as RegressionGroup;
+  const groups = tier
+    ? judgeRankedGroups(
+        byTier(
+          families.get(column)?.get(q.metric) ?? [],
+          families.get(column)?.get("frame_time") ?? [],
+          q.minSessions,
+        ),
+        q,
+      ).sort(worstFirst(worse))
+    : judgedFamily(families, column, q);
   const judge = (family: SessionSides[]) => judgeGroups(family, q);
-
-  const overall = judge([{ key: null, b: values.overall.b, c: values.overall.c }])[0] as RegressionGroup;
-  const keyed =
-    q.by === "gpu_tier" ? byTier(values.groups, values.tierFrameTimes, q.minSessions) : values.groups;
-  const groups = judge(keyed).sort(worstFirst(worse));
   // Cells are one family of their own; only the significant ones are answered (the key "x,y" only
   // orders ties).
   const cells = judge(cellRows.map((r) => ({ key: `${r.x},${r.y}`, b: r.b, c: r.c })))
@@ -179,9 +212,18 @@ export async function buildRegressions(
   return { candidate: q.candidate, baseline, metric: q.metric, by: q.by, overall, groups, cells };
 }
 
+/** One family of medianFamilies' answer judged (regressions' rules), worst first; key null: [overall]. */
+export function judgedFamily(
+  families: MedianFamilies,
+  key: FamilyKey,
+  q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
+): RegressionGroup[] {
+  const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
+  return judgeRankedGroups(families.get(key)?.get(q.metric) ?? [], q).sort(worstFirst(worse));
+}
+
 /** Both builds' session values of one group, ascending. */
 export type SessionSides = { key: string | null; b: number[]; c: number[] };
-type Sides = SessionSides;
 
 /**
  * One family of comparisons (the groups, or the cells) judged together: each group with enough
@@ -295,10 +337,10 @@ const TIER_NAMES: Record<number, string[]> = { 1: ["mid"], 2: ["fast", "slow"], 
  * guess; sessions that sent no GPU stay null. Tiers come from the baseline only, so a candidate's
  * regression cannot move a GPU between tiers.
  */
-function byTier(groups: Sides[], tierFrameTimes: Map<string, number[]>, minSessions: number): Sides[] {
-  const ranked = [...tierFrameTimes.entries()]
-    .filter(([, ft]) => ft.length >= minSessions)
-    .map(([gpu, ft]) => ({ gpu, median: nearestRankMedian(ft) ?? 0, sessions: ft.length }))
+function byTier(groups: RankedSides[], frameTimes: RankedSides[], minSessions: number): RankedSides[] {
+  const ranked = frameTimes
+    .filter((g) => g.key !== null && g.b.n >= minSessions)
+    .map((g) => ({ gpu: g.key as string, median: rankedMedian(g.b) ?? 0, sessions: g.b.n }))
     .sort((a, b) => a.median - b.median || (a.gpu < b.gpu ? -1 : 1));
   const total = ranked.reduce((s, g) => s + g.sessions, 0);
   const names = TIER_NAMES[Math.min(3, ranked.length)] ?? [];
@@ -309,23 +351,41 @@ function byTier(groups: Sides[], tierFrameTimes: Map<string, number[]>, minSessi
     tierOf.set(g.gpu, names[Math.min(names.length - 1, Math.floor(middle * names.length))] ?? "unknown");
     before += g.sessions;
   }
-  const merged = new Map<string | null, Sides>();
+  const merged = new Map<string | null, RankedSides>();
   for (const g of groups) {
     const tier = g.key === null ? null : (tierOf.get(g.key) ?? "unknown");
-    const into = merged.get(tier) ?? { key: tier, b: [], c: [] };
-    into.b.push(...g.b);
-    into.c.push(...g.c);
-    merged.set(tier, into);
+    const into = merged.get(tier);
+    merged.set(
+      tier,
+      into ? { key: tier, b: mergeAll(into.b, g.b), c: mergeAll(into.c, g.c) } : { ...g, key: tier },
+    );
   }
-  return [...merged.values()].map((s) => ({ ...s, b: s.b.sort(ascending), c: s.c.sort(ascending) }));
+  return [...merged.values()];
+}
+
+/** Two sides' values, every one kept (ranks "all"), as one side holding them all. */
+function mergeAll(a: RankedValues, b: RankedValues): RankedValues {
+  const counts = new Map<number, number>();
+  for (const r of [a, b]) {
+    r.values.forEach((v, i) => {
+      counts.set(v, (counts.get(v) ?? 0) + (r.counts[i] ?? 0));
+    });
+  }
+  const values = [...counts.keys()].sort(ascending);
+  const mins = [a.min, b.min].filter((m): m is number => m !== null);
+  return {
+    n: a.n + b.n,
+    min: mins.length ? Math.min(...mins) : null,
+    below: 0,
+    values,
+    counts: values.map((v) => counts.get(v) ?? 0),
+  };
 }
 
 const ascending = (a: number, b: number) => a - b;
 
-const HARDWARE_COLUMN: Record<
-  RegressionBy,
-  "platform" | "gpu" | "device_model" | "resolution" | "os_version"
-> = {
+/** The hardware key each grouping reads (gpu_tier groups the GPUs). */
+const HARDWARE_COLUMN: Record<RegressionBy, StoredGrouping> = {
   platform: "platform",
   gpu: "gpu",
   device_model: "device_model",
@@ -334,115 +394,54 @@ const HARDWARE_COLUMN: Record<
   gpu_tier: "gpu",
 };
 
-type SessionValues = {
-  overall: Sides;
-  groups: Sides[];
-  /** gpu_tier: each GPU's baseline sessions' frame-time medians. */
-  tierFrameTimes: Map<string, number[]>;
+/** A family's hardware key: null (every session of a build together) or one of STORED_GROUPINGS. */
+export type FamilyKey = StoredGrouping | null;
+
+/** Families of session medians of two builds (medianFamilies). */
+export type FamiliesQuery = {
+  baseline: string;
+  candidate: string;
+  mapId?: string;
+  /** The families wanted: null for every session of a build together, or a hardware key's groups. */
+  keys: readonly FamilyKey[];
+  /** "central": only the values holding the central ranks leave ClickHouse; "all": every value. */
+  ranks: "central" | "all";
 };
 
-async function sessionValues(
-  ch: ClickHouseClient,
-  projectId: string,
-  w: Window,
-  baseline: string,
-  q: RegressionQuery,
-): Promise<SessionValues> {
-  const state = METRIC_STATE[q.metric];
-  const tier = q.by === "gpu_tier";
-  // Cost: the primary key (project_id, build_id, day, …) narrows the read to the two builds' rows of
-  // the window: about one row per session and day (a session's hardware key rarely changes), so
-  // rows read ≈ the two builds' sessions (times the maps and keys each touched), whatever the other
-  // builds' events. Each row's state holds the session's quantized samples (Float32) of the metric;
-  // merging them per session (array concatenation, then the lower median) is the work. The inner GROUP
-  // BY gives one value per (build, session, key) and, by the second grouping set, per (build,
-  // session) for `overall`; the outer one sends each build's values of a group as one sorted array, so
-  // the answer is a row per build and group rather than per session.
-  // A device key reads the session's effective hardware (device.ts): the row's own, else the
-  // session's device_info, joined on the session hash from telemetry.session_devices' rows of the
-  // window's days ± 1 (one row per session that sent one); platform is the batch's and needs no join.
-  const where = `project_id = {projectId:UUID}
-        AND build_id IN ({baseline:String}, {candidate:String})
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-        ${q.mapId === undefined ? "" : "AND map_id = {mapId:String}"}`;
-  const column = HARDWARE_COLUMN[q.by];
-  const from =
-    column === "platform"
-      ? `${CH_SESSION_VALUES} WHERE ${where}`
-      : withSessionDevices(CH_SESSION_VALUES, where, [column], [], "t.session");
-  const rows = await selectRows(
-    ch,
-    `
-    SELECT build, overall, key, arraySort(groupArrayIf(v, NOT isNaN(v))) AS vs,
-      ${tier ? "groupArrayIf(ft, NOT isNaN(ft))" : "[]"} AS fts
-    FROM (
-      SELECT toString(build_id) AS build, ${column} AS key, grouping(key) AS overall,
-        quantileExactLowMerge(0.5)(${state}) AS v
-        ${tier ? ", quantileExactLowMerge(0.5)(frame_q) AS ft" : ""}
-      FROM ${from}
-      GROUP BY GROUPING SETS ((build_id, session, key), (build_id, session))
-    )
-    GROUP BY build, overall, key`,
-    {
-      projectId,
-      baseline,
-      candidate: q.candidate,
-      from: w.from,
-      to: w.to,
-      retainedFrom: w.retainedFrom,
-      mapId: q.mapId,
-    },
-    { build: "string", overall: "unknown", key: "string", vs: "unknown", fts: "unknown" },
-  );
-  const out: SessionValues = { overall: { key: null, b: [], c: [] }, groups: [], tierFrameTimes: new Map() };
-  const byKey = new Map<string | null, Sides>();
-  for (const r of rows) {
-    const vs = numbers(r.vs);
-    const side = r.build === baseline ? "b" : "c";
-    if (num(r.overall) === 1) {
-      out.overall[side] = vs;
-      continue;
-    }
-    const key = r.key === "" ? null : r.key;
-    const g = byKey.get(key) ?? { key, b: [], c: [] };
-    g[side] = vs;
-    byKey.set(key, g);
-    if (tier && side === "b" && key !== null) {
-      out.tierFrameTimes.set(key, numbers(r.fts));
-    }
-  }
-  out.groups = [...byKey.values()].filter((g) => g.b.length > 0 || g.c.length > 0);
-  return out;
-}
+/** Per family key, per metric, the groups' ranked sides (key null: one group, always present). */
+export type MedianFamilies = Map<FamilyKey, Map<RegressionMetric, RankedSides[]>>;
 
-/** builds/compare's session values: the two builds, its map filter, and whether it names a platform. */
-export type JudgedQuery = { baseline: string; candidate: string; mapId?: string; byPlatform: boolean };
+/** session_median_hist's by_key of a family key. */
+const byKeyOf = (k: FamilyKey): number => (k === null ? 0 : STORED_GROUPINGS.indexOf(k) + 1);
 
 /**
- * Several metrics' session values of two builds in one read of telemetry.session_values: per metric, the
- * family builds/regressions judges with by=platform and these builds: the overall sides alone, or (by
- * platform) one group per platform, '' (not sent) as null. Each side comes as the central ranks of its
- * session values (regression-stats.ts centralRanks), which judge exactly as all of them do.
+ * Several metrics' and families' session medians of two builds in one read: per family key (none, or a
+ * hardware key whose groups are its values, '' as null), metric and build, the histogram of the
+ * sessions' medians over the window, as RankedValues (the central ranks, or every value).
  */
-export async function sessionValueRanks(
+export async function medianFamilies(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,
-  q: JudgedQuery,
+  q: FamiliesQuery,
   metrics: readonly RegressionMetric[],
-  /** false: every day from session_values (the bench's peer of the stored days). */
+  /** false: every day from session_values (the reference and the bench's peer of the stored days). */
   useStored = true,
-): Promise<Map<RegressionMetric, RankedSides[]>> {
-  // Cost: as sessionValues, the primary key narrows the read to the two builds' rows of the window
-  // (about one row per session and day), read once for all the metrics: each session's median of each
-  // metric is merged from its row states in the same pass (one grouping: the platform only when
-  // asked). Session medians are quantized (percentiles.ts: at most 256 distinct per octave), so each
-  // build, group and metric is a histogram of a few hundred values however many sessions, and of that
-  // histogram only the values holding the central ranks (centralSpan: k ± (⌈6·√n⌉ + 2)) leave
-  // ClickHouse, with how many sessions lie below them: a row per build, group and metric.
+): Promise<MedianFamilies> {
+  // Cost: the primary key (project_id, build_id, day, …) narrows the read to the two builds' rows of the
+  // window: about one row per session and day (a session's hardware key rarely changes), read once for
+  // all the metrics and families: each session's median of each metric is merged from its row states in
+  // the same pass, once per grouping set (one per family). Session medians are quantized
+  // (percentiles.ts: at most 256 distinct per octave), so each build, group and metric is a histogram of
+  // a few hundred values however many sessions, and of that histogram only the values holding the central
+  // ranks (centralSpan: k ± (⌈6·√n⌉ + 2)) leave ClickHouse, with how many sessions lie below them (or,
+  // with ranks "all", every value): a row per build, group and metric.
   // Closed days stored by the session-medians job (session-medians.ts) come as their histograms plus
   // the rows of their sessions also seen on other days; every other day of the window is read from
-  // session_values as before. Both add up to the same per-value session counts.
+  // session_values as before. Both add up to the same per-value session counts. A device key reads the
+  // session's effective hardware (device.ts): the live rows are joined with the device_info rows of the
+  // window's days ± 1 (with stored days, only those of the live rows' sessions), the stored days' counted
+  // sessions were joined when the day was stored.
   const stored = useStored
     ? await usableStoredDays(ch, projectId, w.from.slice(0, 10), w.to.slice(0, 10))
     : [];
@@ -450,77 +449,91 @@ export async function sessionValueRanks(
   const builds = "project_id = {projectId:UUID} AND build_id IN ({baseline:String}, {candidate:String})";
   const inWindow = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
   const onMap = q.mapId === undefined ? "" : "AND map_id = {mapId:String}";
+  const columns = q.keys.filter((k): k is StoredGrouping => k !== null);
+  const devices = columns.filter((c): c is Exclude<StoredGrouping, "platform"> => c !== "platform");
+  const sets = q.keys.map((k) => (k === null ? "(build_id, session)" : `(build_id, session, ${k})`));
+  const family = columns.length
+    ? `multiIf(${columns.map((c) => `grouping(${c}) = 0, ${byKeyOf(c)}`).join(", ")}, 0)`
+    : "0";
+  const keyValue = columns.length
+    ? `multiIf(${columns.map((c) => `g = ${byKeyOf(c)}, toString(${c})`).join(", ")}, '')`
+    : "''";
   // The stored days' counted sessions, all in one bitmap.
   const counted = `WITH (SELECT groupBitmapOrState(counted) FROM ${CH_SESSION_MEDIAN_DAYS}
       WHERE project_id = {projectId:UUID} AND stored = 1 AND day IN {storedDays:Array(Date)}
         AND hist_version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))) AS counted`;
   const storedVersion =
     "day IN {storedDays:Array(Date)} AND version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
+  const liveColumns =
+    "build_id, session, platform, gpu, device_model, resolution, os_version, frame_q, fps_q, gpu_q, mem_q";
   // A live row of a session a used stored day counted (`conflict`) can only be an event whose
   // session_values row became visible before its actor_buckets day row (an insert's views land one after the
   // other): the stored day was not valid after all, and the read is answered from session_values alone.
   // So is a live row without a session number (stored before session_values carried them), which could
   // belong to a counted session.
-  const live = stored.length
-    ? `(
-            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q,
-              session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
+  const union = `(
+            SELECT ${liveColumns}, session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
             FROM ${CH_SESSION_VALUES}
             WHERE ${builds} AND day IN {liveDays:Array(Date)} ${onMap}
             UNION ALL
-            SELECT build_id, session, platform, frame_q, fps_q, gpu_q, mem_q, toUInt8(0) AS conflict
+            SELECT ${liveColumns}, toUInt8(0) AS conflict
             FROM ${CH_SESSION_MEDIAN_CARRY}
             WHERE ${builds} AND ${storedVersion} ${onMap}
-          )`
-    : CH_SESSION_VALUES;
-  const liveWhere = stored.length ? "" : `WHERE ${builds} AND ${inWindow} ${onMap}`;
+          )`;
+  const liveWhere = `${builds} AND ${inWindow} ${onMap}`;
+  const source = stored.length
+    ? devices.length
+      ? withSessionDevices(union, "1", devices, [], "t.session", true)
+      : union
+    : devices.length
+      ? withSessionDevices(CH_SESSION_VALUES, liveWhere, devices, [], "t.session")
+      : `${CH_SESSION_VALUES} WHERE ${liveWhere}`;
   const liveCounts = `
-        SELECT build, key, toUInt32(metric) AS pos, v, count() AS c, max(conflict) AS conflict
+        SELECT build, g, key, toUInt32(metric) AS pos, v, count() AS c, max(conflict) AS conflict
         FROM (
-          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
+          SELECT toString(build_id) AS build, toUInt8(${family}) AS g, ${keyValue} AS key,
             [${medians}] AS vs, ${stored.length ? "max(conflict)" : "toUInt8(0)"} AS conflict
-          FROM ${live}
-          ${liveWhere}
-          GROUP BY build_id, session${q.byPlatform ? ", platform" : ""}
+          FROM ${source}
+          GROUP BY GROUPING SETS (${sets.join(", ")})
         )
         ARRAY JOIN vs AS v, arrayEnumerate(vs) AS metric
         WHERE NOT isNaN(v)
-        GROUP BY build, key, metric, v`;
+        GROUP BY build, g, key, metric, v`;
   // Each branch numbers the metric by its position in `metrics` (pos).
   const counts = `
-        SELECT build, key, pos AS metric, v, sum(c) AS c, max(conflict) AS conflict
+        SELECT build, g, key, pos AS metric, v, sum(c) AS c, max(conflict) AS conflict
         FROM (${
           stored.length
             ? `
-          SELECT toString(build_id) AS build, ${q.byPlatform ? "toString(platform)" : "''"} AS key,
+          SELECT toString(build_id) AS build, by_key AS g, key_value AS key,
             toUInt32(indexOf({storedMetrics:Array(UInt8)}, metric)) AS pos, value AS v, sessions AS c,
             toUInt8(0) AS conflict
           FROM ${CH_SESSION_MEDIAN_HIST}
           WHERE ${builds} AND ${storedVersion}
-            AND by_map = {byMap:UInt8} AND map_id = {mapKey:String} AND by_platform = {byPlatform:UInt8}
+            AND by_map = {byMap:UInt8} AND map_id = {mapKey:String} AND by_key IN {byKeys:Array(UInt8)}
             AND metric IN {storedMetrics:Array(UInt8)}
           UNION ALL`
             : ""
         }
           ${liveCounts}
         )
-        GROUP BY build, key, pos, v`;
+        GROUP BY build, g, key, pos, v`;
   const rows = await selectRows(
     ch,
     `
     ${stored.length ? counted : ""}
-    SELECT build, key, metric, n, smallest, below,
+    SELECT build, g, key, metric, n, smallest, below,
       arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts, conflict
     FROM (
-      SELECT build, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest, max(conflict) AS conflict,
+      SELECT build, g, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest, max(conflict) AS conflict,
         arraySort(groupArray((v, toInt64(c)))) AS hist,
         arrayCumSum(arrayMap(x -> x.2, hist)) AS cum,
         greatest(1, toInt64(ceil(n / 2))) AS k, toInt64(ceil(6 * sqrt(n))) + 2 AS t,
-        arrayFilter((x, s) -> s >= k - t AND s - x.2 + 1 <= k + t, hist, cum) AS kept,
-        arraySum(arrayMap((x, s) -> if(s < k - t, x.2, 0), hist, cum)) AS below
+        arrayFilter((x, s) -> {all:UInt8} = 1 OR (s >= k - t AND s - x.2 + 1 <= k + t), hist, cum) AS kept,
+        arraySum(arrayMap((x, s) -> if({all:UInt8} = 0 AND s < k - t, x.2, 0), hist, cum)) AS below
       FROM (${counts}
       )
-      GROUP BY build, key, metric
+      GROUP BY build, g, key, metric
     )`,
     {
       projectId,
@@ -528,6 +541,7 @@ export async function sessionValueRanks(
       candidate: q.candidate,
       from: w.from,
       to: w.to,
+      retainedFrom: w.retainedFrom,
       mapId: q.mapId,
       storedDays: stored.map((d) => d.day),
       // The window's other days, listed (a NOT IN would not narrow the primary key's day range).
@@ -536,10 +550,12 @@ export async function sessionValueRanks(
       storedMetrics: metrics.map((m) => STORED_STATES.indexOf(METRIC_STATE[m] as StoredState) + 1),
       byMap: q.mapId === undefined ? 0 : 1,
       mapKey: q.mapId ?? "",
-      byPlatform: q.byPlatform ? 1 : 0,
+      byKeys: q.keys.map(byKeyOf),
+      all: q.ranks === "all" ? 1 : 0,
     },
     {
       build: "string",
+      g: "unknown",
       key: "string",
       metric: "unknown",
       n: "unknown",
@@ -551,30 +567,72 @@ export async function sessionValueRanks(
     },
   );
   if (stored.length && rows.some((r) => num(r.conflict) === 1)) {
-    return sessionValueRanks(ch, projectId, w, q, metrics, false);
+    return medianFamilies(ch, projectId, w, q, metrics, false);
   }
   const none = (): RankedValues => ({ n: 0, min: null, below: 0, values: [], counts: [] });
-  const out = new Map<RegressionMetric, Map<string | null, RankedSides>>(
-    metrics.map((m) => [m, new Map(q.byPlatform ? [] : [[null, { key: null, b: none(), c: none() }]])]),
+  const out = new Map<FamilyKey, Map<RegressionMetric, Map<string | null, RankedSides>>>(
+    q.keys.map((k) => [
+      k,
+      new Map(
+        metrics.map((m) => [m, new Map(k === null ? [[null, { key: null, b: none(), c: none() }]] : [])]),
+      ),
+    ]),
   );
   for (const r of rows) {
-    const metric = metrics[num(r.metric) - 1];
-    const family = metric === undefined ? undefined : out.get(metric);
-    if (family === undefined) {
+    const g = num(r.g);
+    const groups = out
+      .get(g === 0 ? null : (STORED_GROUPINGS[g - 1] ?? null))
+      ?.get(metrics[num(r.metric) - 1] as RegressionMetric);
+    if (groups === undefined) {
       continue;
     }
     const key = r.key === "" ? null : r.key;
-    const g = family.get(key) ?? { key, b: none(), c: none() };
-    g[r.build === q.baseline ? "b" : "c"] = {
+    const side = groups.get(key) ?? { key, b: none(), c: none() };
+    side[r.build === q.baseline ? "b" : "c"] = {
       n: num(r.n),
       min: Number(r.smallest),
       below: num(r.below),
       values: numbers(r.vals),
       counts: numbers(r.counts),
     };
-    family.set(key, g);
+    groups.set(key, side);
   }
-  return new Map([...out].map(([m, family]) => [m, [...family.values()]]));
+  return new Map(
+    [...out].map(([k, byMetric]) => [
+      k,
+      new Map([...byMetric].map(([m, groups]) => [m, [...groups.values()]])),
+    ]),
+  );
+}
+
+/** builds/compare's session values: the two builds, its map filter, and whether it names a platform. */
+export type JudgedQuery = { baseline: string; candidate: string; mapId?: string; byPlatform: boolean };
+
+/**
+ * Several metrics' session values of two builds in one read (medianFamilies): per metric, the family
+ * builds/regressions judges with by=platform and these builds: the overall sides alone, or (by
+ * platform) one group per platform, '' (not sent) as null, each side as its central ranks
+ * (regression-stats.ts centralRanks), which judge exactly as all of them do.
+ */
+export async function sessionValueRanks(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  q: JudgedQuery,
+  metrics: readonly RegressionMetric[],
+  /** false: every day from session_values (the bench's peer of the stored days). */
+  useStored = true,
+): Promise<Map<RegressionMetric, RankedSides[]>> {
+  const key: FamilyKey = q.byPlatform ? "platform" : null;
+  const families = await medianFamilies(
+    ch,
+    projectId,
+    w,
+    { baseline: q.baseline, candidate: q.candidate, mapId: q.mapId, keys: [key], ranks: "central" },
+    metrics,
+    useStored,
+  );
+  return families.get(key) ?? new Map();
 }
 
 type CellSides = { x: number; y: number; b: number[]; c: number[] };

@@ -11,6 +11,7 @@ import {
 import { rebuildRollups } from "../erasure/rollups.js";
 import type { SessionMediansJob, SessionMediansPlanJob } from "../jobs.js";
 import { addDays, dateOf } from "../window.js";
+import { withSessionDevices } from "./device.js";
 import { num, selectRows } from "./select.js";
 
 // Stored histograms of session medians for closed days (0030_session_medians.sql; docs/analytics.md,
@@ -20,9 +21,9 @@ import { num, selectRows } from "./select.js";
 // when none of them has samples on another day of the window. A job stores, per closed day D:
 // - counted: the numbers of D's sessions (with performance samples) seen on no other day within
 //   NEIGHBOUR_DAYS of D (actor_buckets' day session bitmaps);
-// - the histogram of the counted sessions' medians over D's samples, per build, metric, and map and
-//   platform grouping (session_median_hist);
-// - the other sessions' rows of D, merged per build, map, session and platform (session_median_carry);
+// - the histogram of the counted sessions' medians over D's samples, per build, metric, map grouping and
+//   hardware grouping (none, platform, or a device key: session_median_hist);
+// - the other sessions' rows of D, merged per build, map, session and hardware (session_median_carry);
 // - the day's stamp: its event total and the XOR of a hash of each key's count (telemetry.daily_events),
 //   which a late batch changes (an erasure deletes the stored rows of the player's days itself).
 // A read uses a stored day only when its stamp is the day's current one and its counted sessions meet
@@ -42,6 +43,16 @@ export const SETTLE_MS = 15 * 60_000;
 export const NEIGHBOUR_DAYS = 7;
 /** The days the planner keeps stored: the longest window a read asks for. */
 export const STORED_DAYS_BACK = 90;
+
+/**
+ * The hardware keys session_median_hist stores a histogram for, numbered from 1 in this order (0: no key,
+ * every session of the build together; 0033_session_median_groups.sql). The device keys are the
+ * session's effective hardware (device.ts); platform is the row's own.
+ */
+export const STORED_GROUPINGS = ["platform", "gpu", "device_model", "resolution", "os_version"] as const;
+export type StoredGrouping = (typeof STORED_GROUPINGS)[number];
+/** The device columns among STORED_GROUPINGS: read through the session's device_info. */
+const STORED_DEVICE_COLUMNS = ["gpu", "device_model", "resolution", "os_version"] as const;
 
 /** session_values' state columns, in the order of session_median_hist's metric numbers (1 to 4). */
 export const STORED_STATES = ["frame_q", "fps_q", "gpu_q", "mem_q"] as const;
@@ -202,36 +213,51 @@ export async function storeSessionMedianDay(
   const counted = `(SELECT counted FROM ${CH_SESSION_MEDIAN_DAYS}
     WHERE project_id = {projectId:UUID} AND day = {day:Date} AND version = {version:UInt64})`;
   const medians = STORED_STATES.map((s) => `quantileExactLowMerge(0.5)(${s})`).join(", ");
+  // Per build, map grouping (all maps, each map) and hardware grouping (none, then STORED_GROUPINGS in
+  // order), each counted session's median of every metric over the day's samples. The device keys are
+  // the effective ones, joined from the day's device_info rows as a read of any window holding the day
+  // joins them: a counted session is seen on no other day within NEIGHBOUR_DAYS, its device_info included.
+  const sets = ["(build_id, session)", ...STORED_GROUPINGS.map((g) => `(build_id, session, ${g})`)];
+  const groupingOf = `multiIf(${STORED_GROUPINGS.map((g, i) => `grouping(${g}) = 0, ${i + 1}`).join(", ")}, 0)`;
+  const keyOf = `multiIf(${STORED_GROUPINGS.map((g, i) => `g = ${i + 1}, toString(${g})`).join(", ")}, '')`;
+  const source = withSessionDevices(
+    CH_SESSION_VALUES,
+    "project_id = {projectId:UUID} AND day = {day:Date}",
+    STORED_DEVICE_COLUMNS,
+    [],
+    "t.session",
+  );
   await ch.command({
     query: `
       INSERT INTO ${CH_SESSION_MEDIAN_HIST}
-        (project_id, build_id, day, version, by_map, map_id, by_platform, platform, metric, value, sessions)
+        (project_id, build_id, day, version, by_map, map_id, by_key, key_value, metric, value, sessions)
       WITH ${counted} AS counted
-      SELECT {projectId:UUID}, build_id, {day:Date}, {version:UInt64}, bm, m, bp, pl, toUInt8(metric), v, count()
+      SELECT {projectId:UUID}, build_id, {day:Date}, {version:UInt64}, bm, m, g, k, toUInt8(metric), v, count()
       FROM (
-        SELECT build_id, toUInt8(1 - grouping(map_id)) AS bm, toUInt8(1 - grouping(platform)) AS bp,
-          if(bm = 1, toString(map_id), '') AS m, if(bp = 1, toString(platform), '') AS pl, [${medians}] AS vs
-        FROM ${CH_SESSION_VALUES}
-        WHERE project_id = {projectId:UUID} AND day = {day:Date} AND bitmapContains(counted, toUInt32(session_idx))
-        GROUP BY GROUPING SETS ((build_id, session), (build_id, session, platform), (build_id, map_id, session),
-          (build_id, map_id, session, platform))
+        SELECT build_id, toUInt8(1 - grouping(map_id)) AS bm, if(bm = 1, toString(map_id), '') AS m,
+          toUInt8(${groupingOf}) AS g, ${keyOf} AS k, [${medians}] AS vs
+        FROM ${source}
+        WHERE bitmapContains(counted, toUInt32(session_idx))
+        GROUP BY GROUPING SETS (${[...sets, ...sets.map((x) => x.replace("(build_id, ", "(build_id, map_id, "))].join(", ")})
       )
       ARRAY JOIN vs AS v, arrayEnumerate(vs) AS metric
       WHERE NOT isNaN(v)
-      GROUP BY build_id, bm, m, bp, pl, metric, v`,
-    query_params: params,
+      GROUP BY build_id, bm, m, g, k, metric, v`,
+    query_params: { ...params, ...dayWindow(day) },
   });
   await ch.command({
     query: `
       INSERT INTO ${CH_SESSION_MEDIAN_CARRY}
-        (project_id, build_id, day, version, map_id, session, platform, frame_q, fps_q, gpu_q, mem_q)
+        (project_id, build_id, day, version, map_id, session, platform, gpu, device_model, resolution,
+          os_version, frame_q, fps_q, gpu_q, mem_q)
       WITH ${counted} AS counted
-      SELECT {projectId:UUID}, build_id, {day:Date}, {version:UInt64}, map_id, session, platform,
+      SELECT {projectId:UUID}, build_id, {day:Date}, {version:UInt64}, map_id, session, platform, gpu,
+        device_model, resolution, os_version,
         quantileExactLowMergeState(0.5)(frame_q), quantileExactLowMergeState(0.5)(fps_q),
         quantileExactLowMergeState(0.5)(gpu_q), quantileExactLowMergeState(0.5)(mem_q)
       FROM ${CH_SESSION_VALUES}
       WHERE project_id = {projectId:UUID} AND day = {day:Date} AND NOT bitmapContains(counted, toUInt32(session_idx))
-      GROUP BY build_id, map_id, session, platform`,
+      GROUP BY build_id, map_id, session, platform, gpu, device_model, resolution, os_version`,
     query_params: params,
   });
   // Written from data the stamp read before it describes, unless a batch landed meanwhile.
@@ -277,6 +303,11 @@ async function recordSeen(
         {seenAt:UInt64}, bitmapBuild(CAST([], 'Array(UInt32)'))`,
     query_params: { projectId, day, version, ...stamp, seenAt: String(nowMs) },
   });
+}
+
+/** The window of one UTC day, as device.ts SESSION_DEVICES binds it (its device_info rows: the day ± 1). */
+function dayWindow(day: string): { from: string; to: string; retainedFrom: string } {
+  return { from: `${day} 00:00:00`, to: `${addDays(day, 1)} 00:00:00`, retainedFrom: "1970-01-01 00:00:00" };
 }
 
 /** A lightweight DELETE of the matching rows, only when there are some (a DELETE is a mutation). */

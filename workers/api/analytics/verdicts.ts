@@ -13,9 +13,10 @@ import { type Db, openDb } from "../db.js";
 import { type Window, windowOf } from "../window.js";
 import { COMPARE_METRICS, type CompareMetric, type Comparison } from "./compare.js";
 import {
-  buildRegressions,
   defaultBaseline,
+  judgedFamily,
   judgeRankedGroups,
+  medianFamilies,
   REGRESSION_METRICS,
   type RegressionGroup,
   type RegressionMetric,
@@ -138,19 +139,20 @@ export async function judgeBuild(
     .where(
       and(eq(notificationChannels.projectId, b.projectId), eq(notificationChannels.buildRegressions, true)),
     );
+  // One read for every metric and the three families the verdict keeps (overall, by platform, by GPU):
+  // what builds/regressions by=platform and by=gpu answer, metric by metric (regressions.ts medianFamilies).
+  const families = await medianFamilies(
+    ch,
+    b.projectId,
+    w,
+    { baseline: baseline.buildId, candidate: b.buildId, keys: [null, "platform", "gpu"], ranks: "central" },
+    REGRESSION_METRICS,
+  );
   for (const metric of REGRESSION_METRICS) {
-    const q = {
-      candidate: b.buildId,
-      baseline: baseline.buildId,
-      metric,
-      minEffectPct: VERDICT_MIN_EFFECT_PCT,
-      minSessions: VERDICT_MIN_SESSIONS,
-    };
-    const [byPlatform, byGpu] = await Promise.all([
-      buildRegressions(ch, b.projectId, w, { ...q, by: "platform" }),
-      buildRegressions(ch, b.projectId, w, { ...q, by: "gpu" }),
-    ]);
-    const o = byPlatform.overall;
+    const q = { metric, minEffectPct: VERDICT_MIN_EFFECT_PCT, minSessions: VERDICT_MIN_SESSIONS };
+    const o = judgedFamily(families, null, q)[0] as RegressionGroup;
+    const platforms = judgedFamily(families, "platform", q);
+    const gpus = judgedFamily(families, "gpu", q);
     const kept = await db
       .insert(buildVerdicts)
       .values({
@@ -165,7 +167,7 @@ export async function judgeBuild(
         ciHigh: o.ci95?.[1] ?? null,
         baselineSessions: o.baseline.sessions,
         candidateSessions: o.candidate.sessions,
-        groups: { platform: byPlatform.groups.map(group), gpu: byGpu.groups.map(group) },
+        groups: { platform: platforms.map(group), gpu: gpus.map(group) },
         judgedAt: now,
       })
       .onConflictDoNothing()
@@ -195,7 +197,7 @@ export async function judgeBuild(
       build: { id: b.buildId, baseline: baseline.buildId, baselinePinned: baseline.pinned },
       metric,
       overall: group(o),
-      groups: { platform: regressedFirst(byPlatform.groups), gpu: regressedFirst(byGpu.groups) },
+      groups: { platform: regressedFirst(platforms), gpu: regressedFirst(gpus) },
       links: {
         compare: `${base}/projects/${b.projectId}/compare?${compare}`,
         builds: `${base}/projects/${b.projectId}/builds`,
