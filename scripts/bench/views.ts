@@ -31,7 +31,10 @@ async function main() {
       await (
         await ch.query({
           query:
-            "SELECT name FROM system.tables WHERE database = 'telemetry' AND engine = 'MaterializedView' ORDER BY name",
+            // The views an insert into the events runs (not the replay views, which read events_replay).
+            `SELECT name FROM system.tables WHERE database = 'telemetry' AND engine = 'MaterializedView'
+              AND has((SELECT dependencies_table FROM system.tables WHERE database = 'telemetry' AND name = 'events'), name)
+            ORDER BY name`,
           format: "JSONEachRow",
         })
       ).json<{ name: string }>()
