@@ -53,6 +53,7 @@ import {
   retentionOurs,
   retentionPlain,
 } from "./analytics-plain.js";
+import { longFetch } from "./long-fetch.js";
 import { type Read, readBy } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 import { printTable } from "./table.js";
@@ -690,7 +691,9 @@ async function main(): Promise<Record<string, unknown>> {
       username: stack.clickhouse.user,
       password: stack.clickhouse.password,
       // The plain-SQL peers read every event of the window: past the default 30 s at 100M.
-      request_timeout: 600_000,
+      request_timeout: 1_800_000,
+      // The numbering's mutation and rebuilds at 100M outlast the 300 s Node's fetch waits for headers.
+      fetch: longFetch,
     });
     // The load skips the consumer: its rows get their dense numbers and bitmaps here (analytics-numbers.ts).
     const numberings: Numbering[] = [];
@@ -703,15 +706,17 @@ async function main(): Promise<Record<string, unknown>> {
         );
       }
     };
-    await number();
-    const valuesS = await numberSessionValues(ch);
-    if (valuesS !== undefined) {
-      console.log(`session_values rebuilt with their session numbers in ${valuesS} s`);
-    }
     // The closed days' session medians, as the session-medians job stores them (BENCH_STORED_DAYS=0: none,
-    // the read before them).
-    const storedDays =
-      process.env.BENCH_STORED_DAYS === "0" ? undefined : await storeClosedDays(ch, projectId);
+    // the read before them), after the rows are numbered: run again after a second size is loaded.
+    const prepare = async () => {
+      await number();
+      const valuesS = await numberSessionValues(ch);
+      if (valuesS !== undefined) {
+        console.log(`session_values rebuilt with their session numbers in ${valuesS} s`);
+      }
+      return process.env.BENCH_STORED_DAYS === "0" ? undefined : await storeClosedDays(ch, projectId);
+    };
+    let storedDays = await prepare();
     if (LOAD_ONLY) {
       await ch.close();
       return numberingFigures(numberings);
@@ -737,7 +742,7 @@ async function main(): Promise<Record<string, unknown>> {
         skipPlan: true,
       });
       console.log(`\nloaded in ${seconds.toFixed(1)} s`);
-      await number();
+      storedDays = await prepare();
     }
     const after = await measure(ch, projectId, key, SQL_COLUMNS);
     const size = await eventCount(stack.clickhouse, projectId);
