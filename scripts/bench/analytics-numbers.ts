@@ -99,10 +99,7 @@ export async function numberBenchEvents(ch: ClickHouseClient): Promise<Numbering
   for (const table of [PLAYERS, SESSIONS]) {
     await ch.command({ query: `DROP TABLE IF EXISTS ${table}` });
   }
-  for (const [table, where] of BITMAPS) {
-    await ch.command({ query: `TRUNCATE TABLE ${table}` });
-    await ch.command({ query: `INSERT INTO ${table} SELECT * FROM ${table}_src(${WHOLE}) ${where}` });
-  }
+  await rebuildBenchBitmaps(ch);
   await numberFunnelEvents(ch);
   const t3 = performance.now();
   const left = await scalar(
@@ -122,6 +119,17 @@ export async function numberBenchEvents(ch: ClickHouseClient): Promise<Numbering
     bitmapsS: s(t3 - t2),
     totalS: s(t3 - t0),
   };
+}
+
+/**
+ * The bitmap tables rebuilt from the numbered events (numberBenchEvents' last step; alone with
+ * BENCH_REBUILD_BITMAPS=1, after a run that stopped between the numbering and the bitmaps).
+ */
+export async function rebuildBenchBitmaps(ch: ClickHouseClient): Promise<void> {
+  for (const [table, where] of BITMAPS) {
+    await ch.command({ query: `TRUNCATE TABLE ${table}` });
+    await ch.command({ query: `INSERT INTO ${table} SELECT * FROM ${table}_src(${WHOLE}) ${where}` });
+  }
 }
 
 /**

@@ -32,7 +32,12 @@ import {
   PROFILE,
   SPAN_DAYS,
 } from "./analytics-data.js";
-import { type Numbering, numberBenchEvents, numberSessionValues } from "./analytics-numbers.js";
+import {
+  type Numbering,
+  numberBenchEvents,
+  numberSessionValues,
+  rebuildBenchBitmaps,
+} from "./analytics-numbers.js";
 import {
   type Answer,
   difference as answersDiffer,
@@ -710,6 +715,11 @@ async function main(): Promise<Record<string, unknown>> {
     // the read before them), after the rows are numbered: run again after a second size is loaded.
     const prepare = async () => {
       await number();
+      if (process.env.BENCH_REBUILD_BITMAPS === "1") {
+        const t0 = performance.now();
+        await rebuildBenchBitmaps(ch);
+        console.log(`bitmaps rebuilt in ${Math.round((performance.now() - t0) / 1000)} s`);
+      }
       const valuesS = await numberSessionValues(ch);
       if (valuesS !== undefined) {
         console.log(`session_values rebuilt with their session numbers in ${valuesS} s`);
