@@ -343,6 +343,20 @@ describe("dense player and session numbers", () => {
     );
   }
 
+  /** compare_rollup's session and player bitmaps (0034_compare_bitmaps.sql) per build, level and day. */
+  async function compareBitmaps(projectId: string) {
+    const rs = await testClickHouse().query({
+      query: `SELECT toString(build_id) AS build, toString(level) AS level, toString(day) AS day,
+          arraySort(bitmapToArray(groupBitmapMergeState(players))) AS players,
+          arraySort(bitmapToArray(groupBitmapMergeState(sessions))) AS sessions
+        FROM telemetry.compare_rollup WHERE project_id = {p:UUID}
+        GROUP BY build, level, day ORDER BY build, level, day`,
+      query_params: { p: projectId },
+      format: "JSONEachRow",
+    });
+    return rs.json<{ build: string; level: string; day: string; players: number[]; sessions: number[] }>();
+  }
+
   it("the backfill numbers stored events as ingest would have: by first event, page by page", async () => {
     const t = await seedTenant("pro", "Numbers Backfill Studio");
     const stored = { projectId: t.siblingProjectId, tenantId: t.tenantId };
@@ -379,6 +393,11 @@ describe("dense player and session numbers", () => {
     // Each page rebuilt the bitmaps of its rows' days: they hold what ingest's views hold.
     expect(await dayBitmaps(stored.projectId)).toEqual(await dayBitmaps(t.projectId));
     expect((await dayBitmaps(t.projectId)).flatMap((d) => d.sessions).length).toBeGreaterThanOrEqual(11);
+    // compare's session and player sets too: bitmaps since 0034, which number 0 stayed out of.
+    const compared = await compareBitmaps(t.projectId);
+    expect(compared.map((r) => r.level).sort()).toEqual(["build", "map_platform"]);
+    expect(compared.every((r) => r.sessions.length === 11 && r.players.length === 19)).toBe(true);
+    expect(await compareBitmaps(stored.projectId)).toEqual(compared);
     // Its funnel events (0029_funnel_anchors.sql) got the same numbers, by the player's hash.
     const funnel = await funnelNumbers(stored.projectId);
     expect(funnel.unnumbered).toBe(0);

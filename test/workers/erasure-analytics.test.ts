@@ -173,12 +173,12 @@ describe("after a player's erasure, every analytics read equals the reference wi
     ],
     [
       "compare_rollup",
-      "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
+      "sum(events), groupBitmapMerge(players), groupBitmapMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
       "AND level = 'map_platform'",
     ],
     [
       "compare_rollup",
-      "sum(events), uniqExactMerge(players), uniqExactMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
+      "sum(events), groupBitmapMerge(players), groupBitmapMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
       "AND level = 'build'",
     ],
     [

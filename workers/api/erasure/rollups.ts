@@ -40,8 +40,12 @@ export const REBUILT_ROLLUPS = [
   CH_BATCH_TOTALS,
 ];
 
-/** The bitmap tables among them: what the number backfill rebuilds (analytics/numbers-backfill.ts). */
-export const BITMAP_ROLLUPS = [CH_ACTOR_BUCKETS, CH_PLAYER_DIMS];
+/**
+ * The tables among them holding bitmaps of dense numbers: what the number backfill rebuilds
+ * (analytics/numbers-backfill.ts); compare_rollup's session and player sets are bitmaps since
+ * 0034_compare_bitmaps.sql.
+ */
+export const BITMAP_ROLLUPS = [CH_ACTOR_BUCKETS, CH_PLAYER_DIMS, CH_COMPARE_ROLLUP];
 
 /**
  * The rollups with a replay view (0032_rollup_replay.sql): a rebuild refills all of them from ONE read of
