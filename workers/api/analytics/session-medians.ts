@@ -147,7 +147,11 @@ export async function storeSessionMedianDay(
     { version: "string", stored: "unknown", events: "string", batches: "string", seen: "string" },
   );
   const same = latest !== undefined && latest.events === stamp.events && latest.batches === stamp.batches;
-  if (same && num(latest.stored) === 1) {
+  // A stored day stays current while its stamp holds and its counted sessions are still seen on no
+  // other day within NEIGHBOUR_DAYS: a late event of one of them on a neighbour day (which changes that
+  // day's stamp, not this one's) would keep every read holding both days from using it, so the day is
+  // stored again, counting that session no more.
+  if (same && num(latest.stored) === 1 && !(await countedMeetsNeighbours(ch, projectId, day))) {
     return "current";
   }
   const nextVersion = (): string => {
@@ -287,6 +291,23 @@ export async function storeSessionMedianDay(
   return "stored";
 }
 
+/**
+ * Whether a session the day's latest stored row counted is now seen on another day within
+ * NEIGHBOUR_DAYS (actor_buckets' day session bitmaps). Reads the day's stored row and a row per
+ * neighbour day.
+ */
+async function countedMeetsNeighbours(ch: ClickHouseClient, projectId: string, day: string): Promise<boolean> {
+  const [row] = await selectRows(
+    ch,
+    `SELECT sum(bitmapAndCardinality(l.counted, a.sessions)) AS n
+    FROM (${latestRows("day = {day:Date}")}) AS l
+    CROSS JOIN (${daySessionBitmaps("day >= {first:Date} AND day <= {last:Date} AND day != {day:Date}")}) AS a`,
+    { projectId, day, first: addDays(day, -NEIGHBOUR_DAYS), last: addDays(day, NEIGHBOUR_DAYS) },
+    { n: "unknown" },
+  );
+  return num(row?.n) > 0;
+}
+
 async function recordSeen(
   ch: ClickHouseClient,
   projectId: string,
@@ -353,8 +374,10 @@ export async function forgetSessionMedianDays(
 
 /**
  * The days of these projects the job should visit at `nowMs`: the closed days of the last
- * STORED_DAYS_BACK with events whose latest stored row is not a stored one with the current stamp.
- * One read of the projects' batch totals and stored rows of those days.
+ * STORED_DAYS_BACK with events whose latest stored row is not a stored one with the current stamp, or is
+ * one whose counted sessions are now seen on another day within NEIGHBOUR_DAYS (a late event on a
+ * neighbour day: storeSessionMedianDay stores it again). One read of the projects' day stamps, stored
+ * rows and day session bitmaps of those days (a row per project and day each).
  */
 export async function sessionMedianDaysDue(
   ch: ClickHouseClient,
@@ -369,22 +392,38 @@ export async function sessionMedianDaysDue(
     projects: projectIds,
     first: addDays(today, -(STORED_DAYS_BACK - 1)),
     last: addDays(today, -CLOSED_AFTER_DAYS),
+    neighboursFrom: addDays(today, -(STORED_DAYS_BACK - 1 + NEIGHBOUR_DAYS)),
+    neighboursTo: addDays(today, -CLOSED_AFTER_DAYS + NEIGHBOUR_DAYS),
   };
   const rows = await selectRows(
     ch,
     `
-    SELECT toString(b.project_id) AS project, toString(b.day) AS day
-    FROM (
-      ${stampsOf("project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}", true)}
-    ) AS b
-    LEFT JOIN (
-      SELECT project_id, day, stored, events, batches FROM ${CH_SESSION_MEDIAN_DAYS}
+    WITH latest AS (
+      SELECT project_id, day, stored, events, batches, counted FROM ${CH_SESSION_MEDIAN_DAYS}
       WHERE project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}
         AND (project_id, day, version) IN (SELECT project_id, day, max(version) FROM ${CH_SESSION_MEDIAN_DAYS}
           WHERE project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}
           GROUP BY project_id, day)
-    ) AS s ON s.project_id = b.project_id AND s.day = b.day
+    )
+    SELECT toString(b.project_id) AS project, toString(b.day) AS day
+    FROM (
+      ${stampsOf("project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}", true)}
+    ) AS b
+    LEFT JOIN latest AS s ON s.project_id = b.project_id AND s.day = b.day
     WHERE NOT (s.stored = 1 AND s.events = b.events AND s.batches = b.batches)
+      OR (b.project_id, b.day) IN (
+        SELECT l.project_id, l.day
+        FROM latest AS l
+        INNER JOIN (
+          SELECT project_id, day, groupBitmapMergeState(sessions) AS sessions FROM ${CH_ACTOR_BUCKETS}
+          WHERE project_id IN {projects:Array(UUID)} AND grain = 'day'
+            AND day >= {neighboursFrom:Date} AND day <= {neighboursTo:Date}
+          GROUP BY project_id, day
+        ) AS a ON a.project_id = l.project_id
+        WHERE l.stored = 1 AND a.day != l.day
+          AND a.day >= l.day - ${NEIGHBOUR_DAYS} AND a.day <= l.day + ${NEIGHBOUR_DAYS}
+        GROUP BY l.project_id, l.day
+        HAVING sum(bitmapAndCardinality(l.counted, a.sessions)) > 0)
     ORDER BY project, day`,
     params,
     { project: "string", day: "string" },
