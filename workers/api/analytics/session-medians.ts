@@ -296,7 +296,11 @@ export async function storeSessionMedianDay(
  * NEIGHBOUR_DAYS (actor_buckets' day session bitmaps). Reads the day's stored row and a row per
  * neighbour day.
  */
-async function countedMeetsNeighbours(ch: ClickHouseClient, projectId: string, day: string): Promise<boolean> {
+async function countedMeetsNeighbours(
+  ch: ClickHouseClient,
+  projectId: string,
+  day: string,
+): Promise<boolean> {
   const [row] = await selectRows(
     ch,
     `SELECT sum(bitmapAndCardinality(l.counted, a.sessions)) AS n
