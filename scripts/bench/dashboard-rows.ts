@@ -1,17 +1,26 @@
-// Where the dashboard's rows go: each statement its functions run (dashboardDistincts,
-// dashboardTotals), one at a time, with the rows and bytes ClickHouse read for it (readBy) and its
-// milliseconds, on a kept bench dir (BENCH_KEEP_DIR, loaded by bench:analytics):
-//   BENCH_KEEP_DIR=/tmp/dash-10m BENCH_DAYS=30 node --import tsx scripts/bench/dashboard-rows.ts
+// Where a read's rows and milliseconds go: each statement its functions run, one at a time, with the
+// rows and bytes ClickHouse read for it (readBy) and its milliseconds (median of BENCH_RUNS, default 5,
+// after a warm-up), on a kept bench dir (BENCH_KEEP_DIR, loaded by bench:analytics). BENCH_READS picks
+// the reads (dashboard by default; dashboard, retention, compare, cell, tails):
+//   BENCH_KEEP_DIR=/tmp/dash-10m BENCH_DAYS=30 BENCH_READS=dashboard,compare node --import tsx scripts/bench/dashboard-rows.ts
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type ClickHouseClient, createClient } from "@clickhouse/client-web";
+import { cellDrilldown } from "../../workers/api/analytics/cell.js";
+import { compareBuilds } from "../../workers/api/analytics/compare.js";
 import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics/dashboard.js";
+import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
+import { playerRetentionCohorts } from "../../workers/api/analytics/player-retention.js";
+import { withVerdicts } from "../../workers/api/analytics/verdicts.js";
 import { windowOf } from "../../workers/api/window.js";
 import { readBy } from "./rows-read.js";
 import { withBenchStack } from "./stack.js";
 import { printTable } from "./table.js";
 
 const DAYS = Number(process.env.BENCH_DAYS ?? 30);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const READS = (process.env.BENCH_READS ?? "dashboard").split(",").map((r) => r.trim());
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 /** The client, running its statements one after another, each measured; `rows` lists them. */
 function attributing(ch: ClickHouseClient) {
@@ -58,20 +67,50 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
   });
   const now = Date.now();
   const w = windowOf(DAYS, now);
-  // Once to warm the caches, then measured.
-  await Promise.all([
-    dashboardDistincts(ch, saved.projectId, w, now),
-    dashboardTotals(ch, saved.projectId, w),
-  ]);
-  const a = attributing(ch);
-  const total = await readBy(ch, async () => {
-    const [d, t] = await Promise.all([
-      dashboardDistincts(a.client, saved.projectId, w, now),
-      dashboardTotals(a.client, saved.projectId, w),
-    ]);
-    console.log(JSON.stringify({ mau: d.mau, dau: d.dau, sessions: d.sessions, events: t.events }));
-  });
-  printTable(["statement", "rows read", "MB read", "ms"], a.rows);
-  console.log(`total: ${total.rows.toLocaleString("en")} rows, ${(total.bytes / 1e6).toFixed(1)} MB`);
+  // The heatmap and its cell over 7 days, as bench:analytics measures them.
+  const w7 = windowOf(Math.min(DAYS, 7), now);
+  const p = saved.projectId;
+  const compared = { baseline: "1.24", candidate: "1.25" };
+  const map = { mapId: "maps/desert_outpost", cellSize: 25, includeZ: false } as const;
+  const reads: Record<string, (c: ClickHouseClient) => Promise<unknown>> = {
+    dashboard: (c) => Promise.all([dashboardDistincts(c, p, w, now), dashboardTotals(c, p, w)]),
+    retention: (c) => playerRetentionCohorts(c, p, w),
+    compare: (c) => withVerdicts(c, p, w, compared, compareBuilds(c, p, w, compared)),
+    cell: (c) =>
+      cellDrilldown(c, p, w7, { mapId: map.mapId, cellSize: 25, x: 0, y: 0, metric: "frame_time" }),
+    tails: (c) => heatmapCells(c, p, w7, { ...map, tails: true }),
+  };
+  for (const name of READS) {
+    const read = reads[name];
+    if (read === undefined) {
+      throw new Error(`BENCH_READS: unknown read ${name} (${Object.keys(reads).join(", ")})`);
+    }
+    // Once to warm the caches, then measured RUNS times; each statement's median.
+    await read(ch);
+    const byStatement = new Map<string, { rows: string; mb: string; ms: number[] }>();
+    const totals: number[] = [];
+    let total = { rows: 0, bytes: 0 };
+    for (let i = 0; i < RUNS; i++) {
+      const a = attributing(ch);
+      const t0 = performance.now();
+      total = await readBy(ch, async () => {
+        await read(a.client);
+      });
+      totals.push(performance.now() - t0);
+      for (const [text, rows, mb, ms] of a.rows) {
+        const seen = byStatement.get(text as string) ?? { rows: rows as string, mb: mb as string, ms: [] };
+        seen.ms.push(Number(ms));
+        byStatement.set(text as string, seen);
+      }
+    }
+    console.log(`\n${name} (${DAYS} days; statements one after another)`);
+    printTable(
+      ["statement", "rows read", "MB read", "median ms"],
+      [...byStatement].map(([text, r]) => [text, r.rows, r.mb, String(median(r.ms))]),
+    );
+    console.log(
+      `total: ${total.rows.toLocaleString("en")} rows, ${(total.bytes / 1e6).toFixed(1)} MB, median ${Math.round(median(totals))} ms`,
+    );
+  }
   await ch.close();
 });
