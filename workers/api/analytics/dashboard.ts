@@ -32,7 +32,8 @@ export type DashboardDistincts = {
  * range's days, hours, minutes and partial minutes of events (playersBetween). Nothing is stored or
  * stamped: a late batch, an erasure (which rebuilds the player's days) or the first read after ingest
  * all read what the bitmaps hold now, and an event ahead of the clock sits in its own future bucket.
- * Cost: a row per day of the window (two bitmaps each), per whole hour and minute of the rolling ranges'
+ * The window's days are merged once for both their counts and their sessions (a CTE is computed once per
+ * use). Cost: a row per day of the window (two bitmaps each), per whole hour and minute of the rolling ranges'
  * ends, and the events of at most two partial minutes (a partial hour 30 days ago): bounded by days, not
  * by events.
  */
@@ -54,9 +55,12 @@ export async function dashboardDistincts(
         AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       GROUP BY d
     )
-    SELECT 'day' AS metric, toString(d) AS key, bitmapCardinality(p) AS value FROM days
-    UNION ALL
-    SELECT 'sessions' AS metric, '' AS key, groupBitmapOr(s) AS value FROM days
+    SELECT r.1 AS metric, r.2 AS key, r.3 AS value
+    FROM (
+      SELECT groupArray(toString(d)) AS ds, groupArray(bitmapCardinality(p)) AS ps, groupBitmapOr(s) AS sessions
+      FROM days
+    )
+    ARRAY JOIN arrayPushBack(arrayMap((k, v) -> ('day', k, toUInt64(v)), ds, ps), ('sessions', '', toUInt64(sessions))) AS r
     UNION ALL
     SELECT 'mau' AS metric, '' AS key, groupBitmapMerge(bm) AS value FROM (${mau.sql})
     UNION ALL

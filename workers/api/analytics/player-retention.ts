@@ -17,7 +17,10 @@ export type RetentionCohort = {
  * bitmaps of dense numbers (actor_buckets' day grain, 0027_actor_buckets.sql), exactly: cohort(C) = players(C) minus the OR of
  * players(d) for every retained day d before C (a late event of an earlier day moves the player to that
  * cohort, as the bitmaps of that day then hold them), and day N's returns = |cohort(C) ∧ players(C + N)|.
- * The running OR is a window function over the days in order. Days from the window's end on cannot make a
+ * The running OR and the return days (the bitmap N days later, by a RANGE frame over the day's number) are
+ * window functions over the days in order, in one pass: the days' bitmaps are merged once (a CTE used in
+ * joins is computed once per use: four times, when the return days were joins; about twice the time at
+ * 100M events, docs/benchmarks.md). Days from the window's end on cannot make a
  * cohort of the window nor a return day of one that has ended, so they are not read.
  * Cost: one row (a bitmap) per retained day before the window's end: bounded by days, not by players or
  * events (the retired player_days read a row per player and day).
@@ -36,25 +39,24 @@ export async function playerRetentionCohorts(
       WHERE project_id = {projectId:UUID} AND grain = 'day' AND day < toDate({to:DateTime64(6, 'UTC')})
         AND day >= toDate({retainedFrom:DateTime64(6, 'UTC')})
       GROUP BY day
-    ),
-    cohorts AS (
-      SELECT day, bitmapAndnot(players, seen) AS cohort
+    )
+    SELECT toString(day) AS cohort_date,
+      bitmapCardinality(cohort) AS size,
+      bitmapAndCardinality(cohort, r1) AS d1,
+      bitmapAndCardinality(cohort, r7) AS d7,
+      bitmapAndCardinality(cohort, r30) AS d30
+    FROM (
+      SELECT day, bitmapAndnot(players, seen) AS cohort, r1, r7, r30
       FROM (
         SELECT day, players,
-          groupBitmapOrState(players) OVER (ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS seen
-        FROM days
+          groupBitmapOrState(players) OVER (ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS seen,
+          groupBitmapOrState(players) OVER (ORDER BY n RANGE BETWEEN 1 FOLLOWING AND 1 FOLLOWING) AS r1,
+          groupBitmapOrState(players) OVER (ORDER BY n RANGE BETWEEN 7 FOLLOWING AND 7 FOLLOWING) AS r7,
+          groupBitmapOrState(players) OVER (ORDER BY n RANGE BETWEEN 30 FOLLOWING AND 30 FOLLOWING) AS r30
+        FROM (SELECT day, toUInt32(day) AS n, players FROM days)
       )
       WHERE day >= toDate({from:DateTime64(6, 'UTC')})
-    )
-    SELECT toString(c.day) AS cohort_date,
-      bitmapCardinality(c.cohort) AS size,
-      bitmapAndCardinality(c.cohort, r1.players) AS d1,
-      bitmapAndCardinality(c.cohort, r7.players) AS d7,
-      bitmapAndCardinality(c.cohort, r30.players) AS d30
-    FROM cohorts AS c
-    LEFT JOIN days AS r1 ON r1.day = c.day + 1
-    LEFT JOIN days AS r7 ON r7.day = c.day + 7
-    LEFT JOIN days AS r30 ON r30.day = c.day + 30`,
+    )`,
     { projectId, from: w.from, to: w.to, retainedFrom: w.retainedFrom },
     { cohort_date: "string", size: "unknown", d1: "unknown", d7: "unknown", d30: "unknown" },
   );
