@@ -80,13 +80,29 @@ let erasedNumbers: { players: number[]; sessions: number[] };
 beforeAll(async () => {
   t = clocked(await seedTenant("enterprise", "Erasure Analytics Studio"), NOW);
   ds = generateDataset(4242, NOW);
-  await ingestAll(t, ds.events);
   // The identified player with the most events, so every read has something of theirs to lose.
   const perPlayer = new Map<string, number>();
   for (const e of ds.events.filter((e) => e.playerId !== "")) {
     perPlayer.set(e.playerId, (perPlayer.get(e.playerId) ?? 0) + 1);
   }
   victim = [...perPlayer.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? "";
+  // A second player in one of the victim's sessions (couch co-op): the session keeps that player's
+  // sample, so its session-keyed rows are derived again from it rather than only deleted.
+  const shared = ds.events.find(
+    (e) =>
+      e.playerId === victim &&
+      (e.perf?.frameTimeMs ?? 0) > 0 &&
+      e.pos !== undefined &&
+      e.buildId !== "" &&
+      e.mapId !== "",
+  );
+  expect(shared).toBeDefined();
+  ds.events.push({
+    ...(shared as GenEvent),
+    playerId: "co-op-player",
+    tsUs: (shared as GenEvent).tsUs + 1000,
+  });
+  await ingestAll(t, ds.events);
   const erased = erasedBy(victim, ds.events);
   kept = ds.events.filter((e) => !erased(e));
   expect(ds.events.length - kept.length).toBeGreaterThan(10);

@@ -64,6 +64,16 @@ export const REPLAYED_ROLLUPS: readonly string[] = [
   CH_BATCH_TOTALS,
 ];
 
+/**
+ * The rollups keyed by session (0012_session_values.sql, 0030_session_medians.sql): a row holds one
+ * session's samples of a day, so an erasure deletes the rows of the sessions it touched (the player's
+ * identified sessions and their anonymous one) instead of rebuilding every session of the player's days,
+ * and re-derives from the events left only the touched sessions another identified player also sent
+ * events in (`Bound.emptied` lists those that lost every event). The number backfill, which passes no
+ * `emptied`, rebuilds them by day like the others.
+ */
+export const SESSION_ROLLUPS: readonly string[] = [CH_SESSION_VALUES, CH_SESSION_CELLS];
+
 /** What one rebuild replaced: the rows of the player's days before it (merged or not). */
 export type RebuildOutcome = { table: string; rowsRemoved: number };
 
@@ -77,37 +87,48 @@ export type RebuildOutcome = { table: string; rowsRemoved: number };
  */
 export async function rebuildRollups(
   ch: ClickHouseClient,
-  bound: Pick<Bound, "project" | "player" | "identified" | "days">,
+  bound: Pick<Bound, "project" | "player" | "identified" | "days"> & Partial<Pick<Bound, "emptied">>,
   tables: readonly string[] = REBUILT_ROLLUPS,
 ): Promise<RebuildOutcome[]> {
   if (!bound.days.length) {
     return tables.map((table) => ({ table, rowsRemoved: 0 }));
   }
+  // An erasure's sessions (SESSION_ROLLUPS): every session it touched, and those of them left with
+  // another player's events.
+  const touched = [...new Set([...bound.identified, bound.player])];
+  const emptied = bound.emptied;
+  const bySession = (table: string) => emptied !== undefined && SESSION_ROLLUPS.includes(table);
+  const shared = emptied === undefined ? [] : touched.filter((s) => !emptied.includes(s));
   const params = {
     project: bound.project,
     days: bound.days,
     player: bound.player,
     identified: bound.identified,
+    touched,
+    shared,
   };
   const outcomes: RebuildOutcome[] = [];
-  // Every table's rows of the days go first, then the rows come back: the replayed tables together from
-  // one read of the events (the same filter as the `_src` views': the project, the days, not the player
-  // nor their identified sessions' anonymous events), the others one `_src` read each.
+  // Every table's rows of the days go first (of the touched sessions only, for the session-keyed ones),
+  // then the rows come back: the replayed tables together from one read of the events (the same filter
+  // as the `_src` views': the project, the days, not the player nor their identified sessions' anonymous
+  // events), the others one `_src` read each.
   for (const table of tables) {
+    const where = `project_id = {project:UUID} AND day IN {days:Array(Date)}${
+      bySession(table) ? " AND session IN (SELECT cityHash64(arrayJoin({touched:Array(String)})))" : ""
+    }`;
     const rs = await ch.query({
-      query: `SELECT count() AS n FROM ${table} WHERE project_id = {project:UUID} AND day IN {days:Array(Date)}`,
+      query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
       query_params: params,
       format: "JSONEachRow",
     });
     const [row] = await rs.json<{ n: string | number }>();
     await ch.command({
-      query: `DELETE FROM ${table} WHERE project_id = {project:UUID} AND day IN {days:Array(Date)}
-        SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+      query: `DELETE FROM ${table} WHERE ${where} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
       query_params: params,
     });
     outcomes.push({ table, rowsRemoved: Number(row?.n ?? 0) });
   }
-  const replayed = tables.filter((t) => REPLAYED_ROLLUPS.includes(t));
+  const replayed = tables.filter((t) => REPLAYED_ROLLUPS.includes(t) && !bySession(t));
   if (replayed.length) {
     // Cost: the project's events of the days, read once whatever the number of replayed tables.
     await ch.command({
@@ -118,12 +139,25 @@ export async function rebuildRollups(
       query_params: { ...params, targets: replayed.map((t) => t.slice(`${CH_DB}.`.length)) },
     });
   }
-  for (const table of tables.filter((t) => !REPLAYED_ROLLUPS.includes(t))) {
+  for (const table of tables.filter((t) => !REPLAYED_ROLLUPS.includes(t) && !bySession(t))) {
     await ch.command({
       query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
         days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})`,
       query_params: params,
     });
+  }
+  // The touched sessions that keep another player's events: their rows again, from those events alone.
+  // Cost: nothing when every touched session was emptied (the usual case: one player per session), else
+  // the `_src` read of the days for those sessions.
+  if (shared.length) {
+    for (const table of tables.filter(bySession)) {
+      await ch.command({
+        query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
+          days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})
+          WHERE session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
+        query_params: params,
+      });
+    }
   }
   return outcomes;
 }
