@@ -63,8 +63,13 @@ export type StoredState = (typeof STORED_STATES)[number];
  * one place that reads the per-day session bitmaps (0027_actor_buckets.sql, its day rows).
  */
 export function daySessionBitmaps(where: string): string {
-  return `SELECT day, groupBitmapMergeState(sessions) AS sessions FROM ${CH_ACTOR_BUCKETS}
-    WHERE project_id = {projectId:UUID} AND grain = 'day' AND ${where} GROUP BY day`;
+  return sessionBitmapsOf(`project_id = {projectId:UUID} AND ${where}`);
+}
+
+/** Each project's and day's session bitmap, the rows chosen by `scope` (over project_id and day). */
+function sessionBitmapsOf(scope: string): string {
+  return `SELECT project_id, day, groupBitmapMergeState(sessions) AS sessions FROM ${CH_ACTOR_BUCKETS}
+    WHERE grain = 'day' AND ${scope} GROUP BY project_id, day`;
 }
 
 /**
@@ -90,10 +95,32 @@ function dayStamps(where: string): string {
 
 /** The latest row of each stored day of the project ({projectId:UUID}), the days chosen by `where`. */
 function latestRows(where: string): string {
+  return latestOf(`project_id = {projectId:UUID} AND ${where}`);
+}
+
+/** The latest row of each stored project day, the rows chosen by `scope` (over project_id and day). */
+function latestOf(scope: string): string {
   return `SELECT * FROM ${CH_SESSION_MEDIAN_DAYS}
-    WHERE project_id = {projectId:UUID} AND ${where}
-      AND (day, version) IN (SELECT day, max(version) FROM ${CH_SESSION_MEDIAN_DAYS}
-        WHERE project_id = {projectId:UUID} AND ${where} GROUP BY day)`;
+    WHERE ${scope}
+      AND (project_id, day, version) IN (SELECT project_id, day, max(version) FROM ${CH_SESSION_MEDIAN_DAYS}
+        WHERE ${scope} GROUP BY project_id, day)`;
+}
+
+/**
+ * The (project_id, day) of the stored days (their latest rows chosen by `scope`, over project_id and
+ * day) whose counted sessions now show on another day within NEIGHBOUR_DAYS, among the day session
+ * bitmaps `neighbours` chooses: a late event of one of them on a neighbour day changes that day's stamp,
+ * not this one's, and would keep every read holding both days from using it, so the day is stored again.
+ * Reads a row per stored day and a row per neighbour day.
+ */
+function countedMetSql(scope: string, neighbours: string): string {
+  return `SELECT l.project_id AS project_id, l.day AS day
+    FROM (${latestOf(scope)}) AS l
+    INNER JOIN (${sessionBitmapsOf(neighbours)}) AS a ON a.project_id = l.project_id
+    WHERE l.stored = 1 AND a.day != l.day
+      AND a.day >= l.day - ${NEIGHBOUR_DAYS} AND a.day <= l.day + ${NEIGHBOUR_DAYS}
+    GROUP BY l.project_id, l.day
+    HAVING sum(bitmapAndCardinality(l.counted, a.sessions)) > 0`;
 }
 
 type Stamp = { events: string; batches: string };
@@ -148,9 +175,7 @@ export async function storeSessionMedianDay(
   );
   const same = latest !== undefined && latest.events === stamp.events && latest.batches === stamp.batches;
   // A stored day stays current while its stamp holds and its counted sessions are still seen on no
-  // other day within NEIGHBOUR_DAYS: a late event of one of them on a neighbour day (which changes that
-  // day's stamp, not this one's) would keep every read holding both days from using it, so the day is
-  // stored again, counting that session no more.
+  // other day within NEIGHBOUR_DAYS (countedMetSql); else it is stored again, counting those no more.
   if (same && num(latest.stored) === 1 && !(await countedMeetsNeighbours(ch, projectId, day))) {
     return "current";
   }
@@ -291,11 +316,7 @@ export async function storeSessionMedianDay(
   return "stored";
 }
 
-/**
- * Whether a session the day's latest stored row counted is now seen on another day within
- * NEIGHBOUR_DAYS (actor_buckets' day session bitmaps). Reads the day's stored row and a row per
- * neighbour day.
- */
+/** Whether the day's latest stored row is one countedMetSql finds (a session it counted shows nearby). */
 async function countedMeetsNeighbours(
   ch: ClickHouseClient,
   projectId: string,
@@ -303,9 +324,10 @@ async function countedMeetsNeighbours(
 ): Promise<boolean> {
   const [row] = await selectRows(
     ch,
-    `SELECT sum(bitmapAndCardinality(l.counted, a.sessions)) AS n
-    FROM (${latestRows("day = {day:Date}")}) AS l
-    CROSS JOIN (${daySessionBitmaps("day >= {first:Date} AND day <= {last:Date} AND day != {day:Date}")}) AS a`,
+    `SELECT count() AS n FROM (${countedMetSql(
+      "project_id = {projectId:UUID} AND day = {day:Date}",
+      "project_id = {projectId:UUID} AND day >= {first:Date} AND day <= {last:Date}",
+    )})`,
     { projectId, day, first: addDays(day, -NEIGHBOUR_DAYS), last: addDays(day, NEIGHBOUR_DAYS) },
     { n: "unknown" },
   );
@@ -399,35 +421,18 @@ export async function sessionMedianDaysDue(
     neighboursFrom: addDays(today, -(STORED_DAYS_BACK - 1 + NEIGHBOUR_DAYS)),
     neighboursTo: addDays(today, -CLOSED_AFTER_DAYS + NEIGHBOUR_DAYS),
   };
+  const scope = "project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}";
   const rows = await selectRows(
     ch,
     `
-    WITH latest AS (
-      SELECT project_id, day, stored, events, batches, counted FROM ${CH_SESSION_MEDIAN_DAYS}
-      WHERE project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}
-        AND (project_id, day, version) IN (SELECT project_id, day, max(version) FROM ${CH_SESSION_MEDIAN_DAYS}
-          WHERE project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}
-          GROUP BY project_id, day)
-    )
     SELECT toString(b.project_id) AS project, toString(b.day) AS day
-    FROM (
-      ${stampsOf("project_id IN {projects:Array(UUID)} AND day >= {first:Date} AND day <= {last:Date}", true)}
-    ) AS b
-    LEFT JOIN latest AS s ON s.project_id = b.project_id AND s.day = b.day
+    FROM (${stampsOf(scope, true)}) AS b
+    LEFT JOIN (${latestOf(scope)}) AS s ON s.project_id = b.project_id AND s.day = b.day
     WHERE NOT (s.stored = 1 AND s.events = b.events AND s.batches = b.batches)
-      OR (b.project_id, b.day) IN (
-        SELECT l.project_id, l.day
-        FROM latest AS l
-        INNER JOIN (
-          SELECT project_id, day, groupBitmapMergeState(sessions) AS sessions FROM ${CH_ACTOR_BUCKETS}
-          WHERE project_id IN {projects:Array(UUID)} AND grain = 'day'
-            AND day >= {neighboursFrom:Date} AND day <= {neighboursTo:Date}
-          GROUP BY project_id, day
-        ) AS a ON a.project_id = l.project_id
-        WHERE l.stored = 1 AND a.day != l.day
-          AND a.day >= l.day - ${NEIGHBOUR_DAYS} AND a.day <= l.day + ${NEIGHBOUR_DAYS}
-        GROUP BY l.project_id, l.day
-        HAVING sum(bitmapAndCardinality(l.counted, a.sessions)) > 0)
+      OR (b.project_id, b.day) IN (SELECT project_id, day FROM (${countedMetSql(
+        scope,
+        "project_id IN {projects:Array(UUID)} AND day >= {neighboursFrom:Date} AND day <= {neighboursTo:Date}",
+      )}))
     ORDER BY project, day`,
     params,
     { project: "string", day: "string" },
