@@ -1,6 +1,10 @@
 // The metric definitions of ARCHITECTURE.md computed in plain TypeScript over the generated events,
 // written without looking at the SQL: the analytics endpoints must agree with these.
 import type { GenEvent } from "./analytics-dataset.js";
+import { refWhy } from "./frame-causes-reference.js";
+import { bucketFloor } from "./quantize.js";
+
+export { bucketFloor };
 
 const DAY_MS = 86_400_000;
 
@@ -74,19 +78,6 @@ export function refDashboard(events: GenEvent[], days: number, fetchedAt: number
       .sort((a, b) => b.count - a.count || textOrder(a.event_name, b.event_name))
       .slice(0, 10),
   };
-}
-
-/**
- * A sample as percentiles count it (docs/analytics.md: Percentiles, workers/api/analytics/percentiles.ts):
- * the lower bound of its bucket, the Float64 values sharing sign, exponent and the 8 leading mantissa bits.
- */
-export function bucketFloor(v: number): number {
-  const bits = new DataView(new ArrayBuffer(8));
-  bits.setFloat64(0, v);
-  // Big-endian: the first 32 bits hold sign, exponent and the top 20 mantissa bits; keep 1 + 11 + 8.
-  bits.setUint32(0, bits.getUint32(0) & 0xfffff000);
-  bits.setUint32(4, 0);
-  return bits.getFloat64(0);
 }
 
 /**
@@ -581,6 +572,12 @@ export function refCell(events: GenEvent[], q: CellParams, nowMs: number) {
   >;
   const marks = q.profile?.marks[q.metric];
   const failMark = marks ? (marks.warn ?? marks.good) : null;
+  const causes = refWhy(events, xs, {
+    mapId: q.mapId,
+    marks: q.profile?.marks,
+    fromUs: w.fromUs,
+    toUs: w.toUs,
+  });
   const dims = {
     build_id: (e: GenEvent) => e.buildId,
     platform: (e: GenEvent) => e.platform,
@@ -607,6 +604,7 @@ export function refCell(events: GenEvent[], q: CellParams, nowMs: number) {
             failMark === null || judged.length === 0
               ? null
               : share(judged.filter((v) => worseThan(q.metric, v, failMark)).length, judged.length),
+          ...causes.group(es),
         };
       });
       rows.sort(
@@ -708,6 +706,7 @@ export function refCell(events: GenEvent[], q: CellParams, nowMs: number) {
         }
       : null,
     breakdowns,
+    why: causes.why,
     worstSessions,
     repro: {
       mapId: q.mapId,

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
+import { CH_CELL_SAMPLES, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
 import {
   METRIC,
   METRIC_KEYS,
@@ -10,6 +10,17 @@ import {
 } from "../../shared/telemetry/metrics.js";
 import type { Window } from "../window.js";
 import { CELL_SAMPLE_DEVICE_COLUMNS, withSessionDevices } from "./device.js";
+import {
+  BOUNDS,
+  type Bound,
+  boundCodeSql,
+  boundCounts,
+  HITCH_FACTOR,
+  MAX_HEARTBEAT_GAP_MS,
+  type SlowBasis,
+  slowBasis,
+  slowSql,
+} from "./frame-causes.js";
 import { quantized } from "./percentiles.js";
 import { byText, num, pct, selectRows } from "./select.js";
 
@@ -90,6 +101,32 @@ export type BreakdownGroup = {
   meanFps: number | null;
   p95FrameTime: number | null;
   failingPct: number | null;
+  /** The group's slow heartbeats (the drill-down's `why.basis`) and what bounds their frames. */
+  slow: number;
+  bounds: Record<Bound, number>;
+  /** Heartbeats judged for hitches (a frame time and a session median) and the hitches among them. */
+  hitchJudged: number;
+  hitches: number;
+  hitchesPerMinute: number | null;
+};
+
+/** Heartbeats judged for hitches, and the hitches among them. */
+export type HitchCount = { judged: number; hitches: number; pct: number | null };
+
+/** Why the cell is slow: what bounds its slow heartbeats' frames, and its hitches (frame-causes.ts). */
+export type CellWhy = SlowBasis & {
+  heartbeats: number;
+  slow: number;
+  bounds: Array<{ bound: Bound; slow: number; pct: number | null }>;
+  hitches: HitchCount & {
+    /** The median gap between a session's consecutive heartbeats in the cell (at most a minute), ms. */
+    heartbeatIntervalMs: number | null;
+    minutesPlayed: number | null;
+    perMinute: number | null;
+    /** Each session's first heartbeat in the cell, against its later ones. */
+    firstVisit: HitchCount;
+    laterVisits: HitchCount;
+  };
 };
 
 export type Device = {
@@ -138,6 +175,7 @@ export type CellDrilldown = {
     }>;
   } | null;
   breakdowns: Record<BreakdownDimension, BreakdownGroup[]>;
+  why: CellWhy;
   worstSessions: WorstSession[];
   repro: {
     mapId: string;
@@ -174,7 +212,30 @@ const worse = (m: MetricKey, mark: string) => `${METRIC[m].column} ${worseOp(MET
  * device.ts), for the statements that group by device: breakdowns, worst sessions, the repro's device.
  */
 const withDevices = (where: string) =>
-  withSessionDevices(CH_CELL_SAMPLES, where, CELL_SAMPLE_DEVICE_COLUMNS, ["memory_mb"], undefined, true);
+  withSessionDevices(
+    CH_CELL_SAMPLES,
+    where,
+    [...CELL_SAMPLE_DEVICE_COLUMNS, "memory_total_mb"],
+    ["memory_mb"],
+    undefined,
+    true,
+  );
+
+/**
+ * Each session's median frame time on the map over the window's days (`st_frame`, quantized as every
+ * stored median: at most 0.39 % below the raw one), for the sessions and builds of the cell's samples:
+ * the typical frame a hitch is measured against. From telemetry.session_values (0012), whose key
+ * (project, build, day, map, session) keeps the read to the cell's builds' days of the map and, within
+ * them, the granules of the cell's sessions.
+ */
+const sessionTypicalFrames = (where: string) => `(
+      SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
+      FROM ${CH_SESSION_VALUES}
+      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day <= toDate({to:DateTime64(6, 'UTC')})
+        AND build_id IN (SELECT build_id FROM ${CH_CELL_SAMPLES} WHERE ${where})
+        AND session IN (SELECT cityHash64(session_id) FROM ${CH_CELL_SAMPLES} WHERE ${where})
+      GROUP BY session)`;
 
 /** The profile mark a sample must pass not to count as failing: warn, or good where warn is unset (the heatmap's red). */
 function failMark(q: CellQuery): number | null {
@@ -187,7 +248,9 @@ const FORMAT_TS = (expr: string) => `formatDateTime(${expr}, '%Y-%m-%dT%H:%i:%S.
 /** The WHERE every statement of the drill-down shares, and its parameters (the benchmark EXPLAINs it). */
 export function cellScope(projectId: string, w: Window, q: CellQuery) {
   const mark = failMark(q);
+  const slow = slowBasis(q.profile);
   const params = {
+    slowMark: slow.threshold ?? 0,
     projectId,
     from: w.from,
     to: w.to,
@@ -210,7 +273,7 @@ export function cellScope(projectId: string, w: Window, q: CellQuery) {
       ]),
     ),
   };
-  return { where: scope(q), params, mark };
+  return { where: scope(q), params, mark, slow };
 }
 
 export async function cellDrilldown(
@@ -219,8 +282,8 @@ export async function cellDrilldown(
   w: Window,
   q: CellQuery,
 ): Promise<CellDrilldown> {
-  const { where, params, mark } = cellScope(projectId, w, q);
-  const rows = await cellRows(ch, where, params, q);
+  const { where, params, mark, slow } = cellScope(projectId, w, q);
+  const rows = await cellRows(ch, where, params, q, slow);
   const summary = (rows.find((r) => num(r.role) === ROLE.summary) ?? {}) as Record<string, unknown>;
   const total = num(summary.samples);
   const distributions = Object.fromEntries(
@@ -292,7 +355,8 @@ export async function cellDrilldown(
           ),
         }
       : null,
-    breakdowns: breakdownsOf(rows, mark),
+    breakdowns: breakdownsOf(rows, mark, intervalOf(summary)),
+    why: whyOf(summary, slow),
     worstSessions: worstSessionsOf(rows),
     repro: {
       mapId: q.mapId,
@@ -372,6 +436,7 @@ async function cellRows(
   where: string,
   params: Record<string, unknown>,
   q: CellQuery,
+  slow: SlowBasis,
 ): Promise<Record<string, unknown>[]> {
   const { column: c, better } = METRIC[q.metric];
   const tailLevel = better === "higher" ? 0.05 : 0.95;
@@ -423,6 +488,16 @@ async function cellRows(
         ${FORMAT_TS(`minIf(timestamp, ${summary})`)} AS first_seen,
         ${FORMAT_TS(`maxIf(timestamp, ${summary})`)} AS last_seen,
         ${perMetric.join(",\n        ")},
+        countIf(is_slow AND ${summary}) AS why_slow,
+        sumMapIf([bound_code], [toUInt64(1)], is_slow AND ${summary}) AS why_bounds,
+        countIf(hitch_judged AND ${summary}) AS h_judged, countIf(is_hitch AND ${summary}) AS h_hitches,
+        countIf(hitch_judged AND first_visit AND ${summary}) AS h_first_judged,
+        countIf(is_hitch AND first_visit AND ${summary}) AS h_first_hitches,
+        quantileExactLowIf(0.5)(gap_ms, gap_ms <= ${MAX_HEARTBEAT_GAP_MS} AND ${summary}) AS h_interval,
+        countIf(gap_ms <= ${MAX_HEARTBEAT_GAP_MS} AND ${summary}) AS h_gaps,
+        countIf(is_slow AND ${breakdown}) AS b_slow,
+        sumMapIf([bound_code], [toUInt64(1)], is_slow AND ${breakdown}) AS b_bounds,
+        countIf(hitch_judged AND ${breakdown}) AS b_h_judged, countIf(is_hitch AND ${breakdown}) AS b_hitches,
         countIf(${breakdown}) AS b_samples, avgIf(fps, ${breakdown}) AS b_mean_fps,
         ${percentileIf(0.95, "frame_time", breakdown)} AS b_p95_frame_time,
         countIf(isNotNull(${c}) AND ${breakdown}) AS b_judged,
@@ -451,9 +526,18 @@ async function cellRows(
           ORDER BY s_p95_frame_time DESC NULLS LAST, s_p05_fps ASC NULLS LAST, key) AS session_rank
       FROM (
         SELECT ${CELL_COLUMNS.join(", ")}, ${perSample.join(", ")},
-          quantileExactWeighted(${tailLevel})(qv_${q.metric}, toUInt8(1)) OVER () AS tail_at
-        FROM ${withDevices(where)}
+          quantileExactWeighted(${tailLevel})(qv_${q.metric}, toUInt8(1)) OVER () AS tail_at,
+          ${boundCodeSql("memory_total_mb")} AS bound_code,
+          ${slowSql(slow)} AS is_slow,
+          isNotNull(frame_time_ms) AND st_frame > 0 AS hitch_judged,
+          hitch_judged AND frame_time_ms > ${HITCH_FACTOR} * st_frame AS is_hitch,
+          row_number() OVER visits = 1 AS first_visit,
+          if(first_visit, NULL, dateDiff('microsecond', lagInFrame(timestamp) OVER visits, timestamp) / 1000) AS gap_ms
+        FROM ${withDevices(where)} AS c
+        LEFT JOIN ${sessionTypicalFrames(where)} AS st ON st.st_session = cityHash64(c.session_id)
         WHERE ${where}
+        WINDOW visits AS (PARTITION BY session_id ORDER BY timestamp, batch_id, event_index
+          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
       )
       ARRAY JOIN arrayConcat([${roles.join(", ")}], if(ifNull(${isTail}, 0), [${tailRoles.join(", ")}], [])) AS rk
       GROUP BY rk.1 AS role, rk.2 AS key
@@ -471,6 +555,7 @@ async function cellRows(
 function breakdownsOf(
   rows: Record<string, unknown>[],
   mark: number | null,
+  intervalMs: number | null,
 ): Record<BreakdownDimension, BreakdownGroup[]> {
   const out = Object.fromEntries(BREAKDOWN_DIMENSIONS.map((d) => [d, [] as BreakdownGroup[]])) as Record<
     BreakdownDimension,
@@ -490,12 +575,71 @@ function breakdownsOf(
       meanFps: orNull(r.b_mean_fps),
       p95FrameTime: orNull(r.b_p95_frame_time),
       failingPct: mark === null || judged === 0 ? null : pct(num(r.b_failing), judged),
+      slow: num(r.b_slow),
+      bounds: boundCounts(r.b_bounds),
+      hitchJudged: num(r.b_h_judged),
+      hitches: num(r.b_hitches),
+      hitchesPerMinute: perMinute(num(r.b_hitches), num(r.b_h_judged), intervalMs),
     });
   }
   for (const d of BREAKDOWN_DIMENSIONS) {
     out[d] = out[d].sort(worstFirst).slice(0, BREAKDOWN_LIMIT);
   }
   return out;
+}
+
+/** The cell's heartbeat interval: the median gap between a session's consecutive heartbeats there. */
+function intervalOf(summary: Record<string, unknown>): number | null {
+  return num(summary.h_gaps) ? orNull(summary.h_interval) : null;
+}
+
+/**
+ * Hitches per minute played: the judged heartbeats stand for `intervalMs` of play each (the SDKs send
+ * one per interval), so the minutes played are judged × interval. Null without an interval or a
+ * judged heartbeat.
+ */
+function perMinute(hitches: number, judged: number, intervalMs: number | null): number | null {
+  const minutes = minutesOf(judged, intervalMs);
+  return minutes === null ? null : Math.round((hitches / minutes) * 100) / 100;
+}
+
+const minutesOf = (judged: number, intervalMs: number | null) =>
+  intervalMs === null || intervalMs <= 0 || judged === 0 ? null : (judged * intervalMs) / 60_000;
+
+const hitchCount = (judged: number, hitches: number) => ({
+  judged,
+  hitches,
+  pct: judged === 0 ? null : pct(hitches, judged),
+});
+
+/** The summary's `why`: the slow heartbeats' bounds, and the cell's hitches (first visits apart). */
+function whyOf(summary: Record<string, unknown>, slow: SlowBasis): CellWhy {
+  const slowN = num(summary.why_slow);
+  const counts = boundCounts(summary.why_bounds);
+  const judged = num(summary.h_judged);
+  const hitches = num(summary.h_hitches);
+  const firstJudged = num(summary.h_first_judged);
+  const firstHitches = num(summary.h_first_hitches);
+  const interval = intervalOf(summary);
+  const minutes = minutesOf(judged, interval);
+  return {
+    ...slow,
+    heartbeats: num(summary.samples),
+    slow: slowN,
+    bounds: BOUNDS.map((bound) => ({
+      bound,
+      slow: counts[bound],
+      pct: slowN === 0 ? null : pct(counts[bound], slowN),
+    })),
+    hitches: {
+      ...hitchCount(judged, hitches),
+      heartbeatIntervalMs: interval,
+      minutesPlayed: minutes === null ? null : Math.round(minutes * 100) / 100,
+      perMinute: perMinute(hitches, judged, interval),
+      firstVisit: hitchCount(firstJudged, firstHitches),
+      laterVisits: hitchCount(judged - firstJudged, hitches - firstHitches),
+    },
+  };
 }
 
 /** Highest failing share, then highest p95 frame time (none last), then most samples, then by key. */

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { METRIC_KEYS, METRICS, type MetricKey } from "../../../shared/telemetry/metrics.js";
 import { COMPARE_METRICS } from "../../analytics/compare.js";
+import { BOUNDS } from "../../analytics/frame-causes.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
 import { REGRESSION_GROUPINGS, REGRESSION_METRICS, VERDICTS } from "../../analytics/regressions.js";
 
@@ -433,6 +434,9 @@ export const HeatmapCellQuery = z
   });
 
 const nullable = (d: string) => z.number().nullable().describe(d);
+const boundCountsSchema = z.object(
+  Object.fromEntries(BOUNDS.map((b) => [b, count])) as Record<(typeof BOUNDS)[number], typeof count>,
+);
 const groups = z.array(
   z
     .object({
@@ -443,9 +447,57 @@ const groups = z.array(
       failingPct: nullable(
         "Percentage (2 decimals) of the group's samples of `metric` worse than the profile's warn mark (good where warn is unset); null without a profile defining it",
       ),
+      slow: count.describe("The group's slow heartbeats, judged as the drill-down's why.basis says"),
+      bounds: boundCountsSchema.describe("The group's slow heartbeats by what bounds their frame"),
+      hitchJudged: count.describe(
+        "Heartbeats judged for hitches: a frame time and a median of their session",
+      ),
+      hitches: count.describe("Hitches among them"),
+      hitchesPerMinute: nullable(
+        "Hitches per minute played (the cell's heartbeat interval); null without one",
+      ),
     })
     .openapi("CellBreakdownGroup"),
 );
+const hitchCount = z.object({
+  judged: count,
+  hitches: count,
+  pct: nullable("Percentage (2 decimals) of the judged heartbeats that are hitches; null without one"),
+});
+const why = z
+  .object({
+    basis: z
+      .enum(["frame_time", "fps", "all"])
+      .describe(
+        "What makes a heartbeat slow: frame time over the profile's frame-time mark (warn, else good), else fps under its fps mark, else (no profile, or neither mark) every heartbeat counts",
+      ),
+    threshold: nullable("The mark of the basis; null for all"),
+    heartbeats: count.describe("Heartbeats (performance samples) in the cell"),
+    slow: count.describe("Slow heartbeats"),
+    bounds: z
+      .array(
+        z.object({
+          bound: z.enum(BOUNDS),
+          slow: count,
+          pct: nullable("Percentage (2 decimals) of the slow heartbeats; null without one"),
+        }),
+      )
+      .describe(
+        "Every bound, in the rule's order: gpu, game_thread, render_thread (the longest stage, when it takes at least 80 % of the frame), io (the heartbeat window's disk read time at least one frame), memory (memory used at least 90 % of the device's total), unknown (nothing collected explains the frame)",
+      ),
+    hitches: hitchCount
+      .extend({
+        heartbeatIntervalMs: nullable(
+          "Median gap between a session's consecutive heartbeats in the cell (gaps over 60 s are separate visits)",
+        ),
+        minutesPlayed: nullable("Judged heartbeats × the interval, in minutes"),
+        perMinute: nullable("Hitches per minute played"),
+        firstVisit: hitchCount.describe("Each session's first heartbeat in the cell"),
+        laterVisits: hitchCount.describe("The sessions' later heartbeats in the cell"),
+      })
+      .describe("A hitch: a frame time over twice its session's median frame time on the map in the window"),
+  })
+  .openapi("CellWhy");
 const device = z
   .object({
     gpu: z.string().nullable(),
@@ -518,6 +570,7 @@ export const CellDrilldownSchema = z
       resolution: groups,
       os_version: groups,
     }),
+    why,
     worstSessions: z.array(
       z
         .object({

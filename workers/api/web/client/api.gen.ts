@@ -1600,6 +1600,7 @@ export interface components {
                 resolution: components["schemas"]["CellBreakdownGroup"][];
                 os_version: components["schemas"]["CellBreakdownGroup"][];
             };
+            why: components["schemas"]["CellWhy"];
             worstSessions: components["schemas"]["CellWorstSession"][];
             repro: components["schemas"]["CellRepro"];
         };
@@ -1633,6 +1634,71 @@ export interface components {
             p95FrameTime: number | null;
             /** @description Percentage (2 decimals) of the group's samples of `metric` worse than the profile's warn mark (good where warn is unset); null without a profile defining it */
             failingPct: number | null;
+            /** @description The group's slow heartbeats, judged as the drill-down's why.basis says */
+            slow: number;
+            /** @description The group's slow heartbeats by what bounds their frame */
+            bounds: {
+                gpu: number;
+                game_thread: number;
+                render_thread: number;
+                io: number;
+                memory: number;
+                unknown: number;
+            };
+            /** @description Heartbeats judged for hitches: a frame time and a median of their session */
+            hitchJudged: number;
+            /** @description Hitches among them */
+            hitches: number;
+            /** @description Hitches per minute played (the cell's heartbeat interval); null without one */
+            hitchesPerMinute: number | null;
+        };
+        CellWhy: {
+            /**
+             * @description What makes a heartbeat slow: frame time over the profile's frame-time mark (warn, else good), else fps under its fps mark, else (no profile, or neither mark) every heartbeat counts
+             * @enum {string}
+             */
+            basis: "frame_time" | "fps" | "all";
+            /** @description The mark of the basis; null for all */
+            threshold: number | null;
+            /** @description Heartbeats (performance samples) in the cell */
+            heartbeats: number;
+            /** @description Slow heartbeats */
+            slow: number;
+            /** @description Every bound, in the rule's order: gpu, game_thread, render_thread (the longest stage, when it takes at least 80 % of the frame), io (the heartbeat window's disk read time at least one frame), memory (memory used at least 90 % of the device's total), unknown (nothing collected explains the frame) */
+            bounds: {
+                /** @enum {string} */
+                bound: "gpu" | "game_thread" | "render_thread" | "io" | "memory" | "unknown";
+                slow: number;
+                /** @description Percentage (2 decimals) of the slow heartbeats; null without one */
+                pct: number | null;
+            }[];
+            /** @description A hitch: a frame time over twice its session's median frame time on the map in the window */
+            hitches: {
+                judged: number;
+                hitches: number;
+                /** @description Percentage (2 decimals) of the judged heartbeats that are hitches; null without one */
+                pct: number | null;
+                /** @description Median gap between a session's consecutive heartbeats in the cell (gaps over 60 s are separate visits) */
+                heartbeatIntervalMs: number | null;
+                /** @description Judged heartbeats × the interval, in minutes */
+                minutesPlayed: number | null;
+                /** @description Hitches per minute played */
+                perMinute: number | null;
+                /** @description Each session's first heartbeat in the cell */
+                firstVisit: {
+                    judged: number;
+                    hitches: number;
+                    /** @description Percentage (2 decimals) of the judged heartbeats that are hitches; null without one */
+                    pct: number | null;
+                };
+                /** @description The sessions' later heartbeats in the cell */
+                laterVisits: {
+                    judged: number;
+                    hitches: number;
+                    /** @description Percentage (2 decimals) of the judged heartbeats that are hitches; null without one */
+                    pct: number | null;
+                };
+            };
         };
         CellWorstSession: {
             sessionId: string;
