@@ -1,0 +1,277 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import type { GenEvent, Perf } from "../support/analytics-dataset.js";
+import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
+import { type CellParams, refCell } from "../support/analytics-reference.js";
+import { seedTenant, type Tenant } from "../support/harness.js";
+import { insertProfile } from "../support/records.js";
+
+// Why a cell is slow (docs/analytics.md, "Why a cell is slow"), on sessions whose causes are known: a
+// GPU-bound bog on one GPU with a few game-thread-bound frames on another, a game-thread-bound town, a
+// cave whose first entry stalls on disk reads, a cell under memory pressure beside an SDK that sends only
+// fps. Each answer is checked against the hand-computed figures and the reference (refCell's `why`).
+
+const NOW = Date.now();
+const BUILD = "3.1.0";
+const MAP = "wetlands";
+const HEARTBEAT_MS = 10_000;
+
+let t: Tenant;
+let events: GenEvent[];
+let frameProfile: string;
+let fpsProfile: string;
+
+const FRAME_MARKS = {
+  fps: { good: null, warn: null },
+  frame_time: { good: 16.7, warn: 33 },
+  memory: { good: null, warn: null },
+  gpu_time: { good: null, warn: null },
+};
+const FPS_MARKS = { ...FRAME_MARKS, fps: { good: 60, warn: 30 }, frame_time: { good: null, warn: null } };
+
+/** Cell origins (cell size 25) of each place. */
+const CELLS = {
+  bog: { x: 0, y: 0 },
+  town: { x: 50, y: 0 },
+  cave: { x: 150, y: 0 },
+  attic: { x: 250, y: 0 },
+  field: { x: 400, y: 0 },
+} as const;
+
+let clock = 0;
+/** One heartbeat of `session` in `place`, HEARTBEAT_MS after the previous one of the file. */
+function beat(
+  session: string,
+  place: keyof typeof CELLS,
+  perf: Perf,
+  extra: Partial<GenEvent> = {},
+): GenEvent {
+  clock += 1;
+  const c = CELLS[place];
+  return {
+    tsUs: (NOW - 3_600_000 + clock * HEARTBEAT_MS) * 1000,
+    eventName: "perf_heartbeat",
+    sessionId: session,
+    playerId: `player-${session}`,
+    buildId: BUILD,
+    mapId: MAP,
+    platform: "windows",
+    pos: { x: c.x + 5 + (clock % 10), y: c.y + 7 },
+    perf,
+    ...extra,
+  };
+}
+
+/** A session's ordinary frames elsewhere on the map: its median frame time is 16 ms. */
+const ordinary = (session: string, n: number, extra: Partial<GenEvent> = {}) =>
+  Array.from({ length: n }, () =>
+    beat(
+      session,
+      "field",
+      { frameTimeMs: 16, fps: 62.5, gpuTimeMs: 9, gameThreadMs: 8, renderThreadMs: 6 },
+      extra,
+    ),
+  );
+
+function scenario(): GenEvent[] {
+  const rtx3060 = { device: { gpu: "RTX 3060" } };
+  const rtx4070 = { device: { gpu: "RTX 4070" } };
+  const out: GenEvent[] = [];
+  // The bog: six GPU-bound 40 ms frames on an RTX 3060; on an RTX 4070, three 20 ms frames (not slow)
+  // and two game-thread-bound 36 ms frames.
+  out.push(...ordinary("bog-a", 10, rtx3060));
+  for (let i = 0; i < 6; i++) {
+    out.push(
+      beat(
+        "bog-a",
+        "bog",
+        { frameTimeMs: 40, fps: 25, gpuTimeMs: 38, gameThreadMs: 12, renderThreadMs: 9 },
+        rtx3060,
+      ),
+    );
+  }
+  out.push(...ordinary("bog-b", 10, rtx4070));
+  for (let i = 0; i < 3; i++) {
+    out.push(
+      beat(
+        "bog-b",
+        "bog",
+        { frameTimeMs: 20, fps: 50, gpuTimeMs: 17, gameThreadMs: 10, renderThreadMs: 8 },
+        rtx4070,
+      ),
+    );
+  }
+  for (let i = 0; i < 2; i++) {
+    out.push(
+      beat(
+        "bog-b",
+        "bog",
+        { frameTimeMs: 36, fps: 27.5, gpuTimeMs: 14, gameThreadMs: 34, renderThreadMs: 20 },
+        rtx4070,
+      ),
+    );
+  }
+  // The town: game-thread bound, 48 ms frames of 45 ms on the game thread.
+  out.push(...ordinary("town-a", 6));
+  for (let i = 0; i < 4; i++) {
+    out.push(
+      beat("town-a", "town", {
+        frameTimeMs: 48,
+        fps: 20.75,
+        gpuTimeMs: 11,
+        gameThreadMs: 45,
+        renderThreadMs: 12,
+      }),
+    );
+  }
+  // The cave: three sessions, each stalling 120 ms on its first heartbeat there (400 ms of disk reads in
+  // the window, neither thread nor GPU near the frame), then four ordinary frames.
+  for (const s of ["cave-1", "cave-2", "cave-3"]) {
+    out.push(...ordinary(s, 8));
+    out.push(
+      beat(
+        s,
+        "cave",
+        { frameTimeMs: 120, fps: 8.25, gpuTimeMs: 6, gameThreadMs: 14, renderThreadMs: 5 },
+        { metrics: { "io.read_time_ms": 400, "io.read_bytes": 52_428_800, "io.read_ops": 120 } },
+      ),
+    );
+    for (let i = 0; i < 4; i++) {
+      out.push(
+        beat(
+          s,
+          "cave",
+          { frameTimeMs: 16, fps: 62.5, gpuTimeMs: 9, gameThreadMs: 8, renderThreadMs: 6 },
+          { metrics: { "io.read_time_ms": 0.5, "io.read_bytes": 4096, "io.read_ops": 1 } },
+        ),
+      );
+    }
+  }
+  // The attic: a 4 GB device (its session's device_info) using 3.9 GB, 50 ms frames with idle stages;
+  // and an SDK sending only fps (20) beside it: nothing collected explains its frames.
+  out.push({
+    tsUs: (NOW - 3_700_000) * 1000,
+    eventName: "device_info",
+    sessionId: "attic-1",
+    playerId: "player-attic-1",
+    buildId: BUILD,
+    mapId: MAP,
+    platform: "android",
+    attributes: { memory_total_mb: "4096" },
+  });
+  for (let i = 0; i < 3; i++) {
+    out.push(
+      beat("attic-1", "attic", {
+        frameTimeMs: 50,
+        fps: 20,
+        gpuTimeMs: 10,
+        gameThreadMs: 12,
+        memoryUsedBytes: 3900 * 1_048_576,
+      }),
+    );
+  }
+  for (let i = 0; i < 2; i++) {
+    out.push(beat("fps-1", "attic", { fps: 20 }));
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  t = clocked(await seedTenant("enterprise", "Why Studio"), NOW);
+  events = scenario();
+  await ingestAll(t, events);
+  frameProfile = await insertProfile(t.projectId, { name: "PC 30", frameTimeGood: 16.7, frameTimeWarn: 33 });
+  fpsProfile = await insertProfile(t.projectId, { name: "Mobile 30", fpsGood: 60, fpsWarn: 30 });
+}, 240_000);
+
+type Why = ReturnType<typeof refCell>["why"];
+type Group = ReturnType<typeof refCell>["breakdowns"][string][number];
+
+async function cell(place: keyof typeof CELLS, profile: "frame" | "fps" | null) {
+  const q: CellParams = { mapId: MAP, cellSize: 25, days: 7, metric: "frame_time", ...CELLS[place] };
+  const params = new URLSearchParams({
+    mapId: MAP,
+    cellSize: "25",
+    days: "7",
+    metric: "frame_time",
+    x: String(q.x),
+    y: String(q.y),
+  });
+  if (profile) {
+    params.set("profileId", profile === "frame" ? frameProfile : fpsProfile);
+  }
+  const got = await getData<{ why: Why; breakdowns: Record<string, Group[]> }>(t, `/heatmap/cell?${params}`);
+  const marks = profile === "frame" ? FRAME_MARKS : FPS_MARKS;
+  const want = refCell(events, { ...q, ...(profile ? { profile: { id: "", name: "", marks } } : {}) }, NOW);
+  // The whole `why` and every group's new fields equal the reference's.
+  expect(got.why).toEqual(JSON.parse(JSON.stringify(want.why)));
+  for (const [dim, groups] of Object.entries(want.breakdowns)) {
+    const pick = (g: Group) => [g.key, g.slow, g.bounds, g.hitchJudged, g.hitches, g.hitchesPerMinute];
+    expect(got.breakdowns[dim]?.map(pick), dim).toEqual(JSON.parse(JSON.stringify(groups.map(pick))));
+  }
+  return got;
+}
+
+const boundsOf = (why: Why) =>
+  Object.fromEntries(why.bounds.filter((b) => b.slow > 0).map((b) => [b.bound, [b.slow, b.pct]]));
+
+describe("why a cell is slow", () => {
+  it("the bog: 75 % of its slow frames GPU-bound, all of them on the RTX 3060", async () => {
+    const got = await cell("bog", "frame");
+    expect(got.why.basis).toBe("frame_time");
+    expect(got.why.threshold).toBe(33);
+    expect(got.why.heartbeats).toBe(11);
+    expect(got.why.slow).toBe(8);
+    expect(boundsOf(got.why)).toEqual({ gpu: [6, 75], game_thread: [2, 25] });
+    const byGpu = Object.fromEntries((got.breakdowns.gpu ?? []).map((g) => [g.key, g]));
+    expect(byGpu["RTX 3060"]?.slow).toBe(6);
+    expect(byGpu["RTX 3060"]?.bounds.gpu).toBe(6);
+    expect(byGpu["RTX 4070"]?.slow).toBe(2);
+    expect(byGpu["RTX 4070"]?.bounds.game_thread).toBe(2);
+    // Hitches: the session medians are 16 ms; 40 and 36 ms frames are over twice that, 20 ms ones not.
+    expect(got.why.hitches.judged).toBe(11);
+    expect(got.why.hitches.hitches).toBe(8);
+  });
+
+  it("the town: game-thread bound", async () => {
+    const got = await cell("town", "frame");
+    expect(boundsOf(got.why)).toEqual({ game_thread: [4, 100] });
+  });
+
+  it("the cave: disk reads on first entry, and the hitches are the first visits'", async () => {
+    const got = await cell("cave", "frame");
+    expect(boundsOf(got.why)).toEqual({ io: [3, 100] });
+    expect(got.why.hitches).toEqual({
+      judged: 15,
+      hitches: 3,
+      pct: 20,
+      heartbeatIntervalMs: HEARTBEAT_MS,
+      minutesPlayed: 2.5,
+      perMinute: 1.2,
+      firstVisit: { judged: 3, hitches: 3, pct: 100 },
+      laterVisits: { judged: 12, hitches: 0, pct: 0 },
+    });
+  });
+
+  it("the attic: memory pressure from the session's device_info, and unknown where only fps was sent", async () => {
+    // By frame time, the fps-only heartbeats cannot be slow: they carry none.
+    const byFrame = await cell("attic", "frame");
+    expect(byFrame.why.slow).toBe(3);
+    expect(boundsOf(byFrame.why)).toEqual({ memory: [3, 100] });
+    // By fps (the profile marks only fps), they are slow and nothing explains them.
+    const byFps = await cell("attic", "fps");
+    expect(byFps.why.basis).toBe("fps");
+    expect(byFps.why.threshold).toBe(30);
+    expect(byFps.why.slow).toBe(5);
+    expect(boundsOf(byFps.why)).toEqual({ memory: [3, 60], unknown: [2, 40] });
+    // No median frame time for the fps-only session: its heartbeats are not judged for hitches.
+    expect(byFps.why.hitches.judged).toBe(3);
+  });
+
+  it("without a profile every heartbeat counts", async () => {
+    const got = await cell("bog", null);
+    expect(got.why.basis).toBe("all");
+    expect(got.why.threshold).toBeNull();
+    expect(got.why.slow).toBe(11);
+    expect(boundsOf(got.why)).toEqual({ gpu: [9, 81.82], game_thread: [2, 18.18] });
+  });
+});
