@@ -19,6 +19,7 @@ type Drilldown = {
   breakdowns: { build_id: Array<{ key: string | null; samples: number }> };
   worstSessions: Array<{ sessionId: string }>;
   repro: Record<string, unknown>;
+  why: { basis: string; bounds: Array<{ bound: string; slow: number; pct: number | null }> };
 };
 
 /** Numbers as the dashboard prints them (dom.ts fmt): integers with separators, else 2 decimals. */
@@ -51,6 +52,8 @@ beforeAll(async () => {
       // Two cells of 25: (100, 100) slow, (300, 300) fast.
       at: (i) => (i % 2 ? { x: 112.5, y: 112.5 } : { x: 312.5, y: 312.5 }),
       fps: (i) => (i % 2 ? 20 + (i % 7) : 90),
+      // The slow cell's frames are GPU-bound: the GPU takes 90 % of each.
+      gpuMs: (i) => (i % 2 ? 900 / (20 + (i % 7)) : 8),
       player: (i) => `p${i % 5}`,
     }),
   );
@@ -117,6 +120,14 @@ it("a click opens the cell's panel with the API's numbers, in a shareable URL, a
   const text = await summary.textContent();
   expect(text).toContain(`${api.samples} samples, ${api.sessions} sessions, ${api.players} players.`);
   expect(text).toContain(`p95 ${api.distributions.fps.p95} fps`);
+  // Why: the profile marks fps (warn 30), every sample of the cell is under it, and the 1.0.0 build's
+  // are GPU-bound (the candidate's carry the default 8 ms of GPU time: nothing collected explains them).
+  expect(api.why.basis).toBe("fps");
+  const gpuBound = api.why.bounds.find((b) => b.bound === "gpu");
+  expect(gpuBound?.slow).toBe(60);
+  expect(await page.locator("[data-cell-why]").textContent()).toBe(
+    `Why: ${Math.round(gpuBound?.pct ?? 0)} % of slow frames GPU-bound; under 30 fps.`,
+  );
   // The histogram's plotted counts are the API's non-empty span.
   const plotted = await page
     .locator("table[data-chart] tbody td")

@@ -4,6 +4,7 @@ import { fmt, h } from "./dom.js";
 import { metricOf } from "./metrics.js";
 import { withStates } from "./states.js";
 import { dataTable, pct } from "./table.js";
+import { groupBoundText, hitchText, whyText } from "./why.js";
 
 // The panel a heatmap cell opens: the chosen metric's distribution, who suffers (breakdowns), the
 // worst sessions there, and "Copy repro" (the repro as JSON). The cell is in the page's URL as
@@ -134,6 +135,8 @@ export function cellPanel(
           `${fmt(d.samples)} samples, ${fmt(d.sessions)} sessions, ${fmt(d.players)} players. ` +
             `${metric}: p50 ${fmt(dist.p50, unit)}, p95 ${fmt(dist.p95, unit)}, p99 ${fmt(dist.p99, unit)}.`,
         ),
+        h("p", { class: "why", "data-cell-why": "" }, whyText(d.why, d.breakdowns.gpu)),
+        h("p", { class: "why", "data-cell-hitches": "" }, hitchText(d.why)),
       );
       if (d.profile) {
         panel.append(
@@ -180,6 +183,8 @@ export function cellPanel(
                 { label: "Mean FPS", num: true, cell: (g) => fmt(g.meanFps) },
                 { label: "p95 frame time", num: true, cell: (g) => fmt(g.p95FrameTime, "ms") },
                 { label: "Failing", num: true, cell: (g) => pct(g.failingPct) },
+                { label: "Slow frames", cell: (g) => groupBoundText(g) },
+                { label: "Hitches/min", num: true, cell: (g) => fmt(g.hitchesPerMinute) },
               ],
               rows,
             ),
