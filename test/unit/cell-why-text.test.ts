@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { Schemas } from "../../workers/api/web/client/api.js";
+import type { components } from "../../workers/api/web/client/api.gen.js";
 import { groupBoundText, hitchText, whyText } from "../../workers/api/web/client/why.js";
 
 // The cell panel's "Why" sentences (workers/api/web/client/why.ts) from drill-down answers.
 
+type Schemas = components["schemas"];
 type Why = Schemas["CellWhy"];
 type Group = Schemas["CellBreakdownGroup"];
 

@@ -1,4 +1,6 @@
-import type { Schemas } from "./api.js";
+import type { components } from "./api.gen.js";
+
+type Schemas = components["schemas"];
 
 // The cell panel's "Why" sentences from the drill-down's `why` and its GPU groups: what bounds most of
 // the cell's slow frames, on which GPU most of those are, and whether the hitches come from first entry.
