@@ -319,3 +319,55 @@ it("a difference-map cell opens the candidate's panel, switches to the baseline,
   await shared.close();
   await page.close();
 });
+
+it("the maps take the panel's width, and a changed cell of the difference map never looks unchanged", async () => {
+  const page = await d.open(`/projects/${d.projectId}/compare?baseline=1.0.0&candidate=1.1.0&map=harbor`);
+  await page.locator("#diff-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  // The canvas fills its container's content box, or one screen of height (the map is square).
+  const fit = await page.evaluate<{ canvas: number; room: number; natural: number }>(`(() => {
+    const canvas = document.getElementById("diff-canvas");
+    const box = canvas.parentElement.parentElement;
+    const cs = getComputedStyle(box);
+    const content = box.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    return { canvas: canvas.getBoundingClientRect().width, room: Math.min(content, innerHeight), natural: canvas.width };
+  })()`);
+  expect(fit.natural).toBe(500);
+  expect(fit.room).toBeGreaterThan(800);
+  expect(fit.canvas).toBeGreaterThan(fit.room - 2);
+  // Every changed cell's colour, as the browser paints it, is far from the legend's "Unchanged".
+  type Rgb = [number, number, number];
+  const rgbOf = (css: string) =>
+    page.evaluate<Rgb>(`(() => {
+      const el = document.createElement("span");
+      el.style.color = ${JSON.stringify(css)};
+      document.body.append(el);
+      const m = getComputedStyle(el).color.match(/[\\d.]+/g).map(Number);
+      el.remove();
+      return m.slice(0, 3);
+    })()`);
+  const swatches = await page.evaluate<Array<[string, string]>>(
+    `[...document.querySelectorAll(".legend > span")].map((s) => [s.textContent, s.querySelector(".swatch").style.background])`,
+  );
+  const unchanged = swatches.find(([label]) => label === "Unchanged")?.[1];
+  expect(unchanged).toBeDefined();
+  const grey = await rgbOf(unchanged as string);
+  const cells = await page.evaluate<Array<{ cls: string; fill: string }>>(
+    `window.dashboardMaps["diff-canvas"].cells`,
+  );
+  const changed = cells.filter((c) => c.cls === "worse" || c.cls === "better");
+  expect(changed.length).toBeGreaterThan(0);
+  for (const c of changed) {
+    const rgb = await rgbOf(c.fill);
+    const distance = Math.hypot(rgb[0] - grey[0], rgb[1] - grey[1], rgb[2] - grey[2]);
+    expect(distance, `${c.cls} ${c.fill} against unchanged ${unchanged}`).toBeGreaterThan(60);
+  }
+  // The heatmap's canvas too.
+  const heat = await d.open(`/projects/${d.projectId}/heatmap?map=harbor`);
+  await heat.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  const width = await heat.evaluate<number>(
+    `document.getElementById("heatmap-canvas").getBoundingClientRect().width`,
+  );
+  expect(width).toBeGreaterThan(800);
+  await heat.close();
+  await page.close();
+});

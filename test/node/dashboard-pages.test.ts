@@ -33,6 +33,8 @@ afterAll(async () => {
 const n = (v: number) => v.toLocaleString("en-US");
 const pct = (v: number | null) => (v === null ? "—" : `${v.toFixed(2)} %`);
 
+const innerWidthOf = (v: { width: number } | null) => v?.width;
+
 describe("analytics pages", () => {
   it("builds: the list is the API's, newest first, each linking to a comparison with the one before", async () => {
     type Build = { build_id: string; event_count: number; session_count: number; player_count: number };
@@ -47,6 +49,17 @@ describe("analytics pages", () => {
     expect(await link.getAttribute("href")).toBe(
       `${base}/compare?baseline=${api[1]?.build_id}&candidate=${api[0]?.build_id}`,
     );
+    // At 1280 px every row's actions are in view without scrolling the table: each pin button and
+    // compare link lies inside the box of the panel that holds the table.
+    const outside = await page.evaluate<string[]>(`(() => {
+      const table = document.querySelector('table[data-table="builds"]');
+      const box = table.parentElement.getBoundingClientRect();
+      return [...table.querySelectorAll("[data-pin], a")]
+        .filter((el) => { const r = el.getBoundingClientRect(); return r.left < box.left || r.right > box.right || r.right > innerWidth; })
+        .map((el) => el.textContent);
+    })()`);
+    expect(innerWidthOf(await page.viewportSize())).toBe(1280);
+    expect(outside).toEqual([]);
     await page.close();
   });
 

@@ -44,7 +44,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .regression{color:#a40000;font-weight:600}.improvement{color:#1f7a3a}
 .legend{display:flex;gap:1rem;flex-wrap:wrap;align-items:center;font-size:.85rem;margin:.5rem 0}
 .swatch{display:inline-block;width:.9rem;height:.9rem;vertical-align:middle;margin-right:.3rem;border:1px solid #0003}
-.map-wrap{position:relative;display:inline-block;max-width:100%}.map-wrap canvas{display:block;max-width:100%}
+.map-wrap{position:relative;display:block;width:100%;max-width:calc(100vh * var(--aspect,1))}.map-wrap canvas{display:block;width:100%;height:auto}
 .build-switch{display:flex;gap:.4rem;margin-bottom:.5rem}
 .cell-focus{position:absolute;pointer-events:none;outline:3px solid #2f6fde;box-shadow:0 0 0 1px #fff}
 .tooltip{position:absolute;pointer-events:none;background:#1b1f24;color:#fff;padding:.4rem .6rem;font-size:.8rem;border-radius:3px;white-space:nowrap;z-index:2}

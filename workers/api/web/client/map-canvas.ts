@@ -77,7 +77,8 @@ export async function drawMap(
     tabindex: 0,
   });
   const tip = h("div", { class: "tooltip", role: "tooltip", hidden: true });
-  const wrap = h("div", { class: "map-wrap" }, canvas, tip);
+  // The map takes the panel's width, and at most one screen of height (--aspect: width over height).
+  const wrap = h("div", { class: "map-wrap", style: `--aspect: ${W / H}` }, canvas, tip);
   container.append(
     h(
       "p",

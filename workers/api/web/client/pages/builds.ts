@@ -75,12 +75,7 @@ export async function builds({ root, projectId }: PageContext): Promise<void> {
             "builds",
             [
               { label: "Build", cell: (b) => b.build_id },
-              { label: "First seen", cell: (b) => when(b.first_seen) },
-              { label: "Last seen", cell: (b) => when(b.last_seen) },
-              { label: "Events", num: true, cell: (b) => fmt(b.event_count) },
-              { label: "Sessions", num: true, cell: (b) => fmt(b.session_count) },
-              { label: "Players", num: true, cell: (b) => fmt(b.player_count) },
-              { label: "Verdict vs baseline", cell: verdictCell },
+              // The actions first: the table is wider than the panel at 1280 px, and they must stay in reach.
               {
                 label: "Baseline",
                 cell: (b) =>
@@ -124,6 +119,12 @@ export async function builds({ root, projectId }: PageContext): Promise<void> {
                     : "—";
                 },
               },
+              { label: "Events", num: true, cell: (b) => fmt(b.event_count) },
+              { label: "Sessions", num: true, cell: (b) => fmt(b.session_count) },
+              { label: "Players", num: true, cell: (b) => fmt(b.player_count) },
+              { label: "Verdict vs baseline", cell: verdictCell },
+              { label: "First seen", cell: (b) => when(b.first_seen) },
+              { label: "Last seen", cell: (b) => when(b.last_seen) },
             ],
             list,
           ),

@@ -1,5 +1,6 @@
 import { api, dataOf } from "../api.js";
 import { type CellRef, cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
+import { diffFill, UNCHANGED_FILL } from "../diff-colours.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord } from "../map-canvas.js";
 import { type Cell, METRICS, metricOf, NO_SAMPLE_FILL } from "../metrics.js";
@@ -554,7 +555,9 @@ async function renderDiffMap(
         ),
         legend([
           { fill: diffFill(1, true), label: `Worse (up to ${fmt(diff.maxAbs, metric.unit)})` },
-          { fill: diffFill(0, true), label: "Unchanged" },
+          { fill: diffFill(0, true), label: "Slightly worse" },
+          { fill: UNCHANGED_FILL, label: "Unchanged" },
+          { fill: diffFill(0, false), label: "Slightly better" },
           { fill: diffFill(1, false), label: "Better" },
           { fill: NO_SAMPLE_FILL, label: "One build only" },
         ]),
@@ -575,13 +578,6 @@ async function renderDiffMap(
     },
   );
   return drawn;
-}
-
-/** Red for worse, green for better, by the size of the change relative to the largest one. */
-function diffFill(t: number, worse: boolean): string {
-  const u = Math.min(1, Math.max(0, t));
-  const light = 92 - 50 * u;
-  return worse ? `hsl(0 75% ${light.toFixed(0)}%)` : `hsl(140 60% ${light.toFixed(0)}%)`;
 }
 
 /**
@@ -624,7 +620,7 @@ export function diffCells(base: Cell[], cand: Cell[], m: (typeof METRICS)[number
         y: r.y,
         value: r.d,
         cls,
-        fill: diffFill(t, cls !== "better"),
+        fill: cls === "same" ? UNCHANGED_FILL : diffFill(t, cls === "worse"),
         lines: [...lines, `Difference: ${r.d > 0 ? "+" : ""}${fmt(r.d, m.unit)} (${cls})`],
       };
     });
