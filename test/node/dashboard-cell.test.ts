@@ -103,11 +103,14 @@ it("a click opens the cell's panel with the API's numbers, in a shareable URL, a
   const page = await d.open(path);
   await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: d.origin });
   await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
-  const box = await page.locator("#heatmap-canvas").boundingBox();
+  // The map takes the panel's width and may reach below the screen: the click is given relative to the
+  // canvas, which Playwright scrolls into view first.
+  const heat = page.locator("#heatmap-canvas");
+  const box = await heat.boundingBox();
   if (!box) {
     throw new Error("no canvas box");
   }
-  await page.mouse.click(box.x + (112.5 / 500) * box.width, box.y + ((500 - 112.5) / 500) * box.height);
+  await heat.click({ position: { x: (112.5 / 500) * box.width, y: ((500 - 112.5) / 500) * box.height } });
   const summary = page.locator("[data-cell-summary]");
   await summary.waitFor({ timeout: 30_000 });
   expect(new URL(page.url()).searchParams.get("at")).toBe("100,100");
@@ -170,11 +173,11 @@ it("a click on a cell other than the first outlines, describes and opens that ce
   // The fast cell at (300, 300), not the first of the answer.
   expect(first).toMatchObject({ x: 100, y: 100 });
   const canvas = page.locator("#heatmap-canvas");
-  const box = await canvas.boundingBox();
-  if (!box) {
+  const size = await canvas.boundingBox();
+  if (!size) {
     throw new Error("no canvas box");
   }
-  await page.mouse.click(box.x + (312.5 / 500) * box.width, box.y + ((500 - 312.5) / 500) * box.height);
+  await canvas.click({ position: { x: (312.5 / 500) * size.width, y: ((500 - 312.5) / 500) * size.height } });
   await expect.poll(() => new URL(page.url()).searchParams.get("at")).toBe("300,300");
   const summary = page.locator("[data-cell-summary]");
   await summary.waitFor({ timeout: 30_000 });
@@ -190,6 +193,11 @@ it("a click on a cell other than the first outlines, describes and opens that ce
   const tip = page.getByRole("tooltip");
   expect(await tip.getAttribute("data-cell")).toBe("300:300");
   expect(await tip.textContent()).toContain("Cell x 300…325, y 300…325");
+  // Where the canvas is now (the click scrolled it into view).
+  const box = await canvas.boundingBox();
+  if (!box) {
+    throw new Error("no canvas box");
+  }
   const outline = await page.locator(".cell-focus").boundingBox();
   const k = box.width / 500;
   expect(outline).not.toBeNull();
@@ -199,12 +207,13 @@ it("a click on a cell other than the first outlines, describes and opens that ce
   await page.screenshot({ path: join(SCREENSHOTS, "heatmap-click-second-cell.png"), fullPage: true });
 
   // A click on the first cell then moves both to it.
-  await page.mouse.click(box.x + (112.5 / 500) * box.width, box.y + ((500 - 112.5) / 500) * box.height);
+  await canvas.click({ position: { x: (112.5 / 500) * box.width, y: ((500 - 112.5) / 500) * box.height } });
   await expect.poll(() => new URL(page.url()).searchParams.get("at")).toBe("100,100");
   await expect.poll(() => page.locator(".cell-panel h2").textContent()).toBe("Cell x 100…125, y 100…125");
   expect(await tip.getAttribute("data-cell")).toBe("100:100");
+  const after = (await canvas.boundingBox()) ?? box;
   const moved = await page.locator(".cell-focus").boundingBox();
-  expect(Math.abs((moved?.x ?? 0) - (box.x + 100 * k))).toBeLessThan(1.5);
+  expect(Math.abs((moved?.x ?? 0) - (after.x + 100 * k))).toBeLessThan(1.5);
   await page.close();
 });
 
