@@ -61,16 +61,28 @@ function beat(
   };
 }
 
+/** A frame's times in ms: the frame, its GPU, game-thread and render-thread times (fps 1000 / frame). */
+type Times = [frame: number, gpu: number, game: number, render: number];
+const perfOf = ([frame, gpu, game, render]: Times): Perf => ({
+  frameTimeMs: frame,
+  fps: 1000 / frame,
+  gpuTimeMs: gpu,
+  gameThreadMs: game,
+  renderThreadMs: render,
+});
+
+/** `n` heartbeats of `session` in `place` with the same times. */
+const beats = (
+  n: number,
+  session: string,
+  place: keyof typeof CELLS,
+  times: Times,
+  extra: Partial<GenEvent> = {},
+) => Array.from({ length: n }, () => beat(session, place, perfOf(times), extra));
+
 /** A session's ordinary frames elsewhere on the map: its median frame time is 16 ms. */
 const ordinary = (session: string, n: number, extra: Partial<GenEvent> = {}) =>
-  Array.from({ length: n }, () =>
-    beat(
-      session,
-      "field",
-      { frameTimeMs: 16, fps: 62.5, gpuTimeMs: 9, gameThreadMs: 8, renderThreadMs: 6 },
-      extra,
-    ),
-  );
+  beats(n, session, "field", [16, 9, 8, 6], extra);
 
 function scenario(): GenEvent[] {
   const rtx3060 = { device: { gpu: "RTX 3060" } };
@@ -78,73 +90,21 @@ function scenario(): GenEvent[] {
   const out: GenEvent[] = [];
   // The bog: six GPU-bound 40 ms frames on an RTX 3060; on an RTX 4070, three 20 ms frames (not slow)
   // and two game-thread-bound 36 ms frames.
-  out.push(...ordinary("bog-a", 10, rtx3060));
-  for (let i = 0; i < 6; i++) {
-    out.push(
-      beat(
-        "bog-a",
-        "bog",
-        { frameTimeMs: 40, fps: 25, gpuTimeMs: 38, gameThreadMs: 12, renderThreadMs: 9 },
-        rtx3060,
-      ),
-    );
-  }
-  out.push(...ordinary("bog-b", 10, rtx4070));
-  for (let i = 0; i < 3; i++) {
-    out.push(
-      beat(
-        "bog-b",
-        "bog",
-        { frameTimeMs: 20, fps: 50, gpuTimeMs: 17, gameThreadMs: 10, renderThreadMs: 8 },
-        rtx4070,
-      ),
-    );
-  }
-  for (let i = 0; i < 2; i++) {
-    out.push(
-      beat(
-        "bog-b",
-        "bog",
-        { frameTimeMs: 36, fps: 27.5, gpuTimeMs: 14, gameThreadMs: 34, renderThreadMs: 20 },
-        rtx4070,
-      ),
-    );
-  }
+  out.push(...ordinary("bog-a", 10, rtx3060), ...beats(6, "bog-a", "bog", [40, 38, 12, 9], rtx3060));
+  out.push(...ordinary("bog-b", 10, rtx4070), ...beats(3, "bog-b", "bog", [20, 17, 10, 8], rtx4070));
+  out.push(...beats(2, "bog-b", "bog", [36, 14, 34, 20], rtx4070));
   // The town: game-thread bound, 48 ms frames of 45 ms on the game thread.
-  out.push(...ordinary("town-a", 6));
-  for (let i = 0; i < 4; i++) {
-    out.push(
-      beat("town-a", "town", {
-        frameTimeMs: 48,
-        fps: 20.75,
-        gpuTimeMs: 11,
-        gameThreadMs: 45,
-        renderThreadMs: 12,
-      }),
-    );
-  }
+  out.push(...ordinary("town-a", 6), ...beats(4, "town-a", "town", [48, 11, 45, 12]));
   // The cave: three sessions, each stalling 120 ms on its first heartbeat there (400 ms of disk reads in
   // the window, neither thread nor GPU near the frame), then four ordinary frames.
   for (const s of ["cave-1", "cave-2", "cave-3"]) {
-    out.push(...ordinary(s, 8));
     out.push(
-      beat(
-        s,
-        "cave",
-        { frameTimeMs: 120, fps: 8.25, gpuTimeMs: 6, gameThreadMs: 14, renderThreadMs: 5 },
-        { metrics: { "io.read_time_ms": 400, "io.read_bytes": 52_428_800, "io.read_ops": 120 } },
-      ),
+      ...ordinary(s, 8),
+      ...beats(1, s, "cave", [120, 6, 14, 5], {
+        metrics: { "io.read_time_ms": 400, "io.read_bytes": 52_428_800 },
+      }),
+      ...beats(4, s, "cave", [16, 9, 8, 6], { metrics: { "io.read_time_ms": 0.5, "io.read_bytes": 4096 } }),
     );
-    for (let i = 0; i < 4; i++) {
-      out.push(
-        beat(
-          s,
-          "cave",
-          { frameTimeMs: 16, fps: 62.5, gpuTimeMs: 9, gameThreadMs: 8, renderThreadMs: 6 },
-          { metrics: { "io.read_time_ms": 0.5, "io.read_bytes": 4096, "io.read_ops": 1 } },
-        ),
-      );
-    }
   }
   // The attic: a 4 GB device (its session's device_info) using 3.9 GB, 50 ms frames with idle stages;
   // and an SDK sending only fps (20) beside it: nothing collected explains its frames.
