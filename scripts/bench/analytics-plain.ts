@@ -149,7 +149,8 @@ const PERF =
  */
 export function overEvents(ch: ClickHouseClient): ClickHouseClient {
   // cell_samples' io_read_time_ms is the event's metrics['io.read_time_ms'] (0035_cell_samples_frame_causes.sql).
-  const io = "if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS io_read_time_ms";
+  const io =
+    "if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS io_read_time_ms";
   const events = `(SELECT *, player, memory_mb, ${io} FROM ${EVENTS} AND map_id = {mapId:String} AND ${PERF})`;
   return new Proxy(ch, {
     get(target, prop, receiver) {
