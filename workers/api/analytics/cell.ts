@@ -226,7 +226,10 @@ const withDevices = (where: string) =>
  * stored median: at most 0.39 % below the raw one), for the sessions and builds of the cell's samples:
  * the typical frame a hitch is measured against. From telemetry.session_values (0012), whose key
  * (project, build, day, map, session) keeps the read to the cell's builds' days of the map and, within
- * them, the granules of the cell's sessions.
+ * them, the granules holding the cell's sessions. Cost: a busy cell's sessions are spread over every
+ * granule of the map's days, so this join reads the map's rows of the window (2.06M rows and 169 MB of
+ * frame-time states for the busiest cell at 100M events, docs/benchmarks.md): bounded by the map's
+ * days, never by the project.
  */
 const sessionTypicalFrames = (where: string) => `(
       SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
@@ -429,7 +432,9 @@ const CELL_COLUMNS = [
  * its session hashes once more and those sessions' device_info rows for the device join (narrow); the
  * roles multiply the rows aggregated by 9 (and the worst samples by 11), not the rows read. On a cell of
  * a few thousand samples most of its CPU is ClickHouse analysing the statement (about 100 ms of CPU in
- * chdb), still less than the five statements it replaced spent together.
+ * chdb), still less than the five statements it replaced spent together. The `why` adds per sample its
+ * bound, slow and hitch flags and its visit (window functions per session over the cell's samples), and
+ * one join: the sessions' median frame times (sessionTypicalFrames), which is most of the rows read.
  */
 async function cellRows(
   ch: ClickHouseClient,
