@@ -4,6 +4,7 @@ import { getTableColumns } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { alertEvaluationEvents, alertRules, thresholdProfiles } from "../../schema/pg/schema.js";
 import { COMPARE_METRICS } from "../../workers/api/analytics/compare.js";
+import { BOUNDS, SLOW_BASES } from "../../workers/api/analytics/frame-causes.js";
 import * as alertSchemas from "../../workers/api/routes/alerts/schema.js";
 import * as analyticsSchemas from "../../workers/api/routes/analytics/schema.js";
 import * as profileSchemas from "../../workers/api/routes/threshold-profiles/schema.js";
@@ -19,11 +20,14 @@ const ROOT = join(import.meta.dirname, "..", "..");
 const KEYS = [...METRIC_KEYS];
 /**
  * Whether an enum lists metrics of this family. The build comparison's metrics (COMPARE_METRICS: frame
- * time, memory, GPU time and metrics-map keys, no fps) are another family, with its own list.
+ * time, memory, GPU time and metrics-map keys, no fps) are another family, with its own list; what the
+ * cell's `why` judges slow heartbeats by (SLOW_BASES: a profile's frame-time or fps mark, or every
+ * heartbeat) and what bounds a frame (BOUNDS, memory pressure among them) name metrics and are no
+ * metric lists.
  */
 const isMetricEnum = (values: unknown[]) =>
   values.some((x) => (KEYS as unknown[]).includes(x)) &&
-  JSON.stringify(values) !== JSON.stringify(COMPARE_METRICS);
+  ![COMPARE_METRICS, SLOW_BASES, BOUNDS].some((other) => JSON.stringify(values) === JSON.stringify(other));
 const migration = (file: string) => readFileSync(join(ROOT, "schema/clickhouse/migrations", file), "utf8");
 
 /** The columns of a CREATE TABLE in a migration: name → the rest of its line. */

@@ -49,6 +49,7 @@ export function boundCodeSql(memoryTotal: string): string {
 }
 
 /** What a slow heartbeat is judged by: a profile's frame-time mark, else its fps mark, else every heartbeat. */
+export const SLOW_BASES = ["frame_time", "fps", "all"] as const;
 export type SlowBasis =
   | { basis: "frame_time" | "fps"; threshold: number }
   | { basis: "all"; threshold: null };

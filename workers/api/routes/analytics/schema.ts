@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { METRIC_KEYS, METRICS, type MetricKey } from "../../../shared/telemetry/metrics.js";
 import { COMPARE_METRICS } from "../../analytics/compare.js";
-import { BOUNDS } from "../../analytics/frame-causes.js";
+import { BOUNDS, SLOW_BASES } from "../../analytics/frame-causes.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
 import { REGRESSION_GROUPINGS, REGRESSION_METRICS, VERDICTS } from "../../analytics/regressions.js";
 
@@ -467,7 +467,7 @@ const hitchCount = z.object({
 const why = z
   .object({
     basis: z
-      .enum(["frame_time", "fps", "all"])
+      .enum(SLOW_BASES)
       .describe(
         "What makes a heartbeat slow: frame time over the profile's frame-time mark (warn, else good), else fps under its fps mark, else (no profile, or neither mark) every heartbeat counts",
       ),
