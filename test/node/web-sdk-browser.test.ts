@@ -193,6 +193,11 @@ it("the demo played by a script: every event arrives once, with position, camera
       // Chromium exposes the JS heap.
       expect(Number(b.memory_used_bytes)).toBeGreaterThan(0);
       expect((b.metrics as Record<string, number>)["mem.heap"]).toBe(Number(b.memory_used_bytes));
+      // The display's refresh rate: a whole number of Hz, at least the page's own frame rate (its short
+      // intervals are the refresh's).
+      const hz = (b.metrics as Record<string, number>)["display.hz"] as number;
+      expect(Number.isInteger(hz), `display.hz ${hz}`).toBe(true);
+      expect(hz).toBeGreaterThanOrEqual(Math.floor(Number(b.fps)));
     }
     // A heartbeat averages the last 500 ms, in which the character walks at most 60 units (42 on each
     // axis of a diagonal): heartbeats this far into the bog measured nothing but bog frames.

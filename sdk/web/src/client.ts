@@ -298,6 +298,13 @@ export class Telemetry {
     }
     const frame = this.sampler.take();
     const heap = heapBytes();
+    const metrics: Array<[string, number]> = [];
+    if (heap) {
+      metrics.push(["mem.heap", heap]);
+    }
+    if (frame?.displayHz) {
+      metrics.push(["display.hz", frame.displayHz]);
+    }
     this.record(
       "perf_heartbeat",
       {},
@@ -306,7 +313,7 @@ export class Telemetry {
         frameTimeMs: frame?.frameTimeMs,
         gpuTimeMs: frame?.gpuTimeMs,
         memoryUsedBytes: heap,
-        metrics: heap ? [["mem.heap", heap]] : [],
+        metrics,
       },
     );
   }

@@ -1,13 +1,27 @@
 // Performance samples for perf_heartbeat: frame times from requestAnimationFrame, the JS heap where the
 // browser exposes it (Chromium's performance.memory), and GPU time where EXT_disjoint_timer_query allows.
 
-/** Frame times between requestAnimationFrame callbacks, averaged over each heartbeat. */
+/** Intervals kept per heartbeat for the refresh rate (10 s at 240 Hz is 2,400). */
+const MAX_INTERVALS = 4096;
+/** Intervals a heartbeat needs before it says anything of the refresh rate. */
+const MIN_INTERVALS = 10;
+
+/**
+ * Frame times between requestAnimationFrame callbacks, averaged over each heartbeat, and the display's
+ * refresh rate. The browser calls requestAnimationFrame once per display refresh while the page keeps
+ * up, and every second or third refresh when it does not, so the short intervals are the refresh's. A
+ * heartbeat's rate is 1000 / its 10th-percentile interval (a stray short interval after a long one does
+ * not move it); the rate reported is the highest seen in the session, since a page that runs slower than
+ * the display all heartbeat long shows only a multiple of the refresh.
+ */
 export class FrameSampler {
   private frames = 0;
   private totalMs = 0;
   private last = 0;
   private handle = 0;
   private gpu: GpuTimer | undefined;
+  private intervals: number[] = [];
+  private hz: number | undefined;
 
   start(gpu?: GpuTimer): void {
     this.gpu = gpu;
@@ -33,21 +47,34 @@ export class FrameSampler {
     if (this.last && dt > 0 && dt < 1000) {
       this.frames++;
       this.totalMs += dt;
+      if (this.intervals.length < MAX_INTERVALS) {
+        this.intervals.push(dt);
+      }
     }
     this.last = t;
     this.gpu?.frame();
   }
 
-  /** The averages since the last call; undefined when no frame was drawn. */
-  take(): { fps: number; frameTimeMs: number; gpuTimeMs?: number } | undefined {
-    const { frames, totalMs } = this;
+  /**
+   * The averages since the last call, and the display's refresh rate in Hz (whole numbers; undefined
+   * until a heartbeat had enough frames); undefined when no frame was drawn.
+   */
+  take(): { fps: number; frameTimeMs: number; gpuTimeMs?: number; displayHz?: number } | undefined {
+    const { frames, totalMs, intervals } = this;
     this.frames = 0;
     this.totalMs = 0;
+    this.intervals = [];
+    if (intervals.length >= MIN_INTERVALS) {
+      const sorted = intervals.sort((a, b) => a - b);
+      const p10 = sorted[Math.max(0, Math.ceil(0.1 * sorted.length) - 1)] as number;
+      const hz = Math.round(1000 / p10);
+      this.hz = Math.max(this.hz ?? 0, hz);
+    }
     if (!frames) {
       return undefined;
     }
     const frameTimeMs = totalMs / frames;
-    return { fps: 1000 / frameTimeMs, frameTimeMs, gpuTimeMs: this.gpu?.take() };
+    return { fps: 1000 / frameTimeMs, frameTimeMs, gpuTimeMs: this.gpu?.take(), displayHz: this.hz };
   }
 }
 

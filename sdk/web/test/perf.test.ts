@@ -15,6 +15,35 @@ describe("frame sampling", () => {
     expect(sample?.fps).toBeCloseTo(1000 / 24, 6);
     expect(s.take()).toBeUndefined();
   });
+
+  it("the display's refresh rate: the short intervals' rate, the highest seen in the session", () => {
+    const s = new FrameSampler();
+    // 120 Hz: 8.33 ms intervals, with one stall of 25 ms in eight.
+    let t = 1000;
+    for (let i = 0; i < 80; i++) {
+      t += i % 8 === 7 ? 25 : 1000 / 120;
+      s.frame(t);
+    }
+    expect(s.take()?.displayHz).toBe(120);
+    // A heartbeat where the page drew every second refresh: 60 fps, and the display still 120 Hz.
+    for (let i = 0; i < 40; i++) {
+      t += 1000 / 60;
+      s.frame(t);
+    }
+    const slow = s.take();
+    expect(slow?.fps).toBeCloseTo(60, 6);
+    expect(slow?.displayHz).toBe(120);
+    // Too few frames say nothing; a fresh sampler at 60 Hz says 60.
+    const fresh = new FrameSampler();
+    for (let i = 0; i < 5; i++) {
+      fresh.frame(2000 + i * (1000 / 60));
+    }
+    expect(fresh.take()?.displayHz).toBeUndefined();
+    for (let i = 5; i < 40; i++) {
+      fresh.frame(2000 + i * (1000 / 60));
+    }
+    expect(fresh.take()?.displayHz).toBe(60);
+  });
 });
 
 /** A WebGL1 context with EXT_disjoint_timer_query whose queries answer two frames later. */
