@@ -148,10 +148,12 @@ const PERF =
  * performance-bearing events of the map (the rows cell_samples copies), without the base-cell key.
  */
 export function overEvents(ch: ClickHouseClient): ClickHouseClient {
-  // cell_samples' io_read_time_ms is the event's metrics['io.read_time_ms'] (0035_cell_samples_frame_causes.sql).
+  // cell_samples' io_read_time_ms and display_hz are the event's metrics (0035_cell_samples_frame_causes.sql).
   const io =
     "if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS io_read_time_ms";
-  const events = `(SELECT *, player, memory_mb, ${io} FROM ${EVENTS} AND map_id = {mapId:String} AND ${PERF})`;
+  const hz =
+    "if(mapContains(metrics, 'display.hz') AND metrics['display.hz'] > 0, metrics['display.hz'], NULL) AS display_hz";
+  const events = `(SELECT *, player, memory_mb, ${io}, ${hz} FROM ${EVENTS} AND map_id = {mapId:String} AND ${PERF})`;
   return new Proxy(ch, {
     get(target, prop, receiver) {
       if (prop === "query") {

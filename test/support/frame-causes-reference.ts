@@ -71,13 +71,29 @@ const dayOf = (us: number) => new Date(Math.floor(us / 1000)).toISOString().slic
 export function refWhy(all: GenEvent[], cell: GenEvent[], q: RefWhyQuery) {
   const frameMark = q.marks ? (q.marks.frame_time.warn ?? q.marks.frame_time.good) : null;
   const fpsMark = q.marks ? (q.marks.fps.warn ?? q.marks.fps.good) : null;
-  const basis = frameMark !== null ? "frame_time" : fpsMark !== null ? "fps" : "all";
+  const hzOf = (e: GenEvent) => {
+    const hz = e.metrics?.["display.hz"];
+    return hz !== undefined && hz > 0 ? hz : undefined;
+  };
+  const basis =
+    frameMark !== null
+      ? "frame_time"
+      : fpsMark !== null
+        ? "fps"
+        : cell.some((e) => hzOf(e) !== undefined)
+          ? "budget"
+          : "all";
   const isSlow = (e: GenEvent) => {
     if (basis === "frame_time") {
       return e.perf?.frameTimeMs ? Math.fround(e.perf.frameTimeMs) > (frameMark as number) : false;
     }
     if (basis === "fps") {
       return e.perf?.fps ? Math.fround(e.perf.fps) < (fpsMark as number) : false;
+    }
+    if (basis === "budget") {
+      const hz = hzOf(e);
+      const frame = frameLength(e);
+      return hz !== undefined && frame !== null && frame > 1000 / hz;
     }
     return true;
   };

@@ -73,6 +73,9 @@ describe("whyText", () => {
     expect(whyText(why({ io: 3 }, { basis: "all", threshold: null }), [])).toBe(
       "Why: 100 % of frames stalled on disk reads; every heartbeat, no profile chosen.",
     );
+    expect(whyText(why({ gpu: 4 }, { basis: "budget", threshold: null }), [])).toBe(
+      "Why: 100 % of slow frames GPU-bound; over one refresh of each display, no profile mark chosen.",
+    );
   });
 });
 

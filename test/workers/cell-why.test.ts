@@ -19,6 +19,7 @@ let t: Tenant;
 let events: GenEvent[];
 let frameProfile: string;
 let fpsProfile: string;
+let memoryProfile: string;
 
 const FRAME_MARKS = {
   fps: { good: null, warn: null },
@@ -27,6 +28,12 @@ const FRAME_MARKS = {
   gpu_time: { good: null, warn: null },
 };
 const FPS_MARKS = { ...FRAME_MARKS, fps: { good: 60, warn: 30 }, frame_time: { good: null, warn: null } };
+/** A profile that marks neither frame time nor fps. */
+const MEMORY_MARKS = {
+  ...FRAME_MARKS,
+  frame_time: { good: null, warn: null },
+  memory: { good: null, warn: 3072 },
+};
 
 /** Cell origins (cell size 25) of each place. */
 const CELLS = {
@@ -35,6 +42,7 @@ const CELLS = {
   cave: { x: 150, y: 0 },
   attic: { x: 250, y: 0 },
   field: { x: 400, y: 0 },
+  arena: { x: 550, y: 0 },
 } as const;
 
 let clock = 0;
@@ -106,6 +114,18 @@ function scenario(): GenEvent[] {
       ...beats(4, s, "cave", [16, 9, 8, 6], { metrics: { "io.read_time_ms": 0.5, "io.read_bytes": 4096 } }),
     );
   }
+  // The arena: the same 12 ms GPU-bound frames on a 120 Hz phone (over its 8.3 ms budget) and a 60 Hz
+  // TV (within its 16.7 ms), each sending its refresh rate as the web SDK does.
+  out.push(
+    ...beats(4, "phone-1", "arena", [12, 11, 5, 4], {
+      device: { gpu: "Adreno 740" },
+      metrics: { "display.hz": 120 },
+    }),
+    ...beats(3, "tv-1", "arena", [12, 11, 5, 4], {
+      device: { gpu: "Mali-G52" },
+      metrics: { "display.hz": 60 },
+    }),
+  );
   // The attic: a 4 GB device (its session's device_info) using 3.9 GB, 50 ms frames with idle stages;
   // and an SDK sending only fps (20) beside it: nothing collected explains its frames.
   out.push({
@@ -141,12 +161,13 @@ beforeAll(async () => {
   await ingestAll(t, events);
   frameProfile = await insertProfile(t.projectId, { name: "PC 30", frameTimeGood: 16.7, frameTimeWarn: 33 });
   fpsProfile = await insertProfile(t.projectId, { name: "Mobile 30", fpsGood: 60, fpsWarn: 30 });
+  memoryProfile = await insertProfile(t.projectId, { name: "Memory only", memoryWarn: 3072 });
 }, 240_000);
 
 type Why = ReturnType<typeof refCell>["why"];
 type Group = ReturnType<typeof refCell>["breakdowns"][string][number];
 
-async function cell(place: keyof typeof CELLS, profile: "frame" | "fps" | null) {
+async function cell(place: keyof typeof CELLS, profile: "frame" | "fps" | "memory" | null) {
   const q: CellParams = { mapId: MAP, cellSize: 25, days: 7, metric: "frame_time", ...CELLS[place] };
   const params = new URLSearchParams({
     mapId: MAP,
@@ -157,10 +178,13 @@ async function cell(place: keyof typeof CELLS, profile: "frame" | "fps" | null) 
     y: String(q.y),
   });
   if (profile) {
-    params.set("profileId", profile === "frame" ? frameProfile : fpsProfile);
+    params.set(
+      "profileId",
+      profile === "frame" ? frameProfile : profile === "fps" ? fpsProfile : memoryProfile,
+    );
   }
   const got = await getData<{ why: Why; breakdowns: Record<string, Group[]> }>(t, `/heatmap/cell?${params}`);
-  const marks = profile === "frame" ? FRAME_MARKS : FPS_MARKS;
+  const marks = profile === "frame" ? FRAME_MARKS : profile === "fps" ? FPS_MARKS : MEMORY_MARKS;
   const want = refCell(events, { ...q, ...(profile ? { profile: { id: "", name: "", marks } } : {}) }, NOW);
   // The whole `why` and every group's new fields equal the reference's.
   expect(got.why).toEqual(JSON.parse(JSON.stringify(want.why)));
@@ -225,6 +249,23 @@ describe("why a cell is slow", () => {
     expect(boundsOf(byFps.why)).toEqual({ memory: [3, 60], unknown: [2, 40] });
     // No median frame time for the fps-only session: its heartbeats are not judged for hitches.
     expect(byFps.why.hitches.judged).toBe(3);
+  });
+
+  it("without a profile mark, each display's own budget: the 120 Hz phone's 12 ms frames are slow, the 60 Hz TV's not", async () => {
+    for (const profile of [null, "memory"] as const) {
+      const got = await cell("arena", profile);
+      expect(got.why.basis).toBe("budget");
+      expect(got.why.threshold).toBeNull();
+      expect(got.why.heartbeats).toBe(7);
+      expect(got.why.slow).toBe(4);
+      expect(boundsOf(got.why)).toEqual({ gpu: [4, 100] });
+      const byGpu = Object.fromEntries((got.breakdowns.gpu ?? []).map((g) => [g.key, g.slow]));
+      expect(byGpu).toEqual({ "Adreno 740": 4, "Mali-G52": 0 });
+    }
+    // A profile's frame-time mark still rules: 12 ms is within 33.
+    const marked = await cell("arena", "frame");
+    expect(marked.why.basis).toBe("frame_time");
+    expect(marked.why.slow).toBe(0);
   });
 
   it("without a profile every heartbeat counts", async () => {

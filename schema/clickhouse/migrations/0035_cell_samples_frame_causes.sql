@@ -1,13 +1,14 @@
 -- What bounds a frame, and its hitches, in the cell drill-down (workers/api/analytics/frame-causes.ts,
 -- docs/analytics.md "Why a cell is slow"). The rule reads the heartbeat's game-thread and render-thread
--- times, its window's disk read time (metrics['io.read_time_ms']) and the device's memory total beside
--- the fields cell_samples already kept (frame time, fps, GPU time, memory used). cell_samples kept none
--- of the four, so it is made again with them and refilled from the events, as 0013 and 0018 did: the
+-- times, its window's disk read time (metrics['io.read_time_ms']), the device's memory total and the
+-- display's refresh rate (metrics['display.hz']: the frame budget) beside the fields cell_samples already
+-- kept (frame time, fps, GPU time, memory used). cell_samples kept none of the five, so it is made again
+-- with them and refilled from the events, as 0013 and 0018 did: the
 -- drill-down of a cell reads one base cell's granules of the window, and must not go back to the events.
 --
 -- Could a shared table answer the read? No: the drill-down's one statement reads cell_samples (ordered
--- by map and base cell), and the rule needs the four fields per heartbeat; no other table keeps a
--- heartbeat's timings. No table or view is added: the same table carries four more columns (a few
+-- by map and base cell), and the rule needs the five fields per heartbeat; no other table keeps a
+-- heartbeat's timings. No table or view is added: the same table carries five more columns (a few
 -- bytes per row, most of them NULL where an SDK does not collect them), and the same view writes them.
 --
 -- The view is dropped first and made again last: pause the events queue's delivery while this runs
@@ -55,6 +56,8 @@ CREATE TABLE telemetry.cell_samples_next
     io_read_time_ms Nullable(Float64),
     -- The event's own device memory total (MB, 0: not sent); reads fall back to its session's device_info.
     memory_total_mb UInt32,
+    -- The display's refresh rate (metrics['display.hz'], the web SDK's measure); NULL where not sent.
+    display_hz Nullable(Float64),
     batch_id String,
     event_index UInt32,
     INDEX idx_player player TYPE bloom_filter(0.001) GRANULARITY 1,
@@ -75,7 +78,9 @@ SELECT project_id, map_id,
     camera_yaw, camera_pitch, fps, frame_time_ms, memory_used_bytes, gpu_time_ms,
     game_thread_ms, render_thread_ms,
     if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS io_read_time_ms,
-    memory_total_mb, batch_id, event_index
+    memory_total_mb,
+    if(mapContains(metrics, 'display.hz') AND metrics['display.hz'] > 0, metrics['display.hz'], NULL) AS display_hz,
+    batch_id, event_index
 FROM telemetry.events
 WHERE isNotNull(position_x) AND isNotNull(position_y) AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
     OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0);
@@ -93,7 +98,9 @@ SELECT project_id, map_id,
     camera_yaw, camera_pitch, fps, frame_time_ms, memory_used_bytes, gpu_time_ms,
     game_thread_ms, render_thread_ms,
     if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS io_read_time_ms,
-    memory_total_mb, batch_id, event_index
+    memory_total_mb,
+    if(mapContains(metrics, 'display.hz') AND metrics['display.hz'] > 0, metrics['display.hz'], NULL) AS display_hz,
+    batch_id, event_index
 FROM telemetry.events
 WHERE isNotNull(position_x) AND isNotNull(position_y) AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
     OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0);

@@ -17,6 +17,7 @@ import {
   boundCounts,
   HITCH_FACTOR,
   MAX_HEARTBEAT_GAP_MS,
+  OVER_BUDGET,
   type SlowBasis,
   slowBasis,
   slowSql,
@@ -285,9 +286,14 @@ export async function cellDrilldown(
   w: Window,
   q: CellQuery,
 ): Promise<CellDrilldown> {
-  const { where, params, mark, slow } = cellScope(projectId, w, q);
-  const rows = await cellRows(ch, where, params, q, slow);
+  const scoped = cellScope(projectId, w, q);
+  const { where, params, mark } = scoped;
+  const rows = await cellRows(ch, where, params, q, scoped.slow);
   const summary = (rows.find((r) => num(r.role) === ROLE.summary) ?? {}) as Record<string, unknown>;
+  // Without a profile mark, the display's budget judges where the cell's heartbeats carry a refresh
+  // rate: the statement counted both (the `_b` columns are the budget's).
+  const byBudget = scoped.slow.basis === "all" && num(summary.budget_n) > 0;
+  const slow: SlowBasis = byBudget ? { basis: "budget", threshold: null } : scoped.slow;
   const total = num(summary.samples);
   const distributions = Object.fromEntries(
     METRIC_KEYS.map((m) => {
@@ -358,8 +364,8 @@ export async function cellDrilldown(
           ),
         }
       : null,
-    breakdowns: breakdownsOf(rows, mark, intervalOf(summary)),
-    why: whyOf(summary, slow),
+    breakdowns: breakdownsOf(rows, mark, intervalOf(summary), byBudget),
+    why: whyOf(summary, slow, byBudget),
     worstSessions: worstSessionsOf(rows),
     repro: {
       mapId: q.mapId,
@@ -495,6 +501,11 @@ async function cellRows(
         ${perMetric.join(",\n        ")},
         countIf(is_slow AND ${summary}) AS why_slow,
         sumMapIf([bound_code], [toUInt64(1)], is_slow AND ${summary}) AS why_bounds,
+        countIf(has_hz AND ${summary}) AS budget_n,
+        countIf(over_budget AND ${summary}) AS why_slow_b,
+        sumMapIf([bound_code], [toUInt64(1)], over_budget AND ${summary}) AS why_bounds_b,
+        countIf(over_budget AND ${breakdown}) AS b_slow_b,
+        sumMapIf([bound_code], [toUInt64(1)], over_budget AND ${breakdown}) AS b_bounds_b,
         countIf(hitch_judged AND ${summary}) AS h_judged, countIf(is_hitch AND ${summary}) AS h_hitches,
         countIf(hitch_judged AND first_visit AND ${summary}) AS h_first_judged,
         countIf(is_hitch AND first_visit AND ${summary}) AS h_first_hitches,
@@ -534,6 +545,8 @@ async function cellRows(
           quantileExactWeighted(${tailLevel})(qv_${q.metric}, toUInt8(1)) OVER () AS tail_at,
           ${boundCodeSql("memory_total_mb")} AS bound_code,
           ${slowSql(slow)} AS is_slow,
+          ${OVER_BUDGET} AS over_budget,
+          isNotNull(display_hz) AS has_hz,
           isNotNull(frame_time_ms) AND st_frame > 0 AS hitch_judged,
           hitch_judged AND frame_time_ms > ${HITCH_FACTOR} * st_frame AS is_hitch,
           row_number() OVER visits = 1 AS first_visit,
@@ -561,6 +574,7 @@ function breakdownsOf(
   rows: Record<string, unknown>[],
   mark: number | null,
   intervalMs: number | null,
+  byBudget: boolean,
 ): Record<BreakdownDimension, BreakdownGroup[]> {
   const out = Object.fromEntries(BREAKDOWN_DIMENSIONS.map((d) => [d, [] as BreakdownGroup[]])) as Record<
     BreakdownDimension,
@@ -580,8 +594,8 @@ function breakdownsOf(
       meanFps: orNull(r.b_mean_fps),
       p95FrameTime: orNull(r.b_p95_frame_time),
       failingPct: mark === null || judged === 0 ? null : pct(num(r.b_failing), judged),
-      slow: num(r.b_slow),
-      bounds: boundCounts(r.b_bounds),
+      slow: num(byBudget ? r.b_slow_b : r.b_slow),
+      bounds: boundCounts(byBudget ? r.b_bounds_b : r.b_bounds),
       hitchJudged: num(r.b_h_judged),
       hitches: num(r.b_hitches),
       hitchesPerMinute: perMinute(num(r.b_hitches), num(r.b_h_judged), intervalMs),
@@ -618,9 +632,9 @@ const hitchCount = (judged: number, hitches: number) => ({
 });
 
 /** The summary's `why`: the slow heartbeats' bounds, and the cell's hitches (first visits apart). */
-function whyOf(summary: Record<string, unknown>, slow: SlowBasis): CellWhy {
-  const slowN = num(summary.why_slow);
-  const counts = boundCounts(summary.why_bounds);
+function whyOf(summary: Record<string, unknown>, slow: SlowBasis, byBudget: boolean): CellWhy {
+  const slowN = num(byBudget ? summary.why_slow_b : summary.why_slow);
+  const counts = boundCounts(byBudget ? summary.why_bounds_b : summary.why_bounds);
   const judged = num(summary.h_judged);
   const hitches = num(summary.h_hitches);
   const firstJudged = num(summary.h_first_judged);

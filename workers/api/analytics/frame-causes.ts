@@ -48,11 +48,18 @@ export function boundCodeSql(memoryTotal: string): string {
     ${code("unknown")})`;
 }
 
-/** What a slow heartbeat is judged by: a profile's frame-time mark, else its fps mark, else every heartbeat. */
-export const SLOW_BASES = ["frame_time", "fps", "all"] as const;
+/**
+ * What a slow heartbeat is judged by: a profile's frame-time mark, else its fps mark; without either, the
+ * display's frame budget (over 1000 / display.hz) where the cell's heartbeats carry the refresh rate,
+ * else every heartbeat.
+ */
+export const SLOW_BASES = ["frame_time", "fps", "budget", "all"] as const;
 export type SlowBasis =
   | { basis: "frame_time" | "fps"; threshold: number }
-  | { basis: "all"; threshold: null };
+  | { basis: "budget" | "all"; threshold: null };
+
+/** Over the display's frame budget: the frame longer than one refresh (NULL rate: not judged, 0). */
+export const OVER_BUDGET = `ifNull(${FRAME_MS} > 1000 / display_hz, 0)`;
 
 /** The profile's red mark of a metric (warn, else good), as the heatmap colours it. */
 export function slowBasis(

@@ -469,9 +469,9 @@ const why = z
     basis: z
       .enum(SLOW_BASES)
       .describe(
-        "What makes a heartbeat slow: frame time over the profile's frame-time mark (warn, else good), else fps under its fps mark, else (no profile, or neither mark) every heartbeat counts",
+        "What makes a heartbeat slow: frame time over the profile's frame-time mark (warn, else good), else fps under its fps mark; without either (or without a profile), a frame longer than one refresh of its display (budget: 1000 / metrics[\"display.hz\"], heartbeats without a refresh rate not judged) where the cell's heartbeats carry the rate, else every heartbeat counts (all)",
       ),
-    threshold: nullable("The mark of the basis; null for all"),
+    threshold: nullable("The mark of the basis; null for budget and all"),
     heartbeats: count.describe("Heartbeats (performance samples) in the cell"),
     slow: count.describe("Slow heartbeats"),
     bounds: z

@@ -1654,11 +1654,11 @@ export interface components {
         };
         CellWhy: {
             /**
-             * @description What makes a heartbeat slow: frame time over the profile's frame-time mark (warn, else good), else fps under its fps mark, else (no profile, or neither mark) every heartbeat counts
+             * @description What makes a heartbeat slow: frame time over the profile's frame-time mark (warn, else good), else fps under its fps mark; without either (or without a profile), a frame longer than one refresh of its display (budget: 1000 / metrics["display.hz"], heartbeats without a refresh rate not judged) where the cell's heartbeats carry the rate, else every heartbeat counts (all)
              * @enum {string}
              */
-            basis: "frame_time" | "fps" | "all";
-            /** @description The mark of the basis; null for all */
+            basis: "frame_time" | "fps" | "budget" | "all";
+            /** @description The mark of the basis; null for budget and all */
             threshold: number | null;
             /** @description Heartbeats (performance samples) in the cell */
             heartbeats: number;

@@ -28,6 +28,8 @@ function basisText(why: Why): string {
       return `frame time over ${why.threshold} ms`;
     case "fps":
       return `under ${why.threshold} fps`;
+    case "budget":
+      return "over one refresh of each display, no profile mark chosen";
     default:
       return "every heartbeat, no profile chosen";
   }
