@@ -18,6 +18,7 @@ import {
   HITCH_FACTOR,
   MAX_HEARTBEAT_GAP_MS,
   OVER_BUDGET,
+  redMark,
   type SlowBasis,
   slowBasis,
   slowSql,
@@ -243,8 +244,7 @@ const sessionTypicalFrames = (where: string) => `(
 
 /** The profile mark a sample must pass not to count as failing: warn, or good where warn is unset (the heatmap's red). */
 function failMark(q: CellQuery): number | null {
-  const marks = q.profile?.[q.metric];
-  return marks ? (marks.warn ?? marks.good) : null;
+  return redMark(q.profile?.[q.metric]);
 }
 
 const FORMAT_TS = (expr: string) => `formatDateTime(${expr}, '%Y-%m-%dT%H:%i:%S.%fZ')`;
@@ -459,6 +459,22 @@ async function cellRows(
   const breakdown = `role BETWEEN ${ROLE.breakdown} AND ${ROLE.breakdown + BREAKDOWN_DIMENSIONS.length - 1}`;
   const session = roleIs(ROLE.session);
   const tail = roleIs(ROLE.tail);
+  // Without a profile mark the display's budget may judge instead (cellDrilldown picks it when the cell's
+  // heartbeats carry a refresh rate): its counts (`_b`) come only then.
+  const budget = slow.basis === "all";
+  const budgetFlags = budget
+    ? `
+          ${OVER_BUDGET} AS over_budget,
+          isNotNull(display_hz) AS has_hz,`
+    : "";
+  const budgetColumns = budget
+    ? `
+        countIf(has_hz AND ${summary}) AS budget_n,
+        countIf(over_budget AND ${summary}) AS why_slow_b,
+        sumMapIf([bound_code], [toUInt64(1)], over_budget AND ${summary}) AS why_bounds_b,
+        countIf(over_budget AND ${breakdown}) AS b_slow_b,
+        sumMapIf([bound_code], [toUInt64(1)], over_budget AND ${breakdown}) AS b_bounds_b,`
+    : "";
   const percentileIf = (level: number, m: MetricKey, cond: string) =>
     `quantileExactWeightedIf(${level})(qv_${m}, toUInt8(1), ${cond})`;
   const perSample = METRIC_KEYS.map((m) => {
@@ -501,11 +517,7 @@ async function cellRows(
         ${perMetric.join(",\n        ")},
         countIf(is_slow AND ${summary}) AS why_slow,
         sumMapIf([bound_code], [toUInt64(1)], is_slow AND ${summary}) AS why_bounds,
-        countIf(has_hz AND ${summary}) AS budget_n,
-        countIf(over_budget AND ${summary}) AS why_slow_b,
-        sumMapIf([bound_code], [toUInt64(1)], over_budget AND ${summary}) AS why_bounds_b,
-        countIf(over_budget AND ${breakdown}) AS b_slow_b,
-        sumMapIf([bound_code], [toUInt64(1)], over_budget AND ${breakdown}) AS b_bounds_b,
+${budgetColumns}
         countIf(hitch_judged AND ${summary}) AS h_judged, countIf(is_hitch AND ${summary}) AS h_hitches,
         countIf(hitch_judged AND first_visit AND ${summary}) AS h_first_judged,
         countIf(is_hitch AND first_visit AND ${summary}) AS h_first_hitches,
@@ -545,8 +557,7 @@ async function cellRows(
           quantileExactWeighted(${tailLevel})(qv_${q.metric}, toUInt8(1)) OVER () AS tail_at,
           ${boundCodeSql("memory_total_mb")} AS bound_code,
           ${slowSql(slow)} AS is_slow,
-          ${OVER_BUDGET} AS over_budget,
-          isNotNull(display_hz) AS has_hz,
+${budgetFlags}
           isNotNull(frame_time_ms) AND st_frame > 0 AS hitch_judged,
           hitch_judged AND frame_time_ms > ${HITCH_FACTOR} * st_frame AS is_hitch,
           row_number() OVER visits = 1 AS first_visit,

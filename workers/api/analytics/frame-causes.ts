@@ -7,6 +7,8 @@
 // frame time, GPU time, main-thread and render-thread times) plus its window's totals since the
 // previous heartbeat (io.read_time_ms: the disk read time of the window).
 
+import { METRIC, worseOp } from "../../shared/telemetry/metrics.js";
+
 /** What bounds a frame, in the order the rule tries them; `unknown` last. The codes are the indexes. */
 export const BOUNDS = ["gpu", "game_thread", "render_thread", "io", "memory", "unknown"] as const;
 export type Bound = (typeof BOUNDS)[number];
@@ -61,33 +63,29 @@ export type SlowBasis =
 /** Over the display's frame budget: the frame longer than one refresh (NULL rate: not judged, 0). */
 export const OVER_BUDGET = `ifNull(${FRAME_MS} > 1000 / display_hz, 0)`;
 
-/** The profile's red mark of a metric (warn, else good), as the heatmap colours it. */
-export function slowBasis(
-  marks:
-    | {
-        frame_time: { good: number | null; warn: number | null };
-        fps: { good: number | null; warn: number | null };
-      }
-    | undefined,
-): SlowBasis {
-  const frame = marks ? (marks.frame_time.warn ?? marks.frame_time.good) : null;
+type Marks = { good: number | null; warn: number | null };
+
+/** A profile's red mark of a metric: warn, else good (the heatmap's red; the drill-down's failing share). */
+export const redMark = (marks: Marks | undefined): number | null =>
+  marks ? (marks.warn ?? marks.good) : null;
+
+/** The basis a profile's marks give: its frame-time mark, else its fps mark, else none ("all"). */
+export function slowBasis(marks: { frame_time: Marks; fps: Marks } | undefined): SlowBasis {
+  const frame = redMark(marks?.frame_time);
   if (frame !== null) {
     return { basis: "frame_time", threshold: frame };
   }
-  const fps = marks ? (marks.fps.warn ?? marks.fps.good) : null;
+  const fps = redMark(marks?.fps);
   return fps !== null ? { basis: "fps", threshold: fps } : { basis: "all", threshold: null };
 }
 
 /** Whether a heartbeat is slow under `s` (worse than the mark; equal passes), with {slowMark:Float64}. */
 export function slowSql(s: SlowBasis): string {
-  switch (s.basis) {
-    case "frame_time":
-      return "ifNull(frame_time_ms > {slowMark:Float64}, 0)";
-    case "fps":
-      return "ifNull(fps < {slowMark:Float64}, 0)";
-    default:
-      return "1";
+  if (s.basis === "frame_time" || s.basis === "fps") {
+    const m = METRIC[s.basis];
+    return `ifNull(${m.column} ${worseOp(m)} {slowMark:Float64}, 0)`;
   }
+  return "1";
 }
 
 /** Counts per bound code ([codes], [counts], as sumMap gives them), every bound present, in BOUNDS order. */
