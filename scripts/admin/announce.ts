@@ -32,9 +32,36 @@ export function targetFromEnv(env: NodeJS.ProcessEnv, localUrl: string | undefin
 
 export class AnnounceFailed extends Error {}
 
-/** Announces a committed change; throws AnnounceFailed, saying why, when the Worker did not confirm it. */
+/** Statuses a restarting or overloaded Worker answers with; the announcement is tried again on them. */
+const TRANSIENT = new Set([502, 503, 504]);
+/** Waits before the second and third tries: a Worker that restarted mid-request answers within a second. */
+const RETRY_DELAYS_MS = [500, 2_000];
+
+/**
+ * Announces a committed change; throws AnnounceFailed, saying why, when the Worker did not confirm it.
+ * An unreachable Worker or a 502/503/504 is tried again twice: announcing twice only bumps the
+ * generations twice, which the caches read as one change.
+ */
 export async function announce(target: AnnounceTarget, change: CredentialChange): Promise<void> {
   const url = new URL(OPERATOR_CHANGES_PATH, target.url);
+  for (let attempt = 0; ; attempt++) {
+    const failure = await announceOnce(target, url, change);
+    if (!failure) {
+      return;
+    }
+    const delay = RETRY_DELAYS_MS[attempt];
+    if (!failure.transient || delay === undefined) {
+      throw new AnnounceFailed(failure.message);
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+async function announceOnce(
+  target: AnnounceTarget,
+  url: URL,
+  change: CredentialChange,
+): Promise<{ message: string; transient: boolean } | null> {
   const request = new Request(url, {
     method: "POST",
     headers: { Authorization: `Bearer ${target.secret}`, "Content-Type": "application/json" },
@@ -44,14 +71,19 @@ export async function announce(target: AnnounceTarget, change: CredentialChange)
   try {
     res = await (target.fetch ?? fetch)(request);
   } catch (err) {
-    throw new AnnounceFailed(
-      `${url.origin} unreachable (${err instanceof Error ? err.message : String(err)})`,
-    );
+    return {
+      message: `${url.origin} unreachable (${err instanceof Error ? err.message : String(err)})`,
+      transient: true,
+    };
   }
   if (!res.ok) {
     const body = await res.text().catch(() => "");
     const detail = /"detail":"([^"]*)"/.exec(body)?.[1] ?? (body.slice(0, 200) || res.statusText);
-    throw new AnnounceFailed(`${url.origin} answered ${res.status}: ${detail}`);
+    return {
+      message: `${url.origin} answered ${res.status}: ${detail}`,
+      transient: TRANSIENT.has(res.status),
+    };
   }
   await res.body?.cancel();
+  return null;
 }

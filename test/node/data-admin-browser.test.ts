@@ -98,7 +98,7 @@ it("a refused export says why in the form; a failed one says why and Retry start
   // of retry delays): the record is put in that end state as the consumer leaves it.
   const created = await d.api<{ id: string }>(`/projects/${d.projectId}/exports`, {
     method: "POST",
-    body: { days: 1, format: "ndjson", eventName: "item_pickup" },
+    body: { days: 2, format: "ndjson", eventName: "item_pickup" },
   });
   await waitFor(
     () => d.api<{ status: string }>(`/projects/${d.projectId}/exports/${created.id}`),

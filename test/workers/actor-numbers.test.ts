@@ -211,7 +211,7 @@ describe("dense player and session numbers", () => {
         `slices-${m}`,
         Array.from({ length: 10_000 }, (_, i) => {
           if (m === 0 && i === 0) {
-            return ev("sl-first", "early", 0, now - DAY_US);
+            return ev("sl-first", "early", 0, today - DAY_US);
           }
           if (m === 3 && i >= 9_990) {
             const player = i % 2 ? "early" : "late";

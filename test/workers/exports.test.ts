@@ -207,7 +207,7 @@ describe("data export round trip", () => {
   });
 
   it("csv with names, filtered by event name", async () => {
-    const { e, bytes } = await exportAndDownload({ days: 1, format: "csv", eventName: "kill" });
+    const { e, bytes } = await exportAndDownload({ days: 2, format: "csv", eventName: "kill" });
     const [header, ...lines] = parseCsv(new TextDecoder().decode(bytes));
     expect(header).toEqual([...EVENTS_COLUMNS]);
     const rows = lines.map((cells) => {

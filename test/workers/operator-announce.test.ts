@@ -163,6 +163,34 @@ describe("the CLI's announce", () => {
       new AnnounceFailed(`${BASE} unreachable (connection refused)`),
     );
   });
+
+  it("tries again after a Worker's 503 (a restart mid-request), and reports the third", async () => {
+    const change = { tenantId: crypto.randomUUID() };
+    const seen: number[] = [];
+    const restarting = (failures: number): AnnounceTarget => ({
+      ...target,
+      fetch: async (request) => {
+        if (seen.length < failures) {
+          seen.push(503);
+          return new Response("Your worker restarted mid-request. Please try sending the request again.", {
+            status: 503,
+          });
+        }
+        const res = await (target.fetch ?? fetch)(request);
+        seen.push(res.status);
+        return res;
+      },
+    });
+    await announce(restarting(1), change);
+    expect(seen).toEqual([503, 200]);
+    seen.length = 0;
+    await expect(announce(restarting(3), change)).rejects.toThrow(
+      new AnnounceFailed(
+        `${BASE} answered 503: Your worker restarted mid-request. Please try sending the request again.`,
+      ),
+    );
+    expect(seen).toEqual([503, 503, 503]);
+  });
 });
 
 describe("one key lookup for both Workers", () => {
