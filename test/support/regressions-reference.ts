@@ -5,14 +5,16 @@
 // medians (not bisection), Benjamini–Hochberg by its step-up rule.
 import type { GenEvent } from "./analytics-dataset.js";
 import { bucketFloor as quantize } from "./analytics-reference.js";
+import { addAcc, emptyAcc, refVerdicts, sideOf, WHOLE_KEY } from "./session-verdicts-reference.js";
 
 type Metric = "frame_time" | "fps" | "gpu_time" | "memory";
+type Judged = Metric | "poor_session_share";
 type By = "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
 
 export type RegressionParams = {
   candidate: string;
   baseline: string;
-  metric: Metric;
+  metric: Judged;
   by: By;
   days: number;
   mapId?: string;
@@ -287,11 +289,70 @@ export function refRegressions(events: GenEvent[], q: RegressionParams, nowMs: n
   const base = of(q.baseline);
   const cand = of(q.candidate);
   const infos = deviceInfos(events, fromUs, toUs);
-  const all = (xs: GenEvent[]) => sessionMedians(xs, q.metric, () => "").get("") ?? [];
-  const overall = refJudge([{ key: null, b: all(base), c: all(cand) }], q)[0] as RefGroup;
+  // Every group's sides add their sessions' verdicts and frame causes; a GPU tier's are its GPUs' added.
+  const keyBy = q.by === "gpu_tier" ? "gpu" : q.by;
+  const verdicts = refVerdicts(events, {
+    fromUs,
+    toUs,
+    mapId: q.mapId,
+    keyOf: (e) => hardwareOf(e, keyBy, infos),
+  });
+  const tierOf =
+    q.by === "gpu_tier"
+      ? tiers(
+          sessionMedians(base, "frame_time", (e) => hardwareOf(e, "gpu", infos)),
+          q.minSessions,
+        )
+      : null;
+  const gpus = [...new Set([...base, ...cand].map((e) => hardwareOf(e, "gpu", infos)))];
+  const tierKey = (g: string) => (g === "" ? null : (tierOf?.get(g) ?? "unknown"));
+  const acc = (build: string, key: string | null) => {
+    if (tierOf === null || key === WHOLE_KEY) {
+      return verdicts(build, key);
+    }
+    const inTier = gpus.filter((g) => tierKey(g) === key);
+    return inTier.map((g) => verdicts(build, g === "" ? null : g)).reduce(addAcc, emptyAcc());
+  };
+  const side = (build: string, key: string | null) => sideOf(acc(build, key));
+  const withSides = <G extends RefGroup>(g: G, key: string | null): G => ({
+    ...g,
+    baseline: { ...g.baseline, ...side(q.baseline, key) },
+    candidate: { ...g.candidate, ...side(q.candidate, key) },
+  });
+  if (q.metric === "poor_session_share") {
+    const judged = (a: ReturnType<typeof emptyAcc>) => ({ x: a.poor, n: a.good + a.acceptable + a.poor });
+    const sessionsIn = (a: ReturnType<typeof emptyAcc>) => a.good + a.acceptable + a.poor + a.unjudged;
+    const keys = new Set<string | null>();
+    for (const e of [...base, ...cand]) {
+      const k = hardwareOf(e, keyBy, infos);
+      if (sessionsIn(verdicts(e.buildId, k === "" ? null : k)) > 0) {
+        keys.add(tierOf === null ? (k === "" ? null : k) : tierKey(k));
+      }
+    }
+    const pair = (key: string | null) => ({
+      key,
+      b: judged(acc(q.baseline, key)),
+      c: judged(acc(q.candidate, key)),
+    });
+    const overall = refShareJudge([{ ...pair(WHOLE_KEY), key: null }], q)[0] as RefGroup;
+    const groups = refShareJudge([...keys].map(pair), q).sort(worstFirst("frame_time"));
+    return {
+      candidate: q.candidate,
+      baseline: q.baseline,
+      metric: q.metric,
+      by: q.by,
+      overall: withSides(overall, WHOLE_KEY),
+      groups: groups.map((g) => withSides(g, g.key)),
+      cells: [] as Array<Omit<RefGroup, "key"> & { x: number; y: number; cellSize: number }>,
+    };
+  }
+  const metric = q.metric;
+  const mq = { ...q, metric };
+  const all = (xs: GenEvent[]) => sessionMedians(xs, metric, () => "").get("") ?? [];
+  const overall = refJudge([{ key: null, b: all(base), c: all(cand) }], mq)[0] as RefGroup;
 
-  const bGroups = sessionMedians(base, q.metric, (e) => hardwareOf(e, q.by, infos));
-  const cGroups = sessionMedians(cand, q.metric, (e) => hardwareOf(e, q.by, infos));
+  const bGroups = sessionMedians(base, metric, (e) => hardwareOf(e, q.by, infos));
+  const cGroups = sessionMedians(cand, metric, (e) => hardwareOf(e, q.by, infos));
   let family: Array<{ key: string | null; b: number[]; c: number[] }>;
   if (q.by === "gpu_tier") {
     const tierOf = tiers(
@@ -324,21 +385,21 @@ export function refRegressions(events: GenEvent[], q: RegressionParams, nowMs: n
       c: cGroups.get(k) ?? [],
     }));
   }
-  const groups = refJudge(family, q).sort(worstFirst(q.metric));
+  const groups = refJudge(family, mq).sort(worstFirst(metric));
 
   let cells: Array<Omit<RefGroup, "key"> & { x: number; y: number; cellSize: number }> = [];
   if (q.mapId !== undefined) {
     const cellOf = (e: GenEvent) =>
       e.pos === undefined ? "" : `${Math.floor(e.pos.x / 25) * 25},${Math.floor(e.pos.y / 25) * 25}`;
     const positioned = (xs: GenEvent[]) => xs.filter((e) => e.pos !== undefined);
-    const bc = sessionMedians(positioned(base), q.metric, cellOf);
-    const cc = sessionMedians(positioned(cand), q.metric, cellOf);
+    const bc = sessionMedians(positioned(base), metric, cellOf);
+    const cc = sessionMedians(positioned(cand), metric, cellOf);
     const tested = [...bc.keys()]
       .filter((k) => (bc.get(k)?.length ?? 0) >= q.minSessions && (cc.get(k)?.length ?? 0) >= q.minSessions)
       .map((k) => ({ key: k, b: bc.get(k) ?? [], c: cc.get(k) ?? [] }));
-    cells = refJudge(tested, q)
+    cells = refJudge(tested, mq)
       .filter((g) => g.verdict === "regressed" || g.verdict === "improved")
-      .sort(worstFirst(q.metric))
+      .sort(worstFirst(metric))
       .map(({ key, ...g }) => {
         const [x, y] = (key ?? "0,0").split(",").map(Number);
         return { x: x as number, y: y as number, cellSize: 25, ...g };
@@ -349,8 +410,113 @@ export function refRegressions(events: GenEvent[], q: RegressionParams, nowMs: n
     baseline: q.baseline,
     metric: q.metric,
     by: q.by,
-    overall,
-    groups,
+    overall: withSides(overall, WHOLE_KEY),
+    groups: groups.map((g) => withSides(g, g.key)),
     cells,
   };
+}
+
+/** Φ(z) by Simpson's rule over [0, |z|] (4,000 intervals), not by a closed-form approximation. */
+function normalCdf(z: number): number {
+  const steps = 4000;
+  const h = Math.abs(z) / steps;
+  let sum = 0;
+  for (let i = 0; i <= steps; i++) {
+    const w = i === 0 || i === steps ? 1 : i % 2 ? 4 : 2;
+    sum += w * Math.exp(-((i * h) ** 2) / 2);
+  }
+  const half = (sum * h) / 3 / Math.sqrt(2 * Math.PI);
+  return z >= 0 ? 0.5 + half : 0.5 - half;
+}
+
+/** The z with Φ(z) = p, by bisection. */
+function normalInverse(p: number): number {
+  let lo = -40;
+  let hi = 40;
+  for (let i = 0; i < 200; i++) {
+    const mid = (lo + hi) / 2;
+    if (normalCdf(mid) < p) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return (lo + hi) / 2;
+}
+
+/** Wilson's score bounds: the p0 where |x/n − p0| = z·√(p0(1 − p0)/n), found by bisection on each side. */
+function wilsonBounds(x: number, n: number, z: number): [number, number] {
+  const p = x / n;
+  const score = (p0: number) => Math.abs(p - p0) - z * Math.sqrt((p0 * (1 - p0)) / n);
+  const solve = (a: number, b: number) => {
+    // score is ≤ 0 at p and > 0 at the far end (when that end is reachable).
+    if (score(b) <= 0) {
+      return b;
+    }
+    let inside = a;
+    let outside = b;
+    for (let i = 0; i < 200; i++) {
+      const mid = (inside + outside) / 2;
+      if (score(mid) <= 0) {
+        inside = mid;
+      } else {
+        outside = mid;
+      }
+    }
+    return (inside + outside) / 2;
+  };
+  return [solve(p, 0), solve(p, 1)];
+}
+
+/**
+ * poor_session_share judged per group: the pooled two-proportion z-test's p-values through
+ * Benjamini–Hochberg's step-up rule, Newcombe's hybrid score interval at the level it leaves, in points.
+ */
+export function refShareJudge(
+  family: Array<{ key: string | null; b: { x: number; n: number }; c: { x: number; n: number } }>,
+  q: { minEffectPct: number; minSessions: number },
+): RefGroup[] {
+  const testable = family.map((g) => g.b.n >= q.minSessions && g.c.n >= q.minSessions);
+  const pOf = (g: (typeof family)[number]) => {
+    const pooled = (g.b.x + g.c.x) / (g.b.n + g.c.n);
+    const se = Math.sqrt(pooled * (1 - pooled) * (1 / g.b.n + 1 / g.c.n));
+    return se === 0 ? 1 : Math.min(1, 2 * (1 - normalCdf(Math.abs(g.c.x / g.c.n - g.b.x / g.b.n) / se)));
+  };
+  const ps = family.flatMap((g, i) => (testable[i] ? [pOf(g)] : [])).sort((a, b) => a - b);
+  let discoveries = 0;
+  ps.forEach((p, i) => {
+    if (p <= ((i + 1) * ALPHA) / ps.length) {
+      discoveries = i + 1;
+    }
+  });
+  const level = ps.length ? (Math.max(1, discoveries) * ALPHA) / ps.length : ALPHA;
+  const z = normalInverse(1 - level / 2);
+  return family.map((g, i) => {
+    const pb = g.b.n ? g.b.x / g.b.n : null;
+    const pc = g.c.n ? g.c.x / g.c.n : null;
+    const diff = pb === null || pc === null ? null : (pc - pb) * 100;
+    let ci: [number, number] | null = null;
+    let verdict: RefGroup["verdict"] = "insufficient_data";
+    if (testable[i] && pb !== null && pc !== null && diff !== null) {
+      const [lb, ub] = wilsonBounds(g.b.x, g.b.n, z);
+      const [lc, uc] = wilsonBounds(g.c.x, g.c.n, z);
+      const d = pc - pb;
+      ci = [(d - Math.hypot(pc - lc, ub - pb)) * 100, (d + Math.hypot(uc - pc, pb - lb)) * 100];
+      verdict =
+        ci[0] > 0 && diff >= q.minEffectPct
+          ? "regressed"
+          : ci[1] < 0 && -diff >= q.minEffectPct
+            ? "improved"
+            : "no_change";
+    }
+    const share = (p: number | null) => (p === null ? null : Math.round(p * 10_000) / 10_000);
+    return {
+      key: g.key,
+      baseline: { sessions: g.b.n, median: share(pb) },
+      candidate: { sessions: g.c.n, median: share(pc) },
+      diffPct: diff === null ? null : round2(diff),
+      ci95: ci === null ? null : [round2(ci[0]), round2(ci[1])],
+      verdict,
+    };
+  });
 }

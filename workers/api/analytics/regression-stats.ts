@@ -353,3 +353,103 @@ export function logGamma(z: number): number {
   const t = x + g + 0.5;
   return 0.5 * Math.log(2 * Math.PI) + (x + 0.5) * Math.log(t) - t + Math.log(sum);
 }
+
+/** A build's sessions judged in a group and how many of them were poor (session-verdicts.ts). */
+export type Proportion = { x: number; n: number };
+
+/** What comparing two proportions gives: the difference (candidate − baseline, 0–1) and its test. */
+export type ProportionTested = { b: Proportion; c: Proportion; diff: number; p: number };
+
+/**
+ * Two proportions compared (the candidate's share of poor sessions against the baseline's): the two-sided
+ * p-value of the pooled z-test of equal shares (1 when neither or both sides hold every session), for
+ * Benjamini–Hochberg as the medians' p-values are; null without a session on either side.
+ */
+export function proportionTest(b: Proportion, c: Proportion): ProportionTested | null {
+  if (b.n === 0 || c.n === 0) {
+    return null;
+  }
+  const pb = b.x / b.n;
+  const pc = c.x / c.n;
+  const pooled = (b.x + c.x) / (b.n + c.n);
+  const se = Math.sqrt(pooled * (1 - pooled) * (1 / b.n + 1 / c.n));
+  const p = se === 0 ? 1 : Math.min(1, 2 * normalUpper(Math.abs(pc - pb) / se));
+  return { b, c, diff: pc - pb, p };
+}
+
+/**
+ * Newcombe's hybrid score interval (1998, method 10) for the difference of two proportions at level
+ * 1 − a, in percentage points: each side's Wilson score interval, combined. It keeps its level at the
+ * small counts and shares near 0 a regression's poor sessions have, where the Wald interval does not.
+ */
+export function proportionInterval(t: ProportionTested, a: number): [number, number] {
+  const z = normalQuantile(1 - a / 2);
+  const [lb, ub] = wilson(t.b, z);
+  const [lc, uc] = wilson(t.c, z);
+  const pb = t.b.x / t.b.n;
+  const pc = t.c.x / t.c.n;
+  const low = t.diff - Math.sqrt((pc - lc) ** 2 + (ub - pb) ** 2);
+  const high = t.diff + Math.sqrt((uc - pc) ** 2 + (pb - lb) ** 2);
+  return [low * 100, high * 100];
+}
+
+/** The Wilson score interval of a proportion at the normal quantile z. */
+export function wilson(s: Proportion, z: number): [number, number] {
+  const z2 = z * z;
+  const centre = (s.x + z2 / 2) / (s.n + z2);
+  const half = (z * Math.sqrt((s.x * (s.n - s.x)) / s.n + z2 / 4)) / (s.n + z2);
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
+/** P(Z > z) of the standard normal: erfc(z / √2) / 2, by erfc's Chebyshev fit (relative error < 1.2e-7). */
+export function normalUpper(z: number): number {
+  const x = z / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * Math.abs(x));
+  const erfc =
+    t *
+    Math.exp(
+      -x * x -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return (x >= 0 ? erfc : 2 - erfc) / 2;
+}
+
+/** The standard normal's quantile (Acklam's rational approximation, relative error < 1.2e-9). */
+export function normalQuantile(p: number): number {
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716,
+    2.506628277459239,
+  ];
+  const b = [
+    -54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572,
+  ];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const low = 0.02425;
+  const poly = (k: number[], x: number) => k.reduce((s, v) => s * x + v, 0);
+  if (p < low) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return poly(c, q) / (poly(d, q) * q + 1);
+  }
+  if (p > 1 - low) {
+    const q = Math.sqrt(-2 * Math.log(1 - p));
+    return -poly(c, q) / (poly(d, q) * q + 1);
+  }
+  const q = p - 0.5;
+  const r = q * q;
+  return (poly(a, r) * q) / (poly(b, r) * r + 1);
+}

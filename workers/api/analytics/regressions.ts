@@ -13,6 +13,8 @@ import { withSessionDevices } from "./device.js";
 import {
   adjustedLevel,
   interval,
+  proportionInterval,
+  proportionTest,
   type RankedValues,
   rankedMedian,
   rankedOf,
@@ -27,6 +29,16 @@ import {
   type StoredState,
   usableStoredDays,
 } from "./session-medians.js";
+import {
+  addVerdictCounts,
+  emptyVerdictCounts,
+  type VerdictCounts,
+  type VerdictFamilies,
+  type VerdictSide,
+  verdictFamilies,
+  verdictSide,
+  WHOLE,
+} from "./session-verdicts.js";
 
 // Build regressions: did the candidate make a metric worse, for whom and where (docs/analytics.md,
 // "Build regressions"). The unit is the session: each session's value is the median of its samples of
@@ -34,9 +46,15 @@ import {
 // session values are compared per group with the exact bootstrap interval of regression-stats.ts,
 // corrected for the number of groups (Benjamini–Hochberg), and judged by the verdict rules below.
 
-// The metric table's keys, in its order (workers/shared/telemetry/metrics.ts).
+// The metric table's keys, in its order (workers/shared/telemetry/metrics.ts): each judged by its
+// sessions' medians.
 export const REGRESSION_METRICS = METRIC_KEYS;
 export type RegressionMetric = (typeof REGRESSION_METRICS)[number];
+/** The share of a build's judged sessions whose verdict is poor (session-verdicts.ts): a proportion. */
+export const POOR_SESSION_SHARE = "poor_session_share";
+/** What builds/regressions can judge: the medians' metrics and the poor sessions' share. */
+export const REGRESSION_QUERY_METRICS = [...REGRESSION_METRICS, POOR_SESSION_SHARE] as const;
+export type RegressionQueryMetric = (typeof REGRESSION_QUERY_METRICS)[number];
 
 export const REGRESSION_GROUPINGS = [
   "platform",
@@ -72,7 +90,7 @@ export type RegressionQuery = {
   candidate: string;
   /** Omitted: the build first seen before the candidate (defaultBaseline). */
   baseline?: string;
-  metric: RegressionMetric;
+  metric: RegressionQueryMetric;
   by: RegressionBy;
   /** User map id as events carry it; restricts every group to that map's samples and adds cells. */
   mapId?: string;
@@ -82,7 +100,20 @@ export type RegressionQuery = {
   minSessions: number;
 };
 
-export type BuildSide = { sessions: number; median: number | null };
+/**
+ * One build's side of a group. For poor_session_share, `sessions` counts the judged sessions and
+ * `median` holds the share of them that were poor (0–1). builds/regressions adds, whatever the metric,
+ * the group's sessions by verdict and the causes of its slow heartbeats (session-verdicts.ts).
+ */
+export type BuildSide = {
+  sessions: number;
+  median: number | null;
+  sessionVerdicts?: Pick<VerdictSide, "good" | "acceptable" | "poor" | "unjudged" | "poorShare">;
+  frames?: Pick<
+    VerdictSide,
+    "heartbeats" | "slow" | "bounds" | "hitches" | "minutesPlayed" | "hitchesPerMinute"
+  >;
+};
 
 export type RegressionGroup = {
   /** The group's value; null for "not sent" (and for `overall`). */
@@ -101,7 +132,7 @@ export type RegressionCell = Omit<RegressionGroup, "key"> & { x: number; y: numb
 export type Regressions = {
   candidate: string;
   baseline: string;
-  metric: RegressionMetric;
+  metric: RegressionQueryMetric;
   by: RegressionBy;
   overall: RegressionGroup;
   groups: RegressionGroup[];
@@ -143,10 +174,11 @@ export class NoBaseline extends Error {
 }
 
 /**
- * The whole answer of builds/regressions for one project and window. Two reads, both narrowed by the
+ * The whole answer of builds/regressions for one project and window. Three reads, each narrowed by the
  * primary key to the two builds' rows of the window: the session medians with and without the hardware
- * key (medianFamilies: the stored closed days' histograms and the other days' session values), and with
- * a map the per-cell session values.
+ * key (medianFamilies: the stored closed days' histograms and the other days' session values; not for
+ * poor_session_share unless gpu_tier needs its frame times), the sessions' verdicts and frame causes per
+ * build and group (session-verdicts.ts), and with a map the per-cell session values (medians only).
  */
 export async function buildRegressions(
   ch: ClickHouseClient,
@@ -162,40 +194,83 @@ export async function buildRegressions(
   }
   const column = HARDWARE_COLUMN[q.by];
   const tier = q.by === "gpu_tier";
+  const share = q.metric === POOR_SESSION_SHARE;
   // gpu_tier merges the GPUs' groups into tiers learned from the baseline's frame times: every value of
   // each GPU's histogram, the metric's and frame time's.
-  const metrics: RegressionMetric[] =
-    tier && q.metric !== "frame_time" ? [q.metric, "frame_time"] : [q.metric];
-  const [families, cellRows] = await Promise.all([
-    medianFamilies(
-      ch,
-      projectId,
-      w,
-      {
-        baseline,
-        candidate: q.candidate,
-        mapId: q.mapId,
-        keys: [null, column],
-        ranks: tier ? "all" : "central",
-      },
-      metrics,
-      useStored,
-    ),
-    q.mapId === undefined ? Promise.resolve([]) : cellValues(ch, projectId, w, baseline, q),
+  const metrics: RegressionMetric[] = [
+    ...new Set<RegressionMetric>([
+      ...(q.metric === POOR_SESSION_SHARE ? [] : [q.metric]),
+      ...(tier ? (["frame_time"] as const) : []),
+    ]),
+  ];
+  const [families, cellRows, verdicts] = await Promise.all([
+    metrics.length
+      ? medianFamilies(
+          ch,
+          projectId,
+          w,
+          {
+            baseline,
+            candidate: q.candidate,
+            mapId: q.mapId,
+            keys: share ? [column] : [null, column],
+            ranks: tier ? "all" : "central",
+          },
+          metrics,
+          useStored,
+        )
+      : Promise.resolve(new Map() as MedianFamilies),
+    q.mapId === undefined || q.metric === POOR_SESSION_SHARE
+      ? Promise.resolve([])
+      : cellValues(ch, projectId, w, baseline, { ...q, metric: q.metric }),
+    verdictFamilies(ch, projectId, w, { builds: [baseline, q.candidate], mapId: q.mapId, key: column }),
   ]);
-  const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
-  const overall = judgedFamily(families, null, q)[0] as RegressionGroup;
-  const groups = tier
-    ? judgeRankedGroups(
-        byTier(
-          families.get(column)?.get(q.metric) ?? [],
-          families.get(column)?.get("frame_time") ?? [],
-          q.minSessions,
-        ),
-        q,
-      ).sort(worstFirst(worse))
-    : judgedFamily(families, column, q);
-  const judge = (family: SessionSides[]) => judgeGroups(family, q);
+  const tiers = tier ? gpuTiers(families.get(column)?.get("frame_time") ?? [], q.minSessions) : null;
+  const counts = (build: string, key: string | null): VerdictCounts => {
+    const side = verdicts.get(build);
+    if (tiers === null || key === WHOLE) {
+      return side?.get(key) ?? emptyVerdictCounts();
+    }
+    // A tier's counts: its GPUs' ('unknown' for a GPU outside every tier, null for none sent).
+    let sum = emptyVerdictCounts();
+    for (const [k, c] of side ?? []) {
+      if (k !== WHOLE && tierOfGpu(k, tiers) === key) {
+        sum = addVerdictCounts(sum, c);
+      }
+    }
+    return sum;
+  };
+  const withFrames = (g: RegressionGroup, key: string | null): RegressionGroup => ({
+    ...g,
+    baseline: { ...g.baseline, ...verdictFields(counts(baseline, key)) },
+    candidate: { ...g.candidate, ...verdictFields(counts(q.candidate, key)) },
+  });
+  let overall: RegressionGroup;
+  let groups: RegressionGroup[];
+  if (q.metric === POOR_SESSION_SHARE) {
+    const keys = shareKeys(verdicts, [baseline, q.candidate], tiers);
+    overall = judgeShareGroups(
+      [{ key: null, b: counts(baseline, WHOLE), c: counts(q.candidate, WHOLE) }],
+      q,
+    )[0] as RegressionGroup;
+    groups = judgeShareGroups(
+      keys.map((key) => ({ key, b: counts(baseline, key), c: counts(q.candidate, key) })),
+      q,
+    ).sort(worstFirst(1));
+  } else {
+    const metric = q.metric;
+    const mq = { ...q, metric };
+    const worse = HIGHER_IS_BETTER[metric] ? -1 : 1;
+    overall = judgedFamily(families, null, mq)[0] as RegressionGroup;
+    groups = tiers
+      ? judgeRankedGroups(mergeTiers(families.get(column)?.get(metric) ?? [], tiers), mq).sort(
+          worstFirst(worse),
+        )
+      : judgedFamily(families, column, mq);
+  }
+  const judge = (family: SessionSides[]) =>
+    judgeGroups(family, { ...q, metric: q.metric === POOR_SESSION_SHARE ? "frame_time" : q.metric });
+  const worse = q.metric === POOR_SESSION_SHARE || !HIGHER_IS_BETTER[q.metric] ? 1 : -1;
   // Cells are one family of their own; only the significant ones are answered (the key "x,y" only
   // orders ties).
   const cells = judge(cellRows.map((r) => ({ key: `${r.x},${r.y}`, b: r.b, c: r.c })))
@@ -209,15 +284,108 @@ export async function buildRegressions(
     .filter((c) => c.verdict === "regressed" || c.verdict === "improved")
     .sort(worstFirst(worse))
     .map(({ key: _key, ...c }) => c);
-  return { candidate: q.candidate, baseline, metric: q.metric, by: q.by, overall, groups, cells };
+  return {
+    candidate: q.candidate,
+    baseline,
+    metric: q.metric,
+    by: q.by,
+    overall: withFrames(overall, WHOLE),
+    groups: groups.map((g) => withFrames(g, g.key)),
+    cells,
+  };
 }
 
-/** One family of medianFamilies' answer judged (regressions' rules), worst first; key null: [overall]. */
-export function judgedFamily(
-  families: MedianFamilies,
-  key: FamilyKey,
-  q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
+/** A side's verdict and frame fields from its counts. */
+function verdictFields(c: VerdictCounts): Pick<BuildSide, "sessionVerdicts" | "frames"> {
+  const v = verdictSide(c);
+  return {
+    sessionVerdicts: {
+      good: v.good,
+      acceptable: v.acceptable,
+      poor: v.poor,
+      unjudged: v.unjudged,
+      poorShare: v.poorShare,
+    },
+    frames: {
+      heartbeats: v.heartbeats,
+      slow: v.slow,
+      bounds: v.bounds,
+      hitches: v.hitches,
+      minutesPlayed: v.minutesPlayed,
+      hitchesPerMinute: v.hitchesPerMinute,
+    },
+  };
+}
+
+/** The groups poor_session_share judges: every key either build has (tiers: the tiers they fall in). */
+function shareKeys(
+  v: VerdictFamilies,
+  builds: string[],
+  tiers: Map<string, string> | null,
+): (string | null)[] {
+  const keys = new Set<string | null>();
+  for (const b of builds) {
+    for (const k of v.get(b)?.keys() ?? []) {
+      if (k !== WHOLE) {
+        keys.add(tiers === null ? k : tierOfGpu(k, tiers));
+      }
+    }
+  }
+  return [...keys];
+}
+
+/**
+ * poor_session_share's family judged together, as the medians' are: a group is tested when both builds
+ * have minSessions judged sessions in it; the intervals (Newcombe's, regression-stats.ts) are taken at
+ * the level Benjamini–Hochberg leaves over the groups' z-test p-values; diffPct and ci95 are in
+ * percentage points of the poor share, and the verdict is regressed (improved) when the interval lies
+ * wholly above (below) 0 and the change is at least minEffectPct points.
+ */
+export function judgeShareGroups(
+  family: { key: string | null; b: VerdictCounts; c: VerdictCounts }[],
+  q: Pick<RegressionQuery, "minEffectPct" | "minSessions">,
 ): RegressionGroup[] {
+  const judged = (c: VerdictCounts) => ({ x: c.poor, n: c.good + c.acceptable + c.poor });
+  const tested = family.map((g) => {
+    const b = judged(g.b);
+    const c = judged(g.c);
+    return b.n >= q.minSessions && c.n >= q.minSessions ? proportionTest(b, c) : null;
+  });
+  const level = adjustedLevel(tested.flatMap((t) => (t === null ? [] : [t.p])));
+  return family.map((g, i) => {
+    const b = judged(g.b);
+    const c = judged(g.c);
+    const t = tested[i] ?? null;
+    const diff = b.n && c.n ? (c.x / c.n - b.x / b.n) * 100 : null;
+    const ci = t === null ? null : proportionInterval(t, level);
+    let verdict: Verdict = "insufficient_data";
+    if (t !== null && ci !== null && diff !== null) {
+      verdict =
+        ci[0] > 0 && diff >= q.minEffectPct
+          ? "regressed"
+          : ci[1] < 0 && -diff >= q.minEffectPct
+            ? "improved"
+            : "no_change";
+    }
+    const shareOf = (p: { x: number; n: number }) => (p.n ? Math.round((p.x / p.n) * 10_000) / 10_000 : null);
+    return {
+      key: g.key,
+      baseline: { sessions: b.n, median: shareOf(b) },
+      candidate: { sessions: c.n, median: shareOf(c) },
+      diffPct: diff === null ? null : round2(diff),
+      ci95: ci === null ? null : [round2(ci[0]), round2(ci[1])],
+      verdict,
+    };
+  });
+}
+
+/** What judging medians needs of a query: a median metric and the two thresholds. */
+export type MedianJudging = Pick<RegressionQuery, "minEffectPct" | "minSessions"> & {
+  metric: RegressionMetric;
+};
+
+/** One family of medianFamilies' answer judged (regressions' rules), worst first; key null: [overall]. */
+export function judgedFamily(families: MedianFamilies, key: FamilyKey, q: MedianJudging): RegressionGroup[] {
   const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
   return judgeRankedGroups(families.get(key)?.get(q.metric) ?? [], q).sort(worstFirst(worse));
 }
@@ -235,10 +403,7 @@ export type SessionSides = { key: string | null; b: number[]; c: number[] };
  * - improved: the same on the better side;
  * - no_change: otherwise.
  */
-export function judgeGroups(
-  family: SessionSides[],
-  q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
-): RegressionGroup[] {
+export function judgeGroups(family: SessionSides[], q: MedianJudging): RegressionGroup[] {
   return judgeRankedGroups(
     family.map((g) => ({ key: g.key, b: rankedOf(g.b), c: rankedOf(g.c) })),
     q,
@@ -249,10 +414,7 @@ export function judgeGroups(
 export type RankedSides = { key: string | null; b: RankedValues; c: RankedValues };
 
 /** judgeGroups over ranked values: the same verdicts from all values or from their central ranks. */
-export function judgeRankedGroups(
-  family: RankedSides[],
-  q: Pick<RegressionQuery, "metric" | "minEffectPct" | "minSessions">,
-): RegressionGroup[] {
+export function judgeRankedGroups(family: RankedSides[], q: MedianJudging): RegressionGroup[] {
   const worse = HIGHER_IS_BETTER[q.metric] ? -1 : 1;
   const tested: (Tested | null)[] = family.map((g) =>
     g.b.n >= q.minSessions && g.c.n >= q.minSessions ? rankedTest(g.b, g.c) : null,
@@ -335,9 +497,9 @@ const TIER_NAMES: Record<number, string[]> = { 1: ["mid"], 2: ["fast", "slow"], 
  * baseline sessions (a GPU joins the tier holding the middle of its sessions): fast, mid, slow (two
  * GPUs: fast, slow; one: mid). Rarer GPUs, and GPUs the baseline never saw, are `unknown` rather than a
  * guess; sessions that sent no GPU stay null. Tiers come from the baseline only, so a candidate's
- * regression cannot move a GPU between tiers.
+ * regression cannot move a GPU between tiers. The answer: each tiered GPU's tier.
  */
-function byTier(groups: RankedSides[], frameTimes: RankedSides[], minSessions: number): RankedSides[] {
+function gpuTiers(frameTimes: RankedSides[], minSessions: number): Map<string, string> {
   const ranked = frameTimes
     .filter((g) => g.key !== null && g.b.n >= minSessions)
     .map((g) => ({ gpu: g.key as string, median: rankedMedian(g.b) ?? 0, sessions: g.b.n }))
@@ -351,9 +513,19 @@ function byTier(groups: RankedSides[], frameTimes: RankedSides[], minSessions: n
     tierOf.set(g.gpu, names[Math.min(names.length - 1, Math.floor(middle * names.length))] ?? "unknown");
     before += g.sessions;
   }
+  return tierOf;
+}
+
+/** A GPU's tier: its own, `unknown` outside every tier, null for none sent. */
+function tierOfGpu(gpu: string | null, tiers: Map<string, string>): string | null {
+  return gpu === null ? null : (tiers.get(gpu) ?? "unknown");
+}
+
+/** The GPUs' groups merged into their tiers. */
+function mergeTiers(groups: RankedSides[], tiers: Map<string, string>): RankedSides[] {
   const merged = new Map<string | null, RankedSides>();
   for (const g of groups) {
-    const tier = g.key === null ? null : (tierOf.get(g.key) ?? "unknown");
+    const tier = tierOfGpu(g.key, tiers);
     const into = merged.get(tier);
     merged.set(
       tier,
@@ -642,7 +814,7 @@ async function cellValues(
   projectId: string,
   w: Window,
   baseline: string,
-  q: RegressionQuery,
+  q: RegressionQuery & { metric: RegressionMetric },
 ): Promise<CellSides[]> {
   const state = METRIC_STATE[q.metric];
   // Cost: the primary key (project_id, map_id, build_id, day, x, y, session) narrows the read to the

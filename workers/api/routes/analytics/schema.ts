@@ -3,7 +3,7 @@ import { METRIC_KEYS, METRICS, type MetricKey } from "../../../shared/telemetry/
 import { COMPARE_METRICS } from "../../analytics/compare.js";
 import { BOUNDS, SLOW_BASES } from "../../analytics/frame-causes.js";
 import { INSIGHT_GROUPS, INSIGHT_METRICS } from "../../analytics/insights.js";
-import { REGRESSION_GROUPINGS, REGRESSION_METRICS, VERDICTS } from "../../analytics/regressions.js";
+import { REGRESSION_GROUPINGS, REGRESSION_QUERY_METRICS, VERDICTS } from "../../analytics/regressions.js";
 
 // Integer enumerations arrive as query strings; an enum of their spellings gives a 400 that names the
 // parameter and lists the allowed values.
@@ -93,6 +93,10 @@ export const BuildsQuery = z.object({
 });
 
 const count = z.number().int();
+const nullable = (d: string) => z.number().nullable().describe(d);
+const boundCountsSchema = z.object(
+  Object.fromEntries(BOUNDS.map((b) => [b, count])) as Record<(typeof BOUNDS)[number], typeof count>,
+);
 
 // Build ids as the SDK reports them; surrounding spaces are not part of one (the CLI trims too).
 const buildIdParam = (description: string) => z.string().trim().min(1).max(256).openapi({ description });
@@ -111,9 +115,9 @@ export const RegressionsQuery = z.object({
   baseline: buildIdParam(
     "The known-good build_id; must differ from candidate. Default: the build whose first sample came last before the candidate's first",
   ).optional(),
-  metric: z.enum(REGRESSION_METRICS).default("frame_time").openapi({
+  metric: z.enum(REGRESSION_QUERY_METRICS).default("frame_time").openapi({
     description:
-      "frame_time, gpu_time (ms) and memory (MB) are worse when higher, fps when lower; each session's value is the median of its samples",
+      'frame_time, gpu_time (ms) and memory (MB) are worse when higher, fps when lower; each session\'s value is the median of its samples. poor_session_share: the share of the sessions judged poor (docs/analytics.md, "Session verdicts"), worse when higher; its diffPct, ci95 and minEffectPct are in percentage points, and it answers no cells',
     example: "frame_time",
   }),
   by: z.enum(REGRESSION_GROUPINGS).default("platform").openapi({
@@ -150,15 +154,45 @@ export const RegressionsQuery = z.object({
     }),
 });
 
+const sessionVerdicts = z
+  .object({
+    good: count,
+    acceptable: count,
+    poor: count,
+    unjudged: count.describe("Sessions with fewer than 6 heartbeats with a frame length: not judged"),
+    poorShare: nullable("poor / (good + acceptable + poor), 4 decimals; null when none was judged"),
+  })
+  .describe(
+    "The build's sessions in the group by verdict over their heartbeats of the window (on the map when one is asked): poor over 50 % slow or any frozen (700 ms), acceptable over 25 % slow or over 5 % hitches, else good",
+  )
+  .openapi("SessionVerdicts");
+const frameCauses = z
+  .object({
+    heartbeats: count.describe("Heartbeats with a frame length (frame time, else 1000 / fps)"),
+    slow: count.describe(
+      "Heartbeats longer than one refresh of their display (1000 / display.hz; 60 Hz where not sent)",
+    ),
+    bounds: boundCountsSchema.describe("The slow heartbeats by what bounds their frame"),
+    hitches: count.describe("Heartbeats over twice their session's median frame length"),
+    minutesPlayed: z.number().describe("From each session's first to last heartbeat, summed; 2 decimals"),
+    hitchesPerMinute: nullable("hitches / minutesPlayed, 2 decimals; null without a minute played"),
+  })
+  .openapi("FrameCauses");
 const buildSide = z
   .object({
-    sessions: count.describe("Sessions of the build in the group with a sample of the metric"),
+    sessions: count.describe(
+      "Sessions of the build in the group with a sample of the metric (poor_session_share: the judged sessions)",
+    ),
     median: z
       .number()
       .nullable()
       .describe(
-        "Median of the sessions' values (nearest-rank), each the median of the session's samples (quantized within 0.39 %); null without sessions",
+        "Median of the sessions' values (nearest-rank), each the median of the session's samples (quantized within 0.39 %); poor_session_share: the share of the judged sessions that were poor (0–1, 4 decimals); null without sessions",
       ),
+    sessionVerdicts: sessionVerdicts.optional(),
+    frames: frameCauses
+      .optional()
+      .describe("What the group's slow heartbeats were bound by, and its hitches"),
   })
   .openapi("RegressionBuild");
 const regressionFields = {
@@ -167,12 +201,14 @@ const regressionFields = {
   diffPct: z
     .number()
     .nullable()
-    .describe("(candidate median − baseline median) / baseline median × 100, 2 decimals; null without both"),
+    .describe(
+      "(candidate median − baseline median) / baseline median × 100, 2 decimals (poor_session_share: candidate share − baseline share, in percentage points); null without both",
+    ),
   ci95: z
     .tuple([z.number(), z.number()])
     .nullable()
     .describe(
-      "Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested",
+      "Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians; poor_session_share: Newcombe's hybrid score interval, in points), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested",
     ),
   verdict: z
     .enum(VERDICTS)
@@ -194,7 +230,7 @@ export const RegressionsSchema = z
   .object({
     candidate: z.string(),
     baseline: z.string().describe("As given, or the default baseline found"),
-    metric: z.enum(REGRESSION_METRICS),
+    metric: z.enum(REGRESSION_QUERY_METRICS),
     by: z.enum(REGRESSION_GROUPINGS),
     // Every session of the two builds, tested alone (95 %); its key is null.
     overall: regressionGroup,
@@ -433,10 +469,6 @@ export const HeatmapCellQuery = z
     }
   });
 
-const nullable = (d: string) => z.number().nullable().describe(d);
-const boundCountsSchema = z.object(
-  Object.fromEntries(BOUNDS.map((b) => [b, count])) as Record<(typeof BOUNDS)[number], typeof count>,
-);
 const groups = z.array(
   z
     .object({

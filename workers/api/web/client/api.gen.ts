@@ -1911,7 +1911,7 @@ export interface components {
             /** @description As given, or the default baseline found */
             baseline: string;
             /** @enum {string} */
-            metric: "fps" | "frame_time" | "memory" | "gpu_time";
+            metric: "fps" | "frame_time" | "memory" | "gpu_time" | "poor_session_share";
             /** @enum {string} */
             by: "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
             overall: components["schemas"]["RegressionGroup"];
@@ -1925,9 +1925,9 @@ export interface components {
             key: string | null;
             baseline: components["schemas"]["RegressionBuild"];
             candidate: components["schemas"]["RegressionBuild"];
-            /** @description (candidate median − baseline median) / baseline median × 100, 2 decimals; null without both */
+            /** @description (candidate median − baseline median) / baseline median × 100, 2 decimals (poor_session_share: candidate share − baseline share, in percentage points); null without both */
             diffPct: number | null;
-            /** @description Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested */
+            /** @description Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians; poor_session_share: Newcombe's hybrid score interval, in points), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested */
             ci95: [
                 number,
                 number
@@ -1939,10 +1939,44 @@ export interface components {
             verdict: "regressed" | "improved" | "no_change" | "insufficient_data";
         };
         RegressionBuild: {
-            /** @description Sessions of the build in the group with a sample of the metric */
+            /** @description Sessions of the build in the group with a sample of the metric (poor_session_share: the judged sessions) */
             sessions: number;
-            /** @description Median of the sessions' values (nearest-rank), each the median of the session's samples (quantized within 0.39 %); null without sessions */
+            /** @description Median of the sessions' values (nearest-rank), each the median of the session's samples (quantized within 0.39 %); poor_session_share: the share of the judged sessions that were poor (0–1, 4 decimals); null without sessions */
             median: number | null;
+            sessionVerdicts?: components["schemas"]["SessionVerdicts"];
+            frames?: components["schemas"]["FrameCauses"];
+        };
+        /** @description The build's sessions in the group by verdict over their heartbeats of the window (on the map when one is asked): poor over 50 % slow or any frozen (700 ms), acceptable over 25 % slow or over 5 % hitches, else good */
+        SessionVerdicts: {
+            good: number;
+            acceptable: number;
+            poor: number;
+            /** @description Sessions with fewer than 6 heartbeats with a frame length: not judged */
+            unjudged: number;
+            /** @description poor / (good + acceptable + poor), 4 decimals; null when none was judged */
+            poorShare: number | null;
+        };
+        /** @description What the group's slow heartbeats were bound by, and its hitches */
+        FrameCauses: {
+            /** @description Heartbeats with a frame length (frame time, else 1000 / fps) */
+            heartbeats: number;
+            /** @description Heartbeats longer than one refresh of their display (1000 / display.hz; 60 Hz where not sent) */
+            slow: number;
+            /** @description The slow heartbeats by what bounds their frame */
+            bounds: {
+                gpu: number;
+                game_thread: number;
+                render_thread: number;
+                io: number;
+                memory: number;
+                unknown: number;
+            };
+            /** @description Heartbeats over twice their session's median frame length */
+            hitches: number;
+            /** @description From each session's first to last heartbeat, summed; 2 decimals */
+            minutesPlayed: number;
+            /** @description hitches / minutesPlayed, 2 decimals; null without a minute played */
+            hitchesPerMinute: number | null;
         };
         RegressionCell: {
             /** @description Cell origin (floor(x / cellSize) · cellSize), world units */
@@ -1952,9 +1986,9 @@ export interface components {
             cellSize: number;
             baseline: components["schemas"]["RegressionBuild"];
             candidate: components["schemas"]["RegressionBuild"];
-            /** @description (candidate median − baseline median) / baseline median × 100, 2 decimals; null without both */
+            /** @description (candidate median − baseline median) / baseline median × 100, 2 decimals (poor_session_share: candidate share − baseline share, in percentage points); null without both */
             diffPct: number | null;
-            /** @description Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested */
+            /** @description Interval for diffPct in percent of the baseline (exact bootstrap of the ratio of medians; poor_session_share: Newcombe's hybrid score interval, in points), corrected for the groups (or cells) tested by Benjamini–Hochberg; null when not tested */
             ci95: [
                 number,
                 number
@@ -5995,8 +6029,8 @@ export interface operations {
                 candidate: string;
                 /** @description The known-good build_id; must differ from candidate. Default: the build whose first sample came last before the candidate's first */
                 baseline?: string;
-                /** @description frame_time, gpu_time (ms) and memory (MB) are worse when higher, fps when lower; each session's value is the median of its samples */
-                metric?: "fps" | "frame_time" | "memory" | "gpu_time";
+                /** @description frame_time, gpu_time (ms) and memory (MB) are worse when higher, fps when lower; each session's value is the median of its samples. poor_session_share: the share of the sessions judged poor (docs/analytics.md, "Session verdicts"), worse when higher; its diffPct, ci95 and minEffectPct are in percentage points, and it answers no cells */
+                metric?: "fps" | "frame_time" | "memory" | "gpu_time" | "poor_session_share";
                 /** @description The hardware key of the groups; gpu_tier: GPUs tiered by their baseline sessions' median frame time (fast, mid, slow; too rare: unknown) */
                 by?: "platform" | "gpu" | "device_model" | "resolution" | "os_version" | "gpu_tier";
                 /** @description UTC calendar days ending today, today included */
