@@ -31,8 +31,11 @@ export type VerdictGroup = {
   verdict: BuildVerdict;
 };
 
-/** The groups a kept verdict was judged in: by platform and by GPU, worst first. */
-export type VerdictGroups = { platform: VerdictGroup[]; gpu: VerdictGroup[] };
+/**
+ * The groups a kept verdict was judged in: by platform and by GPU, worst first; for poor_session_share
+ * also the overall group, whose sides carry the sessions by verdict (kept since that metric).
+ */
+export type VerdictGroups = { platform: VerdictGroup[]; gpu: VerdictGroup[]; overall?: VerdictGroup };
 
 /** Data export file formats (workers/api/exports/formats.ts says how ClickHouse writes each). */
 export const EXPORT_FORMAT_NAMES = ["ndjson", "parquet", "csv"] as const;

@@ -671,6 +671,12 @@ export const buildBaselines = pgTable("build_baselines", {
 // A build's verdict against its baseline, one row per build and metric, kept once the cron judged it
 // (workers/api/analytics/verdicts.ts); the primary key is what makes its notification once per build and
 // metric.
+/**
+ * What a build is judged on: each metric's session medians, and the share of its sessions whose verdict is
+ * poor (workers/api/analytics/session-verdicts.ts).
+ */
+export const BUILD_VERDICT_METRICS = [...METRIC_KEYS, "poor_session_share"] as const;
+
 export const buildVerdicts = pgTable(
   "build_verdicts",
   {
@@ -678,7 +684,7 @@ export const buildVerdicts = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
     buildId: text("build_id").notNull(),
-    metric: text("metric", { enum: METRIC_KEYS }).notNull(),
+    metric: text("metric", { enum: BUILD_VERDICT_METRICS }).notNull(),
     baselineBuildId: text("baseline_build_id").notNull(),
     baselinePinned: boolean("baseline_pinned").notNull(),
     verdict: text("verdict", { enum: BUILD_VERDICTS }).notNull(),

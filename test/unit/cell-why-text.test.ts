@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { components } from "../../workers/api/web/client/api.gen.js";
-import { groupBoundText, hitchText, whyText } from "../../workers/api/web/client/why.js";
+import { groupBoundText, hitchText, verdictCountsText, whyText } from "../../workers/api/web/client/why.js";
 
 // The cell panel's "Why" sentences (workers/api/web/client/why.ts) from drill-down answers.
 
@@ -100,5 +100,20 @@ describe("groupBoundText", () => {
   it("the group's most common bound and its share", () => {
     expect(groupBoundText(group("x", { memory: 3, unknown: 1 }))).toBe("under memory pressure 75 %");
     expect(groupBoundText(group("x", {}))).toBe("—");
+  });
+});
+
+describe("verdictCountsText", () => {
+  it("a side's sessions by verdict, the poor share, and the sessions too short to judge", () => {
+    expect(verdictCountsText({ good: 12, acceptable: 3, poor: 5, unjudged: 0, poorShare: 0.25 })).toBe(
+      "12 good · 3 acceptable · 5 poor (25 % poor)",
+    );
+    expect(verdictCountsText({ good: 0, acceptable: 0, poor: 0, unjudged: 4, poorShare: null })).toBe(
+      "0 good · 0 acceptable · 0 poor, 4 too short to judge",
+    );
+    expect(verdictCountsText({ good: 0, acceptable: 0, poor: 0, unjudged: 0, poorShare: null })).toBe(
+      "no sessions",
+    );
+    expect(verdictCountsText(undefined)).toBe("no sessions");
   });
 });

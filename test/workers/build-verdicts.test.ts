@@ -165,12 +165,12 @@ describe("verdicts per build", () => {
     // The first build has no baseline: nothing is kept, and the next run asks again.
     expect(first).toEqual({ kept: 0, notified: 0 });
     // 1.1 runs 20 % slower: frame time and fps regressed (one message each to both channels that take
-    // regressions), memory unchanged, GPU time never sent; all four kept.
-    expect(candidate).toEqual({ kept: 4, notified: 4 });
+    // regressions), memory unchanged, GPU time never sent, poor sessions not judged (4 heartbeats a session, too few); all five kept.
+    expect(candidate).toEqual({ kept: 5, notified: 4 });
     // Judged again (another run, a retry): nothing more is kept or sent.
     expect(again).toEqual({ kept: 0, notified: 0 });
     // 1.2 against the pinned 1.0: kept, nothing regressed, nothing sent.
-    expect(afterPin).toEqual({ kept: 4, notified: 0 });
+    expect(afterPin).toEqual({ kept: 5, notified: 0 });
 
     const hook = await waitForDeliveries(s.hook, 2);
     const slack = await waitForDeliveries(s.slack, 2);
@@ -252,7 +252,10 @@ describe("verdicts per build", () => {
         fps: { verdict: "regressed" },
         memory: { verdict: "no_change" },
         gpu_time: { verdict: "insufficient_data", diff_pct: null, ci95: null },
+        // Four heartbeats a session: none judged, so no share to compare.
+        poor_session_share: { verdict: "insufficient_data", baseline_sessions: 0, candidate_sessions: 0 },
       },
+      session_verdicts: { good: 0, acceptable: 0, poor: 0, unjudged: SESSIONS, poor_share: null },
     });
     expect(byId["1.2"]?.verdict).toMatchObject({
       baseline_build_id: "1.0",

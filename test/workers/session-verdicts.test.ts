@@ -4,13 +4,15 @@ import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { api, problemOf } from "../support/http.js";
 import { type RegressionParams, refRegressions } from "../support/regressions-reference.js";
+import type { Ok } from "../support/schema.js";
 
 // Session verdicts and the causes of slow heartbeats per build and hardware group (docs/analytics.md,
 // "Session verdicts"), end to end: events through ingest and session_values, builds/regressions, against
 // the reference (test/support/session-verdicts-reference.ts) and against the verdicts the sessions were
 // built to have.
 
-type Answer = ReturnType<typeof refRegressions>;
+/** The answer as the OpenAPI document types it (each side's verdict and frame fields included). */
+type Answer = Ok<"/v1/projects/{id}/builds/regressions">;
 
 const BASE = "5.0.0";
 const CAND = "5.1.0";
@@ -210,9 +212,12 @@ describe("session verdicts", () => {
   });
 
   it("an unknown metric is a 400 naming query.metric", async () => {
-    const res = await api(`/v1/projects/${t.projectId}${query({ ...DEFAULTS, metric: "poor_share" })}`, {
-      key: t.keys.read.key,
-    });
+    const res = await api(
+      `/v1/projects/${t.projectId}${query({ ...DEFAULTS, metric: "poor_share" as never })}`,
+      {
+        key: t.keys.read.key,
+      },
+    );
     expect(res.status).toBe(400);
     expect((await problemOf(res)).detail).toContain("query.metric");
   });

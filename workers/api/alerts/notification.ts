@@ -156,23 +156,30 @@ export function bodyFor(kind: string, alert: AlertNotification | RegressionNotif
   return new TextEncoder().encode(json);
 }
 
-const signed = (n: number | null) => (n === null ? "n/a" : `${n > 0 ? "+" : ""}${round2(n)} %`);
-const interval = (ci: [number, number] | null) =>
-  ci ? ` (95 % CI ${signed(ci[0])} to ${signed(ci[1])})` : "";
+/** A change as the metric states it: percent of the baseline, or points of the poor sessions' share. */
+const unitOf = (m: RegressionNotification["metric"]) => (m === "poor_session_share" ? "pts" : "%");
+const phraseOf = (m: RegressionNotification["metric"]) =>
+  m === "poor_session_share" ? "its share of poor sessions" : METRIC[m].phrase;
+const signed = (n: number | null, unit = "%") =>
+  n === null ? "n/a" : `${n > 0 ? "+" : ""}${round2(n)} ${unit}`;
+const interval = (ci: [number, number] | null, unit = "%") =>
+  ci ? ` (95 % CI ${signed(ci[0], unit)} to ${signed(ci[1], unit)})` : "";
 
 /** Slack's fallback line of a build regression. */
 export function regressionText(r: RegressionNotification): string {
+  const unit = unitOf(r.metric);
   return (
-    `Build ${r.build.id} regressed ${METRIC[r.metric].phrase} against ${r.build.baseline}` +
-    `${r.build.baselinePinned ? " (pinned baseline)" : ""}: ${signed(r.overall.diffPct)}${interval(r.overall.ci95)}, ` +
+    `Build ${r.build.id} regressed ${phraseOf(r.metric)} against ${r.build.baseline}` +
+    `${r.build.baselinePinned ? " (pinned baseline)" : ""}: ${signed(r.overall.diffPct, unit)}${interval(r.overall.ci95, unit)}, ` +
     `${r.overall.candidate.sessions} sessions vs ${r.overall.baseline.sessions}.`
   );
 }
 
 /** Block Kit of a build regression: the overall change, the regressed groups, a button to Compare. */
 export function regressionBlocks(r: RegressionNotification): Block[] {
+  const unit = unitOf(r.metric);
   const line = (g: RegressionNotification["overall"]) =>
-    `• ${esc(g.key ?? "not sent")}: ${signed(g.diffPct)}${interval(g.ci95)}, ${g.verdict.replace("_", " ")}` +
+    `• ${esc(g.key ?? "not sent")}: ${signed(g.diffPct, unit)}${interval(g.ci95, unit)}, ${g.verdict.replace("_", " ")}` +
     ` (${g.candidate.sessions} vs ${g.baseline.sessions} sessions)`;
   const section = (title: string, groups: RegressionNotification["overall"][]) =>
     groups.length

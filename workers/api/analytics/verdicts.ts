@@ -13,10 +13,12 @@ import { type Db, openDb } from "../db.js";
 import { type Window, windowOf } from "../window.js";
 import { COMPARE_METRICS, type CompareMetric, type Comparison } from "./compare.js";
 import {
+  buildRegressions,
   defaultBaseline,
   judgedFamily,
   judgeRankedGroups,
   medianFamilies,
+  POOR_SESSION_SHARE,
   REGRESSION_METRICS,
   type RegressionGroup,
   type RegressionMetric,
@@ -148,11 +150,39 @@ export async function judgeBuild(
     { baseline: baseline.buildId, candidate: b.buildId, keys: [null, "platform", "gpu"], ranks: "central" },
     REGRESSION_METRICS,
   );
-  for (const metric of REGRESSION_METRICS) {
+  const judgements: Array<{
+    metric: BuildVerdictRow["metric"];
+    o: RegressionGroup;
+    platforms: RegressionGroup[];
+    gpus: RegressionGroup[];
+  }> = REGRESSION_METRICS.map((metric) => {
     const q = { metric, minEffectPct: VERDICT_MIN_EFFECT_PCT, minSessions: VERDICT_MIN_SESSIONS };
-    const o = judgedFamily(families, null, q)[0] as RegressionGroup;
-    const platforms = judgedFamily(families, "platform", q);
-    const gpus = judgedFamily(families, "gpu", q);
+    return {
+      metric,
+      o: judgedFamily(families, null, q)[0] as RegressionGroup,
+      platforms: judgedFamily(families, "platform", q),
+      gpus: judgedFamily(families, "gpu", q),
+    };
+  });
+  // And the share of poor sessions (session-verdicts.ts), as builds/regressions judges it by platform
+  // and by GPU; its overall group, kept with the groups, carries the build's sessions by verdict.
+  const share = (by: "platform" | "gpu") =>
+    buildRegressions(ch, b.projectId, w, {
+      baseline: baseline.buildId,
+      candidate: b.buildId,
+      metric: POOR_SESSION_SHARE,
+      by,
+      minEffectPct: VERDICT_MIN_EFFECT_PCT,
+      minSessions: VERDICT_MIN_SESSIONS,
+    });
+  const [byPlatform, byGpu] = await Promise.all([share("platform"), share("gpu")]);
+  judgements.push({
+    metric: POOR_SESSION_SHARE,
+    o: byPlatform.overall,
+    platforms: byPlatform.groups,
+    gpus: byGpu.groups,
+  });
+  for (const { metric, o, platforms, gpus } of judgements) {
     const kept = await db
       .insert(buildVerdicts)
       .values({
@@ -167,7 +197,11 @@ export async function judgeBuild(
         ciHigh: o.ci95?.[1] ?? null,
         baselineSessions: o.baseline.sessions,
         candidateSessions: o.candidate.sessions,
-        groups: { platform: platforms.map(group), gpu: gpus.map(group) },
+        groups: {
+          platform: platforms.map(group),
+          gpu: gpus.map(group),
+          ...(metric === POOR_SESSION_SHARE ? { overall: group(o) } : {}),
+        },
         judgedAt: now,
       })
       .onConflictDoNothing()
@@ -313,7 +347,34 @@ export type BuildVerdict = {
   baseline_pinned: boolean;
   judged_at: string;
   metrics: Record<BuildVerdictRow["metric"], MetricVerdict | null>;
+  /** The build's sessions by verdict over the judged window (the poor_session_share verdict's); null before it. */
+  session_verdicts: SessionVerdictCounts | null;
 };
+
+export type SessionVerdictCounts = {
+  good: number;
+  acceptable: number;
+  poor: number;
+  unjudged: number;
+  poor_share: number | null;
+};
+
+/** The candidate's sessions by verdict, from the poor_session_share row's overall group. */
+function sessionVerdictsOf(row: BuildVerdictRow | undefined): SessionVerdictCounts | null {
+  const v = (
+    row?.groups.overall?.candidate as { sessionVerdicts?: Record<string, number | null> } | undefined
+  )?.sessionVerdicts;
+  if (!v) {
+    return null;
+  }
+  return {
+    good: Number(v.good),
+    acceptable: Number(v.acceptable),
+    poor: Number(v.poor),
+    unjudged: Number(v.unjudged),
+    poor_share: v.poorShare === null || v.poorShare === undefined ? null : Number(v.poorShare),
+  };
+}
 
 /**
  * The Builds list's additive fields: whether each build is the pinned baseline, and its kept verdicts
@@ -364,7 +425,9 @@ export async function decorateBuilds<B extends { build_id: string }>(
               frame_time: metric("frame_time"),
               memory: metric("memory"),
               gpu_time: metric("gpu_time"),
+              poor_session_share: metric("poor_session_share"),
             },
+            session_verdicts: sessionVerdictsOf(kept.find((k) => k.metric === "poor_session_share")),
           }
         : null,
     };

@@ -357,12 +357,27 @@ export const BuildSchema = BuildRowSchema.extend({
       baseline_build_id: z.string(),
       baseline_pinned: z.boolean().describe("Judged against the pinned baseline rather than its predecessor"),
       judged_at: z.iso.datetime(),
-      metrics: z.object(
-        Object.fromEntries(METRIC_KEYS.map((m) => [m, MetricVerdictSchema.nullable()])) as Record<
+      metrics: z.object({
+        ...(Object.fromEntries(METRIC_KEYS.map((m) => [m, MetricVerdictSchema.nullable()])) as Record<
           MetricKey,
           z.ZodNullable<typeof MetricVerdictSchema>
-        >,
-      ),
+        >),
+        poor_session_share: MetricVerdictSchema.nullable().describe(
+          "The share of poor sessions (diff_pct and ci95 in percentage points; the sessions are the judged ones); null for a build judged before this metric was",
+        ),
+      }),
+      session_verdicts: z
+        .object({
+          good: count,
+          acceptable: count,
+          poor: count,
+          unjudged: count,
+          poor_share: z.number().nullable(),
+        })
+        .nullable()
+        .describe(
+          'The build\'s sessions by verdict over the judged window (docs/analytics.md, "Session verdicts"); null for a build judged before verdicts were',
+        ),
     })
     .nullable()
     .describe(

@@ -1842,7 +1842,16 @@ export interface components {
                     frame_time: components["schemas"]["BuildMetricVerdict"];
                     memory: components["schemas"]["BuildMetricVerdict"];
                     gpu_time: components["schemas"]["BuildMetricVerdict"];
+                    poor_session_share: components["schemas"]["BuildMetricVerdict"] & unknown;
                 };
+                /** @description The build's sessions by verdict over the judged window (docs/analytics.md, "Session verdicts"); null for a build judged before verdicts were */
+                session_verdicts: {
+                    good: number;
+                    acceptable: number;
+                    poor: number;
+                    unjudged: number;
+                    poor_share: number | null;
+                } | null;
             } | null;
         };
         BuildMetricVerdict: {

@@ -77,7 +77,7 @@ export function hitchText(why: Why): string {
 }
 
 /** A group's slow frames by their most common bound: "GPU-bound 75 %", or "—" without slow frames. */
-export function groupBoundText(g: Group): string {
+export function groupBoundText(g: Pick<Group, "slow" | "bounds">): string {
   if (g.slow === 0) {
     return "—";
   }
@@ -85,4 +85,16 @@ export function groupBoundText(g: Group): string {
     e[1] > best[1] ? e : best,
   );
   return `${BOUND_LABELS[bound]} ${percent((n / g.slow) * 100)}`;
+}
+
+type Verdicts = Schemas["SessionVerdicts"];
+
+/** "12 good · 3 acceptable · 5 poor (25 % poor)", with the sessions too short to judge when any. */
+export function verdictCountsText(v: Verdicts | undefined): string {
+  if (!v || v.good + v.acceptable + v.poor + v.unjudged === 0) {
+    return "no sessions";
+  }
+  const share = v.poorShare === null ? "" : ` (${percent(v.poorShare * 100)} poor)`;
+  const short = v.unjudged ? `, ${v.unjudged} too short to judge` : "";
+  return `${v.good} good · ${v.acceptable} acceptable · ${v.poor} poor${share}${short}`;
 }

@@ -4,6 +4,7 @@ import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, when } from "../table.js";
 import { type Control, controlsForm, DAYS_OPTIONS, type Days } from "../url-state.js";
+import { verdictCountsText } from "../why.js";
 
 const CONTROLS: Control[] = [
   { name: "days", label: "Period", kind: "select", options: DAYS_OPTIONS, def: "30" },
@@ -20,6 +21,7 @@ const METRIC_NAMES = {
   fps: "fps",
   gpu_time: "GPU time",
   memory: "memory",
+  poor_session_share: "poor sessions",
 } as const;
 
 /** A build's kept verdicts against its baseline, one short line per metric, regressions first. */
@@ -27,7 +29,7 @@ function verdictCell(b: {
   verdict: {
     baseline_build_id: string;
     baseline_pinned: boolean;
-    metrics: Record<keyof typeof METRIC_NAMES, { verdict: string; diff_pct: number | null } | null>;
+    metrics: Partial<Record<keyof typeof METRIC_NAMES, { verdict: string; diff_pct: number | null } | null>>;
   } | null;
 }): HTMLElement | string {
   const v = b.verdict;
@@ -35,7 +37,7 @@ function verdictCell(b: {
     return "not judged yet";
   }
   const metrics = (Object.keys(METRIC_NAMES) as Array<keyof typeof METRIC_NAMES>)
-    .map((m) => [m, v.metrics[m]] as const)
+    .map((m) => [m, v.metrics[m] ?? null] as const)
     .filter(([, r]) => r !== null);
   const regressed = metrics.filter(([, r]) => r?.verdict === "regressed");
   return h(
@@ -47,7 +49,7 @@ function verdictCell(b: {
         const pct =
           r?.diff_pct === null || r?.diff_pct === undefined
             ? ""
-            : ` ${r.diff_pct > 0 ? "+" : ""}${fmt(r.diff_pct)} %`;
+            : ` ${r.diff_pct > 0 ? "+" : ""}${fmt(r.diff_pct)} ${m === "poor_session_share" ? "pts" : "%"}`;
         return `${METRIC_NAMES[m]} ${VERDICT_MARK[r?.verdict ?? ""] ?? ""}${r?.verdict === "insufficient_data" ? "" : pct}`;
       })
       .join(", "),
@@ -123,6 +125,21 @@ export async function builds({ root, projectId }: PageContext): Promise<void> {
               { label: "Sessions", num: true, cell: (b) => fmt(b.session_count) },
               { label: "Players", num: true, cell: (b) => fmt(b.player_count) },
               { label: "Verdict vs baseline", cell: verdictCell },
+              {
+                label: "Sessions by verdict",
+                cell: (b) => {
+                  const v = b.verdict?.session_verdicts;
+                  return v
+                    ? verdictCountsText({
+                        good: v.good,
+                        acceptable: v.acceptable,
+                        poor: v.poor,
+                        unjudged: v.unjudged,
+                        poorShare: v.poor_share,
+                      })
+                    : "—";
+                },
+              },
               { label: "First seen", cell: (b) => when(b.first_seen) },
               { label: "Last seen", cell: (b) => when(b.last_seen) },
             ],

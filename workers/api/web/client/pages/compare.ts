@@ -7,6 +7,7 @@ import { type Cell, METRICS, metricOf, NO_SAMPLE_FILL } from "../metrics.js";
 import type { PageContext } from "../page.js";
 import { empty, withStates } from "../states.js";
 import { type Control, controlsForm, DAYS_OPTIONS, type Days, type State } from "../url-state.js";
+import { groupBoundText, verdictCountsText } from "../why.js";
 
 /** Units of builds/compare's metrics (docs/analytics.md: build comparison). All are lower-is-better. */
 const UNITS: Record<string, string> = {
@@ -92,6 +93,7 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
   const table = h("section", { class: "panel compare-table", "aria-label": "Per-metric comparison" });
   const diffMap = h("section", { class: "panel diff-map", "aria-label": "Difference map" });
   const groups = h("section", { class: "panel verdict-groups", "aria-label": "Verdicts per group" });
+  const sessions = h("section", { class: "panel session-verdicts", "aria-label": "Sessions by verdict" });
   const sigMap = h("section", { class: "panel significant-map", "aria-label": "Significant cells" });
   // The selected difference-map cell: a switch between the two builds, then the heatmap's cell panel
   // for the build switched to (the candidate unless the URL says side=baseline).
@@ -149,7 +151,7 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
     closeCell();
     void show(s);
   });
-  clear(body, form.form, table, groups, sigMap, diffMap, cellSection);
+  clear(body, form.form, table, groups, sessions, sigMap, diffMap, cellSection);
   // A first visit compares the two newest builds; the URL then names them, so the link is stable.
   if (!form.state.baseline && !form.state.candidate) {
     form.set("candidate", builds[0] ?? "");
@@ -161,6 +163,7 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
       empty(table, "Choose a baseline and a candidate build.");
       clear(diffMap);
       clear(groups);
+      clear(sessions);
       clear(sigMap);
       return;
     }
@@ -175,6 +178,11 @@ export async function compare({ root, projectId }: PageContext): Promise<void> {
         groups,
         () => fetchRegressions(projectId, s),
         (r) => renderGroups(groups, r, s),
+      ),
+      withStates(
+        sessions,
+        () => fetchRegressions(projectId, s, undefined, "poor_session_share"),
+        (r) => renderSessionVerdicts(sessions, r),
       ),
       map ? renderSignificant(sigMap, projectId, map, s) : emptySignificant(sigMap),
       map
@@ -365,7 +373,12 @@ type Grouping = (typeof GROUPINGS)[number]["value"];
 const regressionMetric = (s: State) =>
   (s.metric ?? "frame_time") as "frame_time" | "fps" | "gpu_time" | "memory";
 
-const fetchRegressions = (projectId: string, s: State, mapId?: string) =>
+const fetchRegressions = (
+  projectId: string,
+  s: State,
+  mapId?: string,
+  metric: ReturnType<typeof regressionMetric> | "poor_session_share" = regressionMetric(s),
+) =>
   dataOf(
     api.GET("/v1/projects/{id}/builds/regressions", {
       params: {
@@ -373,7 +386,7 @@ const fetchRegressions = (projectId: string, s: State, mapId?: string) =>
         query: {
           baseline: s.baseline ?? "",
           candidate: s.candidate ?? "",
-          metric: regressionMetric(s),
+          metric,
           by: (GROUPINGS.some((g) => g.value === s.group) ? s.group : "platform") as Grouping,
           days: s.days as Days,
           mapId,
@@ -431,6 +444,79 @@ function renderGroups(el: HTMLElement, r: Regressions, s: State): void {
             "95 % interval",
             "Verdict",
           ].map((t, i) => h("th", { class: i > 0 && i < 7 ? "num" : "" }, t)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        row(r.overall, "All sessions"),
+        r.groups.map((g) => row(g, g.key ?? "not sent")),
+      ),
+    ),
+  );
+}
+
+/**
+ * Each group's sessions by verdict on both builds, the change of the poor sessions' share (judged as the
+ * medians are, in points), what bounds the candidate's slow frames and both builds' hitches per minute.
+ */
+function renderSessionVerdicts(el: HTMLElement, r: Regressions): void {
+  const label = GROUPINGS.find((g) => g.value === r.by)?.label ?? r.by;
+  const points = (v: number) => `${v > 0 ? "+" : ""}${fmt(v)} pts`;
+  const rate = (v: number | null | undefined) => (v === null || v === undefined ? "—" : fmt(v));
+  const row = (g: Regressions["overall"], name: string) =>
+    h(
+      "tr",
+      {
+        "data-group": g.key ?? "",
+        "data-verdict": g.verdict,
+        class: g.verdict === "regressed" ? "regression" : g.verdict === "improved" ? "improvement" : "",
+      },
+      h("th", { scope: "row" }, name),
+      h("td", { "data-side": "baseline" }, verdictCountsText(g.baseline.sessionVerdicts)),
+      h("td", { "data-side": "candidate" }, verdictCountsText(g.candidate.sessionVerdicts)),
+      h(
+        "td",
+        { class: "num", "data-ci95": g.ci95 ? g.ci95.join(",") : "" },
+        g.diffPct === null
+          ? "—"
+          : `${points(g.diffPct)}${g.ci95 ? ` (${points(g.ci95[0] as number)} to ${points(g.ci95[1] as number)})` : ""}`,
+      ),
+      h("td", { class: "verdict" }, VERDICT_TEXT[g.verdict] ?? g.verdict),
+      h("td", { class: "bound" }, g.candidate.frames ? groupBoundText(g.candidate.frames) : "—"),
+      h(
+        "td",
+        { class: "num" },
+        `${rate(g.baseline.frames?.hitchesPerMinute)} → ${rate(g.candidate.frames?.hitchesPerMinute)}`,
+      ),
+    );
+  el.append(
+    h("h2", {}, `Sessions by verdict, by ${label.toLowerCase()}`),
+    h(
+      "p",
+      { class: "muted" },
+      "Each session is poor when over half its heartbeats miss its display's frame budget or any froze (700 ms), " +
+        "acceptable when over a quarter miss it or over 5 % are hitches (over twice its median frame), else good; " +
+        "sessions under 6 heartbeats are not judged. The change of the poor share is judged as the medians are.",
+    ),
+    h(
+      "table",
+      { class: "session-verdicts" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          [
+            label,
+            "Baseline",
+            "Candidate",
+            "Δ poor share (95 % interval)",
+            "Verdict",
+            "Candidate's slow frames",
+            "Hitches / min (b → c)",
+          ].map((t, i) => h("th", { class: i === 3 || i === 6 ? "num" : "" }, t)),
         ),
       ),
       h(
