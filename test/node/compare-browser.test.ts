@@ -57,6 +57,30 @@ function fewSessions(build: string, fps: number): SdkEvent[] {
   }));
 }
 
+/** `good` smooth sessions (12 ms frames) and `poor` GPU-bound ones (25 ms, 22 of them GPU), 8 heartbeats each. */
+function judgedSessions(build: string, good: number, poor: number): SdkEvent[] {
+  const now = BigInt(Date.now() - 300_000) * 1000n;
+  return Array.from({ length: good + poor }, (_, k) =>
+    Array.from({ length: 8 }, (_, i): SdkEvent => {
+      const slow = k >= good;
+      return {
+        eventName: "perf_heartbeat",
+        timestampUs: now - BigInt(k * 100 + i) * 10_000_000n,
+        sessionId: `${build}-judged-${k}`,
+        playerId: `judged-${k}`,
+        buildId: build,
+        platform: "Switch",
+        mapId: "harbor",
+        position: { x: 300, y: 300, z: 0 },
+        frameTimeMs: slow ? 25 : 12,
+        fps: slow ? 40 : 1000 / 12,
+        gpuTimeMs: slow ? 22 : 5,
+        memoryUsedBytes: 1024n * 1_048_576n,
+      };
+    }),
+  ).flat();
+}
+
 beforeAll(async () => {
   d = await startDashboard();
   await uploadMap(d, {
@@ -77,6 +101,9 @@ beforeAll(async () => {
     ...sessions("2.1.0", "PS5", 105, 40),
     ...fewSessions("3.0.0", 60),
     ...fewSessions("3.0.1", 58),
+    // Half the candidate's sessions now miss 60 Hz's budget on the GPU: poor.
+    ...judgedSessions("4.0.0", 24, 0),
+    ...judgedSessions("4.1.0", 12, 12),
   ]);
 }, 300_000);
 
@@ -198,5 +225,41 @@ it("does not call a higher median over four sessions a regression", async () => 
   expect(await page.locator("table.groups tbody tr").first().getAttribute("data-verdict")).toBe(
     "insufficient_data",
   );
+  await page.close();
+});
+
+it("lists each group's sessions by verdict, the poor share's change in points, and what bounds the slow frames", async () => {
+  const page = await d.open(`/projects/${d.projectId}/compare?baseline=4.0.0&candidate=4.1.0&group=platform`);
+  await page.locator("table.session-verdicts tbody tr").first().waitFor({ timeout: 30_000 });
+  const r = await d.api<Regressions>(
+    `/projects/${d.projectId}/builds/regressions?baseline=4.0.0&candidate=4.1.0&metric=poor_session_share&by=platform&days=30`,
+  );
+  const rows = await page.locator("table.session-verdicts tbody tr").evaluateAll((trs) =>
+    trs.map((tr) => ({
+      key: tr.getAttribute("data-group"),
+      verdict: tr.getAttribute("data-verdict"),
+      cells: [...tr.querySelectorAll("th, td")].map((c) => c.textContent),
+    })),
+  );
+  expect(rows.map((x) => [x.key, x.verdict])).toEqual(
+    [r.overall, ...r.groups].map((g) => [g.key ?? "", g.verdict]),
+  );
+  const ci = (r.groups[0]?.ci95 ?? [0, 0]).map(
+    (v) => `+${v.toLocaleString("en-US", { maximumFractionDigits: 2 })}`,
+  );
+  expect(rows.find((x) => x.key === "Switch")).toEqual({
+    key: "Switch",
+    verdict: "regressed",
+    cells: [
+      "Switch",
+      "24 good · 0 acceptable · 0 poor (0 % poor)",
+      "12 good · 0 acceptable · 12 poor (50 % poor)",
+      `+50 pts (${ci[0]} pts to ${ci[1]} pts)`,
+      "▲ Regressed",
+      "GPU-bound 100 %",
+      "0 → 0",
+    ],
+  });
+  await page.screenshot({ path: join(SCREENSHOTS, "compare-session-verdicts.png"), fullPage: true });
   await page.close();
 });
