@@ -263,3 +263,21 @@ it("lists each group's sessions by verdict, the poor share's change in points, a
   await page.screenshot({ path: join(SCREENSHOTS, "compare-session-verdicts.png"), fullPage: true });
   await page.close();
 });
+
+it("the heatmap's bound-by mode colours the candidate's slow cell by what bounds its frames", async () => {
+  const page = await d.open(`/projects/${d.projectId}/heatmap?map=harbor&mode=bound&build=4.1.0&cell=25`);
+  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  const drawn = await page.evaluate<
+    Array<{ x: number; y: number; cls: string; fill: string; lines: string[] }>
+  >(`window.dashboardMaps["heatmap-canvas"].cells`);
+  // 4.1.0's 24 sessions × 8 heartbeats at (300, 300): 12 sessions' GPU-bound 25 ms frames are slow.
+  expect(drawn.map((c) => [c.x, c.y, c.cls, c.fill])).toEqual([[300, 300, "gpu", "#d55e00"]]);
+  expect(drawn[0]?.lines.slice(1)).toEqual(["Heartbeats: 192, slow 96 (50 %)", "GPU-bound: 96 (100 %)"]);
+  const legend = await page.locator(".legend").textContent();
+  expect(legend).toContain("Most slow frames GPU-bound");
+  expect(legend).toContain("No slow frame");
+  // The metric and profile controls do not apply to this mode.
+  expect(await page.locator('label[for="ctl-metric"]').isHidden()).toBe(true);
+  await page.screenshot({ path: join(SCREENSHOTS, "heatmap-bound-by.png"), fullPage: true });
+  await page.close();
+});

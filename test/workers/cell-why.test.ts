@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { GenEvent, Perf } from "../support/analytics-dataset.js";
 import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CellParams, refCell } from "../support/analytics-reference.js";
+import { REF_BOUNDS, refBound } from "../support/frame-causes-reference.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
 import { insertProfile } from "../support/records.js";
 
@@ -274,5 +275,74 @@ describe("why a cell is slow", () => {
     expect(got.why.threshold).toBeNull();
     expect(got.why.slow).toBe(11);
     expect(boundsOf(got.why)).toEqual({ gpu: [9, 81.82], game_thread: [2, 18.18] });
+  });
+});
+
+/** The "bound by" fields of every cell of `size`, from the events: the documented rule, in plain code. */
+function refBoundCells(size: number, build?: string) {
+  const cells = new Map<string, { heartbeats: number; slow: number; bounds: Record<string, number> }>();
+  for (const e of events) {
+    const p = e.perf ?? {};
+    if (
+      !e.pos ||
+      !(p.fps || p.frameTimeMs || p.memoryUsedBytes || p.gpuTimeMs) ||
+      (build && e.buildId !== build)
+    ) {
+      continue;
+    }
+    const key = `${Math.floor(e.pos.x / size) * size},${Math.floor(e.pos.y / size) * size}`;
+    const c = cells.get(key) ?? {
+      heartbeats: 0,
+      slow: 0,
+      bounds: Object.fromEntries(REF_BOUNDS.map((b) => [b, 0])),
+    };
+    cells.set(key, c);
+    const frame = p.frameTimeMs ? Math.fround(p.frameTimeMs) : p.fps ? 1000 / Math.fround(p.fps) : null;
+    if (frame === null) {
+      continue;
+    }
+    c.heartbeats++;
+    const hz = e.metrics?.["display.hz"] ?? 60;
+    if (frame > 1000 / hz) {
+      c.slow++;
+      // The map decides memory by the heartbeat's own device total: these heartbeats carry none.
+      const b = refBound(e, 0);
+      c.bounds[b] = (c.bounds[b] ?? 0) + 1;
+    }
+  }
+  return Object.fromEntries(cells);
+}
+
+describe("the heatmap's bound-by mode", () => {
+  it.each([
+    { size: 25, build: undefined },
+    { size: 50, build: undefined },
+    { size: 10, build: undefined },
+    { size: 25, build: BUILD },
+  ])("each cell's slow heartbeats by bound, as the rule gives them: %o", async ({ size, build }) => {
+    const params = new URLSearchParams({ mapId: MAP, cellSize: String(size), days: "7", why: "1" });
+    if (build) {
+      params.set("buildId", build);
+    }
+    const got = await getData<
+      Array<{ x: number; y: number; heartbeats: number; slow: number; bounds: object }>
+    >(t, `/heatmap?${params}`);
+    const byCell = Object.fromEntries(
+      got.map((c) => [`${c.x},${c.y}`, { heartbeats: c.heartbeats, slow: c.slow, bounds: c.bounds }]),
+    );
+    expect(byCell).toEqual(refBoundCells(size, build));
+    if (size === 25) {
+      // The bog: nine GPU-bound, two game-thread-bound; the arena: the phone's four; the attic: its
+      // memory total only in device_info, so unknown on the map (the panel reads device_info).
+      expect(byCell["0,0"]).toMatchObject({ slow: 11, bounds: { gpu: 9, game_thread: 2 } });
+      expect(byCell["550,0"]).toMatchObject({ heartbeats: 7, slow: 4, bounds: { gpu: 4 } });
+      expect(byCell["250,0"]).toMatchObject({ slow: 5, bounds: { memory: 0, unknown: 5 } });
+    }
+  });
+
+  it("without why=1 the cells keep the overlays' shape", async () => {
+    const got = await getData<Array<Record<string, unknown>>>(t, `/heatmap?mapId=${MAP}&cellSize=25&days=7`);
+    expect(got[0]).not.toHaveProperty("bounds");
+    expect(got[0]).not.toHaveProperty("slow");
   });
 });

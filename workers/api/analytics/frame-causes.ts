@@ -63,6 +63,15 @@ export type SlowBasis =
 /** Over the display's frame budget: the frame longer than one refresh (NULL rate: not judged, 0). */
 export const OVER_BUDGET = `ifNull(${FRAME_MS} > 1000 / display_hz, 0)`;
 
+/** The refresh rate whose budget judges a heartbeat sent without display.hz (Android vitals' 16 ms). */
+export const DEFAULT_DISPLAY_HZ = 60;
+
+/**
+ * Over its display's frame budget, 60 Hz where the rate was not sent: the heatmap's "bound by" mode and
+ * the session verdicts (0036, 0037 hold the same rule in their views).
+ */
+export const OVER_DEFAULT_BUDGET = `ifNull(${FRAME_MS} > 1000 / ifNull(display_hz, ${DEFAULT_DISPLAY_HZ}), 0)`;
+
 type Marks = { good: number | null; warn: number | null };
 
 /** A profile's red mark of a metric: warn, else good (the heatmap's red; the drill-down's failing share). */

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_EVENTS, CH_HEATMAP_CELLS } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
+import { type Bound, boundCodeSql, boundCounts, FRAME_MS, OVER_DEFAULT_BUDGET } from "./frame-causes.js";
 import { rawPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 
@@ -21,7 +22,12 @@ export type HeatmapQuery = {
    * merging them is most of its cost, and no editor overlay reads a tail.
    */
   tails?: boolean;
+  /** The "bound by" fields (heartbeats, slow, bounds): what bounds each cell's slow frames. */
+  why?: boolean;
 };
+
+/** The "bound by" fields: computed only with `why`. */
+export type HeatmapWhy = { heartbeats: number; slow: number; bounds: Record<Bound, number> };
 
 /** The tail fields: computed only with `tails` (absent otherwise, as null already means "no sample"). */
 export type HeatmapTails = {
@@ -54,7 +60,8 @@ export type HeatmapCell = {
   avg_gpu_time: number | null;
   /** Megabytes, from metrics["mem.vram"] (bytes); null when no event of the cell carries it. */
   avg_mem_vram: number | null;
-} & Partial<HeatmapTails>;
+} & Partial<HeatmapTails> &
+  Partial<HeatmapWhy>;
 
 // The cell containing (x, y) has origin (floor(x/s)·s, floor(y/s)·s); z likewise for 3-D cells.
 // Events without a position cannot be placed and are left out. Alert evaluation reads the same cells
@@ -87,6 +94,8 @@ const CELL_COLUMNS = {
   avg_gpu_time: "unknown",
   avg_mem_vram: "unknown",
 } as const;
+
+const WHY_COLUMNS = { beats: "unknown", slow_n: "unknown", bound_map: "unknown" } as const;
 
 const TAIL_COLUMNS = {
   p05_fps: "unknown",
@@ -127,6 +136,7 @@ export async function heatmapCells(
   const rows = await selectRows(ch, rollup ? rollupSql(q) : heatmapEventsSql(q), params, {
     ...CELL_COLUMNS,
     ...(q.tails ? TAIL_COLUMNS : {}),
+    ...(q.why ? WHY_COLUMNS : {}),
     ...(q.includeZ ? { cz: "unknown" } : {}),
   });
   return rows.map((r) => {
@@ -151,6 +161,13 @@ export async function heatmapCells(
             p95_mem_vram: orNull(r.p95_mem_vram),
           }
         : {}),
+      ...(q.why
+        ? {
+            heartbeats: num(r.beats),
+            slow: num(r.slow_n),
+            bounds: boundCounts(mapPairs(r.bound_map)),
+          }
+        : {}),
     };
   });
 }
@@ -168,15 +185,29 @@ export function heatmapEventsSql(q: HeatmapQuery): string {
       ${rawPercentile(0.95, "gpu_time_ms")} AS p95_gpu_time,
       ${rawPercentile(0.95, "vram_mb")} AS p95_mem_vram`
     : "";
+  // The "bound by" fields, by the rule of frame-causes.ts over the events' own columns (the heartbeat's
+  // own memory total; its display's budget, 60 Hz where not sent).
+  const why = q.why
+    ? `,
+      count(${FRAME_MS}) AS beats,
+      countIf(${OVER_DEFAULT_BUDGET}) AS slow_n,
+      sumMapIf(map(toUInt8(${boundCodeSql("memory_total_mb")}), toUInt64(1)), ${OVER_DEFAULT_BUDGET}) AS bound_map`
+    : "";
   return `
-    WITH ${VRAM_MB} AS vram_mb
+    WITH ${VRAM_MB} AS vram_mb${
+      q.why
+        ? `,
+      if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS io_read_time_ms,
+      if(mapContains(metrics, 'display.hz') AND metrics['display.hz'] > 0, metrics['display.hz'], NULL) AS display_hz`
+        : ""
+    }
     SELECT ${cell("position_x", "cx")}, ${cell("position_y", "cy")}${q.includeZ ? `, ${cell("position_z", "cz")}` : ""},
       count() AS event_count,
       avg(fps) AS avg_fps,
       avg(frame_time_ms) AS avg_frame_time,
       avg(memory_mb) AS avg_memory,
       avg(gpu_time_ms) AS avg_gpu_time,
-      avg(vram_mb) AS avg_mem_vram${tails}
+      avg(vram_mb) AS avg_mem_vram${tails}${why}
     FROM ${CH_EVENTS}
     WHERE ${MAP_SCOPE} ${q.includeZ ? "AND isNotNull(position_z)" : ""}
       AND ${q.eventName === undefined ? "has_perf" : "event_name = {eventName:String}"}
@@ -211,13 +242,24 @@ function rollupSql(q: HeatmapQuery): string {
       sum(frame_sum) / sum(frame_n) AS avg_frame_time,
       sum(mem_sum) / sum(mem_n) AS avg_memory,
       sum(gpu_sum) / sum(gpu_n) AS avg_gpu_time,
-      sum(vram_sum) / sum(vram_n) AS avg_mem_vram${tails}
+      sum(vram_sum) / sum(vram_n) AS avg_mem_vram${tails}${
+        q.why
+          ? `,
+      sum(beats_n) AS beats, sum(slow_n) AS slow_n, sumMap(slow_bounds) AS bound_map`
+          : ""
+      }
     FROM ${CH_HEATMAP_CELLS}
     WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       ${q.includeZ ? "AND NOT isNaN(z)" : ""}
     GROUP BY cx, cy${q.includeZ ? ", cz" : ""}
     ORDER BY cx, cy${q.includeZ ? ", cz" : ""}`;
+}
+
+/** A Map column as JSON ({"0": "3"}) as the [codes, counts] boundCounts takes. */
+function mapPairs(v: unknown): [unknown[], unknown[]] {
+  const m = (v ?? {}) as Record<string, unknown>;
+  return [Object.keys(m), Object.values(m)];
 }
 
 /** NULL (no sample) and a NaN that an engine may give for an empty average both mean "none". */

@@ -3,6 +3,9 @@ import { CH_SESSION_VALUES } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
 import { SESSION_DEVICES } from "./device.js";
 import { BOUNDS, type Bound, boundCounts, HITCH_FACTOR, MEMORY_PRESSURE } from "./frame-causes.js";
+
+export { DEFAULT_DISPLAY_HZ } from "./frame-causes.js";
+
 import { num, selectRows } from "./select.js";
 import type { StoredGrouping } from "./session-medians.js";
 
@@ -34,8 +37,6 @@ export type SessionVerdict = (typeof SESSION_VERDICTS)[number];
 export const MIN_VERDICT_HEARTBEATS = 6;
 /** A frozen frame: at least this long (Android vitals). */
 export const FROZEN_MS = 700;
-/** The refresh rate whose budget judges heartbeats sent without display.hz (Android's 16 ms). */
-export const DEFAULT_DISPLAY_HZ = 60;
 /** Poor: more than this share of the session's heartbeats slow (Android's "excessive slow frames"). */
 export const POOR_SLOW_SHARE = 0.5;
 /** Acceptable rather than good: more than this share slow. */

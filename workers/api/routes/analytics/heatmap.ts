@@ -36,6 +36,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       buildId: q.buildId,
       platform: q.platform,
       tails: q.tails === "1",
+      why: q.why === "1",
     });
     return c.json({ success: true as const, data }, 200);
   });

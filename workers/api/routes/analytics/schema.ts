@@ -52,6 +52,11 @@ export const HeatmapQuery = z.object({
       "1: each cell also carries its tail fields (p05_fps, p95_frame_time, max_memory, p95_gpu_time, p95_mem_vram), exact as documented on HeatmapCell. They cost most of the read (a percentile merges every distinct sample of the cell), so without tails=1 they are left out of the answer; the editor overlays read none of them. For one cell's tails, heatmap/cell is cheaper.",
     example: "0",
   }),
+  why: z.enum(["0", "1"]).default("0").openapi({
+    description:
+      '1: each cell also carries what bounds its slow frames: heartbeats (with a frame length), slow (longer than one refresh of their display: 1000 / metrics["display.hz"], 60 Hz where not sent) and bounds (the slow ones by bound, the cell drill-down\'s rule with the heartbeat\'s own memory total). The dashboard\'s "bound by" mode.',
+    example: "0",
+  }),
 });
 
 export const FunnelQuery = z.object({
@@ -301,6 +306,15 @@ export const HeatmapCellSchema = z
     max_memory: tail("Highest memory, MB"),
     p95_gpu_time: tail("95th percentile of GPU time, ms (exact)"),
     p95_mem_vram: tail("95th percentile of VRAM, MB (exact)"),
+    heartbeats: count.optional().describe("Performance events with a frame length; only with why=1"),
+    slow: count
+      .optional()
+      .describe(
+        "Heartbeats longer than one refresh of their display (60 Hz where not sent); only with why=1",
+      ),
+    bounds: boundCountsSchema
+      .optional()
+      .describe("The slow heartbeats by what bounds their frame; only with why=1"),
   })
   .openapi("HeatmapCell", {
     description:

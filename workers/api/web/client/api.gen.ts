@@ -1791,6 +1791,19 @@ export interface components {
             p95_gpu_time?: number | null;
             /** @description 95th percentile of VRAM, MB (exact); only with tails=1 (absent otherwise); null when no event of the cell carries it */
             p95_mem_vram?: number | null;
+            /** @description Performance events with a frame length; only with why=1 */
+            heartbeats?: number;
+            /** @description Heartbeats longer than one refresh of their display (60 Hz where not sent); only with why=1 */
+            slow?: number;
+            /** @description The slow heartbeats by what bounds their frame; only with why=1 */
+            bounds?: {
+                gpu: number;
+                game_thread: number;
+                render_thread: number;
+                io: number;
+                memory: number;
+                unknown: number;
+            };
         };
         RetentionCohort: {
             cohort_date: string;
@@ -5527,6 +5540,8 @@ export interface operations {
                 platform?: string;
                 /** @description 1: each cell also carries its tail fields (p05_fps, p95_frame_time, max_memory, p95_gpu_time, p95_mem_vram), exact as documented on HeatmapCell. They cost most of the read (a percentile merges every distinct sample of the cell), so without tails=1 they are left out of the answer; the editor overlays read none of them. For one cell's tails, heatmap/cell is cheaper. */
                 tails?: "0" | "1";
+                /** @description 1: each cell also carries what bounds its slow frames: heartbeats (with a frame length), slow (longer than one refresh of their display: 1000 / metrics["display.hz"], 60 Hz where not sent) and bounds (the slow ones by bound, the cell drill-down's rule with the heartbeat's own memory total). The dashboard's "bound by" mode. */
+                why?: "0" | "1";
             };
             header?: never;
             path: {

@@ -12,3 +12,6 @@ export function diffFill(t: number, worse: boolean): string {
   const light = 74 - 36 * u;
   return worse ? `hsl(0 80% ${light.toFixed(0)}%)` : `hsl(140 65% ${light.toFixed(0)}%)`;
 }
+
+/** A cell without a sample of what is drawn (every map of the dashboard). */
+export const NO_SAMPLE_FILL = "#8a8f98";

@@ -97,4 +97,4 @@ export const JUDGEMENT_FILL: Record<Judgement, string> = {
   warn: "#f2b01e",
   bad: "#d7263d",
 };
-export const NO_SAMPLE_FILL = "#8a8f98";
+export { NO_SAMPLE_FILL } from "./diff-colours.js";

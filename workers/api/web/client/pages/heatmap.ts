@@ -1,4 +1,5 @@
 import { api, dataOf } from "../api.js";
+import { boundCells } from "../bound-cells.js";
 import { cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord, rampColour } from "../map-canvas.js";
@@ -52,6 +53,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
       kind: "select",
       options: [
         { value: "performance", label: "Performance" },
+        { value: "bound", label: "Bound by (what slows the frames)" },
         { value: "events", label: "Events" },
       ],
       def: "performance",
@@ -127,7 +129,9 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     const events = s.mode === "events";
     form.form.querySelector<HTMLElement>('label[for="ctl-event"]')?.toggleAttribute("hidden", !events);
     for (const name of ["metric", "profile"]) {
-      form.form.querySelector<HTMLElement>(`label[for="ctl-${name}"]`)?.toggleAttribute("hidden", events);
+      form.form
+        .querySelector<HTMLElement>(`label[for="ctl-${name}"]`)
+        ?.toggleAttribute("hidden", events || s.mode === "bound");
     }
   };
 
@@ -135,6 +139,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     modeFields(s);
     const map = maps.find((m) => m.mapId === s.map) ?? (maps[0] as MapRecord);
     const events = s.mode === "events";
+    const bound = s.mode === "bound";
     if (events && !s.event) {
       empty(view, "Type an event name to see where it happens.");
       return;
@@ -171,7 +176,10 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
       () =>
         dataOf(
           api.GET("/v1/projects/{id}/heatmap", {
-            params: { path: { id: projectId }, query: { ...query, eventName: events ? s.event : undefined } },
+            params: {
+              path: { id: projectId },
+              query: { ...query, eventName: events ? s.event : undefined, why: bound ? "1" : undefined },
+            },
           }),
         ),
       async (cells) => {
@@ -179,7 +187,9 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
         const profile = events ? undefined : profiles.find((p) => p.id === s.profile);
         const painted = events
           ? eventCells(cells, cellSize, s.event ?? "")
-          : perfCells(cells, cellSize, metric, profile, tailsOf);
+          : bound
+            ? boundCells(cells, cellSize)
+            : perfCells(cells, cellSize, metric, profile, tailsOf);
         const total = cells.reduce((n, c) => n + c.event_count, 0);
         view.append(
           h(
@@ -199,7 +209,9 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
           cells: painted.cells,
           label: events
             ? `Where ${s.event} happens on ${map.name}`
-            : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
+            : bound
+              ? `What bounds the slow frames per cell on ${map.name}`
+              : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
           onSelect: events ? undefined : (cell) => openCell(s, map, cell),
         });
         const selected = cellFromUrl();
