@@ -108,6 +108,8 @@ type Endpoint =
   | "compare"
   | "regressions"
   | "regressions_map"
+  | "regressions_poor"
+  | "heatmap_why"
   | "verdicts";
 
 const BENCH_CELL = {
@@ -119,14 +121,18 @@ const BENCH_CELL = {
 } as const satisfies CellQuery;
 
 /** builds/regressions of two generated builds (one released every three days). */
-function regressionsOf(by: "platform" | "gpu_tier", mapId?: string): Bench {
+function regressionsOf(
+  by: "platform" | "gpu_tier",
+  mapId?: string,
+  metric: "frame_time" | "poor_session_share" = "frame_time",
+): Bench {
   return {
-    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}&days=${D}${mapId ? `&mapId=${mapId}` : ""}`,
+    query: `builds/regressions?candidate=1.25&baseline=1.24&by=${by}&days=${D}&metric=${metric}${mapId ? `&mapId=${mapId}` : ""}`,
     sql: (ch, p, now) =>
       buildRegressions(ch, p, windowOf(D, now), {
         candidate: "1.25",
         baseline: "1.24",
-        metric: "frame_time",
+        metric,
         by,
         mapId,
         minEffectPct: 3,
@@ -157,6 +163,10 @@ const COMPARED = { baseline: "1.24", candidate: "1.25" } as const;
 const VERDICT_READ = { ...COMPARED, byPlatform: false };
 const VERDICT_METRICS = ["frame_time", "memory", "gpu_time"] as const;
 const rankAnswer = (m: Map<string, unknown>): Answer => Object.fromEntries(m);
+/** The heatmap's why=1 fields per cell, as the peers compare them. */
+const whyAnswer = (
+  cells: Array<{ x: number; y: number; heartbeats?: number; slow?: number; bounds?: object }>,
+): Answer => Object.fromEntries(cells.map((c) => [`${c.x},${c.y}`, [c.heartbeats, c.slow, c.bounds]]));
 const EXACT = 1e-9;
 
 /** Each endpoint's request, and the same analytics functions its handler runs. */
@@ -189,6 +199,17 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
     peer: {
       plain: (ch, p, now) => heatmapPlain(ch, p, windowOf(HD, now), { ...HEATMAP, tails: true }),
       ours: (cells) => heatmapOurs(cells, true),
+      relative: EXACT,
+    },
+  },
+  // The same map's "bound by" fields (why=1) from the rollup, against the same answer from the events.
+  heatmap_why: {
+    query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}&why=1`,
+    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(HD, now), { ...HEATMAP, why: true }),
+    peer: {
+      plain: async (ch, p, now) =>
+        whyAnswer(await heatmapCells(ch, p, windowOf(HD, now), { ...HEATMAP, why: true }, true)),
+      ours: whyAnswer,
       relative: EXACT,
     },
   },
@@ -255,6 +276,8 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
   regressions: regressionsOf("platform"),
   // Per GPU tier (the device_info join, the tiers) with the busy map's cells.
   regressions_map: regressionsOf("gpu_tier", "maps/desert_outpost"),
+  // The share of poor sessions per platform: the sessions' verdicts (session-verdicts.ts), no medians.
+  regressions_poor: regressionsOf("platform", undefined, "poor_session_share"),
   // compare's verdict read alone (regressions.ts sessionValueRanks: the three judged metrics, overall),
   // with the closed days the session-medians job stored, against the same read from session_values only.
   verdicts: {

@@ -116,6 +116,8 @@ export async function heatmapCells(
   projectId: string,
   w: Window,
   q: HeatmapQuery,
+  /** true: from the events whatever the size and filters (the bench's peer of the rollup). */
+  fromEvents = false,
 ): Promise<HeatmapCell[]> {
   const params = {
     projectId,
@@ -129,6 +131,7 @@ export async function heatmapCells(
   };
   // The rollup has no event name, build or platform in its key: those read the events.
   const rollup =
+    !fromEvents &&
     fromRollup(q.cellSize) &&
     q.eventName === undefined &&
     q.buildId === undefined &&
