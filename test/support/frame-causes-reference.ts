@@ -49,6 +49,27 @@ export function refBound(e: GenEvent, memoryTotalMb: number): RefBound {
   return "unknown";
 }
 
+const dayOf = (us: number) => new Date(Math.floor(us / 1000)).toISOString().slice(0, 10);
+
+/** Each session's device memory total (MB): its latest device_info of the window's days ± 1. */
+export function sessionMemoryTotals(all: GenEvent[], fromUs: number, toUs: number): Map<string, number> {
+  const dayMs = 86_400_000;
+  const fromDay = dayOf(fromUs - dayMs * 1000);
+  const toDay = dayOf(toUs + dayMs * 1000);
+  const totals = new Map<string, { ts: number; mb: number }>();
+  for (const e of all) {
+    const d = dayOf(e.tsUs);
+    if (e.eventName !== "device_info" || d < fromDay || d > toDay) {
+      continue;
+    }
+    const prev = totals.get(e.sessionId);
+    if (!prev || e.tsUs > prev.ts) {
+      totals.set(e.sessionId, { ts: e.tsUs, mb: Number(e.attributes?.memory_total_mb ?? 0) || 0 });
+    }
+  }
+  return new Map([...totals].map(([session, t]) => [session, t.mb]));
+}
+
 export type RefWhyQuery = {
   mapId: string;
   /** The profile's marks of frame time and fps, when a profile is given. */
@@ -60,8 +81,6 @@ export type RefWhyQuery = {
   fromUs: number;
   toUs: number;
 };
-
-const dayOf = (us: number) => new Date(Math.floor(us / 1000)).toISOString().slice(0, 10);
 
 /**
  * `cell`: the cell's samples (positioned, performance-bearing, in the window, under the read's filters);
@@ -97,22 +116,8 @@ export function refWhy(all: GenEvent[], cell: GenEvent[], q: RefWhyQuery) {
     }
     return true;
   };
-  // The device memory total of a session: its latest device_info of the window's days ± 1.
-  const dayMs = 86_400_000;
-  const fromDay = dayOf(q.fromUs - dayMs * 1000);
-  const toDay = dayOf(q.toUs + dayMs * 1000);
-  const totals = new Map<string, { ts: number; mb: number }>();
-  for (const e of all) {
-    const d = dayOf(e.tsUs);
-    if (e.eventName !== "device_info" || d < fromDay || d > toDay) {
-      continue;
-    }
-    const prev = totals.get(e.sessionId);
-    if (!prev || e.tsUs > prev.ts) {
-      totals.set(e.sessionId, { ts: e.tsUs, mb: Number(e.attributes?.memory_total_mb ?? 0) || 0 });
-    }
-  }
-  const boundOf = (e: GenEvent) => refBound(e, totals.get(e.sessionId)?.mb ?? 0);
+  const totals = sessionMemoryTotals(all, q.fromUs, q.toUs);
+  const boundOf = (e: GenEvent) => refBound(e, totals.get(e.sessionId) ?? 0);
   // Each session's median frame time on the map over the window's days: the lower median of its
   // quantized frame times, over its performance-bearing events of a build the cell's samples carry.
   const first = dayOf(q.fromUs);

@@ -1,5 +1,5 @@
 import type { GenEvent } from "./analytics-dataset.js";
-import { REF_BOUNDS, type RefBound, refBound } from "./frame-causes-reference.js";
+import { REF_BOUNDS, type RefBound, refBound, sessionMemoryTotals } from "./frame-causes-reference.js";
 import { bucketFloor } from "./quantize.js";
 
 // Session verdicts and the frame causes of a build's groups (docs/analytics.md, "Session verdicts"),
@@ -7,8 +7,6 @@ import { bucketFloor } from "./quantize.js";
 // heartbeats listed, their lower median taken by sorting, each heartbeat judged by its display's budget.
 // Nothing here reads the service's code.
 
-const DAY_MS = 86_400_000;
-const dayOf = (us: number) => new Date(Math.floor(us / 1000)).toISOString().slice(0, 10);
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
 export type RefVerdictSide = {
@@ -123,20 +121,7 @@ export function refVerdicts(
   all: GenEvent[],
   q: { fromUs: number; toUs: number; mapId?: string; keyOf: (e: GenEvent) => string },
 ): (build: string, key: string | null) => Acc {
-  // Each session's memory total: its latest device_info of the window's days ± 1.
-  const fromDay = dayOf(q.fromUs - DAY_MS * 1000);
-  const toDay = dayOf(q.toUs + DAY_MS * 1000);
-  const totals = new Map<string, { ts: number; mb: number }>();
-  for (const e of all) {
-    const d = dayOf(e.tsUs);
-    if (e.eventName !== "device_info" || d < fromDay || d > toDay) {
-      continue;
-    }
-    const prev = totals.get(e.sessionId);
-    if (!prev || e.tsUs > prev.ts) {
-      totals.set(e.sessionId, { ts: e.tsUs, mb: Number(e.attributes?.memory_total_mb ?? 0) || 0 });
-    }
-  }
+  const totals = sessionMemoryTotals(all, q.fromUs, q.toUs);
   type S = { frames: number[]; slow: number; bounds: RefBound[]; first: number; last: number };
   const sessions = new Map<string, Map<string, S>>();
   const add = (group: string, e: GenEvent) => {
@@ -157,7 +142,7 @@ export function refVerdicts(
     const hz = hzSent !== undefined && hzSent > 0 ? hzSent : 60;
     if (frame > 1000 / hz) {
       s.slow++;
-      s.bounds.push(refBound(e, totals.get(e.sessionId)?.mb ?? 0));
+      s.bounds.push(refBound(e, totals.get(e.sessionId) ?? 0));
     }
   };
   for (const e of all) {
