@@ -11,6 +11,7 @@ import { compareBuilds } from "../../workers/api/analytics/compare.js";
 import { dashboardDistincts, dashboardTotals } from "../../workers/api/analytics/dashboard.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { playerRetentionCohorts } from "../../workers/api/analytics/player-retention.js";
+import { verdictFamilies } from "../../workers/api/analytics/session-verdicts.js";
 import { withVerdicts } from "../../workers/api/analytics/verdicts.js";
 import { windowOf } from "../../workers/api/window.js";
 import { readBy } from "./rows-read.js";
@@ -79,6 +80,8 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
     cell: (c) =>
       cellDrilldown(c, p, w7, { mapId: map.mapId, cellSize: 25, x: 0, y: 0, metric: "frame_time" }),
     tails: (c) => heatmapCells(c, p, w7, { ...map, tails: true }),
+    // The sessions' verdicts of the two compared builds per platform (builds/regressions' third read).
+    verdicts: (c) => verdictFamilies(c, p, w, { builds: ["1.24", "1.25"], key: "platform" }),
   };
   for (const name of READS) {
     const read = reads[name];

@@ -20,6 +20,8 @@ export type RegressionParams = {
   mapId?: string;
   minEffectPct: number;
   minSessions: number;
+  /** Each side's sessions by verdict and frame causes (always with poor_session_share). */
+  sessionVerdicts?: boolean;
 };
 
 const DAY_MS = 86_400_000;
@@ -314,11 +316,14 @@ export function refRegressions(events: GenEvent[], q: RegressionParams, nowMs: n
     return inTier.map((g) => verdicts(build, g === "" ? null : g)).reduce(addAcc, emptyAcc());
   };
   const side = (build: string, key: string | null) => sideOf(acc(build, key));
-  const withSides = <G extends RefGroup>(g: G, key: string | null): G => ({
-    ...g,
-    baseline: { ...g.baseline, ...side(q.baseline, key) },
-    candidate: { ...g.candidate, ...side(q.candidate, key) },
-  });
+  const withSides = <G extends RefGroup>(g: G, key: string | null): G =>
+    q.sessionVerdicts || q.metric === "poor_session_share"
+      ? {
+          ...g,
+          baseline: { ...g.baseline, ...side(q.baseline, key) },
+          candidate: { ...g.candidate, ...side(q.candidate, key) },
+        }
+      : g;
   if (q.metric === "poor_session_share") {
     const judged = (a: ReturnType<typeof emptyAcc>) => ({ x: a.poor, n: a.good + a.acceptable + a.poor });
     const sessionsIn = (a: ReturnType<typeof emptyAcc>) => a.good + a.acceptable + a.poor + a.unjudged;

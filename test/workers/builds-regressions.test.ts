@@ -124,7 +124,7 @@ beforeAll(async () => {
 
 const query = (q: Partial<RegressionParams> & Record<string, unknown>) =>
   `/builds/regressions?${new URLSearchParams(
-    Object.entries(q).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
+    Object.entries(q).flatMap(([k, v]) => (v === undefined ? [] : [[k, v === true ? "1" : String(v)]])),
   )}`;
 
 const DEFAULTS: RegressionParams = {
@@ -176,6 +176,9 @@ describe("builds/regressions", () => {
     { by: "platform" as const, metric: "memory" as const },
     { by: "gpu" as const, minEffectPct: 0, minSessions: 5 },
     { by: "resolution" as const, days: 7 },
+    // Each side's sessions by verdict and frame causes, asked for.
+    { by: "platform" as const, sessionVerdicts: true },
+    { by: "gpu_tier" as const, sessionVerdicts: true },
   ])("agrees with the reference: %o", async (over) => {
     const q = { ...DEFAULTS, ...over };
     expect(await getData<Answer>(t, query(q))).toEqual(refRegressions(events, q, nowMs));
@@ -268,7 +271,18 @@ describe("builds/regressions", () => {
     const op = doc.paths["/v1/projects/{id}/builds/regressions"]?.get;
     expect(op?.operationId).toBe("buildRegressions");
     expect(op?.parameters?.map((p) => p.name).sort()).toEqual(
-      ["baseline", "by", "candidate", "days", "id", "mapId", "metric", "minEffectPct", "minSessions"].sort(),
+      [
+        "baseline",
+        "by",
+        "candidate",
+        "days",
+        "id",
+        "mapId",
+        "metric",
+        "minEffectPct",
+        "minSessions",
+        "sessionVerdicts",
+      ].sort(),
     );
   });
 });

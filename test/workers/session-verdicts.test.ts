@@ -139,7 +139,7 @@ beforeAll(async () => {
 
 const query = (q: Partial<RegressionParams> & Record<string, unknown>) =>
   `/builds/regressions?${new URLSearchParams(
-    Object.entries(q).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
+    Object.entries(q).flatMap(([k, v]) => (v === undefined ? [] : [[k, v === true ? "1" : String(v)]])),
   )}`;
 
 const DEFAULTS: RegressionParams = {
@@ -202,8 +202,9 @@ describe("session verdicts", () => {
   it.each([
     { by: "gpu" as const },
     { by: "gpu_tier" as const, minSessions: 2 },
+    { metric: "frame_time" as const, sessionVerdicts: true },
+    { metric: "fps" as const, by: "gpu" as const, minSessions: 2, sessionVerdicts: true },
     { metric: "frame_time" as const },
-    { metric: "fps" as const, by: "gpu" as const, minSessions: 2 },
     { mapId: "arena" },
     { minEffectPct: 60 },
   ])("agrees with the reference: %o", async (over) => {

@@ -33,7 +33,7 @@ export const CELL_SAMPLE_DEVICE_COLUMNS = ["gpu", "device_model", "resolution", 
 export const SESSION_DEVICES = sessionDevices("");
 
 /** SESSION_DEVICES, its sessions further limited by `and` (an SQL condition on `session`, or ""). */
-function sessionDevices(and: string): string {
+export function sessionDevices(and: string): string {
   return `(
       SELECT session AS sd_session,
         ${DEVICE_COLUMNS.map((c) => `argMax(${c}, timestamp) AS sd_${c}`).join(", ")}

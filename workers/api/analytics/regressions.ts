@@ -98,6 +98,11 @@ export type RegressionQuery = {
   minEffectPct: number;
   /** Fewest sessions each build needs in a group (or cell) to be judged (default 20). */
   minSessions: number;
+  /**
+   * Each side's sessions by verdict and frame causes (`sessionVerdicts`, `frames`): one more read, which
+   * merges every session's frames of the two builds. Always with poor_session_share.
+   */
+  sessionVerdicts?: boolean;
 };
 
 /**
@@ -174,11 +179,12 @@ export class NoBaseline extends Error {
 }
 
 /**
- * The whole answer of builds/regressions for one project and window. Three reads, each narrowed by the
- * primary key to the two builds' rows of the window: the session medians with and without the hardware
- * key (medianFamilies: the stored closed days' histograms and the other days' session values; not for
- * poor_session_share unless gpu_tier needs its frame times), the sessions' verdicts and frame causes per
- * build and group (session-verdicts.ts), and with a map the per-cell session values (medians only).
+ * The whole answer of builds/regressions for one project and window. Up to three reads, each narrowed by
+ * the primary key to the two builds' rows of the window: the session medians with and without the
+ * hardware key (medianFamilies: the stored closed days' histograms and the other days' session values;
+ * not for poor_session_share unless gpu_tier needs its frame times), with poor_session_share or
+ * sessionVerdicts the sessions' verdicts and frame causes per build and group (session-verdicts.ts: every
+ * session's frames of the two builds, no stored days yet), and with a map the per-cell session values.
  */
 export async function buildRegressions(
   ch: ClickHouseClient,
@@ -223,11 +229,13 @@ export async function buildRegressions(
     q.mapId === undefined || q.metric === POOR_SESSION_SHARE
       ? Promise.resolve([])
       : cellValues(ch, projectId, w, baseline, { ...q, metric: q.metric }),
-    verdictFamilies(ch, projectId, w, { builds: [baseline, q.candidate], mapId: q.mapId, key: column }),
+    share || q.sessionVerdicts
+      ? verdictFamilies(ch, projectId, w, { builds: [baseline, q.candidate], mapId: q.mapId, key: column })
+      : null,
   ]);
   const tiers = tier ? gpuTiers(families.get(column)?.get("frame_time") ?? [], q.minSessions) : null;
   const counts = (build: string, key: string | null): VerdictCounts => {
-    const side = verdicts.get(build);
+    const side = verdicts?.get(build);
     if (tiers === null || key === WHOLE) {
       return side?.get(key) ?? emptyVerdictCounts();
     }
@@ -240,15 +248,18 @@ export async function buildRegressions(
     }
     return sum;
   };
-  const withFrames = (g: RegressionGroup, key: string | null): RegressionGroup => ({
-    ...g,
-    baseline: { ...g.baseline, ...verdictFields(counts(baseline, key)) },
-    candidate: { ...g.candidate, ...verdictFields(counts(q.candidate, key)) },
-  });
+  const withFrames = (g: RegressionGroup, key: string | null): RegressionGroup =>
+    verdicts === null
+      ? g
+      : {
+          ...g,
+          baseline: { ...g.baseline, ...verdictFields(counts(baseline, key)) },
+          candidate: { ...g.candidate, ...verdictFields(counts(q.candidate, key)) },
+        };
   let overall: RegressionGroup;
   let groups: RegressionGroup[];
   if (q.metric === POOR_SESSION_SHARE) {
-    const keys = shareKeys(verdicts, [baseline, q.candidate], tiers);
+    const keys = verdicts === null ? [] : shareKeys(verdicts, [baseline, q.candidate], tiers);
     overall = judgeShareGroups(
       [{ key: null, b: counts(baseline, WHOLE), c: counts(q.candidate, WHOLE) }],
       q,

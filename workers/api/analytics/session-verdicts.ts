@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_SESSION_VALUES } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
-import { SESSION_DEVICES } from "./device.js";
+import { sessionDevices } from "./device.js";
 import { BOUNDS, type Bound, boundCounts, HITCH_FACTOR, MEMORY_PRESSURE } from "./frame-causes.js";
 
 export { DEFAULT_DISPLAY_HZ } from "./frame-causes.js";
@@ -101,6 +101,16 @@ export async function verdictFamilies(
 ): Promise<VerdictFamilies> {
   const sets = q.key === null ? ["(build_id, session)"] : ["(build_id, session)", "(build_id, session, k)"];
   const onMap = q.mapId === undefined ? "" : "AND t.map_id = {mapId:String}";
+  const scope = `project_id = {projectId:UUID} AND build_id IN {builds:Array(String)}
+              AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+              ${onMap.replace("t.", "")}`;
+  // The device rows the read needs: a device key's for every session of the builds; else only the
+  // memory totals of the sessions with slow heartbeats no stage, read time or own total explained.
+  const devices = sessionDevices(
+    `AND session IN (SELECT session FROM ${CH_SESSION_VALUES} WHERE ${scope}${
+      q.key === null || q.key === "platform" ? " AND notEmpty(slow_memory)" : ""
+    })`,
+  );
   const memoryCode = BOUNDS.indexOf("memory");
   const unknownCode = BOUNDS.indexOf("unknown");
   const rows = await selectRows(
@@ -142,7 +152,7 @@ export async function verdictFamilies(
               t.slow_memory AS slow_memory, t.first_heartbeat AS first_heartbeat,
               t.last_heartbeat AS last_heartbeat, ifNull(sd.sd_memory_total_mb, 0) AS sd_total
             FROM ${CH_SESSION_VALUES} AS t
-            LEFT JOIN ${SESSION_DEVICES} AS sd ON sd.sd_session = t.session
+            LEFT JOIN ${devices} AS sd ON sd.sd_session = t.session
             WHERE t.project_id = {projectId:UUID} AND t.build_id IN {builds:Array(String)}
               AND t.day >= toDate({from:DateTime64(6, 'UTC')}) AND t.day < toDate({to:DateTime64(6, 'UTC')})
               ${onMap}

@@ -51,6 +51,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
           mapId,
           minEffectPct: q.minEffectPct,
           minSessions: q.minSessions,
+          sessionVerdicts: q.sessionVerdicts === "1",
         },
       );
       return c.json({ success: true as const, data }, 200);

@@ -157,6 +157,11 @@ export const RegressionsQuery = z.object({
       example: "20",
       description: "Fewest sessions each build needs in a group or cell to be judged (2–10000)",
     }),
+  sessionVerdicts: z.enum(["0", "1"]).default("0").openapi({
+    example: "0",
+    description:
+      "1: each side of each group also carries sessionVerdicts and frames (always with metric=poor_session_share). One more read, which merges every session's heartbeats of the two builds in the window: it grows with their sessions",
+  }),
 });
 
 const sessionVerdicts = z

@@ -6065,6 +6065,8 @@ export interface operations {
                 minEffectPct?: string;
                 /** @description Fewest sessions each build needs in a group or cell to be judged (2–10000) */
                 minSessions?: string;
+                /** @description 1: each side of each group also carries sessionVerdicts and frames (always with metric=poor_session_share). One more read, which merges every session's heartbeats of the two builds in the window: it grows with their sessions */
+                sessionVerdicts?: "0" | "1";
             };
             header?: never;
             path: {
