@@ -164,23 +164,22 @@ export async function judgeBuild(
       gpus: judgedFamily(families, "gpu", q),
     };
   });
-  // And the share of poor sessions (session-verdicts.ts), as builds/regressions judges it by platform
-  // and by GPU; its overall group, kept with the groups, carries the build's sessions by verdict.
-  const share = (by: "platform" | "gpu") =>
-    buildRegressions(ch, b.projectId, w, {
-      baseline: baseline.buildId,
-      candidate: b.buildId,
-      metric: POOR_SESSION_SHARE,
-      by,
-      minEffectPct: VERDICT_MIN_EFFECT_PCT,
-      minSessions: VERDICT_MIN_SESSIONS,
-    });
-  const [byPlatform, byGpu] = await Promise.all([share("platform"), share("gpu")]);
+  // And the share of poor sessions (session-verdicts.ts), as builds/regressions judges it by platform;
+  // its overall group, kept with the groups, carries the build's sessions by verdict. Not by GPU: the
+  // read merges every session's frames of the two builds (no stored days yet), and one is enough.
+  const byPlatform = await buildRegressions(ch, b.projectId, w, {
+    baseline: baseline.buildId,
+    candidate: b.buildId,
+    metric: POOR_SESSION_SHARE,
+    by: "platform",
+    minEffectPct: VERDICT_MIN_EFFECT_PCT,
+    minSessions: VERDICT_MIN_SESSIONS,
+  });
   judgements.push({
     metric: POOR_SESSION_SHARE,
     o: byPlatform.overall,
     platforms: byPlatform.groups,
-    gpus: byGpu.groups,
+    gpus: [],
   });
   for (const { metric, o, platforms, gpus } of judgements) {
     const kept = await db
