@@ -111,6 +111,25 @@ export async function verdictFamilies(
       q.key === null || q.key === "platform" ? " AND notEmpty(slow_memory)" : ""
     })`,
   );
+  const rowsSql = `
+            SELECT t.build_id AS build_id, t.session AS session, ${q.key === null ? "''" : effectiveKey(q.key)} AS k,
+              t.frames AS frames, t.over_budget AS over_budget, t.slow_bounds AS slow_bounds,
+              t.slow_memory AS slow_memory, t.first_heartbeat AS first_heartbeat,
+              t.last_heartbeat AS last_heartbeat, ifNull(sd.sd_memory_total_mb, 0) AS sd_total
+            FROM ${CH_SESSION_VALUES} AS t
+            LEFT JOIN ${devices} AS sd ON sd.sd_session = t.session
+            WHERE t.project_id = {projectId:UUID} AND t.build_id IN {builds:Array(String)}
+              AND t.day >= toDate({from:DateTime64(6, 'UTC')}) AND t.day < toDate({to:DateTime64(6, 'UTC')})
+              ${onMap}`;
+  // With a key, each session's rows (a row per day and map) merged once per key value first: both
+  // grouping sets then merge a row per session and value instead of every row again.
+  const preMerged = `
+            SELECT build_id, session, k, sumMap(frames) AS frames, sum(over_budget) AS over_budget,
+              sumMap(slow_bounds) AS slow_bounds, sumMap(slow_memory) AS slow_memory,
+              min(first_heartbeat) AS first_heartbeat, max(last_heartbeat) AS last_heartbeat,
+              max(sd_total) AS sd_total
+            FROM (${rowsSql})
+            GROUP BY build_id, session, k`;
   const memoryCode = BOUNDS.indexOf("memory");
   const unknownCode = BOUNDS.indexOf("unknown");
   const rows = await selectRows(
@@ -146,17 +165,7 @@ export async function verdictFamilies(
             sumMap(frames) AS fm, sum(over_budget) AS slow, sumMap(slow_bounds) AS sb,
             sumMap(slow_memory) AS sm, max(sd_total) AS total,
             ifNull(toUnixTimestamp64Micro(max(last_heartbeat)) - toUnixTimestamp64Micro(min(first_heartbeat)), 0) AS played_us
-          FROM (
-            SELECT t.build_id AS build_id, t.session AS session, ${q.key === null ? "''" : effectiveKey(q.key)} AS k,
-              t.frames AS frames, t.over_budget AS over_budget, t.slow_bounds AS slow_bounds,
-              t.slow_memory AS slow_memory, t.first_heartbeat AS first_heartbeat,
-              t.last_heartbeat AS last_heartbeat, ifNull(sd.sd_memory_total_mb, 0) AS sd_total
-            FROM ${CH_SESSION_VALUES} AS t
-            LEFT JOIN ${devices} AS sd ON sd.sd_session = t.session
-            WHERE t.project_id = {projectId:UUID} AND t.build_id IN {builds:Array(String)}
-              AND t.day >= toDate({from:DateTime64(6, 'UTC')}) AND t.day < toDate({to:DateTime64(6, 'UTC')})
-              ${onMap}
-          )
+          FROM (${q.key === null ? rowsSql : preMerged})
           GROUP BY GROUPING SETS (${sets.join(", ")})
         )
         WHERE n > 0
