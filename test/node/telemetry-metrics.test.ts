@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { alertEvaluationEvents, alertRules, thresholdProfiles } from "../../schema/pg/schema.js";
 import { COMPARE_METRICS } from "../../workers/api/analytics/compare.js";
 import { BOUNDS, SLOW_BASES } from "../../workers/api/analytics/frame-causes.js";
+import { REGRESSION_QUERY_METRICS } from "../../workers/api/analytics/regressions.js";
 import * as alertSchemas from "../../workers/api/routes/alerts/schema.js";
 import * as analyticsSchemas from "../../workers/api/routes/analytics/schema.js";
 import * as profileSchemas from "../../workers/api/routes/threshold-profiles/schema.js";
@@ -23,11 +24,18 @@ const KEYS = [...METRIC_KEYS];
  * time, memory, GPU time and metrics-map keys, no fps) are another family, with its own list; what the
  * cell's `why` judges slow heartbeats by (SLOW_BASES: a profile's frame-time or fps mark, or every
  * heartbeat) and what bounds a frame (BOUNDS, memory pressure among them) name metrics and are no
- * metric lists.
+ * metric lists. What builds/regressions judges (REGRESSION_QUERY_METRICS) is the table's keys, in its
+ * order, and then the share of poor sessions: the test holds that prefix below.
  */
 const isMetricEnum = (values: unknown[]) =>
   values.some((x) => (KEYS as unknown[]).includes(x)) &&
-  ![COMPARE_METRICS, SLOW_BASES, BOUNDS].some((other) => JSON.stringify(values) === JSON.stringify(other));
+  ![COMPARE_METRICS, SLOW_BASES, BOUNDS, REGRESSION_QUERY_METRICS].some(
+    (other) => JSON.stringify(values) === JSON.stringify(other),
+  );
+
+it("builds/regressions judges the table's metrics, in its order, then the poor sessions' share", () => {
+  expect(REGRESSION_QUERY_METRICS).toEqual([...KEYS, "poor_session_share"]);
+});
 const migration = (file: string) => readFileSync(join(ROOT, "schema/clickhouse/migrations", file), "utf8");
 
 /** The columns of a CREATE TABLE in a migration: name → the rest of its line. */

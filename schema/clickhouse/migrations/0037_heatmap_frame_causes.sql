@@ -24,6 +24,57 @@ DROP VIEW IF EXISTS telemetry.heatmap_cells_replay_mv;
 
 DROP VIEW IF EXISTS telemetry.heatmap_cells_src;
 
+-- The rollup built afresh from the events (0004's parameters): what a test compares the table with.
+CREATE VIEW telemetry.heatmap_cells_src AS
+SELECT project_id, map_id, day, x, y, z,
+    toUInt64(count()) AS events,
+    sum(ifNull(fps, 0)) AS fps_sum, toUInt64(count(fps)) AS fps_n,
+    sum(ifNull(frame, 0)) AS frame_sum, toUInt64(count(frame)) AS frame_n,
+    sum(ifNull(mem, 0)) AS mem_sum, toUInt64(count(mem)) AS mem_n,
+    max(ifNull(mem, -inf)) AS mem_max,
+    sum(ifNull(gpu, 0)) AS gpu_sum, toUInt64(count(gpu)) AS gpu_n,
+    sum(ifNull(vram, 0)) AS vram_sum, toUInt64(count(vram)) AS vram_n,
+    quantileExactWeightedStateIf(0.05)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(fps)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(fps)) AS fps_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(frame)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(frame)) AS frame_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(gpu)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(gpu)) AS gpu_q,
+    quantileExactWeightedStateIf(0.95)(reinterpretAsFloat64(bitAnd(reinterpretAsUInt64(assumeNotNull(vram)), 0xFFFFF00000000000)), toUInt8(1), isNotNull(vram)) AS vram_q,
+    toUInt64(count(frame_ms)) AS beats_n,
+    toUInt64(countIf(slow)) AS slow_n,
+    sumMapIf(map(toUInt8(bound), toUInt64(1)), slow) AS slow_bounds
+FROM (
+    SELECT *,
+        multiIf(
+            isNull(frame_ms), 5,
+            greatest(gpu_ms, game_ms, render_ms) > 0 AND greatest(gpu_ms, game_ms, render_ms) >= 0.8 * frame_ms,
+                multiIf(gpu_ms >= greatest(game_ms, render_ms), 0, game_ms >= render_ms, 1, 2),
+            ifNull(io_ms, 0) > 0 AND io_ms >= frame_ms, 3,
+            memory_total_mb > 0 AND ifNull(memory_used_bytes, 0) >= 0.9 * memory_total_mb * 1048576, 4,
+            5) AS bound,
+        ifNull(frame_ms > 1000 / hz, 0) AS slow
+    FROM (
+        SELECT project_id, map_id, toDate(timestamp) AS day,
+            floor(position_x / 25) * 25 AS x,
+            floor(position_y / 25) * 25 AS y,
+            ifNull(floor(position_z / 25) * 25, nan) AS z,
+            toNullable(toFloat64(fps)) AS fps, toNullable(toFloat64(frame_time_ms)) AS frame,
+            memory_used_bytes / 1048576 AS mem, toNullable(toFloat64(gpu_time_ms)) AS gpu,
+            if(mapContains(metrics, 'mem.vram'), metrics['mem.vram'] / 1048576, NULL) AS vram,
+            if(isNotNull(frame_time_ms), toFloat64(frame_time_ms), if(ifNull(fps, 0) > 0, 1000 / toFloat64(fps), NULL)) AS frame_ms,
+            ifNull(toFloat64(gpu_time_ms), 0) AS gpu_ms, ifNull(toFloat64(game_thread_ms), 0) AS game_ms,
+            ifNull(toFloat64(render_thread_ms), 0) AS render_ms,
+            if(mapContains(metrics, 'io.read_time_ms'), metrics['io.read_time_ms'], NULL) AS io_ms,
+            memory_used_bytes, memory_total_mb,
+            if(mapContains(metrics, 'display.hz') AND metrics['display.hz'] > 0, metrics['display.hz'], 60) AS hz
+        FROM telemetry.events
+        WHERE ({whole:Bool} OR (project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+            AND NOT (if(empty(player_id), session_id, player_id) = {player:String}
+                OR (player_id = '' AND session_id IN {identified:Array(String)}))))
+            AND isNotNull(position_x) AND isNotNull(position_y) AND (ifNull(fps, 0) > 0 OR ifNull(frame_time_ms, 0) > 0
+                OR ifNull(memory_used_bytes, 0) > 0 OR ifNull(gpu_time_ms, 0) > 0)
+    )
+)
+GROUP BY project_id, map_id, day, x, y, z;
+
 CREATE MATERIALIZED VIEW telemetry.heatmap_cells_mv TO telemetry.heatmap_cells AS
 SELECT project_id, map_id, day, x, y, z,
     toUInt64(count()) AS events,

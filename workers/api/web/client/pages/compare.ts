@@ -473,8 +473,8 @@ function renderSessionVerdicts(el: HTMLElement, r: Regressions): void {
         class: g.verdict === "regressed" ? "regression" : g.verdict === "improved" ? "improvement" : "",
       },
       h("th", { scope: "row" }, name),
-      h("td", { "data-side": "baseline" }, verdictCountsText(g.baseline.sessionVerdicts)),
-      h("td", { "data-side": "candidate" }, verdictCountsText(g.candidate.sessionVerdicts)),
+      h("td", { "data-build-side": "baseline" }, verdictCountsText(g.baseline.sessionVerdicts)),
+      h("td", { "data-build-side": "candidate" }, verdictCountsText(g.candidate.sessionVerdicts)),
       h(
         "td",
         { class: "num", "data-ci95": g.ci95 ? g.ci95.join(",") : "" },
