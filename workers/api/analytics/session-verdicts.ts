@@ -4,8 +4,6 @@ import type { Window } from "../window.js";
 import { sessionDevices } from "./device.js";
 import { BOUNDS, type Bound, boundCounts, HITCH_FACTOR, MEMORY_PRESSURE } from "./frame-causes.js";
 
-export { DEFAULT_DISPLAY_HZ } from "./frame-causes.js";
-
 import { num, selectRows } from "./select.js";
 import type { StoredGrouping } from "./session-medians.js";
 
