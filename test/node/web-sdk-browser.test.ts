@@ -187,17 +187,22 @@ it("the demo played by a script: every event arrives once, with position, camera
     }
     const beats = rows.filter((r) => r.event_name === "perf_heartbeat");
     expect(beats.length).toBeGreaterThanOrEqual(14);
+    let highestHz = 0;
     for (const b of beats) {
       expect(Number(b.fps)).toBeGreaterThan(0);
       expect(Number(b.frame_time_ms)).toBeCloseTo(1000 / Number(b.fps), 1);
       // Chromium exposes the JS heap.
       expect(Number(b.memory_used_bytes)).toBeGreaterThan(0);
       expect((b.metrics as Record<string, number>)["mem.heap"]).toBe(Number(b.memory_used_bytes));
-      // The display's refresh rate: a whole number of Hz, at least the page's own frame rate (its short
-      // intervals are the refresh's).
+      // The display's refresh rate: a whole number of Hz in a display's range, the session's highest so
+      // far (it never falls). It is not compared with the heartbeat's fps: on a busy machine the browser
+      // runs a few late frames back to back, which lowers the mean interval below the refresh's.
       const hz = (b.metrics as Record<string, number>)["display.hz"] as number;
       expect(Number.isInteger(hz), `display.hz ${hz}`).toBe(true);
-      expect(hz).toBeGreaterThanOrEqual(Math.floor(Number(b.fps)));
+      expect(hz).toBeGreaterThanOrEqual(24);
+      expect(hz).toBeLessThanOrEqual(1000);
+      expect(hz).toBeGreaterThanOrEqual(highestHz);
+      highestHz = hz;
     }
     // A heartbeat averages the last 500 ms, in which the character walks at most 60 units (42 on each
     // axis of a diagonal): heartbeats this far into the bog measured nothing but bog frames.
