@@ -82,7 +82,7 @@ export async function rowsOfMessage(header: EnvelopeHeader, body: Uint8Array): P
     map_id: e.mapId,
     ...perf(e),
     attributes: e.attributes,
-    metrics: e.metrics,
+    metrics: withRefreshRate(e.metrics, e.device?.refreshRateHz || batch.device?.refreshRateHz || 0),
     source: SOURCE_NAMES[e.source] ?? "unspecified",
     build_id: e.buildId,
     platform: e.platform,
@@ -118,6 +118,11 @@ function device(base: DeviceContext | undefined, own: DeviceContext | undefined)
     out[column] = own?.[field] || base?.[field] || "";
   }
   return out;
+}
+
+/** The device's refresh rate as metrics["display.hz"], where the event sent no such metric and the rate is known. */
+function withRefreshRate(metrics: Record<string, number>, hz: number): Record<string, number> {
+  return hz > 0 && !("display.hz" in metrics) ? { ...metrics, "display.hz": hz } : metrics;
 }
 
 /** The SDKs' implicit zero means "not collected": stored as NULL so aggregates see real samples only. */

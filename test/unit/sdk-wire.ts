@@ -20,6 +20,7 @@ export type SdkDevice = {
   osVersion?: string;
   deviceModel?: string;
   memoryTotalMb?: number;
+  refreshRateHz?: number;
 };
 
 export type SdkEvent = {
@@ -134,6 +135,7 @@ export function encodeDevice(d: SdkDevice): Uint8Array {
     sStr(6, d.osVersion),
     sStr(7, d.deviceModel),
     sInt(8, d.memoryTotalMb),
+    sInt(9, d.refreshRateHz),
   );
 }
 

@@ -322,6 +322,22 @@ describe("scanTelemetryBatch: string bounds in UTF-16 code units", () => {
     );
   });
 
+  it("device.refresh_rate_hz: 0 (not collected) to 1000 Hz", () => {
+    expectOk(
+      batch({ device: { refreshRateHz: 1000 }, events: [ev({ device: { refreshRateHz: 120 } }), ev()] }),
+    );
+    const rule = "must be from 0 to 1000 Hz (0: not collected)";
+    expectErr(batch({ device: { refreshRateHz: 1001 } }), null, "device.refresh_rate_hz", rule);
+    expectErr(
+      batch({ events: [ev(), ev({ device: { refreshRateHz: 4000 } })] }),
+      1,
+      "device.refresh_rate_hz",
+      rule,
+    );
+    expectErr(cat(batch(), fLen(2, fVarint(9, 2 ** 32))), null, "device.refresh_rate_hz", MALFORMED);
+    expectErr(cat(batch(), fLen(2, fLen(9, [1]))), null, "device.refresh_rate_hz", /wire type/);
+  });
+
   it("strings must be valid UTF-8", () => {
     expectErr(batchOfEvents(cat(eventBytes(), fLen(16, [0x61, 0xff]))), 0, "platform", "must be valid UTF-8");
     expectErr(cat(batch(), fLen(2, fLen(3, [0xc3]))), null, "device.gpu", "must be valid UTF-8");
@@ -763,7 +779,9 @@ function referenceValid(m: TelemetryBatch, nowUs: number): boolean {
   const within = (s: string, max: number): boolean => s.length <= max; // JS length = UTF-16 units
   const f32In = (x: number, lo: number, hi: number): boolean => Number.isFinite(x) && x >= lo && x <= hi;
   const devOk = (d: DeviceContext | undefined): boolean =>
-    !d || DEVICE_FIELDS.every(([f, k]) => within(d[k], LIMITS.device[f]));
+    !d ||
+    (DEVICE_FIELDS.every(([f, k]) => within(d[k], LIMITS.device[f])) &&
+      d.refreshRateHz <= LIMITS.refreshRateHzMax);
   if (!devOk(m.device) || m.events.length < 1 || m.events.length > LIMITS.maxEvents) {
     return false;
   }
@@ -863,6 +881,7 @@ function randomBatch(rng: () => number): SdkBatch {
     gpu: maybe(0.5) ? str(256) : "",
     resolution: maybe(0.5) ? str(32) : "",
     memoryTotalMb: Math.floor(rng() * 2 ** 32),
+    refreshRateHz: maybe(0.5) ? 0 : maybe(0.1) ? Math.floor(rng() * 2 ** 32) : Math.floor(rng() * 1_001),
   });
   const events: SdkEvent[] = [];
   const nEvents = maybe(0.02) ? 0 : 1 + Math.floor(rng() * 4);

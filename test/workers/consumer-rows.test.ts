@@ -141,6 +141,32 @@ describe("consumer rows built from the wire", () => {
     ]);
   });
 
+  it("the device's refresh rate becomes metrics['display.hz'] where the event sent none", async () => {
+    const rows = await expectSameRows(
+      batch(
+        [
+          // The event's own device wins over the batch's.
+          event(1, { device: { refreshRateHz: 144 }, metrics: { "io.read_ops": 3 } }),
+          // The measured rate the event sent wins over the device's.
+          event(2, { metrics: { "display.hz": 59 } }),
+          // The batch's rate; an event device without one (or with 0) leaves it.
+          event(3, { device: { gpu: "RTX 4090", refreshRateHz: 0 } }),
+          event(4),
+        ],
+        { device: { refreshRateHz: 120 } },
+      ),
+    );
+    expect(rows.map((r) => r.metrics)).toEqual([
+      { "io.read_ops": 3, "display.hz": 144 },
+      { "display.hz": 59 },
+      { kills: 3, "display.hz": 120 },
+      { kills: 4, "display.hz": 120 },
+    ]);
+    // Without a rate anywhere, the metrics are as sent.
+    const plain = await expectSameRows(batch([event(1, { metrics: { m: 1 } }), event(2)]));
+    expect(plain.map((r) => r.metrics)).toEqual([{ m: 1 }, { kills: 2 }]);
+  });
+
   it("decodes the protobuf way: last occurrence wins, messages merge, unknown fields are skipped", async () => {
     const base = event(1, { attributes: { a: "1" }, metrics: { m: 1 } });
     // The same event sent as two concatenated halves: scalars of the second win, positions merge,

@@ -207,6 +207,7 @@ const RULE_TIMESTAMP = `must be within the last ${LIMITS.timestampMaxAgeUs / DAY
 const RULE_POSITION = `must be finite, at most ${LIMITS.positionAbsMax} in absolute value`;
 const RULE_FPS = `must be finite, from 0 to ${LIMITS.fpsMax}`;
 const RULE_TIME_MS = `must be finite, from 0 to ${LIMITS.timeMsMax} ms`;
+const RULE_REFRESH = `must be from 0 to ${LIMITS.refreshRateHzMax} Hz (0: not collected)`;
 const RULE_MEMORY = `must be from 0 to ${LIMITS.memoryUsedBytesMax} bytes (64 GiB)`;
 const RULE_YAW = `must be finite, in [0, ${LIMITS.cameraYawMaxExclusive}) degrees`;
 const RULE_PITCH = `must be finite, in [-${LIMITS.cameraPitchAbsMax}, ${LIMITS.cameraPitchAbsMax}] degrees`;
@@ -344,6 +345,21 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
       }
       if (v >= TWO_32) {
         return fail("device.memory_total_mb", "malformed protobuf: varint does not fit in uint32");
+      }
+      p = s.pos;
+    } else if (fieldNo === F.device.refresh_rate_hz) {
+      if (wt !== WT_VARINT) {
+        return wrongWireType("device.refresh_rate_hz", wt, WT_VARINT);
+      }
+      const v = s.readVarint(b, p, end);
+      if (v < 0) {
+        return malformedCode("device.refresh_rate_hz", s.pos);
+      }
+      if (v >= TWO_32) {
+        return fail("device.refresh_rate_hz", "malformed protobuf: varint does not fit in uint32");
+      }
+      if (v > LIMITS.refreshRateHzMax) {
+        return fail("device.refresh_rate_hz", RULE_REFRESH);
       }
       p = s.pos;
     } else {

@@ -1,5 +1,12 @@
 import type { EnvelopeHeader } from "../../shared/envelope.js";
-import { EVENT_COLUMNS, F, MESSAGES, WIRE, tag as wireTag } from "../../shared/telemetry/fields.js";
+import {
+  DISPLAY_HZ_METRIC,
+  EVENT_COLUMNS,
+  F,
+  MESSAGES,
+  WIRE,
+  tag as wireTag,
+} from "../../shared/telemetry/fields.js";
 import { LIMITS } from "../../shared/telemetry/limits.js";
 import { WireReader, wireErrorText } from "../wire/reader.js";
 import { parseSdkVersion } from "./rows.js";
@@ -156,6 +163,10 @@ class RowWalker extends WireReader {
   view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(8));
   batchDevMemory = 0;
   evDevMemory = 0;
+  /** refresh_rate_hz of the device message readDevice read last (-1: absent), the batch's and the event's. */
+  devHz = -1;
+  batchDevHz = 0;
+  evDevHz = -1;
   evHasDevice = false;
   hasPosition = false;
   /** Map entries of the event so far (in ATTR and METR). */
@@ -236,9 +247,13 @@ function f64(at: number): number {
   return w.view.getFloat64(at, true);
 }
 
-/** A DeviceContext message into the given slots (a later occurrence overrides field by field). */
+/**
+ * A DeviceContext message into the given slots (a later occurrence overrides field by field); returns
+ * its memory_total_mb (-1: absent) and leaves its refresh_rate_hz in w.devHz (-1: absent).
+ */
 function readDevice(b: Uint8Array, end: number, starts: Int32Array, ends: Int32Array): number {
   let memory = -1;
+  w.devHz = -1;
   while (w.pos < end) {
     const tag = varint(b, end);
     const field = tag >>> 3;
@@ -250,6 +265,8 @@ function readDevice(b: Uint8Array, end: number, starts: Int32Array, ends: Int32A
       w.pos = e;
     } else if (field === F.device.memory_total_mb && wt === WIRE.VARINT) {
       memory = varint(b, end) % 4294967296;
+    } else if (field === F.device.refresh_rate_hz && wt === WIRE.VARINT) {
+      w.devHz = varint(b, end) % 4294967296;
     } else {
       skip(b, end, wt);
     }
@@ -329,9 +346,29 @@ function sameKey(b: Uint8Array, into: Int32Array, i: number, j: number): boolean
 /** Entries of a map that no later entry with the same key supersedes (the protobuf way: last wins). */
 const LIVE = new Uint8Array(Math.max(LIMITS.attributes.maxEntries, LIMITS.metrics.maxEntries));
 
-/** A Map column: the number of entries, then key and value of each; a key repeated later is superseded. */
-function writeMap(out: RowSink, b: Uint8Array, into: Int32Array, n: number, metrics: boolean): void {
+/** The bytes of DISPLAY_HZ_METRIC, the key a device's refresh rate is stored under. */
+const DISPLAY_HZ_KEY = new TextEncoder().encode(DISPLAY_HZ_METRIC);
+
+function isDisplayHzKey(b: Uint8Array, into: Int32Array, i: number): boolean {
+  const ks = into[4 * i] as number;
+  if ((into[4 * i + 1] as number) - ks !== DISPLAY_HZ_KEY.length) {
+    return false;
+  }
+  for (let k = 0; k < DISPLAY_HZ_KEY.length; k++) {
+    if (b[ks + k] !== DISPLAY_HZ_KEY[k]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * A Map column: the number of entries, then key and value of each; a key repeated later is superseded.
+ * `hz` > 0 (metrics only): the device's refresh rate, added as DISPLAY_HZ_METRIC unless the event sent one.
+ */
+function writeMap(out: RowSink, b: Uint8Array, into: Int32Array, n: number, metrics: boolean, hz = 0): void {
   let live = 0;
+  let addHz = hz > 0;
   for (let i = 0; i < n; i++) {
     let superseded = false;
     for (let j = i + 1; j < n && !superseded; j++) {
@@ -339,8 +376,15 @@ function writeMap(out: RowSink, b: Uint8Array, into: Int32Array, n: number, metr
     }
     LIVE[i] = superseded ? 0 : 1;
     live += superseded ? 0 : 1;
+    if (addHz && isDisplayHzKey(b, into, i)) {
+      addHz = false;
+    }
   }
-  out.varint(live);
+  out.varint(addHz ? live + 1 : live);
+  if (addHz) {
+    out.str(DISPLAY_HZ_KEY, 0, DISPLAY_HZ_KEY.length);
+    out.f64(hz);
+  }
   for (let i = 0; i < n; i++) {
     if (LIVE[i] === 0) {
       continue;
@@ -400,6 +444,7 @@ export function appendRows(
   // The batch's device context may follow the events on the wire: find it first.
   DEV_END.fill(-1);
   w.batchDevMemory = 0;
+  w.batchDevHz = 0;
   w.pos = 0;
   while (w.pos < end) {
     const tag = varint(b, end);
@@ -408,6 +453,9 @@ export function appendRows(
       const m = readDevice(b, e, DEV_START, DEV_END);
       if (m >= 0) {
         w.batchDevMemory = m;
+      }
+      if (w.devHz >= 0) {
+        w.batchDevHz = w.devHz;
       }
       w.pos = e;
     } else {
@@ -473,6 +521,7 @@ function readEvent(b: Uint8Array, end: number): number {
   POSITION.fill(0);
   w.evHasDevice = false;
   w.evDevMemory = -1;
+  w.evDevHz = -1;
   w.nAttr = 0;
   w.nMetr = 0;
   let ts = 0;
@@ -546,6 +595,9 @@ function readEvent(b: Uint8Array, end: number): number {
         const m = readDevice(b, e, EV_DEV_START, EV_DEV_END);
         if (m >= 0) {
           w.evDevMemory = m;
+        }
+        if (w.devHz >= 0) {
+          w.evDevHz = w.devHz;
         }
         w.pos = e;
         break;
@@ -625,7 +677,7 @@ function writeEvent(
   nullableFloat(out, F.event.game_thread_ms);
   nullableFloat(out, F.event.render_thread_ms);
   writeMap(out, b, ATTR, w.nAttr, false);
-  writeMap(out, b, METR, w.nMetr, true);
+  writeMap(out, b, METR, w.nMetr, true, w.evDevHz > 0 ? w.evDevHz : w.batchDevHz);
   // An enum number this schema does not know (a newer SDK's) is stored as unspecified, as decoding does.
   out.byte(w.source < SOURCE_VALUES ? w.source : 0);
   str(out, b, F.event.build_id);

@@ -85,12 +85,22 @@ const DEVICE_FIELDS = [
   field(6, "os_version", "string", ["os_version"], { bound: { units: LIMITS.device.os_version } }),
   field(7, "device_model", "string", ["device_model"], { bound: { units: LIMITS.device.device_model } }),
   field(8, "memory_total_mb", "uint32", ["memory_total_mb"]),
+  // No column of its own: the consumer writes it as the event's metrics["display.hz"] where the event
+  // sends none (the measured rate wins), so every read of the frame budget sees one place.
+  field(9, "refresh_rate_hz", "uint32", [], { bound: { min: 0, max: LIMITS.refreshRateHzMax } }),
 ] as const;
 
 const DEVICE_COLUMNS = DEVICE_FIELDS.flatMap((f) => f.columns);
 
-/** The device columns of telemetry.events, one per DeviceContext field and named after it. */
-export const DEVICE_COLUMN_NAMES = DEVICE_FIELDS.map((f) => f.name);
+/** The metrics key a DeviceContext's refresh_rate_hz is stored under (the web SDK's measured rate). */
+export const DISPLAY_HZ_METRIC = "display.hz";
+
+type DeviceColumnName = Exclude<(typeof DEVICE_FIELDS)[number]["name"], "refresh_rate_hz">;
+
+/** The device columns of telemetry.events, one per DeviceContext field with a column and named after it. */
+export const DEVICE_COLUMN_NAMES = DEVICE_FIELDS.filter((f) => f.columns.length > 0).map(
+  (f) => f.name,
+) as readonly DeviceColumnName[];
 
 const PERF_FLOAT = { min: 0, max: LIMITS.timeMsMax } as const;
 const ATTRIBUTES = LIMITS.attributes;

@@ -58,6 +58,8 @@ export const LIMITS = {
   fpsMax: 1_000,
   /** frame_time_ms, gpu_time_ms, game_thread_ms, render_thread_ms: finite, 0 ≤ v ≤ this (0 means not collected). */
   timeMsMax: 10_000,
+  /** DeviceContext refresh_rate_hz: 0 ≤ v ≤ this (0 means not collected). */
+  refreshRateHzMax: 1_000,
   /** memory_used_bytes: 0 ≤ v ≤ this (64 GiB). */
   memoryUsedBytesMax: 64 * GiB,
   /** camera_yaw in [0, this) degrees and camera_pitch in [-this, this]; both present or both absent, finite. */
