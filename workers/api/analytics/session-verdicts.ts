@@ -87,8 +87,14 @@ const QUANTIZED = (x: string) =>
  * Each session's verdict and causes, counted per build and group, in one read of session_values.
  * Cost: the primary key (project_id, build_id, day, …) narrows the read to the builds' rows of the
  * window (about one per session, day and map), joined with the window's device_info rows (the memory
- * total the slow heartbeats' memory bound is decided by, and the device keys); each session's frame
- * map (its heartbeats' distinct frame lengths, tens to hundreds) is merged once per grouping set, and
+ * total the slow heartbeats' memory bound is decided by, and the device keys). Each session's rows are
+ * gathered by concatenating arrays, not by merging maps: at 100M events (2.7M sessions of two builds),
+ * sumMap of the frame maps alone took 12–17 s and this gathering 1.6–2.4 s, and the whole read fell from
+ * 37 s to 9.5 s (docs/benchmarks.md). A row's
+ * frame map becomes an array of its entries, each packed in one UInt64 (the Float32 bits of the length
+ * above, the count below: sorting it sorts by length, and one array keeps key and count together), and
+ * its slow bounds one sum per bound. The session's sorted entries then give its
+ * heartbeats, median, hitches and frozen frames (an entry may repeat a length: the counts still add up);
  * the answer is a row per build and group.
  */
 export async function verdictFamilies(
@@ -111,23 +117,17 @@ export async function verdictFamilies(
   );
   const rowsSql = `
             SELECT t.build_id AS build_id, t.session AS session, ${q.key === null ? "''" : effectiveKey(q.key)} AS k,
-              t.frames AS frames, t.over_budget AS over_budget, t.slow_bounds AS slow_bounds,
-              t.slow_memory AS slow_memory, t.first_heartbeat AS first_heartbeat,
-              t.last_heartbeat AS last_heartbeat, ifNull(sd.sd_memory_total_mb, 0) AS sd_total
+              arrayMap((v, c) -> bitOr(bitShiftLeft(toUInt64(v), 32), c), mapKeys(t.frames), mapValues(t.frames)) AS packed,
+              t.over_budget AS over_budget,
+              ${BOUNDS.map((_, i) => `t.slow_bounds[${i}] AS row_b${i}`).join(", ")},
+              arrayZip(mapKeys(t.slow_memory), mapValues(t.slow_memory)) AS slow_memory,
+              t.first_heartbeat AS first_heartbeat, t.last_heartbeat AS last_heartbeat,
+              ifNull(sd.sd_memory_total_mb, 0) AS sd_total
             FROM ${CH_SESSION_VALUES} AS t
             LEFT JOIN ${devices} AS sd ON sd.sd_session = t.session
             WHERE t.project_id = {projectId:UUID} AND t.build_id IN {builds:Array(String)}
               AND t.day >= toDate({from:DateTime64(6, 'UTC')}) AND t.day < toDate({to:DateTime64(6, 'UTC')})
               ${onMap}`;
-  // With a key, each session's rows (a row per day and map) merged once per key value first: both
-  // grouping sets then merge a row per session and value instead of every row again.
-  const preMerged = `
-            SELECT build_id, session, k, sumMap(frames) AS frames, sum(over_budget) AS over_budget,
-              sumMap(slow_bounds) AS slow_bounds, sumMap(slow_memory) AS slow_memory,
-              min(first_heartbeat) AS first_heartbeat, max(last_heartbeat) AS last_heartbeat,
-              max(sd_total) AS sd_total
-            FROM (${rowsSql})
-            GROUP BY build_id, session, k`;
   const memoryCode = BOUNDS.indexOf("memory");
   const unknownCode = BOUNDS.indexOf("unknown");
   const rows = await selectRows(
@@ -136,7 +136,7 @@ export async function verdictFamilies(
     SELECT build, keyed, key, toUInt64(count()) AS sessions,
       countIf(verdict = 0) AS good, countIf(verdict = 1) AS acceptable, countIf(verdict = 2) AS poor,
       countIf(verdict = 3) AS unjudged,
-      sum(n) AS heartbeats, sum(slow) AS slow_n, sumMap(bounds) AS bound_map, sum(hitches) AS hitch_n,
+      sum(n) AS heartbeats, sum(slow) AS slow_n, [${BOUNDS.map((_, i) => `sum(bounds[${i + 1}])`).join(", ")}] AS bound_counts, sum(hitches) AS hitch_n,
       sum(played_us) AS played_us
     FROM (
       SELECT build, keyed, key, n, slow, hitches, played_us,
@@ -146,13 +146,14 @@ export async function verdictFamilies(
           0) AS verdict,
         -- The slow heartbeats whose memory the session's device_info total decides (the cell
         -- drill-down's rule: memory used at least ${MEMORY_PRESSURE} of the total), the rest unknown.
-        arraySum(arrayMap((b, c) -> if(total > 0 AND b >= ${MEMORY_PRESSURE} * total * 1048576, c, 0),
-          mapKeys(sm), mapValues(sm))) AS memory_n,
-        mapAdd(sb, map(toUInt8(${memoryCode}), toUInt64(memory_n),
-          toUInt8(${unknownCode}), toUInt64(arraySum(mapValues(sm)) - memory_n))) AS bounds
+        arraySum(arrayMap(m -> if(total > 0 AND m.1 >= ${MEMORY_PRESSURE} * total * 1048576, m.2, 0), sm)) AS memory_n,
+        toUInt64(arraySum(arrayMap(m -> m.2, sm)) - memory_n) AS unknown_n,
+        [${BOUNDS.map((_, i) => (i === memoryCode ? `b${i} + memory_n` : i === unknownCode ? `b${i} + unknown_n` : `b${i}`)).join(", ")}] AS bounds
       FROM (
-        SELECT build, keyed, key, slow, sb, sm, total, played_us,
-          arrayMap(x -> reinterpretAsFloat32(x), mapKeys(fm)) AS fv, mapValues(fm) AS fc,
+        SELECT build, keyed, key, slow, ${BOUNDS.map((_, i) => `b${i}`).join(", ")}, sm, total, played_us,
+          arraySort(entries) AS sorted,
+          arrayMap(x -> reinterpretAsFloat32(toUInt32(bitShiftRight(x, 32))), sorted) AS fv,
+          arrayMap(x -> bitAnd(x, 0xFFFFFFFF), sorted) AS fc,
           arraySum(fc) AS n,
           if(n = 0, toFloat32(0), ${QUANTIZED("fv[arrayFirstIndex(c -> c >= intDiv(n + 1, 2), arrayCumSum(fc))]")}) AS median,
           arraySum(arrayMap((v, c) -> if(v > ${HITCH_FACTOR} * median, c, 0), fv, fc)) AS hitches,
@@ -160,10 +161,11 @@ export async function verdictFamilies(
         FROM (
           SELECT toString(build_id) AS build, ${q.key === null ? "toUInt8(0)" : "toUInt8(grouping(k) = 0)"} AS keyed,
             if(keyed = 1, toString(k), '') AS key,
-            sumMap(frames) AS fm, sum(over_budget) AS slow, sumMap(slow_bounds) AS sb,
-            sumMap(slow_memory) AS sm, max(sd_total) AS total,
+            groupArrayArray(packed) AS entries, sum(over_budget) AS slow,
+            ${BOUNDS.map((_, i) => `sum(row_b${i}) AS b${i}`).join(", ")},
+            groupArrayArray(slow_memory) AS sm, max(sd_total) AS total,
             ifNull(toUnixTimestamp64Micro(max(last_heartbeat)) - toUnixTimestamp64Micro(min(first_heartbeat)), 0) AS played_us
-          FROM (${q.key === null ? rowsSql : preMerged})
+          FROM (${rowsSql})
           GROUP BY GROUPING SETS (${sets.join(", ")})
         )
         WHERE n > 0
@@ -189,7 +191,7 @@ export async function verdictFamilies(
       unjudged: "unknown",
       heartbeats: "unknown",
       slow_n: "unknown",
-      bound_map: "unknown",
+      bound_counts: "unknown",
       hitch_n: "unknown",
       played_us: "unknown",
     },
@@ -199,7 +201,7 @@ export async function verdictFamilies(
     const side = out.get(r.build) ?? new Map<string | null, VerdictCounts>();
     out.set(r.build, side);
     const key = num(r.keyed) === 1 ? r.key || null : undefined;
-    const bounds = r.bound_map as Record<string, unknown>;
+    const counts = (r.bound_counts as unknown[] | null) ?? [];
     side.set(key === undefined ? WHOLE : key, {
       sessions: num(r.sessions),
       good: num(r.good),
@@ -208,7 +210,7 @@ export async function verdictFamilies(
       unjudged: num(r.unjudged),
       heartbeats: num(r.heartbeats),
       slow: num(r.slow_n),
-      bounds: boundCounts([Object.keys(bounds), Object.values(bounds)]),
+      bounds: boundCounts([BOUNDS.map((_, i) => i), BOUNDS.map((_, i) => counts[i] ?? 0)]),
       hitches: num(r.hitch_n),
       playedMs: num(r.played_us) / 1000,
     });
