@@ -325,6 +325,11 @@ export const thresholdProfiles = pgTable(
     memoryWarn: doublePrecision("memory_warn"),
     gpuTimeGood: doublePrecision("gpu_time_good"),
     gpuTimeWarn: doublePrecision("gpu_time_warn"),
+    // The share (0 to 1) of heartbeats within one refresh of their display (1000 / display.hz, 60 Hz where
+    // not sent) that a cell needs to be good, or at least acceptable (warn): each device judged by its
+    // own budget. Not a metric of the table: the heatmap's "budget" mode reads it.
+    budgetShareGood: doublePrecision("budget_share_good"),
+    budgetShareWarn: doublePrecision("budget_share_warn"),
     ...timestamps,
   },
   (t) => [index("threshold_profiles_project_idx").on(t.projectId, t.createdAt)],

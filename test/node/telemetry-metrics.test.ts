@@ -163,8 +163,12 @@ describe("the Postgres schema", () => {
       expect(c?.name, f).toBe(snake(f));
       expect(c?.getSQLType(), f).toBe("double precision");
     }
+    // The one pair outside the table: the share of heartbeats within their display's budget, which the
+    // heatmap's budget mode judges (not a per-sample metric).
+    expect(columns.budgetShareGood.getSQLType()).toBe("double precision");
+    expect(columns.budgetShareWarn.getSQLType()).toBe("double precision");
     const thresholds = Object.keys(columns).filter((k) => /(Good|Warn)$/.test(k));
-    expect(thresholds.sort()).toEqual([...named].sort());
+    expect(thresholds.sort()).toEqual([...named, "budgetShareGood", "budgetShareWarn"].sort());
   });
 });
 
@@ -185,7 +189,11 @@ describe("the API", () => {
     const profile = Object.keys(profileSchemas.ThresholdProfileSchema.shape).filter((k) =>
       /(Good|Warn)$/.test(k),
     );
-    expect(profile).toEqual(METRICS.flatMap((m) => [m.profile.good, m.profile.warn]));
+    expect(profile).toEqual([
+      ...METRICS.flatMap((m) => [m.profile.good, m.profile.warn]),
+      "budgetShareGood",
+      "budgetShareWarn",
+    ]);
   });
 
   const doc = JSON.parse(readFileSync(join(ROOT, "workers/api/web/client/openapi.gen.json"), "utf8"));

@@ -49,7 +49,7 @@ describe("OpenAPI document: resources", () => {
       "image/png",
       "image/webp",
     ]);
-    expect(doc.components.schemas.ThresholdProfile?.required?.length).toBe(17);
+    expect(doc.components.schemas.ThresholdProfile?.required?.length).toBe(19);
     expect(doc.components.schemas.Map?.required?.length).toBe(14);
     expect(doc.components.schemas.ContentEntry?.required?.length).toBe(10);
   });

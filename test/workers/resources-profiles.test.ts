@@ -21,6 +21,8 @@ const FIELDS = [
   "memoryWarn",
   "gpuTimeGood",
   "gpuTimeWarn",
+  "budgetShareGood",
+  "budgetShareWarn",
   "createdAt",
   "updatedAt",
 ].sort();
@@ -40,6 +42,8 @@ const FULL = {
   memoryWarn: 4096,
   gpuTimeGood: 8,
   gpuTimeWarn: 14.25,
+  budgetShareGood: 0.9,
+  budgetShareWarn: 0.75,
 };
 const NULLS = Object.fromEntries(Object.keys(FULL).map((k) => [k, null]));
 
@@ -87,13 +91,14 @@ describe("threshold profiles CRUD", () => {
 
     // Partial update: one threshold changed, one filter and one threshold cleared, the rest kept.
     const updated = await dataOf<Profile>(
-      await patch(full.id, { fpsWarn: 25, platform: null, gpuTimeGood: null }),
+      await patch(full.id, { fpsWarn: 25, platform: null, gpuTimeGood: null, budgetShareGood: "0.95" }),
     );
     expect(updated).toEqual({
       ...full,
       fpsWarn: 25,
       platform: null,
       gpuTimeGood: null,
+      budgetShareGood: 0.95,
       updatedAt: updated.updatedAt,
     });
     expect(Date.parse(updated.updatedAt)).toBeGreaterThan(Date.parse(full.updatedAt));
@@ -149,6 +154,10 @@ describe("threshold profile validation", () => {
       [{ name: "ok", memoryWarn: "Infinity" }, "json.memoryWarn"],
       [{ name: "ok", gpuTimeGood: "-1" }, "json.gpuTimeGood"],
       [{ name: "ok", gpuTimeGood: true }, "json.gpuTimeGood"],
+      // A share of heartbeats: 0 to 1.
+      [{ name: "ok", budgetShareGood: 1.01 }, "json.budgetShareGood"],
+      [{ name: "ok", budgetShareWarn: -0.1 }, "json.budgetShareWarn"],
+      [{ name: "ok", budgetShareWarn: "90%" }, "json.budgetShareWarn"],
       [{ name: "bad\u0000name" }, "json.name"],
       [{ name: "\ud800" }, "json.name"],
       [{ name: "ok", fpsgood: 60 }, "json"],

@@ -25,6 +25,20 @@ const thresholdInput = (unit: string) =>
       description: `${unit}, at least 0; a number or a numeric string; null: not defined`,
     });
 
+// The budget share: the share of heartbeats within one refresh of their display, from 0 to 1.
+const BUDGET_SHARE_DOC =
+  "Share of heartbeats, 0 to 1, within one refresh of their display (1000 / display.hz, 60 Hz where not sent) a cell needs";
+const budgetShare = (level: string) =>
+  z.number().min(0).max(1).nullable().describe(`${BUDGET_SHARE_DOC} ${level}; null: not defined`);
+const budgetShareInput = (level: string) =>
+  numberOrNumericString('must be a number or a numeric string such as "0.9"')
+    .pipe(z.number().min(0).max(1))
+    .nullable()
+    .openapi({
+      ...nullableNumericDoc,
+      description: `${BUDGET_SHARE_DOC} ${level}; a number or a numeric string; null: not defined`,
+    });
+
 /** The word a threshold's description gives its metric's unit. */
 const UNIT_WORD = { fps: "FPS", ms: "Milliseconds", MB: "Megabytes" } as const;
 
@@ -49,11 +63,15 @@ const fields = {
   gpu: filter(FILTER_BOUNDS.gpu, "GPU filter"),
   storage: filter(FILTER_BOUNDS.storage, "Storage filter"),
   ...perThreshold((m) => [threshold(UNIT_WORD[m.unit]), threshold(UNIT_WORD[m.unit])]),
+  budgetShareGood: budgetShare("to be good"),
+  budgetShareWarn: budgetShare("to be acceptable (warn)"),
 };
 
 const inputFields = {
   ...fields,
   ...perThreshold((m) => [thresholdInput(UNIT_WORD[m.unit]), thresholdInput(UNIT_WORD[m.unit])]),
+  budgetShareGood: budgetShareInput("to be good"),
+  budgetShareWarn: budgetShareInput("to be acceptable (warn)"),
 };
 
 export const ThresholdProfileSchema = z
@@ -101,6 +119,8 @@ export function profileItem(row: ProfileRow): z.infer<typeof ThresholdProfileSch
     gpu: row.gpu,
     storage: row.storage,
     ...perThreshold((m) => [row[m.profile.good], row[m.profile.warn]]),
+    budgetShareGood: row.budgetShareGood,
+    budgetShareWarn: row.budgetShareWarn,
     ...isoTimestamps(row),
   };
 }

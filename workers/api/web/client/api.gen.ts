@@ -970,6 +970,10 @@ export interface components {
             gpuTimeGood: number | null;
             /** @description Milliseconds; null: not defined */
             gpuTimeWarn: number | null;
+            /** @description Share of heartbeats, 0 to 1, within one refresh of their display (1000 / display.hz, 60 Hz where not sent) a cell needs to be good; null: not defined */
+            budgetShareGood: number | null;
+            /** @description Share of heartbeats, 0 to 1, within one refresh of their display (1000 / display.hz, 60 Hz where not sent) a cell needs to be acceptable (warn); null: not defined */
+            budgetShareWarn: number | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1004,6 +1008,10 @@ export interface components {
             gpuTimeGood?: ((number | string | null) | (string | number | null) | null) | number | string | null;
             /** @description Milliseconds, at least 0; a number or a numeric string; null: not defined */
             gpuTimeWarn?: ((number | string | null) | (string | number | null) | null) | number | string | null;
+            /** @description Share of heartbeats, 0 to 1, within one refresh of their display (1000 / display.hz, 60 Hz where not sent) a cell needs to be good; a number or a numeric string; null: not defined */
+            budgetShareGood?: ((number | string | null) | (string | number | null) | null) | number | string | null;
+            /** @description Share of heartbeats, 0 to 1, within one refresh of their display (1000 / display.hz, 60 Hz where not sent) a cell needs to be acceptable (warn); a number or a numeric string; null: not defined */
+            budgetShareWarn?: ((number | string | null) | (string | number | null) | null) | number | string | null;
         };
         /** @description Partial update: omitted fields are unchanged, null clears a filter or threshold. */
         ThresholdProfileUpdate: {
@@ -1034,6 +1042,10 @@ export interface components {
             gpuTimeGood?: ((number | string | null) | (string | number | null) | null) | number | string | null;
             /** @description Milliseconds, at least 0; a number or a numeric string; null: not defined */
             gpuTimeWarn?: ((number | string | null) | (string | number | null) | null) | number | string | null;
+            /** @description Share of heartbeats, 0 to 1, within one refresh of their display (1000 / display.hz, 60 Hz where not sent) a cell needs to be good; a number or a numeric string; null: not defined */
+            budgetShareGood?: ((number | string | null) | (string | number | null) | null) | number | string | null;
+            /** @description Share of heartbeats, 0 to 1, within one refresh of their display (1000 / display.hz, 60 Hz where not sent) a cell needs to be acceptable (warn); a number or a numeric string; null: not defined */
+            budgetShareWarn?: ((number | string | null) | (string | number | null) | null) | number | string | null;
         };
         DeletedThresholdProfile: {
             /** Format: uuid */
