@@ -281,3 +281,31 @@ it("the heatmap's bound-by mode colours the candidate's slow cell by what bounds
   await page.screenshot({ path: join(SCREENSHOTS, "heatmap-bound-by.png"), fullPage: true });
   await page.close();
 });
+
+it("the heatmap's frame-budget mode judges the share of heartbeats within budget by the profile's shares", async () => {
+  const { id } = await d.api<{ id: string }>(`/projects/${d.projectId}/threshold-profiles`, {
+    method: "POST",
+    body: { name: "Budget 90/40", budgetShareGood: 0.9, budgetShareWarn: 0.4 },
+  });
+  const page = await d.open(
+    `/projects/${d.projectId}/heatmap?map=harbor&mode=budget&build=4.1.0&cell=25&profile=${id}`,
+  );
+  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  const drawn = await page.evaluate<
+    Array<{ x: number; y: number; cls: string; fill: string; lines: string[] }>
+  >(`window.dashboardMaps["heatmap-canvas"].cells`);
+  // 96 of the cell's 192 heartbeats are over their 60 Hz budget: 50 % within, under 90 %, over 40 %.
+  expect(drawn.map((c) => [c.x, c.y, c.cls, c.fill])).toEqual([[300, 300, "warn", "#f2b01e"]]);
+  expect(drawn[0]?.lines.slice(1)).toEqual([
+    "Within budget: 96 of 192 heartbeats (50 %)",
+    "Budget 90/40: warn",
+  ]);
+  const legend = await page.locator(".legend").textContent();
+  expect(legend).toContain("Good: ≥ 90 % within budget");
+  expect(legend).toContain("Warn: ≥ 40 % within budget");
+  // The profile applies to this mode, the metric does not.
+  expect(await page.locator('label[for="ctl-metric"]').isHidden()).toBe(true);
+  expect(await page.locator('label[for="ctl-profile"]').isHidden()).toBe(false);
+  await page.screenshot({ path: join(SCREENSHOTS, "heatmap-frame-budget.png"), fullPage: true });
+  await page.close();
+});

@@ -424,6 +424,8 @@ describe("threshold profiles page", () => {
     await form.getByLabel("FPS warn (fps)").fill("30");
     await form.getByLabel("Frame time good (ms)").fill("25");
     await form.getByLabel("Memory warn (MB)").fill("12288");
+    // The frame budget's share in percent; the API holds 0 to 1.
+    await form.getByLabel("Within frame budget good (%)").fill("90");
     await form.getByRole("button", { name: "Create profile" }).click();
     await expect
       .poll(async () => squash(await form.getByRole("status").textContent()))
@@ -445,9 +447,11 @@ describe("threshold profiles page", () => {
       memoryWarn: 12288,
       gpuTimeGood: null,
       gpuTimeWarn: null,
+      budgetShareGood: 0.9,
+      budgetShareWarn: null,
     });
     await expect
-      .poll(async () => (await rowsNamed(page, "profiles", "Steam Deck")).map((r) => r.slice(0, 6)))
+      .poll(async () => (await rowsNamed(page, "profiles", "Steam Deck")).map((r) => r.slice(0, 7)))
       .toEqual([
         [
           "Steam Deck",
@@ -456,11 +460,13 @@ describe("threshold profiles page", () => {
           "25 / —",
           "— / 12,288",
           "— / —",
+          "90 % / —",
         ],
       ]);
 
     await page.getByRole("button", { name: "Edit Steam Deck" }).click();
     expect(await form.getByLabel("FPS warn (fps)").inputValue()).toBe("30");
+    expect(await form.getByLabel("Within frame budget good (%)").inputValue()).toBe("90");
     await form.getByLabel("FPS warn (fps)").fill("25");
     await form.getByLabel("Resolution").fill("");
     await form.getByRole("button", { name: "Save profile" }).click();

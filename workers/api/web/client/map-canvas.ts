@@ -266,12 +266,7 @@ export async function drawMap(
   return report;
 }
 
-/** Continuous scale from green (best) through yellow to red (worst), t in [0, 1] with 1 worst. */
-export function rampColour(t: number): string {
-  const u = Math.min(1, Math.max(0, t));
-  const hue = 120 - 120 * u;
-  return `hsl(${hue.toFixed(0)} 75% 45%)`;
-}
+export { rampColour } from "./fills.js";
 
 export function legend(items: { fill: string; label: string }[]): HTMLElement {
   return h(

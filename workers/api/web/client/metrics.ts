@@ -65,7 +65,9 @@ export function metricOf(key: string): Metric {
   return METRICS.find((m) => m.key === key) ?? (METRICS[0] as Metric);
 }
 
-export type Judgement = "good" | "warn" | "bad";
+import type { Judgement } from "./fills.js";
+
+export type { Judgement } from "./fills.js";
 
 /** Whether `value` passes `threshold` for this metric (equal passes). */
 export function passes(m: Metric, value: number, threshold: number): boolean {
@@ -92,9 +94,5 @@ export function judge(m: Metric, p: Profile, value: number): Judgement | null {
   return "bad";
 }
 
-export const JUDGEMENT_FILL: Record<Judgement, string> = {
-  good: "#1f9d55",
-  warn: "#f2b01e",
-  bad: "#d7263d",
-};
 export { NO_SAMPLE_FILL } from "./diff-colours.js";
+export { JUDGEMENT_FILL } from "./fills.js";

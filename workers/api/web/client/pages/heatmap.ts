@@ -1,5 +1,6 @@
 import { api, dataOf } from "../api.js";
 import { boundCells } from "../bound-cells.js";
+import { budgetCells } from "../budget-cells.js";
 import { cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
 import { type DrawnCell, drawMap, legend, type MapRecord, rampColour } from "../map-canvas.js";
@@ -53,6 +54,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
       kind: "select",
       options: [
         { value: "performance", label: "Performance" },
+        { value: "budget", label: "Frame budget (share within one refresh)" },
         { value: "bound", label: "Bound by (what slows the frames)" },
         { value: "events", label: "Events" },
       ],
@@ -128,11 +130,13 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
   const modeFields = (s: State) => {
     const events = s.mode === "events";
     form.form.querySelector<HTMLElement>('label[for="ctl-event"]')?.toggleAttribute("hidden", !events);
-    for (const name of ["metric", "profile"]) {
-      form.form
-        .querySelector<HTMLElement>(`label[for="ctl-${name}"]`)
-        ?.toggleAttribute("hidden", events || s.mode === "bound");
-    }
+    // The budget mode judges by the profile's budget shares, not by a metric.
+    form.form
+      .querySelector<HTMLElement>('label[for="ctl-metric"]')
+      ?.toggleAttribute("hidden", events || s.mode === "bound" || s.mode === "budget");
+    form.form
+      .querySelector<HTMLElement>('label[for="ctl-profile"]')
+      ?.toggleAttribute("hidden", events || s.mode === "bound");
   };
 
   function draw(s: State) {
@@ -140,6 +144,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     const map = maps.find((m) => m.mapId === s.map) ?? (maps[0] as MapRecord);
     const events = s.mode === "events";
     const bound = s.mode === "bound";
+    const budget = s.mode === "budget";
     if (events && !s.event) {
       empty(view, "Type an event name to see where it happens.");
       return;
@@ -178,7 +183,11 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
           api.GET("/v1/projects/{id}/heatmap", {
             params: {
               path: { id: projectId },
-              query: { ...query, eventName: events ? s.event : undefined, why: bound ? "1" : undefined },
+              query: {
+                ...query,
+                eventName: events ? s.event : undefined,
+                why: bound || budget ? "1" : undefined,
+              },
             },
           }),
         ),
@@ -189,7 +198,9 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
           ? eventCells(cells, cellSize, s.event ?? "")
           : bound
             ? boundCells(cells, cellSize)
-            : perfCells(cells, cellSize, metric, profile, tailsOf);
+            : budget
+              ? budgetCells(cells, cellSize, profile)
+              : perfCells(cells, cellSize, metric, profile, tailsOf);
         const total = cells.reduce((n, c) => n + c.event_count, 0);
         view.append(
           h(
@@ -211,7 +222,9 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
             ? `Where ${s.event} happens on ${map.name}`
             : bound
               ? `What bounds the slow frames per cell on ${map.name}`
-              : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
+              : budget
+                ? `Heartbeats within their display's budget per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`
+                : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
           onSelect: events ? undefined : (cell) => openCell(s, map, cell),
         });
         const selected = cellFromUrl();

@@ -27,6 +27,15 @@ type ThresholdKey = Metric["profile"]["good" | "warn"];
 
 type Profile = Schemas["ThresholdProfile"];
 
+const BUDGET_SHARES = [
+  { key: "budgetShareGood", level: "good" },
+  { key: "budgetShareWarn", level: "warn" },
+] as const;
+type BudgetKey = (typeof BUDGET_SHARES)[number]["key"];
+
+/** A budget share as percent, "–" when not defined. */
+const percent = (v: number | null) => (v === null ? "—" : `${fmt(Math.round(v * 1000) / 10)} %`);
+
 /**
  * Threshold profiles: per-hardware pass marks (good and warn per metric) that the heatmap colours by
  * and alert rules evaluate against. Create, edit (every field; blank clears it), delete.
@@ -50,6 +59,7 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
   const name = field("profile", { name: "name", label: "Name", kind: "text", required: true });
   const filters = new Map<FilterKey, FieldEl>();
   const thresholds = new Map<ThresholdKey, FieldEl>();
+  const budgets = new Map<BudgetKey, FieldEl>();
   const filterFields = FILTERS.map((x) => {
     const f = field("profile", { name: x.key, label: x.label, kind: "text", placeholder: x.placeholder });
     filters.set(x.key, f.input);
@@ -69,6 +79,19 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
       return f.wrap;
     }),
   );
+  // The budget shares are 0 to 1 in the API; the form asks for percent.
+  const budgetFields = BUDGET_SHARES.map((b) => {
+    const f = field("profile", {
+      name: b.key,
+      label: `Within frame budget ${b.level} (%)`,
+      kind: "number",
+      step: "any",
+      min: "0",
+      max: "100",
+    });
+    budgets.set(b.key, f.input);
+    return f.wrap;
+  });
   const submit = h("button", { type: "submit" }, "Create profile");
   const cancel = h("button", { type: "button", hidden: true, onclick: () => reset() }, "Cancel editing");
   form.append(
@@ -85,6 +108,16 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
       {},
       h("legend", {}, "Thresholds (blank: not defined). FPS passes at or above; the others at or below."),
       h("div", { class: "field-grid" }, thresholdFields),
+    ),
+    h(
+      "fieldset",
+      {},
+      h(
+        "legend",
+        {},
+        "Frame budget (blank: not defined): the share of heartbeats within one refresh of their display (60 Hz where not sent) a heatmap cell needs.",
+      ),
+      h("div", { class: "field-grid" }, budgetFields),
     ),
     h("p", {}, submit, " ", cancel),
   );
@@ -106,6 +139,10 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
     for (const [k, el] of thresholds) {
       el.value = p[k] === null ? "" : String(p[k]);
     }
+    for (const [k, el] of budgets) {
+      const v = p[k];
+      el.value = v === null ? "" : String(Math.round(v * 100_000) / 1000);
+    }
     heading.textContent = `Edit “${p.name}”`;
     submit.textContent = "Save profile";
     cancel.hidden = false;
@@ -119,6 +156,10 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
     }
     for (const [k, el] of thresholds) {
       body[k] = numberOrNull(el);
+    }
+    for (const [k, el] of budgets) {
+      const v = numberOrNull(el);
+      body[k] = v === null ? null : v / 100;
     }
     const was = editing;
     if (was) {
@@ -156,6 +197,11 @@ export async function profiles({ root, projectId }: PageContext): Promise<void> 
                 num: true,
                 cell: (p: Profile) => `${fmt(t.good(p))} / ${fmt(t.warn(p))}`,
               })),
+              {
+                label: "Within frame budget good / warn",
+                num: true,
+                cell: (p: Profile) => `${percent(p.budgetShareGood)} / ${percent(p.budgetShareWarn)}`,
+              },
               { label: "Updated", cell: (p) => when(p.updatedAt) },
               {
                 label: "Actions",
