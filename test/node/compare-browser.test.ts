@@ -81,6 +81,31 @@ function judgedSessions(build: string, good: number, poor: number): SdkEvent[] {
   ).flat();
 }
 
+/**
+ * Three sessions of `build` that enter the cave (x 400–425) with a 120 ms stall, stay there three more
+ * heartbeats at 16 ms, then walk to the meadow (x 450–475) for four: 16 ms is each session's median.
+ */
+function stutterSessions(build: string): SdkEvent[] {
+  const start = Date.now() - 3_600_000;
+  return Array.from({ length: 3 }, (_, k) =>
+    Array.from(
+      { length: 8 },
+      (_, i): SdkEvent => ({
+        eventName: "perf_heartbeat",
+        timestampUs: BigInt(start + k * 200_000 + i * 10_000) * 1000n,
+        sessionId: `${build}-stutter-${k}`,
+        playerId: `stutter-${k}`,
+        buildId: build,
+        platform: "Windows",
+        mapId: "harbor",
+        position: { x: i < 4 ? 410 : 460, y: 410, z: 0 },
+        frameTimeMs: i === 0 ? 120 : 16,
+        fps: i === 0 ? 1000 / 120 : 62.5,
+      }),
+    ),
+  ).flat();
+}
+
 beforeAll(async () => {
   d = await startDashboard();
   await uploadMap(d, {
@@ -104,6 +129,7 @@ beforeAll(async () => {
     // Half the candidate's sessions now miss 60 Hz's budget on the GPU: poor.
     ...judgedSessions("4.0.0", 24, 0),
     ...judgedSessions("4.1.0", 12, 12),
+    ...stutterSessions("5.0.0"),
   ]);
 }, 300_000);
 
@@ -279,6 +305,27 @@ it("the heatmap's bound-by mode colours the candidate's slow cell by what bounds
   // The metric and profile controls do not apply to this mode.
   expect(await page.locator('label[for="ctl-metric"]').isHidden()).toBe(true);
   await page.screenshot({ path: join(SCREENSHOTS, "heatmap-bound-by.png"), fullPage: true });
+  await page.close();
+});
+
+it("the heatmap's hitches mode sets the cave's first-entry stutter apart from the smooth meadow", async () => {
+  const page = await d.open(`/projects/${d.projectId}/heatmap?map=harbor&mode=hitches&build=5.0.0&cell=25`);
+  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  const drawn = await page.evaluate<
+    Array<{ x: number; y: number; cls: string; fill: string; lines: string[] }>
+  >(`window.dashboardMaps["heatmap-canvas"].cells`);
+  expect(drawn.map((c) => [c.x, c.y, c.cls, c.fill])).toEqual([
+    [400, 400, "first-entry", "#0072b2"],
+    [450, 400, "scale", "hsl(120 75% 45%)"],
+  ]);
+  expect(drawn[0]?.lines.slice(1)).toEqual([
+    "Hitches: 3 of 12 heartbeats (25 %)",
+    "First visits 100 %, later 0 %",
+    "Stutter on first entry",
+  ]);
+  expect(await page.locator(".legend").textContent()).toContain("Stutter on first entry");
+  expect(await page.locator('label[for="ctl-profile"]').isHidden()).toBe(true);
+  await page.screenshot({ path: join(SCREENSHOTS, "heatmap-hitches.png"), fullPage: true });
   await page.close();
 });
 

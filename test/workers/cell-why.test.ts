@@ -4,6 +4,7 @@ import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import { type CellParams, refCell } from "../support/analytics-reference.js";
 import { REF_BOUNDS, refBound } from "../support/frame-causes-reference.js";
 import { seedTenant, type Tenant } from "../support/harness.js";
+import { bucketFloor } from "../support/quantize.js";
 import { insertProfile } from "../support/records.js";
 
 // Why a cell is slow (docs/analytics.md, "Why a cell is slow"), on sessions whose causes are known: a
@@ -344,5 +345,110 @@ describe("the heatmap's bound-by mode", () => {
     const got = await getData<Array<Record<string, unknown>>>(t, `/heatmap?mapId=${MAP}&cellSize=25&days=7`);
     expect(got[0]).not.toHaveProperty("bounds");
     expect(got[0]).not.toHaveProperty("slow");
+  });
+});
+
+/**
+ * The hitches fields of every cell of `size`, from the events: each session's median frame time on the
+ * map (the lower median of its quantized frame times, over its performance-bearing events of the builds
+ * drawn), a hitch over twice it, and each session's first heartbeat in a cell its first visit.
+ */
+function refHitchCells(size: number, build?: string) {
+  const perf = (e: GenEvent) => {
+    const p = e.perf ?? {};
+    return !!(p.fps || p.frameTimeMs || p.memoryUsedBytes || p.gpuTimeMs);
+  };
+  const samples = events.filter(
+    (e) => e.pos && perf(e) && e.mapId === MAP && (!build || e.buildId === build),
+  );
+  const builds = new Set(samples.map((e) => e.buildId));
+  const frames = new Map<string, number[]>();
+  for (const e of events) {
+    if (e.mapId === MAP && perf(e) && e.perf?.frameTimeMs && builds.has(e.buildId) && e.buildId !== "") {
+      frames.set(e.sessionId, [
+        ...(frames.get(e.sessionId) ?? []),
+        bucketFloor(Math.fround(e.perf.frameTimeMs)),
+      ]);
+    }
+  }
+  const typical = new Map(
+    [...frames].map(([s, vs]) => [s, [...vs].sort((a, b) => a - b)[Math.ceil(vs.length / 2) - 1] as number]),
+  );
+  const cells = new Map<
+    string,
+    { hitch_heartbeats: number; hitches: number; first_visit_heartbeats: number; first_visit_hitches: number }
+  >();
+  const seen = new Set<string>();
+  for (const e of [...samples].sort((a, b) => a.tsUs - b.tsUs)) {
+    const pos = e.pos as { x: number; y: number };
+    const key = `${Math.floor(pos.x / size) * size},${Math.floor(pos.y / size) * size}`;
+    const c = cells.get(key) ?? {
+      hitch_heartbeats: 0,
+      hitches: 0,
+      first_visit_heartbeats: 0,
+      first_visit_hitches: 0,
+    };
+    cells.set(key, c);
+    const first = !seen.has(`${e.sessionId} ${key}`);
+    seen.add(`${e.sessionId} ${key}`);
+    const median = typical.get(e.sessionId) ?? 0;
+    if (!e.perf?.frameTimeMs || median <= 0) {
+      continue;
+    }
+    const hitch = Math.fround(e.perf.frameTimeMs) > 2 * median;
+    c.hitch_heartbeats++;
+    c.hitches += hitch ? 1 : 0;
+    c.first_visit_heartbeats += first ? 1 : 0;
+    c.first_visit_hitches += first && hitch ? 1 : 0;
+  }
+  return Object.fromEntries(cells);
+}
+
+describe("the heatmap's hitches mode", () => {
+  it.each([
+    { size: 25, build: undefined },
+    { size: 10, build: undefined },
+    { size: 50, build: BUILD },
+  ])("each cell's hitches and first visits' hitches, as the rule gives them: %o", async ({ size, build }) => {
+    const params = new URLSearchParams({ mapId: MAP, cellSize: String(size), days: "7", hitches: "1" });
+    if (build) {
+      params.set("buildId", build);
+    }
+    const got = await getData<Array<Record<string, number>>>(t, `/heatmap?${params}`);
+    const byCell = Object.fromEntries(
+      got.map((c) => [
+        `${c.x},${c.y}`,
+        {
+          hitch_heartbeats: c.hitch_heartbeats,
+          hitches: c.hitches,
+          first_visit_heartbeats: c.first_visit_heartbeats,
+          first_visit_hitches: c.first_visit_hitches,
+        },
+      ]),
+    );
+    expect(byCell).toEqual(refHitchCells(size, build));
+    if (size === 25) {
+      // The cave: each of its three sessions stalls on entering it, and only then.
+      expect(byCell["150,0"]).toEqual({
+        hitch_heartbeats: 15,
+        hitches: 3,
+        first_visit_heartbeats: 3,
+        first_visit_hitches: 3,
+      });
+    }
+  });
+
+  it("without hitches=1, and in events mode, the cells carry no hitches fields", async () => {
+    const plain = await getData<Array<Record<string, unknown>>>(
+      t,
+      `/heatmap?mapId=${MAP}&cellSize=25&days=7`,
+    );
+    expect(plain[0]).not.toHaveProperty("hitches");
+    const named = await getData<Array<Record<string, unknown>>>(
+      t,
+      `/heatmap?mapId=${MAP}&cellSize=25&days=7&hitches=1&eventName=perf_heartbeat`,
+    );
+    expect(named.length).toBeGreaterThan(0);
+    expect(named[0]).not.toHaveProperty("hitch_heartbeats");
   });
 });

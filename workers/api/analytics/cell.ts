@@ -15,7 +15,8 @@ import {
   type Bound,
   boundCodeSql,
   boundCounts,
-  HITCH_FACTOR,
+  HITCH_JUDGED,
+  IS_HITCH,
   MAX_HEARTBEAT_GAP_MS,
   OVER_BUDGET,
   redMark,
@@ -233,7 +234,7 @@ const withDevices = (where: string) =>
  * frame-time states for the busiest cell at 100M events, docs/benchmarks.md): bounded by the map's
  * days, never by the project.
  */
-const sessionTypicalFrames = (where: string) => `(
+export const sessionTypicalFrames = (where: string) => `(
       SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
       FROM ${CH_SESSION_VALUES}
       WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
@@ -558,8 +559,8 @@ ${budgetColumns}
           ${boundCodeSql("memory_total_mb")} AS bound_code,
           ${slowSql(slow)} AS is_slow,
 ${budgetFlags}
-          isNotNull(frame_time_ms) AND st_frame > 0 AS hitch_judged,
-          hitch_judged AND frame_time_ms > ${HITCH_FACTOR} * st_frame AS is_hitch,
+          ${HITCH_JUDGED("st_frame")} AS hitch_judged,
+          ${IS_HITCH("st_frame")} AS is_hitch,
           row_number() OVER visits = 1 AS first_visit,
           if(first_visit, NULL, dateDiff('microsecond', lagInFrame(timestamp) OVER visits, timestamp) / 1000) AS gap_ms
         FROM ${withDevices(where)} AS c

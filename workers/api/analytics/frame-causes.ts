@@ -19,6 +19,14 @@ export const STAGE_SHARE = 0.8;
 export const MEMORY_PRESSURE = 0.9;
 /** A hitch: a frame time more than this many times its session's median frame time. */
 export const HITCH_FACTOR = 2;
+
+/**
+ * A sample judged for a hitch (it has a frame time and its session a typical frame `typical`), and a
+ * hitch (over HITCH_FACTOR times it): the cell drill-down's and the heatmap's hitches mode's one rule.
+ */
+export const HITCH_JUDGED = (typical: string) => `isNotNull(frame_time_ms) AND ${typical} > 0`;
+export const IS_HITCH = (typical: string) =>
+  `${HITCH_JUDGED(typical)} AND frame_time_ms > ${HITCH_FACTOR} * ${typical}`;
 /** Consecutive heartbeats of a session further apart than this are separate visits (no interval). */
 export const MAX_HEARTBEAT_GAP_MS = 60_000;
 

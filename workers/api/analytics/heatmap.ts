@@ -2,6 +2,7 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_EVENTS, CH_HEATMAP_CELLS } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
 import { type Bound, boundCodeSql, boundCounts, FRAME_MS, OVER_DEFAULT_BUDGET } from "./frame-causes.js";
+import { cellKey, type HeatmapHitches, hitchCells } from "./hitch-cells.js";
 import { rawPercentile } from "./percentiles.js";
 import { num, selectRows } from "./select.js";
 
@@ -24,6 +25,8 @@ export type HeatmapQuery = {
   tails?: boolean;
   /** The "bound by" fields (heartbeats, slow, bounds): what bounds each cell's slow frames. */
   why?: boolean;
+  /** The hitches fields (hitch-cells.ts), performance mode only: a second statement over the samples. */
+  hitches?: boolean;
 };
 
 /** The "bound by" fields: computed only with `why`. */
@@ -61,7 +64,8 @@ export type HeatmapCell = {
   /** Megabytes, from metrics["mem.vram"] (bytes); null when no event of the cell carries it. */
   avg_mem_vram: number | null;
 } & Partial<HeatmapTails> &
-  Partial<HeatmapWhy>;
+  Partial<HeatmapWhy> &
+  Partial<HeatmapHitches>;
 
 // The cell containing (x, y) has origin (floor(x/s)·s, floor(y/s)·s); z likewise for 3-D cells.
 // Events without a position cannot be placed and are left out. Alert evaluation reads the same cells
@@ -136,14 +140,19 @@ export async function heatmapCells(
     q.eventName === undefined &&
     q.buildId === undefined &&
     q.platform === undefined;
-  const rows = await selectRows(ch, rollup ? rollupSql(q) : heatmapEventsSql(q), params, {
-    ...CELL_COLUMNS,
-    ...(q.tails ? TAIL_COLUMNS : {}),
-    ...(q.why ? WHY_COLUMNS : {}),
-    ...(q.includeZ ? { cz: "unknown" } : {}),
-  });
+  const hitchesAsked = q.hitches === true && q.eventName === undefined;
+  const [rows, hitches] = await Promise.all([
+    selectRows(ch, rollup ? rollupSql(q) : heatmapEventsSql(q), params, {
+      ...CELL_COLUMNS,
+      ...(q.tails ? TAIL_COLUMNS : {}),
+      ...(q.why ? WHY_COLUMNS : {}),
+      ...(q.includeZ ? { cz: "unknown" } : {}),
+    }),
+    hitchesAsked ? hitchCells(ch, projectId, w, q) : undefined,
+  ]);
   return rows.map((r) => {
     const count = num(r.event_count);
+    const h = hitches?.get(cellKey(num(r.cx), num(r.cy), q.includeZ ? num(r.cz) : undefined));
     return {
       x: num(r.cx),
       y: num(r.cy),
@@ -170,6 +179,9 @@ export async function heatmapCells(
             slow: num(r.slow_n),
             bounds: boundCounts(mapPairs(r.bound_map)),
           }
+        : {}),
+      ...(hitches
+        ? (h ?? { hitch_heartbeats: 0, hitches: 0, first_visit_heartbeats: 0, first_visit_hitches: 0 })
         : {}),
     };
   });

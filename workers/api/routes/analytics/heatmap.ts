@@ -37,6 +37,7 @@ export function register(app: OpenAPIHono<AppEnv>) {
       platform: q.platform,
       tails: q.tails === "1",
       why: q.why === "1",
+      hitches: q.hitches === "1",
     });
     return c.json({ success: true as const, data }, 200);
   });

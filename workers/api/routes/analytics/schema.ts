@@ -57,6 +57,11 @@ export const HeatmapQuery = z.object({
       '1: each cell also carries what bounds its slow frames: heartbeats (with a frame length), slow (longer than one refresh of their display: 1000 / metrics["display.hz"], 60 Hz where not sent) and bounds (the slow ones by bound, the cell drill-down\'s rule with the heartbeat\'s own memory total). The dashboard\'s "bound by" mode.',
     example: "0",
   }),
+  hitches: z.enum(["0", "1"]).default("0").openapi({
+    description:
+      "1 (performance mode): each cell also carries its hitches: hitch_heartbeats (heartbeats with a frame time whose session has a median frame time on the map in the window), hitches (over twice that median, the cell drill-down's rule), and the same for each session's first heartbeat in the cell (first_visit_heartbeats, first_visit_hitches). One more statement, over the map's samples of the window: it grows with them. The dashboard's hitches mode.",
+    example: "0",
+  }),
 });
 
 export const FunnelQuery = z.object({
@@ -320,6 +325,22 @@ export const HeatmapCellSchema = z
     bounds: boundCountsSchema
       .optional()
       .describe("The slow heartbeats by what bounds their frame; only with why=1"),
+    hitch_heartbeats: count
+      .optional()
+      .describe(
+        "Heartbeats with a frame time whose session has a median frame time on the map; only with hitches=1",
+      ),
+    hitches: count
+      .optional()
+      .describe("Of those, frame times over twice their session's median; only with hitches=1"),
+    first_visit_heartbeats: count
+      .optional()
+      .describe(
+        "hitch_heartbeats that were their session's first heartbeat in the cell; only with hitches=1",
+      ),
+    first_visit_hitches: count
+      .optional()
+      .describe("Hitches among first_visit_heartbeats; only with hitches=1"),
   })
   .openapi("HeatmapCell", {
     description:

@@ -1816,6 +1816,14 @@ export interface components {
                 memory: number;
                 unknown: number;
             };
+            /** @description Heartbeats with a frame time whose session has a median frame time on the map; only with hitches=1 */
+            hitch_heartbeats?: number;
+            /** @description Of those, frame times over twice their session's median; only with hitches=1 */
+            hitches?: number;
+            /** @description hitch_heartbeats that were their session's first heartbeat in the cell; only with hitches=1 */
+            first_visit_heartbeats?: number;
+            /** @description Hitches among first_visit_heartbeats; only with hitches=1 */
+            first_visit_hitches?: number;
         };
         RetentionCohort: {
             cohort_date: string;
@@ -5554,6 +5562,8 @@ export interface operations {
                 tails?: "0" | "1";
                 /** @description 1: each cell also carries what bounds its slow frames: heartbeats (with a frame length), slow (longer than one refresh of their display: 1000 / metrics["display.hz"], 60 Hz where not sent) and bounds (the slow ones by bound, the cell drill-down's rule with the heartbeat's own memory total). The dashboard's "bound by" mode. */
                 why?: "0" | "1";
+                /** @description 1 (performance mode): each cell also carries its hitches: hitch_heartbeats (heartbeats with a frame time whose session has a median frame time on the map in the window), hitches (over twice that median, the cell drill-down's rule), and the same for each session's first heartbeat in the cell (first_visit_heartbeats, first_visit_hitches). One more statement, over the map's samples of the window: it grows with them. The dashboard's hitches mode. */
+                hitches?: "0" | "1";
             };
             header?: never;
             path: {

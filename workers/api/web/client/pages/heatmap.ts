@@ -3,6 +3,7 @@ import { boundCells } from "../bound-cells.js";
 import { budgetCells } from "../budget-cells.js";
 import { cellFromUrl, cellPanel, cellToUrl } from "../cell-panel.js";
 import { clear, fmt, h } from "../dom.js";
+import { hitchPaint } from "../hitch-paint.js";
 import { type DrawnCell, drawMap, legend, type MapRecord, rampColour } from "../map-canvas.js";
 import {
   type Cell,
@@ -56,6 +57,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
         { value: "performance", label: "Performance" },
         { value: "budget", label: "Frame budget (share within one refresh)" },
         { value: "bound", label: "Bound by (what slows the frames)" },
+        { value: "hitches", label: "Hitches (first-entry stutter apart)" },
         { value: "events", label: "Events" },
       ],
       def: "performance",
@@ -133,10 +135,13 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     // The budget mode judges by the profile's budget shares, not by a metric.
     form.form
       .querySelector<HTMLElement>('label[for="ctl-metric"]')
-      ?.toggleAttribute("hidden", events || s.mode === "bound" || s.mode === "budget");
+      ?.toggleAttribute(
+        "hidden",
+        events || s.mode === "bound" || s.mode === "budget" || s.mode === "hitches",
+      );
     form.form
       .querySelector<HTMLElement>('label[for="ctl-profile"]')
-      ?.toggleAttribute("hidden", events || s.mode === "bound");
+      ?.toggleAttribute("hidden", events || s.mode === "bound" || s.mode === "hitches");
   };
 
   function draw(s: State) {
@@ -145,6 +150,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     const events = s.mode === "events";
     const bound = s.mode === "bound";
     const budget = s.mode === "budget";
+    const hitchMode = s.mode === "hitches";
     if (events && !s.event) {
       empty(view, "Type an event name to see where it happens.");
       return;
@@ -187,6 +193,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
                 ...query,
                 eventName: events ? s.event : undefined,
                 why: bound || budget ? "1" : undefined,
+                hitches: hitchMode ? "1" : undefined,
               },
             },
           }),
@@ -200,7 +207,9 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
             ? boundCells(cells, cellSize)
             : budget
               ? budgetCells(cells, cellSize, profile)
-              : perfCells(cells, cellSize, metric, profile, tailsOf);
+              : hitchMode
+                ? hitchPaint(cells, cellSize)
+                : perfCells(cells, cellSize, metric, profile, tailsOf);
         const total = cells.reduce((n, c) => n + c.event_count, 0);
         view.append(
           h(
@@ -222,9 +231,11 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
             ? `Where ${s.event} happens on ${map.name}`
             : bound
               ? `What bounds the slow frames per cell on ${map.name}`
-              : budget
-                ? `Heartbeats within their display's budget per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`
-                : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
+              : hitchMode
+                ? `Hitches per cell on ${map.name}`
+                : budget
+                  ? `Heartbeats within their display's budget per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`
+                  : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
           onSelect: events ? undefined : (cell) => openCell(s, map, cell),
         });
         const selected = cellFromUrl();
