@@ -110,6 +110,7 @@ type Endpoint =
   | "regressions_map"
   | "regressions_poor"
   | "heatmap_why"
+  | "heatmap_hitches"
   | "verdicts";
 
 const BENCH_CELL = {
@@ -212,6 +213,12 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
       ours: whyAnswer,
       relative: EXACT,
     },
+  },
+  // The same map's hitches (hitches=1): the map's samples of the window with their sessions' medians.
+  // No peer: the reference test (cell-why.test.ts) holds the answer; this measures its cost.
+  heatmap_hitches: {
+    query: `heatmap?mapId=maps/desert_outpost&cellSize=25&days=${HD}&hitches=1`,
+    sql: (ch, p, now) => heatmapCells(ch, p, windowOf(HD, now), { ...HEATMAP, hitches: true }),
   },
   // One cell of the busy map: its base cell of 50 is what the primary key of cell_samples reads.
   heatmap_cell: {
