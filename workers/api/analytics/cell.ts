@@ -234,7 +234,7 @@ const withDevices = (where: string) =>
  * frame-time states for the busiest cell at 100M events, docs/benchmarks.md): bounded by the map's
  * days, never by the project.
  */
-export const sessionTypicalFrames = (where: string) => `(
+const sessionTypicalFrames = (where: string) => `(
       SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
       FROM ${CH_SESSION_VALUES}
       WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
