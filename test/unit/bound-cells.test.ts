@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { components } from "../../workers/api/web/client/api.gen.js";
+import { heatmapCell } from "../support/heatmap-cell.js";
 
 type Cell = components["schemas"]["HeatmapCell"];
 
@@ -12,20 +13,11 @@ import { NO_SAMPLE_FILL } from "../../workers/api/web/client/diff-colours.js";
 const zero = { gpu: 0, game_thread: 0, render_thread: 0, io: 0, memory: 0, unknown: 0 };
 const cell = (x: number, heartbeats: number, bounds: Partial<typeof zero>): Cell => {
   const b = { ...zero, ...bounds };
-  return {
-    x,
-    y: 0,
-    weight: heartbeats,
-    event_count: heartbeats,
-    avg_fps: 0,
-    avg_frame_time: 0,
-    avg_memory: 0,
-    avg_gpu_time: null,
-    avg_mem_vram: null,
+  return heatmapCell(x, heartbeats, {
     heartbeats,
     slow: Object.values(b).reduce((s, n) => s + n, 0),
     bounds: b,
-  };
+  });
 };
 
 describe("boundCells", () => {

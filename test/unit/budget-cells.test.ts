@@ -3,6 +3,7 @@ import type { components } from "../../workers/api/web/client/api.gen.js";
 import { budgetCells, judgeBudget, withinBudget } from "../../workers/api/web/client/budget-cells.js";
 import { NO_SAMPLE_FILL } from "../../workers/api/web/client/diff-colours.js";
 import { JUDGEMENT_FILL, rampColour } from "../../workers/api/web/client/fills.js";
+import { heatmapCell } from "../support/heatmap-cell.js";
 
 // The heatmap's "frame budget" mode (workers/api/web/client/budget-cells.ts): each cell's share of
 // heartbeats within one refresh of their display, judged by a profile's budget shares.
@@ -11,20 +12,8 @@ type Cell = components["schemas"]["HeatmapCell"];
 type Profile = components["schemas"]["ThresholdProfile"];
 
 const zero = { gpu: 0, game_thread: 0, render_thread: 0, io: 0, memory: 0, unknown: 0 };
-const cell = (x: number, heartbeats: number, slow: number): Cell => ({
-  x,
-  y: 0,
-  weight: heartbeats,
-  event_count: heartbeats,
-  avg_fps: 0,
-  avg_frame_time: 0,
-  avg_memory: 0,
-  avg_gpu_time: null,
-  avg_mem_vram: null,
-  heartbeats,
-  slow,
-  bounds: { ...zero, unknown: slow },
-});
+const cell = (x: number, heartbeats: number, slow: number): Cell =>
+  heatmapCell(x, heartbeats, { heartbeats, slow, bounds: { ...zero, unknown: slow } });
 
 const profile = (good: number | null, warn: number | null): Profile => ({
   id: "00000000-0000-4000-8000-000000000001",

@@ -3,33 +3,20 @@ import type { components } from "../../workers/api/web/client/api.gen.js";
 import { NO_SAMPLE_FILL } from "../../workers/api/web/client/diff-colours.js";
 import { rampColour } from "../../workers/api/web/client/fills.js";
 import { FIRST_ENTRY_FILL, hitchPaint, hitchShares } from "../../workers/api/web/client/hitch-paint.js";
+import { heatmapCell } from "../support/heatmap-cell.js";
 
 // The heatmap's "hitches" mode (workers/api/web/client/hitch-paint.ts): each cell by its hitch share,
 // the cells whose hitches come on first entry in their own colour.
 
 type Cell = components["schemas"]["HeatmapCell"];
 
-const cell = (
-  x: number,
-  judged: number,
-  hitches: number,
-  firstJudged: number,
-  firstHitches: number,
-): Cell => ({
-  x,
-  y: 0,
-  weight: judged,
-  event_count: judged,
-  avg_fps: 0,
-  avg_frame_time: 0,
-  avg_memory: 0,
-  avg_gpu_time: null,
-  avg_mem_vram: null,
-  hitch_heartbeats: judged,
-  hitches,
-  first_visit_heartbeats: firstJudged,
-  first_visit_hitches: firstHitches,
-});
+const cell = (x: number, judged: number, hitches: number, firstJudged: number, firstHitches: number): Cell =>
+  heatmapCell(x, judged, {
+    hitch_heartbeats: judged,
+    hitches,
+    first_visit_heartbeats: firstJudged,
+    first_visit_hitches: firstHitches,
+  });
 
 describe("hitch paint", () => {
   it("shares: all, first visits, later visits", () => {

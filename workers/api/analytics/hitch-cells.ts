@@ -2,7 +2,6 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_CELL_SAMPLES, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
 import { HITCH_JUDGED, IS_HITCH } from "./frame-causes.js";
-import type { HeatmapQuery } from "./heatmap.js";
 import { num, selectRows } from "./select.js";
 
 // The heatmap's hitches mode (docs/analytics.md, "On the map: hitches"): per cell, the heartbeats judged
@@ -15,6 +14,15 @@ import { num, selectRows } from "./select.js";
 // map, base cell, day) with their order in the session, joined with the medians of the map's sessions
 // from session_values (key project, build, day, map, session): both bounded by the map's days, never by
 // the project's other maps or days; about the events path of the heatmap (docs/benchmarks.md).
+
+/** The heatmap query's fields this read takes (heatmap.ts HeatmapQuery has them all). */
+export type HitchQuery = {
+  mapId: string;
+  cellSize: number;
+  includeZ: boolean;
+  buildId?: string;
+  platform?: string;
+};
 
 /** The hitches fields of a cell: computed only with `hitches`. */
 export type HeatmapHitches = {
@@ -35,7 +43,7 @@ export async function hitchCells(
   ch: ClickHouseClient,
   projectId: string,
   w: Window,
-  q: HeatmapQuery,
+  q: HitchQuery,
 ): Promise<Map<string, HeatmapHitches>> {
   const rows = await selectRows(
     ch,
@@ -76,7 +84,7 @@ export async function hitchCells(
  * drill-down's typical frame (cell.ts sessionTypicalFrames), for every session of the map (of the build
  * asked) rather than of one cell's, so no scan of the samples narrows it first.
  */
-function mapTypicalFrames(q: HeatmapQuery): string {
+function mapTypicalFrames(q: HitchQuery): string {
   return `(
       SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
       FROM ${CH_SESSION_VALUES}
@@ -87,7 +95,7 @@ function mapTypicalFrames(q: HeatmapQuery): string {
 }
 
 /** The statement: the map's samples with their session's typical frame, counted per cell. */
-export function hitchCellsSql(q: HeatmapQuery): string {
+export function hitchCellsSql(q: HitchQuery): string {
   const cell = (v: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8}`;
   const where = `project_id = {projectId:UUID} AND map_id = {mapId:String}
         AND timestamp >= {from:DateTime64(6, 'UTC')} AND timestamp < {to:DateTime64(6, 'UTC')}
