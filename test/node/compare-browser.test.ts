@@ -133,6 +133,14 @@ beforeAll(async () => {
   ]);
 }, 300_000);
 
+/** The heatmap page's drawn cells, once the map is drawn. */
+async function heatmapCells(page: Page) {
+  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
+  return page.evaluate<Array<{ x: number; y: number; cls: string; fill: string; lines: string[] }>>(
+    `window.dashboardMaps["heatmap-canvas"].cells`,
+  );
+}
+
 afterAll(async () => {
   await d?.close();
 }, 60_000);
@@ -292,10 +300,7 @@ it("lists each group's sessions by verdict, the poor share's change in points, a
 
 it("the heatmap's bound-by mode colours the candidate's slow cell by what bounds its frames", async () => {
   const page = await d.open(`/projects/${d.projectId}/heatmap?map=harbor&mode=bound&build=4.1.0&cell=25`);
-  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
-  const drawn = await page.evaluate<
-    Array<{ x: number; y: number; cls: string; fill: string; lines: string[] }>
-  >(`window.dashboardMaps["heatmap-canvas"].cells`);
+  const drawn = await heatmapCells(page);
   // 4.1.0's 24 sessions × 8 heartbeats at (300, 300): 12 sessions' GPU-bound 25 ms frames are slow.
   expect(drawn.map((c) => [c.x, c.y, c.cls, c.fill])).toEqual([[300, 300, "gpu", "#d55e00"]]);
   expect(drawn[0]?.lines.slice(1)).toEqual(["Heartbeats: 192, slow 96 (50 %)", "GPU-bound: 96 (100 %)"]);
@@ -310,10 +315,7 @@ it("the heatmap's bound-by mode colours the candidate's slow cell by what bounds
 
 it("the heatmap's hitches mode sets the cave's first-entry stutter apart from the smooth meadow", async () => {
   const page = await d.open(`/projects/${d.projectId}/heatmap?map=harbor&mode=hitches&build=5.0.0&cell=25`);
-  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
-  const drawn = await page.evaluate<
-    Array<{ x: number; y: number; cls: string; fill: string; lines: string[] }>
-  >(`window.dashboardMaps["heatmap-canvas"].cells`);
+  const drawn = await heatmapCells(page);
   expect(drawn.map((c) => [c.x, c.y, c.cls, c.fill])).toEqual([
     [400, 400, "first-entry", "#0072b2"],
     [450, 400, "scale", "hsl(120 75% 45%)"],
@@ -337,10 +339,7 @@ it("the heatmap's frame-budget mode judges the share of heartbeats within budget
   const page = await d.open(
     `/projects/${d.projectId}/heatmap?map=harbor&mode=budget&build=4.1.0&cell=25&profile=${id}`,
   );
-  await page.locator("#heatmap-canvas[data-cells]").waitFor({ timeout: 30_000 });
-  const drawn = await page.evaluate<
-    Array<{ x: number; y: number; cls: string; fill: string; lines: string[] }>
-  >(`window.dashboardMaps["heatmap-canvas"].cells`);
+  const drawn = await heatmapCells(page);
   // 96 of the cell's 192 heartbeats are over their 60 Hz budget: 50 % within, under 90 %, over 40 %.
   expect(drawn.map((c) => [c.x, c.y, c.cls, c.fill])).toEqual([[300, 300, "warn", "#f2b01e"]]);
   expect(drawn[0]?.lines.slice(1)).toEqual([

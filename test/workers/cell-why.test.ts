@@ -279,19 +279,28 @@ describe("why a cell is slow", () => {
   });
 });
 
+/** A performance-bearing event with a position. */
+const isPerf = (e: GenEvent) => {
+  const p = e.perf ?? {};
+  return !!(p.fps || p.frameTimeMs || p.memoryUsedBytes || p.gpuTimeMs);
+};
+
+/** The map's samples a heatmap of `build` (all without) draws: positioned and performance-bearing. */
+const mapSamples = (build?: string) =>
+  events.filter((e) => e.pos && isPerf(e) && e.mapId === MAP && (!build || e.buildId === build));
+
+/** The "x,y" of the cell of `size` holding the sample. */
+const cellOf = (e: GenEvent, size: number) => {
+  const pos = e.pos as { x: number; y: number };
+  return `${Math.floor(pos.x / size) * size},${Math.floor(pos.y / size) * size}`;
+};
+
 /** The "bound by" fields of every cell of `size`, from the events: the documented rule, in plain code. */
 function refBoundCells(size: number, build?: string) {
   const cells = new Map<string, { heartbeats: number; slow: number; bounds: Record<string, number> }>();
-  for (const e of events) {
+  for (const e of mapSamples(build)) {
     const p = e.perf ?? {};
-    if (
-      !e.pos ||
-      !(p.fps || p.frameTimeMs || p.memoryUsedBytes || p.gpuTimeMs) ||
-      (build && e.buildId !== build)
-    ) {
-      continue;
-    }
-    const key = `${Math.floor(e.pos.x / size) * size},${Math.floor(e.pos.y / size) * size}`;
+    const key = cellOf(e, size);
     const c = cells.get(key) ?? {
       heartbeats: 0,
       slow: 0,
@@ -354,17 +363,11 @@ describe("the heatmap's bound-by mode", () => {
  * drawn), a hitch over twice it, and each session's first heartbeat in a cell its first visit.
  */
 function refHitchCells(size: number, build?: string) {
-  const perf = (e: GenEvent) => {
-    const p = e.perf ?? {};
-    return !!(p.fps || p.frameTimeMs || p.memoryUsedBytes || p.gpuTimeMs);
-  };
-  const samples = events.filter(
-    (e) => e.pos && perf(e) && e.mapId === MAP && (!build || e.buildId === build),
-  );
+  const samples = mapSamples(build);
   const builds = new Set(samples.map((e) => e.buildId));
   const frames = new Map<string, number[]>();
   for (const e of events) {
-    if (e.mapId === MAP && perf(e) && e.perf?.frameTimeMs && builds.has(e.buildId) && e.buildId !== "") {
+    if (e.mapId === MAP && isPerf(e) && e.perf?.frameTimeMs && builds.has(e.buildId) && e.buildId !== "") {
       frames.set(e.sessionId, [
         ...(frames.get(e.sessionId) ?? []),
         bucketFloor(Math.fround(e.perf.frameTimeMs)),
@@ -380,8 +383,7 @@ function refHitchCells(size: number, build?: string) {
   >();
   const seen = new Set<string>();
   for (const e of [...samples].sort((a, b) => a.tsUs - b.tsUs)) {
-    const pos = e.pos as { x: number; y: number };
-    const key = `${Math.floor(pos.x / size) * size},${Math.floor(pos.y / size) * size}`;
+    const key = cellOf(e, size);
     const c = cells.get(key) ?? {
       hitch_heartbeats: 0,
       hitches: 0,

@@ -336,32 +336,15 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
       }
       p += len;
     } else if (fieldNo === F.device.memory_total_mb) {
-      if (wt !== WT_VARINT) {
-        return wrongWireType("device.memory_total_mb", wt, WT_VARINT);
+      p = scanDeviceUint32(b, p, end, wt, "device.memory_total_mb", TWO_32 - 1, "");
+      if (p < 0) {
+        return -1;
       }
-      const v = s.readVarint(b, p, end);
-      if (v < 0) {
-        return malformedCode("device.memory_total_mb", s.pos);
-      }
-      if (v >= TWO_32) {
-        return fail("device.memory_total_mb", "malformed protobuf: varint does not fit in uint32");
-      }
-      p = s.pos;
     } else if (fieldNo === F.device.refresh_rate_hz) {
-      if (wt !== WT_VARINT) {
-        return wrongWireType("device.refresh_rate_hz", wt, WT_VARINT);
+      p = scanDeviceUint32(b, p, end, wt, "device.refresh_rate_hz", LIMITS.refreshRateHzMax, RULE_REFRESH);
+      if (p < 0) {
+        return -1;
       }
-      const v = s.readVarint(b, p, end);
-      if (v < 0) {
-        return malformedCode("device.refresh_rate_hz", s.pos);
-      }
-      if (v >= TWO_32) {
-        return fail("device.refresh_rate_hz", "malformed protobuf: varint does not fit in uint32");
-      }
-      if (v > LIMITS.refreshRateHzMax) {
-        return fail("device.refresh_rate_hz", RULE_REFRESH);
-      }
-      p = s.pos;
     } else {
       p = skipUnknown(b, p, end, wt, "device");
       if (p < 0) {
@@ -370,6 +353,35 @@ function scanDevice(b: Uint8Array, p: number, end: number): number {
     }
   }
   return 0;
+}
+
+/**
+ * A uint32 field of the device message at p: its end, or -1 after recording the error (a wrong wire type
+ * or a varint over uint32 is malformed; above `max`, `rule`).
+ */
+function scanDeviceUint32(
+  b: Uint8Array,
+  p: number,
+  end: number,
+  wt: number,
+  name: string,
+  max: number,
+  rule: string,
+): number {
+  if (wt !== WT_VARINT) {
+    return wrongWireType(name, wt, WT_VARINT);
+  }
+  const v = s.readVarint(b, p, end);
+  if (v < 0) {
+    return malformedCode(name, s.pos);
+  }
+  if (v >= TWO_32) {
+    return fail(name, "malformed protobuf: varint does not fit in uint32");
+  }
+  if (v > max) {
+    return fail(name, rule);
+  }
+  return s.pos;
 }
 
 /** Vector3 position: every coordinate present is finite with |v| ≤ LIMITS.positionAbsMax. */

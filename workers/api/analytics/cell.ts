@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_CELL_SAMPLES, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
+import { CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
 import {
   METRIC,
   METRIC_KEYS,
@@ -21,6 +21,7 @@ import {
   OVER_BUDGET,
   redMark,
   type SlowBasis,
+  sessionTypicalFrames,
   slowBasis,
   slowSql,
 } from "./frame-causes.js";
@@ -225,23 +226,17 @@ const withDevices = (where: string) =>
   );
 
 /**
- * Each session's median frame time on the map over the window's days (`st_frame`, quantized as every
- * stored median: at most 0.39 % below the raw one), for the sessions and builds of the cell's samples:
- * the typical frame a hitch is measured against. From telemetry.session_values (0012), whose key
+ * Each session's median frame time on the map over the window's days (frame-causes.ts
+ * sessionTypicalFrames), for the sessions and builds of the cell's samples: the key of session_values
  * (project, build, day, map, session) keeps the read to the cell's builds' days of the map and, within
  * them, the granules holding the cell's sessions. Cost: a busy cell's sessions are spread over every
  * granule of the map's days, so this join reads the map's rows of the window (2.06M rows and 169 MB of
  * frame-time states for the busiest cell at 100M events, docs/benchmarks.md): bounded by the map's
  * days, never by the project.
  */
-const sessionTypicalFrames = (where: string) => `(
-      SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
-      FROM ${CH_SESSION_VALUES}
-      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day <= toDate({to:DateTime64(6, 'UTC')})
-        AND build_id IN (SELECT build_id FROM ${CH_CELL_SAMPLES} WHERE ${where})
-        AND session IN (SELECT cityHash64(session_id) FROM ${CH_CELL_SAMPLES} WHERE ${where})
-      GROUP BY session)`;
+const cellTypicalFrames = (where: string) =>
+  sessionTypicalFrames(`build_id IN (SELECT build_id FROM ${CH_CELL_SAMPLES} WHERE ${where})
+        AND session IN (SELECT cityHash64(session_id) FROM ${CH_CELL_SAMPLES} WHERE ${where})`);
 
 /** The profile mark a sample must pass not to count as failing: warn, or good where warn is unset (the heatmap's red). */
 function failMark(q: CellQuery): number | null {
@@ -564,7 +559,7 @@ ${budgetFlags}
           row_number() OVER visits = 1 AS first_visit,
           if(first_visit, NULL, dateDiff('microsecond', lagInFrame(timestamp) OVER visits, timestamp) / 1000) AS gap_ms
         FROM ${withDevices(where)} AS c
-        LEFT JOIN ${sessionTypicalFrames(where)} AS st ON st.st_session = cityHash64(c.session_id)
+        LEFT JOIN ${cellTypicalFrames(where)} AS st ON st.st_session = cityHash64(c.session_id)
         WHERE ${where}
         WINDOW visits AS (PARTITION BY session_id ORDER BY timestamp, batch_id, event_index
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)

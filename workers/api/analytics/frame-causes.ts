@@ -7,6 +7,7 @@
 // frame time, GPU time, main-thread and render-thread times) plus its window's totals since the
 // previous heartbeat (io.read_time_ms: the disk read time of the window).
 
+import { CH_SESSION_VALUES } from "../../shared/clickhouse.js";
 import { METRIC, worseOp } from "../../shared/telemetry/metrics.js";
 
 /** What bounds a frame, in the order the rule tries them; `unknown` last. The codes are the indexes. */
@@ -27,6 +28,20 @@ export const HITCH_FACTOR = 2;
 export const HITCH_JUDGED = (typical: string) => `isNotNull(frame_time_ms) AND ${typical} > 0`;
 export const IS_HITCH = (typical: string) =>
   `${HITCH_JUDGED(typical)} AND frame_time_ms > ${HITCH_FACTOR} * ${typical}`;
+/**
+ * Each session's median frame time on the map over the window's days (`st_frame`, quantized as every
+ * stored median: at most 0.39 % below the raw one), as `st_session`: the typical frame a hitch is measured
+ * against, from telemetry.session_values (key project, build, day, map, session). `narrow` (SQL after
+ * AND, or "") limits its builds and sessions to the read's. Bound with {projectId:UUID}, {mapId:String},
+ * {from:DateTime64(6, 'UTC')} and {to:DateTime64(6, 'UTC')}.
+ */
+export const sessionTypicalFrames = (narrow: string) => `(
+      SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
+      FROM ${CH_SESSION_VALUES}
+      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
+        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day <= toDate({to:DateTime64(6, 'UTC')})
+        ${narrow ? `AND ${narrow}` : ""}
+      GROUP BY session)`;
 /** Consecutive heartbeats of a session further apart than this are separate visits (no interval). */
 export const MAX_HEARTBEAT_GAP_MS = 60_000;
 

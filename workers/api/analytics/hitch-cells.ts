@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import { CH_CELL_SAMPLES, CH_SESSION_VALUES } from "../../shared/clickhouse.js";
+import { CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
 import type { Window } from "../window.js";
-import { HITCH_JUDGED, IS_HITCH } from "./frame-causes.js";
+import { HITCH_JUDGED, IS_HITCH, sessionTypicalFrames } from "./frame-causes.js";
 import { num, selectRows } from "./select.js";
 
 // The heatmap's hitches mode (docs/analytics.md, "On the map: hitches"): per cell, the heartbeats judged
@@ -80,21 +80,10 @@ export async function hitchCells(
 }
 
 /**
- * Each session's median frame time on the map over the window's days, quantized (`st_frame`): the cell
- * drill-down's typical frame (cell.ts sessionTypicalFrames), for every session of the map (of the build
- * asked) rather than of one cell's, so no scan of the samples narrows it first.
+ * The statement: the map's samples with their session's typical frame, counted per cell. The medians are
+ * the map's sessions' (of the build asked), read by the key: narrowing them by the samples, as one cell's
+ * read does, would scan the map's samples twice more.
  */
-function mapTypicalFrames(q: HitchQuery): string {
-  return `(
-      SELECT session AS st_session, quantileExactLowMerge(0.5)(frame_q) AS st_frame
-      FROM ${CH_SESSION_VALUES}
-      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day <= toDate({to:DateTime64(6, 'UTC')})
-        ${q.buildId === undefined ? "" : "AND build_id = {buildId:String}"}
-      GROUP BY session)`;
-}
-
-/** The statement: the map's samples with their session's typical frame, counted per cell. */
 export function hitchCellsSql(q: HitchQuery): string {
   const cell = (v: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8}`;
   const where = `project_id = {projectId:UUID} AND map_id = {mapId:String}
@@ -111,7 +100,7 @@ export function hitchCellsSql(q: HitchQuery): string {
         ${HITCH_JUDGED("st_frame")} AS is_judged, ${IS_HITCH("st_frame")} AS is_hitch,
         row_number() OVER (PARTITION BY session_id, ${keys} ORDER BY timestamp, batch_id, event_index) = 1 AS is_first
       FROM ${CH_CELL_SAMPLES} AS c
-      LEFT JOIN ${mapTypicalFrames(q)} AS st ON st.st_session = cityHash64(c.session_id)
+      LEFT JOIN ${sessionTypicalFrames(q.buildId === undefined ? "" : "build_id = {buildId:String}")} AS st ON st.st_session = cityHash64(c.session_id)
       WHERE ${where}
     )
     GROUP BY ${keys}

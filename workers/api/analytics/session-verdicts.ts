@@ -90,12 +90,11 @@ const QUANTIZED = (x: string) =>
  * total the slow heartbeats' memory bound is decided by, and the device keys). Each session's rows are
  * gathered by concatenating arrays, not by merging maps: at 100M events (2.7M sessions of two builds),
  * sumMap of the frame maps alone took 12–17 s and this gathering 1.6–2.4 s, and the whole read fell from
- * 37 s to 9.5 s (docs/benchmarks.md). A row's
- * frame map becomes an array of its entries, each packed in one UInt64 (the Float32 bits of the length
- * above, the count below: sorting it sorts by length, and one array keeps key and count together), and
- * its slow bounds one sum per bound. The session's sorted entries then give its
- * heartbeats, median, hitches and frozen frames (an entry may repeat a length: the counts still add up);
- * the answer is a row per build and group.
+ * 37 s to 9.5 s (docs/benchmarks.md). A row's frame map becomes an array of its entries, each packed
+ * in one UInt64 (the Float32 bits of the length above, the count below: sorting it sorts by length, and
+ * one array keeps key and count together), and its slow bounds one sum per bound. The session's sorted
+ * entries then give its heartbeats, median, hitches and frozen frames (an entry may repeat a length: the
+ * counts still add up); the answer is a row per build and group.
  */
 export async function verdictFamilies(
   ch: ClickHouseClient,

@@ -1,6 +1,6 @@
 import type { components } from "./api.gen.js";
 import { NO_SAMPLE_FILL } from "./diff-colours.js";
-import { JUDGEMENT_FILL, type Judgement, rampColour } from "./fills.js";
+import { JUDGEMENT_FILL, type Judgement, judgeMarks, rampColour } from "./fills.js";
 import { fmt } from "./format.js";
 
 // The heatmap's "frame budget" mode: the share of each cell's heartbeats within one refresh of their
@@ -29,18 +29,7 @@ export function withinBudget(c: Cell): number | null {
  * share the profile defines (a profile with only one has no middle band). Null when it defines neither.
  */
 export function judgeBudget(p: Profile, share: number): Judgement | null {
-  const good = p.budgetShareGood;
-  const warn = p.budgetShareWarn;
-  if (good === null && warn === null) {
-    return null;
-  }
-  if (good !== null && share >= good) {
-    return "good";
-  }
-  if (warn !== null && share >= warn) {
-    return good === null ? "good" : "warn";
-  }
-  return "bad";
+  return judgeMarks(share, p.budgetShareGood, p.budgetShareWarn, true);
 }
 
 const pct = (share: number) => `${fmt(Math.round(share * 1000) / 10)} %`;

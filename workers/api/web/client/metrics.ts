@@ -65,7 +65,7 @@ export function metricOf(key: string): Metric {
   return METRICS.find((m) => m.key === key) ?? (METRICS[0] as Metric);
 }
 
-import type { Judgement } from "./fills.js";
+import { type Judgement, judgeMarks } from "./fills.js";
 
 export type { Judgement } from "./fills.js";
 
@@ -80,18 +80,7 @@ export function passes(m: Metric, value: number, threshold: number): boolean {
  * profile defines neither (the page then says so and uses the continuous scale).
  */
 export function judge(m: Metric, p: Profile, value: number): Judgement | null {
-  const good = m.good(p);
-  const warn = m.warn(p);
-  if (good === null && warn === null) {
-    return null;
-  }
-  if (good !== null && passes(m, value, good)) {
-    return "good";
-  }
-  if (warn !== null && passes(m, value, warn)) {
-    return good === null ? "good" : "warn";
-  }
-  return "bad";
+  return judgeMarks(value, m.good(p), m.warn(p), m.higherIsBetter);
 }
 
 export { NO_SAMPLE_FILL } from "./diff-colours.js";

@@ -132,16 +132,11 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
   const modeFields = (s: State) => {
     const events = s.mode === "events";
     form.form.querySelector<HTMLElement>('label[for="ctl-event"]')?.toggleAttribute("hidden", !events);
-    // The budget mode judges by the profile's budget shares, not by a metric.
-    form.form
-      .querySelector<HTMLElement>('label[for="ctl-metric"]')
-      ?.toggleAttribute(
-        "hidden",
-        events || s.mode === "bound" || s.mode === "budget" || s.mode === "hitches",
-      );
+    const uses = modeOf(s);
+    form.form.querySelector<HTMLElement>('label[for="ctl-metric"]')?.toggleAttribute("hidden", !uses.metric);
     form.form
       .querySelector<HTMLElement>('label[for="ctl-profile"]')
-      ?.toggleAttribute("hidden", events || s.mode === "bound" || s.mode === "hitches");
+      ?.toggleAttribute("hidden", !uses.profile);
   };
 
   function draw(s: State) {
@@ -151,6 +146,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     const bound = s.mode === "bound";
     const budget = s.mode === "budget";
     const hitchMode = s.mode === "hitches";
+    const uses = modeOf(s);
     if (events && !s.event) {
       empty(view, "Type an event name to see where it happens.");
       return;
@@ -192,8 +188,8 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
               query: {
                 ...query,
                 eventName: events ? s.event : undefined,
-                why: bound || budget ? "1" : undefined,
-                hitches: hitchMode ? "1" : undefined,
+                why: uses.why ? "1" : undefined,
+                hitches: uses.hitches ? "1" : undefined,
               },
             },
           }),
@@ -274,6 +270,18 @@ async function loadLists(body: HTMLElement, projectId: string) {
   );
   return result as { maps: MapRecord[]; profiles: Profile[]; builds: string[] } | null;
 }
+
+/** What each mode reads of the controls and asks of the heatmap: one row per mode of the Mode control. */
+const MODES = {
+  performance: { metric: true, profile: true, why: false, hitches: false },
+  // Judged by the profile's budget shares, not by a metric.
+  budget: { metric: false, profile: true, why: true, hitches: false },
+  bound: { metric: false, profile: false, why: true, hitches: false },
+  hitches: { metric: false, profile: false, why: false, hitches: true },
+  events: { metric: false, profile: false, why: false, hitches: false },
+} as const;
+
+const modeOf = (s: State) => MODES[(s.mode ?? "performance") as keyof typeof MODES] ?? MODES.performance;
 
 type Painted = { cells: DrawnCell[]; legend: { fill: string; label: string }[]; note?: string };
 
