@@ -15,7 +15,7 @@ import {
 } from "drizzle-orm/pg-core";
 import { KEY_PRESET_NAMES, SCOPES, TOKEN_SCOPES } from "../../workers/shared/credentials/scopes.js";
 import { PLAN_IDS } from "../../workers/shared/plans.js";
-import { METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
+import { ALERT_METRIC_KEYS, METRIC_KEYS } from "../../workers/shared/telemetry/metrics.js";
 import {
   ALERT_STATUSES,
   AUDIT_ACTOR_TYPES,
@@ -397,7 +397,7 @@ export const alertRules = pgTable(
     mapId: uuid("map_id")
       .notNull()
       .references(() => maps.id),
-    metric: text("metric", { enum: METRIC_KEYS }).notNull(),
+    metric: text("metric", { enum: ALERT_METRIC_KEYS }).notNull(),
     thresholdLevel: text("threshold_level", { enum: THRESHOLD_LEVELS }).notNull(),
     failPercentage: doublePrecision("fail_percentage").notNull(),
     evaluationDays: integer("evaluation_days").notNull(),
@@ -487,7 +487,7 @@ export const alertEvaluationEvents = pgTable(
     thresholdProfileName: text("threshold_profile_name"),
     thresholdProfileDeleted: boolean("threshold_profile_deleted").notNull().default(false),
     ruleName: text("rule_name").notNull(),
-    metric: text("metric", { enum: METRIC_KEYS }).notNull(),
+    metric: text("metric", { enum: ALERT_METRIC_KEYS }).notNull(),
     status: text("status", { enum: ALERT_STATUSES }).notNull(),
     failCount: integer("fail_count").notNull(),
     totalCount: integer("total_count").notNull(),

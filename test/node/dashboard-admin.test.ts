@@ -184,6 +184,27 @@ describe("alerts page", () => {
     await page.close();
   });
 
+  it("a rule on the frame-budget share is created through the page and listed by its label", async () => {
+    const map = await squareMap("quay", "Quay");
+    await profile("Quay phones", { budgetShareGood: 0.95, budgetShareWarn: 0.8 });
+    const page = await d.open(`${base}/alerts`);
+    const form = page.locator("#rule-form");
+    await form.getByLabel("Name", { exact: true }).fill("Quay budget");
+    await form.getByLabel("Map").selectOption(map.id);
+    await form.getByLabel("Metric").selectOption({ label: "Within frame budget (% of heartbeats)" });
+    await form.getByLabel("Quay phones").check();
+    await form.getByRole("button", { name: "Create rule" }).click();
+    await expect
+      .poll(async () => squash(await form.getByRole("status").textContent()))
+      .toBe("Created “Quay budget”.");
+    const rule = (await d.api<Rule[]>(`${base}/alerts`)).find((r) => r.name === "Quay budget");
+    expect(rule).toMatchObject({ metric: "budget_share", thresholdLevel: "warn" });
+    await expect
+      .poll(async () => (await rowsNamed(page, "rules", "Quay budget"))[0]?.slice(0, 4))
+      .toEqual(["Quay budget", "Quay", "Within frame budget", "misses warn"]);
+    await page.close();
+  });
+
   it("a rule the API refuses (no profile) shows the problem detail and is not created", async () => {
     await squareMap("pier", "Pier");
     await profile("Pier unused", { fpsGood: 50 });

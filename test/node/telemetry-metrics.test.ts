@@ -10,7 +10,12 @@ import * as alertSchemas from "../../workers/api/routes/alerts/schema.js";
 import * as analyticsSchemas from "../../workers/api/routes/analytics/schema.js";
 import * as profileSchemas from "../../workers/api/routes/threshold-profiles/schema.js";
 import { MESSAGES } from "../../workers/shared/telemetry/fields.js";
-import { METRIC_KEYS, METRICS } from "../../workers/shared/telemetry/metrics.js";
+import {
+  ALERT_METRIC,
+  ALERT_METRIC_KEYS,
+  METRIC_KEYS,
+  METRICS,
+} from "../../workers/shared/telemetry/metrics.js";
 
 // The metric table (workers/shared/telemetry/metrics.ts) against everything else that names the metrics:
 // the wire's performance-bearing fields, the ClickHouse columns its names point at (read from the
@@ -19,6 +24,8 @@ import { METRIC_KEYS, METRICS } from "../../workers/shared/telemetry/metrics.js"
 // table at compile time (workers/api/web/client/metrics.ts).
 const ROOT = join(import.meta.dirname, "..", "..");
 const KEYS = [...METRIC_KEYS];
+/** What an alert rule judges: the table's keys, in its order, then the frame-budget share. */
+const ALERT_KEYS = [...KEYS, "budget_share"];
 /**
  * Whether an enum lists metrics of this family. The build comparison's metrics (COMPARE_METRICS: frame
  * time, memory, GPU time and metrics-map keys, no fps) are another family, with its own list; what the
@@ -35,6 +42,15 @@ const isMetricEnum = (values: unknown[]) =>
 
 it("builds/regressions judges the table's metrics, in its order, then the poor sessions' share", () => {
   expect(REGRESSION_QUERY_METRICS).toEqual([...KEYS, "poor_session_share"]);
+});
+
+it("alert rules judge the table's metrics, in its order, then the budget share by the profile's shares", () => {
+  expect([...ALERT_METRIC_KEYS]).toEqual(ALERT_KEYS);
+  for (const m of METRICS) {
+    expect(ALERT_METRIC[m.key]).toBe(m);
+  }
+  expect(ALERT_METRIC.budget_share.profile).toEqual({ good: "budgetShareGood", warn: "budgetShareWarn" });
+  expect(ALERT_METRIC.budget_share.better).toBe("higher");
 });
 const migration = (file: string) => readFileSync(join(ROOT, "schema/clickhouse/migrations", file), "utf8");
 
@@ -150,8 +166,8 @@ describe("the ClickHouse columns the table names", () => {
 
 describe("the Postgres schema", () => {
   it("types the metric columns with the table's keys", () => {
-    expect(alertRules.metric.enumValues).toEqual(KEYS);
-    expect(alertEvaluationEvents.metric.enumValues).toEqual(KEYS);
+    expect(alertRules.metric.enumValues).toEqual(ALERT_KEYS);
+    expect(alertEvaluationEvents.metric.enumValues).toEqual(ALERT_KEYS);
   });
 
   it("has a double precision column for each profile field the table names, and no other threshold", () => {
@@ -173,12 +189,17 @@ describe("the Postgres schema", () => {
 });
 
 describe("the API", () => {
-  it("every zod enum of a metric is the table's keys, in its order", () => {
-    const found = [alertSchemas, analyticsSchemas].flatMap((mod) => zodMetricEnums(Object.values(mod)));
-    // Distinct enums: the rule's input (create and update share it), the rule, the evaluation event; the
-    // drill-down's query, answer, marks and repro.
-    expect(found.length).toBeGreaterThanOrEqual(7);
-    for (const values of found) {
+  it("every zod enum of a metric is the table's keys, in its order (an alert's, then the budget share)", () => {
+    // The rule's input (create and update share it), the rule, the evaluation event.
+    const alerts = zodMetricEnums(Object.values(alertSchemas));
+    expect(alerts.length).toBeGreaterThanOrEqual(3);
+    for (const values of alerts) {
+      expect(values).toEqual(ALERT_KEYS);
+    }
+    // The drill-down's query, answer, marks and repro.
+    const analytics = zodMetricEnums(Object.values(analyticsSchemas));
+    expect(analytics.length).toBeGreaterThanOrEqual(4);
+    for (const values of analytics) {
       expect(values).toEqual(KEYS);
     }
   });
@@ -214,8 +235,11 @@ describe("the API", () => {
     walk(doc);
     expect(found.length).toBeGreaterThanOrEqual(8);
     for (const e of found) {
-      expect(e).toEqual(KEYS);
+      expect([KEYS, ALERT_KEYS]).toContainEqual(e);
     }
+    expect(
+      found.filter((e) => JSON.stringify(e) === JSON.stringify(ALERT_KEYS)).length,
+    ).toBeGreaterThanOrEqual(3);
   });
 
   it("documents the fields the table names: heatmap mean and tail, distribution tail, profile thresholds", () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { WorstCell } from "../../schema/pg/columns.js";
 import {
+  type PairQuery as AnyPairQuery,
   type CellJudgement,
   judgeScopeGroup,
-  type PairQuery,
   type ProfileFilters,
   WORST_CELLS,
 } from "../../workers/api/alerts/cells.js";
@@ -17,6 +17,9 @@ import { seedTenant } from "../support/harness.js";
 // size, the failing shares from telemetry.cell_samples in one statement per window) against two
 // references over the same generated rows: an independent computation here, and the per-pair
 // statement over the events that judged each newly triggered pair before (its SQL kept below).
+
+/** The pairs of this test judge the table's metrics (alerts-budget.test.ts holds the budget share). */
+type PairQuery = AnyPairQuery & { metric: MetricKey };
 
 const MAP = "group-arena";
 const OTHER_MAP = "group-other";

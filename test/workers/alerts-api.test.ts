@@ -326,6 +326,13 @@ describe("alert rules: validation answers 400 naming the field, and changes noth
       "thresholdProfileIds.0",
       "frameTimeGood",
     ],
+    [
+      "budget share on a profile without its share",
+      () => ({ metric: "budget_share", thresholdProfileId: memoryOnly }),
+      "thresholdProfileIds.0",
+      "budgetShareWarn",
+    ],
+    ["unknown metric", () => ({ metric: "budget" }), "json.metric", ""],
     ["channel of another project", () => ({ channelIds: [foreignChannel] }), "channelIds.0", "no such"],
     ["missing name", () => ({ name: undefined }), "json.name", ""],
     ["name with U+0000", () => ({ name: "bad\u0000name" }), "json.name", "U+0000"],

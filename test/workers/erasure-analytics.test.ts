@@ -181,7 +181,10 @@ describe("after a player's erasure, every analytics read equals the reference wi
       "heatmap_cells",
       "sum(events), sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), sum(vram_n), max(mem_max), quantileExactWeightedMerge(0.05)(fps_q), quantileExactWeightedMerge(0.95)(frame_q), quantileExactWeightedMerge(0.95)(vram_q)",
     ],
-    ["alert_cells", "sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), round(sum(fps_sum), 3)"],
+    [
+      "alert_cells",
+      "sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), round(sum(fps_sum), 3), sum(beats_n), sum(slow_n)",
+    ],
     ["daily_events", "sum(events), uniqExact(event_name, map_id, platform, build_id, day)"],
     [
       "build_days",

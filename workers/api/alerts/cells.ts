@@ -1,8 +1,18 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { WorstCell } from "../../../schema/pg/columns.js";
 import { CH_ALERT_CELLS, CH_CELL_SAMPLES } from "../../shared/clickhouse.js";
-import { isWorse, METRIC, METRICS, type MetricKey, worseOp } from "../../shared/telemetry/metrics.js";
+import {
+  ALERT_METRIC,
+  ALERT_METRIC_KEYS,
+  type AlertMetricKey,
+  BUDGET_SHARE,
+  isWorse,
+  METRIC,
+  METRICS,
+  worseOp,
+} from "../../shared/telemetry/metrics.js";
 import { hasSessionDevices, withSessionDevices } from "../analytics/device.js";
+import { FRAME_MS, OVER_DEFAULT_BUDGET } from "../analytics/frame-causes.js";
 import { fromRollup } from "../analytics/heatmap.js";
 import { selectRows } from "../analytics/select.js";
 import type { Window } from "../window.js";
@@ -26,7 +36,7 @@ export type CellScope = {
   filters: ProfileFilters;
 };
 
-export type CellQuery = CellScope & { metric: MetricKey; threshold: number };
+export type CellQuery = CellScope & { metric: AlertMetricKey; threshold: number };
 
 export type CellCounts = { failCount: number; totalCount: number };
 
@@ -38,13 +48,15 @@ export const WORST_CELLS = 10;
 
 /**
  * One map cell (origin x, y) of the scope: the mean of each alert metric over its performance-bearing
- * events (null without a sample) and the number of samples of each.
+ * events (null without a sample) and the number of samples of each. For budget_share the "mean" is the
+ * share of the cell's heartbeats within their display's budget and its samples are the heartbeats with a
+ * frame length (BUDGET_SHARE).
  */
 export type CellMeans = {
   x: number;
   y: number;
-  mean: Record<MetricKey, number | null>;
-  samples: Record<MetricKey, number>;
+  mean: Record<AlertMetricKey, number | null>;
+  samples: Record<AlertMetricKey, number>;
 };
 
 /**
@@ -127,7 +139,7 @@ const mapWindowParams = (q: MapWindow) => ({
 });
 
 /** The samples a set of means is taken over: a window and a profile's filters, and its metrics. */
-type MeansSet = { window: Window; filters: ProfileFilters; metrics: MetricKey[] };
+type MeansSet = { window: Window; filters: ProfileFilters; metrics: AlertMetricKey[] };
 
 /**
  * The cell means of several sets (window, profile filters) over one map and cell size, in one
@@ -176,6 +188,14 @@ async function groupMeans(
   const cell = (v: string, as: string) => `floor(${v} / {cellSize:UInt8}) * {cellSize:UInt8} AS ${as}`;
   const columns = conditions.flatMap((c, i) =>
     (metrics[i] ?? []).map((key) => {
+      if (key === BUDGET_SHARE.key) {
+        // The heartbeats within budget and those with a frame length: the rollup's counts (0038), or the
+        // samples' own, by the same rule (frame-causes.ts OVER_DEFAULT_BUDGET).
+        return path === "rollup"
+          ? `sumIf(beats_n - slow_n, ${c}) AS s${i}_${key}, sumIf(beats_n, ${c}) AS n${i}_${key}`
+          : `avgIf(NOT ${OVER_DEFAULT_BUDGET}, isNotNull(${FRAME_MS}) AND ${c}) AS s${i}_${key}, ` +
+              `countIf(isNotNull(${FRAME_MS}) AND ${c}) AS n${i}_${key}`;
+      }
       const m = METRIC[key];
       return path === "rollup"
         ? `sumIf(${m.rollup}_sum, ${c}) AS s${i}_${key}, sumIf(${m.rollup}_n, ${c}) AS n${i}_${key}`
@@ -210,11 +230,14 @@ async function groupMeans(
     const cells: CellMeans[] = [];
     for (const row of rows) {
       const r = row as Record<string, unknown>;
-      const mean = Object.fromEntries(METRICS.map(({ key }) => [key, null])) as Record<
-        MetricKey,
+      const mean = Object.fromEntries(ALERT_METRIC_KEYS.map((key) => [key, null])) as Record<
+        AlertMetricKey,
         number | null
       >;
-      const samples = Object.fromEntries(METRICS.map(({ key }) => [key, 0])) as Record<MetricKey, number>;
+      const samples = Object.fromEntries(ALERT_METRIC_KEYS.map((key) => [key, 0])) as Record<
+        AlertMetricKey,
+        number
+      >;
       let held = false;
       for (const key of keys) {
         const n = Number(r[`n${i}_${key}`]);
@@ -243,7 +266,7 @@ async function groupMeans(
  */
 export async function cellMeans(ch: ClickHouseClient, q: CellScope): Promise<CellMeans[]> {
   const path = await meansPath(ch, q, new Map());
-  const all = METRICS.map(({ key }) => key);
+  const all = [...ALERT_METRIC_KEYS];
   const [cells] = await groupMeans(ch, q, [{ window: q.window, filters: q.filters, metrics: all }], path);
   return cells ?? [];
 }
@@ -343,7 +366,8 @@ export async function judgeScopeGroup<P extends PairQuery>(
   const withDevices = new Set<string>();
   pairs.forEach((p, i) => {
     const j = judged.get(p.key) as CellJudgement;
-    if (j.worst.length && wantShares(p, { failCount: j.failCount, totalCount: j.totalCount })) {
+    const own = p.metric === BUDGET_SHARE.key;
+    if (!own && j.worst.length && wantShares(p, { failCount: j.failCount, totalCount: j.totalCount })) {
       const devices = paths[i] === "devices";
       const window = devices ? [p.window.from, p.window.to] : [];
       const key = JSON.stringify([p.projectId, p.mapId, ...window]);
@@ -372,11 +396,11 @@ export async function judgeScopeGroup<P extends PairQuery>(
  */
 export function judgeCells(
   cells: CellMeans[],
-  metric: MetricKey,
+  metric: AlertMetricKey,
   threshold: number,
   cellSize: number,
 ): CellJudgement {
-  const m = METRIC[metric];
+  const m = ALERT_METRIC[metric];
   let failCount = 0;
   let totalCount = 0;
   const failing: WorstCell[] = [];
@@ -389,8 +413,10 @@ export function judgeCells(
     if (isWorse(m, v, threshold)) {
       failCount++;
       // The share of failing samples needs the samples themselves: failingShares fills it in for the
-      // few worst cells kept.
-      failing.push({ x: c.x, y: c.y, cellSize, value: v, samples: c.samples[metric], failingShare: 0 });
+      // few worst cells kept. A budget share's failing samples are its heartbeats over budget: 1 − v.
+      const n = c.samples[metric];
+      const failingShare = metric === BUDGET_SHARE.key ? (n - Math.round(v * n)) / n : 0;
+      failing.push({ x: c.x, y: c.y, cellSize, value: v, samples: n, failingShare });
     }
   }
   failing.sort(

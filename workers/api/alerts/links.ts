@@ -1,9 +1,10 @@
 import type { WorstCell, WorstCellsRecord } from "../../../schema/pg/columns.js";
-import type { MetricKey } from "../../shared/telemetry/metrics.js";
+import { type AlertMetricKey, BUDGET_SHARE } from "../../shared/telemetry/metrics.js";
 
 /**
  * Deep links of an evaluation into the dashboard: its heatmap page set to the map (as events name it),
- * metric, profile, build, cell size and days the evaluation judged, and each worst cell's panel on it
+ * metric (the "Frame budget" mode for a budget share), profile, build, cell size and days the evaluation
+ * judged, and each worst cell's panel on it
  * (`&at=x,y`). A rule judges every build, so `build` is empty: all builds, as the rule saw them. The
  * contract of these query strings is the heatmap page's (workers/api/web/client/pages/heatmap.ts).
  */
@@ -14,7 +15,7 @@ export type LinkScope = {
   /** The app's public origin (APP_URL); empty: links are root-relative paths. */
   origin: string;
   projectId: string;
-  metric: MetricKey;
+  metric: AlertMetricKey;
   profileId: string;
   record: WorstCellsRecord;
 };
@@ -22,7 +23,7 @@ export type LinkScope = {
 export function heatmapLink(s: LinkScope): string {
   const q = new URLSearchParams({
     map: s.record.mapId,
-    metric: s.metric,
+    ...(s.metric === BUDGET_SHARE.key ? { mode: "budget" } : { metric: s.metric }),
     profile: s.profileId,
     build: "",
     cell: String(s.record.cellSize),

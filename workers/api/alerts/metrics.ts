@@ -1,6 +1,6 @@
 import type { ThresholdLevel } from "../../../schema/pg/columns.js";
 import type { ThresholdProfileRow as ProfileRow } from "../../../schema/pg/schema.js";
-import { METRIC, type MetricKey, type ProfileField } from "../../shared/telemetry/metrics.js";
+import { ALERT_METRIC, type AlertMetricKey, type AlertProfileField } from "../../shared/telemetry/metrics.js";
 
 // The lists live below the schema, which types the alert columns with them.
 export { THRESHOLD_LEVELS, type ThresholdLevel } from "../../../schema/pg/columns.js";
@@ -8,11 +8,15 @@ export { THRESHOLD_LEVELS, type ThresholdLevel } from "../../../schema/pg/column
 export const CELL_SIZES = [5, 10, 25, 50] as const;
 
 /** The profile field holding the threshold of a metric at a level, e.g. fps + warn → fpsWarn. */
-export function thresholdField(metric: MetricKey, level: ThresholdLevel): ProfileField {
-  return METRIC[metric].profile[level];
+export function thresholdField(metric: AlertMetricKey, level: ThresholdLevel): AlertProfileField {
+  return ALERT_METRIC[metric].profile[level];
 }
 
-/** The threshold; the metric table's profile fields must be number columns of the row (typechecked here). */
-export function thresholdOf(profile: ProfileRow, metric: MetricKey, level: ThresholdLevel): number | null {
+/** The threshold; the alert metrics' profile fields must be number columns of the row (typechecked here). */
+export function thresholdOf(
+  profile: ProfileRow,
+  metric: AlertMetricKey,
+  level: ThresholdLevel,
+): number | null {
   return profile[thresholdField(metric, level)];
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { METRIC, type MetricKey } from "../../shared/telemetry/metrics.js";
+import { ALERT_METRIC, type AlertMetricKey, BUDGET_SHARE, METRIC } from "../../shared/telemetry/metrics.js";
 import type { RegressionNotification } from "../analytics/verdicts.js";
 import type { EvaluationLinks, LinkedCell } from "./links.js";
 import type { ThresholdLevel } from "./metrics.js";
@@ -37,7 +37,7 @@ export type AlertNotification = {
   rule: {
     id: string;
     name: string;
-    metric: MetricKey;
+    metric: AlertMetricKey;
     thresholdLevel: ThresholdLevel;
     failPercentage: number;
     evaluationDays: number;
@@ -56,8 +56,15 @@ export type AlertNotification = {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-/** "below" for a metric that fails by being too low (fps), "above" for the others. */
-const worseSide = (m: MetricKey) => (METRIC[m].better === "higher" ? "below" : "above");
+/** "below" for a metric that fails by being too low (fps, the budget share), "above" for the others. */
+const worseSide = (m: AlertMetricKey) => (ALERT_METRIC[m].better === "higher" ? "below" : "above");
+
+/** What a cell is judged by, as the sentence names it: a metric's mean, or the budget share itself. */
+const judgedBy = (m: AlertMetricKey, name: string) => (m === BUDGET_SHARE.key ? `a ${name}` : `mean ${name}`);
+
+/** A threshold or a cell's value with its unit: the budget share in percent (2 decimals). */
+const withUnit = (m: AlertMetricKey, v: number, round: (n: number) => number = (n) => n) =>
+  m === BUDGET_SHARE.key ? `${round2(v * 100)} %` : `${round(v)} ${ALERT_METRIC[m].unit}`;
 
 /** The plain-text line: Slack's fallback (notifications, clients without blocks), unchanged in shape. */
 export function slackText(a: AlertNotification): string {
@@ -65,7 +72,7 @@ export function slackText(a: AlertNotification): string {
   return (
     `Alert "${a.rule.name}" triggered on map ${a.map.name} (profile ${a.thresholdProfile.name}): ` +
     `${a.result.failCount} of ${a.result.totalCount} cells (${round2(a.result.failPercentage)}%) ` +
-    `have mean ${a.rule.metric} ${worse} the ${a.rule.thresholdLevel} threshold ${a.thresholdProfile.threshold}; ` +
+    `have ${judgedBy(a.rule.metric, a.rule.metric)} ${worse} the ${a.rule.thresholdLevel} threshold ${a.thresholdProfile.threshold}; ` +
     `the rule allows ${a.rule.failPercentage}%.`
   );
 }
@@ -86,8 +93,8 @@ type Block = Record<string, unknown>;
  * at 3,000 characters; ten cell lines stay far below it.
  */
 export function slackBlocks(a: AlertNotification): Block[] {
-  const unit = METRIC[a.rule.metric].unit;
-  const worse = worseSide(a.rule.metric);
+  const metric = a.rule.metric;
+  const worse = worseSide(metric);
   const blocks: Block[] = [
     {
       type: "header",
@@ -99,8 +106,8 @@ export function slackBlocks(a: AlertNotification): Block[] {
         type: "mrkdwn",
         text:
           `*${a.result.failCount} of ${a.result.totalCount} cells (${round2(a.result.failPercentage)}%)* on ` +
-          `*${esc(a.map.name)}* have mean ${METRIC[a.rule.metric].phrase} ${worse} ` +
-          `${a.thresholdProfile.threshold} ${unit}; the rule allows ${a.rule.failPercentage}%.`,
+          `*${esc(a.map.name)}* have ${judgedBy(metric, ALERT_METRIC[metric].phrase)} ${worse} ` +
+          `${withUnit(metric, a.thresholdProfile.threshold)}; the rule allows ${a.rule.failPercentage}%.`,
       },
       fields: [
         { type: "mrkdwn", text: `*Profile*\n${esc(a.thresholdProfile.name)} (${a.rule.thresholdLevel})` },
@@ -117,7 +124,8 @@ export function slackBlocks(a: AlertNotification): Block[] {
       const where = `(${c.x}, ${c.y})`;
       const place = absolute(c.link) ? `<${c.link}|${where}>` : where;
       const failing = c.failingShare === undefined ? "" : `, ${Math.round(c.failingShare * 100)} % failing`;
-      return `${i + 1}. ${place}  ${round2(c.value)} ${unit} over ${c.samples} sample${c.samples === 1 ? "" : "s"}${failing}`;
+      const sample = metric === BUDGET_SHARE.key ? "heartbeat" : "sample";
+      return `${i + 1}. ${place}  ${withUnit(metric, c.value, round2)} over ${c.samples} ${sample}${c.samples === 1 ? "" : "s"}${failing}`;
     });
     blocks.push({
       type: "section",

@@ -9,7 +9,7 @@ import {
   thresholdProfiles,
 } from "../../../schema/pg/schema.js";
 import { ApiError } from "../../shared/errors.js";
-import type { MetricKey } from "../../shared/telemetry/metrics.js";
+import type { AlertMetricKey } from "../../shared/telemetry/metrics.js";
 import type { Db, Tx } from "../db.js";
 import { type AlertStatus, latestStatuses } from "./latest.js";
 import type { ThresholdLevel } from "./metrics.js";
@@ -21,7 +21,7 @@ export type RuleDetail = {
   thresholdProfileId: string | null;
   thresholdProfileIds: string[];
   name: string;
-  metric: MetricKey;
+  metric: AlertMetricKey;
   thresholdLevel: ThresholdLevel;
   failPercentage: number;
   evaluationDays: number;

@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { maps, notificationChannels, thresholdProfiles } from "../../../schema/pg/schema.js";
 import { ApiError } from "../../shared/errors.js";
-import type { MetricKey } from "../../shared/telemetry/metrics.js";
+import type { AlertMetricKey } from "../../shared/telemetry/metrics.js";
 import type { Tx } from "../db.js";
 import { type ThresholdLevel, thresholdField, thresholdOf } from "./metrics.js";
 
@@ -9,7 +9,7 @@ import { type ThresholdLevel, thresholdField, thresholdOf } from "./metrics.js";
 export type RuleReferences = {
   mapId: string;
   thresholdProfileIds: string[];
-  metric: MetricKey;
+  metric: AlertMetricKey;
   thresholdLevel: ThresholdLevel;
   channelIds: string[];
   /** An inactive rule may have lost its whole bundle to profile deletions; an active one may not. */

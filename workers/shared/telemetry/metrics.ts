@@ -142,11 +142,44 @@ export const METRIC: { readonly [K in MetricKey]: Metric<K> } = Object.freeze(
 export type ProfileField = Metrics[number]["profile"][keyof MetricSpec["profile"]];
 
 /** Whether `value` is worse than `threshold` (fails it): below it for fps, above it for the others. */
-export function isWorse(m: MetricSpec, value: number, threshold: number): boolean {
+export function isWorse(m: Pick<MetricSpec, "better">, value: number, threshold: number): boolean {
   return m.better === "higher" ? value < threshold : value > threshold;
 }
 
 /** The SQL comparison `value <op> threshold` that is true when the value is worse. */
-export function worseOp(m: MetricSpec): "<" | ">" {
+export function worseOp(m: Pick<MetricSpec, "better">): "<" | ">" {
   return m.better === "higher" ? "<" : ">";
 }
+
+/**
+ * The share of a cell's heartbeats within their display's frame budget (one refresh: 1000 / display.hz,
+ * 60 Hz where the SDK does not send the rate; docs/analytics.md, "Budgets that follow the display"), which
+ * a threshold profile marks with budgetShareGood / budgetShareWarn and an alert rule may judge. Not a row
+ * of the table: it has no wire field or sample of its own. A cell's value is (heartbeats − slow) /
+ * heartbeats, from the frame time (else 1000 / fps) of each heartbeat, as the heatmap's "Frame budget"
+ * mode counts them; a heartbeat is its sample.
+ */
+export const BUDGET_SHARE = Object.freeze({
+  key: "budget_share",
+  label: "Within frame budget",
+  phrase: "share of heartbeats within their frame budget",
+  unit: "share",
+  better: "higher",
+  profile: Object.freeze({ good: "budgetShareGood", warn: "budgetShareWarn" }),
+} as const);
+
+/** What an alert rule may judge: every metric of the table, then the frame-budget share. */
+export const ALERT_METRIC_KEYS = Object.freeze([...METRIC_KEYS, BUDGET_SHARE.key] as const);
+
+export type AlertMetricKey = (typeof ALERT_METRIC_KEYS)[number];
+
+/** An alert metric's row: the table's, or the frame-budget share's (unit "share": 0 to 1). */
+export type AlertMetric = Metric | typeof BUDGET_SHARE;
+
+/** The threshold profile field of an alert metric at a level, e.g. (budget_share, good) → "budgetShareGood". */
+export type AlertProfileField = AlertMetric["profile"]["good" | "warn"];
+
+/** The alert metrics' rows by key. */
+export const ALERT_METRIC: {
+  readonly [K in AlertMetricKey]: K extends MetricKey ? Metric<K> : typeof BUDGET_SHARE;
+} = Object.freeze({ ...METRIC, [BUDGET_SHARE.key]: BUDGET_SHARE });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ALERT_STATUSES, PAIR_RESULTS } from "../../../../schema/pg/columns.js";
-import { METRIC_KEYS } from "../../../shared/telemetry/metrics.js";
+import { ALERT_METRIC_KEYS } from "../../../shared/telemetry/metrics.js";
 import { CELL_SIZES, THRESHOLD_LEVELS } from "../../alerts/metrics.js";
 import { text } from "../../fields.js";
 
@@ -16,7 +16,13 @@ const fields = {
     .max(10)
     .refine(unique, "must not name a profile twice")
     .describe("The bundle, 1 to 10 profiles evaluated independently; the first is primary"),
-  metric: z.enum(METRIC_KEYS),
+  metric: z
+    .enum(ALERT_METRIC_KEYS)
+    .describe(
+      "What a cell is judged by: a metric's mean, or budget_share, the share (0 to 1) of the cell's heartbeats " +
+        "within one refresh of their display (1000 / display.hz, 60 Hz where not sent), against the profile's " +
+        "budgetShareGood or budgetShareWarn",
+    ),
   thresholdLevel: z.enum(THRESHOLD_LEVELS),
   failPercentage: z
     .number()
@@ -126,7 +132,7 @@ export const RuleSchema = z
       .describe("First of thresholdProfileIds; null only for a rule deactivated because its bundle emptied"),
     thresholdProfileIds: z.array(z.uuid()),
     name: z.string(),
-    metric: z.enum(METRIC_KEYS),
+    metric: z.enum(ALERT_METRIC_KEYS),
     thresholdLevel: z.enum(THRESHOLD_LEVELS),
     failPercentage: z.number(),
     evaluationDays: z.number().int(),
@@ -172,8 +178,15 @@ export const WorstCellSchema = z
     x: z.number().describe("The cell's origin: floor(x / cellSize) · cellSize"),
     y: z.number().describe("The cell's origin: floor(y / cellSize) · cellSize"),
     cellSize: z.number().int(),
-    value: z.number().describe("The cell's mean of the rule's metric, as judged"),
-    samples: z.number().int().describe("Samples of the metric the mean is over"),
+    value: z
+      .number()
+      .describe(
+        "The cell's mean of the rule's metric, as judged (budget_share: its share within budget, 0 to 1)",
+      ),
+    samples: z
+      .number()
+      .int()
+      .describe("Samples of the metric the mean is over (budget_share: heartbeats with a frame length)"),
     failingShare: z
       .number()
       .optional()
@@ -189,7 +202,7 @@ export const EvaluationEventSchema = z
     id: z.uuid(),
     alertRuleId: z.uuid(),
     ruleName: z.string().describe("Rule name at the time of evaluation"),
-    metric: z.enum(METRIC_KEYS),
+    metric: z.enum(ALERT_METRIC_KEYS),
     status: z.enum(ALERT_STATUSES),
     failCount: z.number().int(),
     totalCount: z.number().int(),

@@ -1231,7 +1231,7 @@ export interface components {
             /** @description Rule name at the time of evaluation */
             ruleName: string;
             /** @enum {string} */
-            metric: "fps" | "frame_time" | "memory" | "gpu_time";
+            metric: "fps" | "frame_time" | "memory" | "gpu_time" | "budget_share";
             /** @enum {string} */
             status: "triggered" | "resolved";
             failCount: number;
@@ -1258,9 +1258,9 @@ export interface components {
             /** @description The cell's origin: floor(y / cellSize) · cellSize */
             y: number;
             cellSize: number;
-            /** @description The cell's mean of the rule's metric, as judged */
+            /** @description The cell's mean of the rule's metric, as judged (budget_share: its share within budget, 0 to 1) */
             value: number;
-            /** @description Samples of the metric the mean is over */
+            /** @description Samples of the metric the mean is over (budget_share: heartbeats with a frame length) */
             samples: number;
             /** @description Share (0 to 1) of those samples that are each worse than the threshold; absent on events recorded before it was kept */
             failingShare?: number;
@@ -1322,7 +1322,7 @@ export interface components {
             thresholdProfileIds: string[];
             name: string;
             /** @enum {string} */
-            metric: "fps" | "frame_time" | "memory" | "gpu_time";
+            metric: "fps" | "frame_time" | "memory" | "gpu_time" | "budget_share";
             /** @enum {string} */
             thresholdLevel: "warn" | "good";
             failPercentage: number;
@@ -1362,8 +1362,11 @@ export interface components {
             thresholdProfileId?: string;
             /** @description The bundle, 1 to 10 profiles evaluated independently; the first is primary */
             thresholdProfileIds?: string[];
-            /** @enum {string} */
-            metric: "fps" | "frame_time" | "memory" | "gpu_time";
+            /**
+             * @description What a cell is judged by: a metric's mean, or budget_share, the share (0 to 1) of the cell's heartbeats within one refresh of their display (1000 / display.hz, 60 Hz where not sent), against the profile's budgetShareGood or budgetShareWarn
+             * @enum {string}
+             */
+            metric: "fps" | "frame_time" | "memory" | "gpu_time" | "budget_share";
             /** @enum {string} */
             thresholdLevel: "warn" | "good";
             /** @description Triggered when the share of failing cells, in percent, exceeds this */
@@ -1390,8 +1393,11 @@ export interface components {
             thresholdProfileId?: string;
             /** @description The bundle, 1 to 10 profiles evaluated independently; the first is primary */
             thresholdProfileIds?: string[];
-            /** @enum {string} */
-            metric?: "fps" | "frame_time" | "memory" | "gpu_time";
+            /**
+             * @description What a cell is judged by: a metric's mean, or budget_share, the share (0 to 1) of the cell's heartbeats within one refresh of their display (1000 / display.hz, 60 Hz where not sent), against the profile's budgetShareGood or budgetShareWarn
+             * @enum {string}
+             */
+            metric?: "fps" | "frame_time" | "memory" | "gpu_time" | "budget_share";
             /** @enum {string} */
             thresholdLevel?: "warn" | "good";
             /** @description Triggered when the share of failing cells, in percent, exceeds this */

@@ -6,11 +6,13 @@
 // time, memory and GPU time above it; equal passes. Memory thresholds are megabytes, as avg_memory is.
 
 import {
+  BUDGET_SHARE,
   type ProfileField,
   METRICS as TABLE,
   type MetricKey as TableKey,
 } from "../../../shared/telemetry/metrics.js";
 import type { Answer, Schemas } from "./api.js";
+import { fmt } from "./format.js";
 
 /** The metric keys as the API documents them (the generated schema). */
 export type MetricKey = Schemas["HeatmapCellDrilldown"]["metric"];
@@ -60,6 +62,22 @@ export const METRICS: Metric[] = TABLE.map((m) => ({
   good: (p: Profile) => p[m.profile.good],
   warn: (p: Profile) => p[m.profile.warn],
 }));
+
+/** What an alert rule may judge, as the API documents it: the metrics, then the frame-budget share. */
+export type AlertMetricKey = Schemas["AlertRule"]["metric"];
+
+/** An alert metric as the Alerts page names it and shows a cell's value (the budget share in percent). */
+export type AlertMetric = { key: AlertMetricKey; label: string; unit: string; show(v: number): string };
+
+export const ALERT_METRICS: AlertMetric[] = [
+  ...TABLE.map((m) => ({ key: m.key, label: m.label, unit: m.unit, show: (v: number) => fmt(v, m.unit) })),
+  {
+    key: BUDGET_SHARE.key,
+    label: BUDGET_SHARE.label,
+    unit: "% of heartbeats",
+    show: (v: number) => `${fmt(Math.round(v * 1000) / 10)} % within budget`,
+  },
+];
 
 export function metricOf(key: string): Metric {
   return METRICS.find((m) => m.key === key) ?? (METRICS[0] as Metric);

@@ -2,7 +2,7 @@ import { api, dataOf, type Schemas } from "../api.js";
 import { clear, fmt, h } from "../dom.js";
 import { actionAlert, type FieldEl, field, onSubmit, rowAction } from "../edit-form.js";
 import { evaluatedLabel } from "../evaluated.js";
-import { METRICS, type MetricKey } from "../metrics.js";
+import { ALERT_METRICS, type AlertMetricKey } from "../metrics.js";
 import type { PageContext } from "../page.js";
 import { withStates } from "../states.js";
 import { dataTable, pct, when } from "../table.js";
@@ -12,7 +12,8 @@ type Channel = Schemas["NotificationChannel"];
 type HistoryEvent = Schemas["AlertEvaluationEvent"];
 
 const HISTORY_PAGE = 50;
-const metricLabel = (k: MetricKey) => METRICS.find((m) => m.key === k)?.label ?? k;
+const alertMetric = (k: AlertMetricKey) => ALERT_METRICS.find((m) => m.key === k);
+const metricLabel = (k: AlertMetricKey) => alertMetric(k)?.label ?? k;
 
 /** The links carry the service's public origin; on the page they stay on the origin it is served from. */
 function here(link: string): string {
@@ -25,7 +26,8 @@ function worstCells(e: HistoryEvent): HTMLElement | string {
   if (!e.links) {
     return "—";
   }
-  const unit = METRICS.find((m) => m.key === e.metric)?.unit ?? "";
+  const show = alertMetric(e.metric)?.show ?? ((v: number) => fmt(v));
+  const sample = e.metric === "budget_share" ? "heartbeat" : "sample";
   return h(
     "div",
     { class: "worst-cells" },
@@ -38,7 +40,7 @@ function worstCells(e: HistoryEvent): HTMLElement | string {
               "li",
               {},
               h("a", { href: here(c.link) }, `(${c.x}, ${c.y})`),
-              ` ${fmt(c.value, unit)}, ${fmt(c.samples)} sample${c.samples === 1 ? "" : "s"}` +
+              ` ${show(c.value)}, ${fmt(c.samples)} ${sample}${c.samples === 1 ? "" : "s"}` +
                 (c.failingShare === undefined ? "" : `, ${Math.round(c.failingShare * 100)} % failing`),
             ),
           ),
@@ -122,7 +124,7 @@ function ruleEditor(projectId: string, choices: Choices, saved: () => Promise<vo
       name: "metric",
       label: "Metric",
       kind: "select",
-      options: METRICS.map((m) => ({ value: m.key, label: `${m.label} (${m.unit})` })),
+      options: ALERT_METRICS.map((m) => ({ value: m.key, label: `${m.label} (${m.unit})` })),
     }),
     thresholdLevel: field("rule", {
       name: "thresholdLevel",
