@@ -3,10 +3,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { buildRegressions } from "../../workers/api/analytics/regressions.js";
 import {
   SETTLE_MS,
+  type StoredGrouping,
   sessionMedianDaysDue,
   storeSessionMedianDay,
   usableStoredDays,
 } from "../../workers/api/analytics/session-medians.js";
+import { verdictFamilies } from "../../workers/api/analytics/session-verdicts.js";
 import type { SessionMediansPlanJob } from "../../workers/api/jobs.js";
 import { addDays, DAY_MS, dateOf, windowOf } from "../../workers/api/window.js";
 import type { GenEvent } from "../support/analytics-dataset.js";
@@ -22,7 +24,9 @@ import { waitFor } from "../support/wait.js";
 // stored day, after a late event of a stored day's single-day session on another day, and after an
 // erasure, compare must answer exactly what builds/regressions by=platform answers from every session's
 // samples in session_values (its domain function with the stored days off), and the stored days it may
-// use must be exactly the valid ones.
+// use must be exactly the valid ones. The same for the sessions' verdicts (session-verdicts.ts), stored
+// with the medians: per build and group, equal to their read from session_values alone, which
+// session-verdicts.test.ts holds to an independent computation.
 
 const MB = 1_048_576;
 const BASE = "8.0.0";
@@ -61,7 +65,9 @@ const r = rng(4711);
 function sample(buildId: string, sessionId: string, playerId: string, tsUs: number, k: number, p: string) {
   const cand = buildId === CAND;
   const noise = () => Math.exp(0.1 * normal(r));
-  const frameTimeMs = Math.fround(16 * (cand ? 1.07 : 1) * noise());
+  // Every fifth session stutters once: a frame three times its length (a hitch, session-verdicts.ts).
+  const spike = k === 5 && Number(sessionId.slice(sessionId.lastIndexOf("-s") + 2)) % 5 === 0 ? 3 : 1;
+  const frameTimeMs = Math.fround(16 * (cand ? 1.07 : 1) * noise() * spike);
   return {
     tsUs,
     eventName: "frame_sample",
@@ -79,7 +85,7 @@ function sample(buildId: string, sessionId: string, playerId: string, tsUs: numb
   } satisfies GenEvent;
 }
 
-/** Per build and day, 24 sessions of three samples (on both maps), two thirds on windows. */
+/** Per build and day, 24 sessions of six samples (on both maps), two thirds on windows. */
 function dataset(): GenEvent[] {
   const events: GenEvent[] = [];
   for (const buildId of [BASE, CAND]) {
@@ -89,7 +95,7 @@ function dataset(): GenEvent[] {
         // The victim owns three baseline sessions of the middle closed day.
         const playerId = buildId === BASE && back === 4 && s < 3 ? VICTIM : `p-${sessionId}`;
         const platform = s % 3 === 2 ? "ps5" : "windows";
-        for (let k = 0; k < 3; k++) {
+        for (let k = 0; k < 6; k++) {
           events.push(
             sample(
               buildId,
@@ -177,11 +183,42 @@ async function answers() {
   return out;
 }
 
-/** Every answer of compare equals the reference's; returns compare's, to compare across states. */
-async function expectExact() {
+/**
+ * The sessions' verdicts of both builds, per group, with and without the stored days, for every map and
+ * grouping the tests vary; and the stored days the read with them used.
+ */
+async function verdicts() {
+  const out: Array<{ q: string; stored: unknown; live: unknown; used: string[] }> = [];
+  const plain = (f: Awaited<ReturnType<typeof verdictFamilies>>) =>
+    [...f].map(([build, side]) => [build, [...side].sort(([a], [b]) => String(a).localeCompare(String(b)))]);
+  for (const mapId of [undefined, "arena"]) {
+    for (const key of [null, "platform", "gpu"] as Array<StoredGrouping | null>) {
+      const q = { builds: [BASE, CAND], mapId, key };
+      let used: string[] = [];
+      const stored = await verdictFamilies(testClickHouse(), t.projectId, windowOf(7, NOW), q, true, (d) => {
+        used = d;
+      });
+      const live = await verdictFamilies(testClickHouse(), t.projectId, windowOf(7, NOW), q, false);
+      out.push({ q: JSON.stringify(q), stored: plain(stored), live: plain(live), used });
+    }
+  }
+  return out;
+}
+
+/**
+ * Every answer of compare equals the reference's, and every verdict read with the stored days its read
+ * from session_values (having used `usedDays`, when given); returns compare's, to compare across states.
+ */
+async function expectExact(usedDays?: string[]) {
   const all = await answers();
   for (const a of all) {
     expect(a.compare, `${a.filter} ${a.metric}`).toEqual(a.reference);
+  }
+  for (const v of await verdicts()) {
+    expect(v.stored, v.q).toEqual(v.live);
+    if (usedDays !== undefined) {
+      expect(v.used, v.q).toEqual(usedDays);
+    }
   }
   return all.map((a) => a.compare);
 }
@@ -247,7 +284,21 @@ describe("compare's verdicts from stored closed days", () => {
         WHERE project_id = {p:UUID} AND session = cityHash64('midnight')`,
       ),
     ).toBeGreaterThanOrEqual(2);
-    expect(await expectExact()).toEqual(first);
+    expect(await expectExact(CLOSED)).toEqual(first);
+    // The verdicts of the same sessions, stored with them: judged (six heartbeats each), of every kind.
+    const stored = await testClickHouse().query({
+      query: `SELECT sum(sessions) AS sessions, sum(good) AS good, sum(acceptable) AS acceptable,
+          sum(poor) AS poor, sum(unjudged) AS unjudged, sum(hitches) AS hitches
+        FROM telemetry.session_verdict_hist WHERE project_id = {p:UUID} AND by_map = 0 AND by_key = 0`,
+      query_params: { p: t.projectId },
+      format: "JSONEachRow",
+    });
+    const [v] = await stored.json<Record<string, string>>();
+    expect(Number(v?.sessions)).toBe(2 * 3 * 24);
+    expect(Number(v?.unjudged)).toBe(0);
+    for (const kind of ["good", "acceptable", "poor", "hitches"]) {
+      expect(Number(v?.[kind]), kind).toBeGreaterThan(0);
+    }
   });
 
   it("leave a stored day whose single-day session later shows on another day of the window", async () => {
@@ -256,13 +307,13 @@ describe("compare's verdicts from stored closed days", () => {
       sample(CAND, `${CAND}-d5-s0`, `p-${CAND}-d5-s0`, dayStartUs(1) + 7_200e6, 0, "windows"),
     ]);
     expect(await usable()).toEqual(CLOSED.slice(1));
-    await expectExact();
+    await expectExact(CLOSED.slice(1));
   });
 
   it("leave a closed day that a late batch changed until the job stores it again", async () => {
     await ingestAll(t, [sample(BASE, "late-d3", "p-late-d3", dayStartUs(3) + 7_200e6, 1, "ps5")]);
     expect(await usable()).toEqual([CLOSED[1]]);
-    const late = await expectExact();
+    const late = await expectExact([CLOSED[1] as string]);
     expect(late).not.toEqual(first);
     // The day whose stamp changed, and the day five days ago: its stamp holds, but a session it counted
     // now shows yesterday (the test before), so it is stored again without counting that session.
@@ -282,7 +333,7 @@ describe("compare's verdicts from stored closed days", () => {
       ),
     ).toBe(0);
     expect(await usable()).toEqual([CLOSED[0], CLOSED[2]]);
-    const erased = await expectExact();
+    const erased = await expectExact([CLOSED[0], CLOSED[2]] as string[]);
     expect(erased[0]).toMatchObject({ baselineSessions: 24 * 5 + 1 + 1 - 3 });
     expect(await runJob()).toEqual([CLOSED[1]]);
     expect(await usable()).toEqual(CLOSED);
@@ -352,6 +403,7 @@ describe("compare's verdicts from stored closed days", () => {
       query_params: { p: t.projectId, b: CAND, d: addDays(TODAY, -1), s: session },
     });
     expect(await usable()).toEqual(CLOSED);
-    await expectExact();
+    // The verdicts read notices it too, and answers from session_values alone.
+    await expectExact([]);
   });
 });

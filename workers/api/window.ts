@@ -68,6 +68,15 @@ export function windowOf(days: number, nowMs: number, horizonMs = Number.NEGATIV
 }
 
 /** Monday of the ISO week holding `date`. */
+/** The UTC days of a window whose days a stored-days read lists: from its first day, before its end's. */
+export function windowDays(w: Pick<Window, "from" | "to">): string[] {
+  const days: string[] = [];
+  for (let d = w.from.slice(0, 10); d < w.to.slice(0, 10); d = addDays(d, 1)) {
+    days.push(d);
+  }
+  return days;
+}
+
 export function mondayOf(date: string): string {
   const weekday = (new Date(`${date}T00:00:00Z`).getUTCDay() + 6) % 7;
   return addDays(date, -weekday);

@@ -36,6 +36,9 @@ export const CH_SESSION_CELLS = `${CH_DB}.session_cells`;
 export const CH_SESSION_MEDIAN_DAYS = `${CH_DB}.session_median_days`;
 export const CH_SESSION_MEDIAN_HIST = `${CH_DB}.session_median_hist`;
 export const CH_SESSION_MEDIAN_CARRY = `${CH_DB}.session_median_carry`;
+// Closed days' session verdicts (0039_session_verdict_days.sql, api/analytics/session-verdicts.ts): the
+// counted sessions of a stored day by verdict, with their heartbeats' causes, per build and grouping.
+export const CH_SESSION_VERDICT_HIST = `${CH_DB}.session_verdict_hist`;
 // The positioned performance samples ordered by map and base cell (0005_cell_samples.sql): the cell
 // drill-down reads one cell's rows. Holds player identifiers (an erasure step deletes from it).
 export const CH_CELL_SAMPLES = `${CH_DB}.cell_samples`;

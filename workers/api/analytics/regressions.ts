@@ -8,7 +8,7 @@ import {
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
 import { METRIC_KEYS } from "../../shared/telemetry/metrics.js";
-import { addDays, type Window } from "../window.js";
+import { type Window, windowDays } from "../window.js";
 import { withSessionDevices } from "./device.js";
 import {
   adjustedLevel,
@@ -869,10 +869,3 @@ function numbers(v: unknown): number[] {
 }
 
 /** The UTC days a read of the window covers, as its statements bound them: [toDate(from), toDate(to)). */
-function windowDays(w: Window): string[] {
-  const days: string[] = [];
-  for (let d = w.from.slice(0, 10); d < w.to.slice(0, 10); d = addDays(d, 1)) {
-    days.push(d);
-  }
-  return days;
-}

@@ -7,12 +7,15 @@ import {
   CH_SESSION_MEDIAN_DAYS,
   CH_SESSION_MEDIAN_HIST,
   CH_SESSION_VALUES,
+  CH_SESSION_VERDICT_HIST,
 } from "../../shared/clickhouse.js";
 import { rebuildRollups } from "../erasure/rollups.js";
 import type { SessionMediansJob, SessionMediansPlanJob } from "../jobs.js";
 import { addDays, dateOf } from "../window.js";
-import { withSessionDevices } from "./device.js";
+import { sessionDevices, withSessionDevices } from "./device.js";
+import { BOUNDS } from "./frame-causes.js";
 import { num, selectRows } from "./select.js";
+import { effectiveKey, VERDICT_ROW, verdictCountsSql } from "./verdict-rule.js";
 
 // Stored histograms of session medians for closed days (0030_session_medians.sql; docs/analytics.md,
 // "Build regressions", "Stored days"). builds/compare's verdicts judge, per build, group and metric, the
@@ -274,16 +277,20 @@ export async function storeSessionMedianDay(
       GROUP BY build_id, bm, m, g, k, metric, v`,
     query_params: { ...params, ...dayWindow(day) },
   });
+  await ch.command({ query: storeVerdictsSql(counted), query_params: { ...params, ...dayWindow(day) } });
   await ch.command({
     query: `
       INSERT INTO ${CH_SESSION_MEDIAN_CARRY}
         (project_id, build_id, day, version, map_id, session, platform, gpu, device_model, resolution,
-          os_version, frame_q, fps_q, gpu_q, mem_q)
+          os_version, frame_q, fps_q, gpu_q, mem_q, frames, over_budget, slow_bounds, slow_memory,
+          first_heartbeat, last_heartbeat)
       WITH ${counted} AS counted
       SELECT {projectId:UUID}, build_id, {day:Date}, {version:UInt64}, map_id, session, platform, gpu,
         device_model, resolution, os_version,
         quantileExactLowMergeState(0.5)(frame_q), quantileExactLowMergeState(0.5)(fps_q),
-        quantileExactLowMergeState(0.5)(gpu_q), quantileExactLowMergeState(0.5)(mem_q)
+        quantileExactLowMergeState(0.5)(gpu_q), quantileExactLowMergeState(0.5)(mem_q),
+        sumMap(frames), sum(over_budget), sumMap(slow_bounds), sumMap(slow_memory), min(first_heartbeat),
+        max(last_heartbeat)
       FROM ${CH_SESSION_VALUES}
       WHERE project_id = {projectId:UUID} AND day = {day:Date} AND NOT bitmapContains(counted, toUInt32(session_idx))
       GROUP BY build_id, map_id, session, platform, gpu, device_model, resolution, os_version`,
@@ -305,7 +312,7 @@ export async function storeSessionMedianDay(
     query_params: { ...params, final: String(BigInt(version) + 1n) },
   });
   // The day's older versions are never read again (a read takes the latest row): deleted.
-  for (const table of [CH_SESSION_MEDIAN_DAYS, CH_SESSION_MEDIAN_HIST, CH_SESSION_MEDIAN_CARRY]) {
+  for (const table of STORED_TABLES) {
     await deleteWhere(
       ch,
       table,
@@ -314,6 +321,52 @@ export async function storeSessionMedianDay(
     );
   }
   return "stored";
+}
+
+/** The tables of a stored day, each row under the day's version. */
+const STORED_TABLES = [
+  CH_SESSION_MEDIAN_DAYS,
+  CH_SESSION_MEDIAN_HIST,
+  CH_SESSION_MEDIAN_CARRY,
+  CH_SESSION_VERDICT_HIST,
+] as const;
+
+/**
+ * The day's counted sessions' verdicts (verdict-rule.ts), counted per build and grouping as
+ * session_median_hist's histograms are (by_map: all maps or each map; by_key: none or each
+ * STORED_GROUPINGS key, numbered from 1, the device keys the session's effective hardware): the rows
+ * verdictFamilies adds for a stored day. `counted` is the day's bitmap at the version being written; the
+ * device_info rows are the day's ± 1 (its window), as the read's are for a session of that day only.
+ */
+function storeVerdictsSql(counted: string): string {
+  const keys = STORED_GROUPINGS.map((g, i) => `${effectiveKey(g)} AS k${i + 1}`).join(", ");
+  const sets = ["(build_id, session)", ...STORED_GROUPINGS.map((_, i) => `(build_id, session, k${i + 1})`)];
+  const mapped = sets.map((x) => x.replace("(build_id, session", "(build_id, session, map_id"));
+  const g = `toUInt8(multiIf(${STORED_GROUPINGS.map((_, i) => `grouping(k${i + 1}) = 0, ${i + 1}`).join(", ")}, 0))`;
+  const kv = `multiIf(${STORED_GROUPINGS.map((_, i) => `g = ${i + 1}, toString(k${i + 1})`).join(", ")}, '')`;
+  const rows = `
+            SELECT ${VERDICT_ROW}, toUInt8(0) AS conflict, t.map_id AS map_id, ${keys}
+            FROM ${CH_SESSION_VALUES} AS t
+            LEFT JOIN ${sessionDevices(
+              `AND session IN (SELECT session FROM ${CH_SESSION_VALUES}
+                WHERE project_id = {projectId:UUID} AND day = {day:Date} AND bitmapContains(counted, toUInt32(session_idx)))`,
+            )} AS sd ON sd.sd_session = t.session
+            WHERE t.project_id = {projectId:UUID} AND t.day = {day:Date}
+              AND bitmapContains(counted, toUInt32(t.session_idx))`;
+  const counts = verdictCountsSql(
+    rows,
+    [...sets, ...mapped],
+    `toUInt8(1 - grouping(map_id)) AS bm, if(bm = 1, toString(map_id), '') AS m, ${g} AS g, ${kv} AS kv`,
+    ["bm", "m", "g", "kv"],
+  );
+  return `
+      INSERT INTO ${CH_SESSION_VERDICT_HIST}
+        (project_id, build_id, day, version, by_map, map_id, by_key, key_value, sessions, good, acceptable,
+          poor, unjudged, heartbeats, slow, ${BOUNDS.map((_, i) => `b${i}`).join(", ")}, hitches, played_us)
+      WITH ${counted} AS counted
+      SELECT {projectId:UUID}, build, {day:Date}, {version:UInt64}, bm, m, g, kv, sessions, good, acceptable,
+        poor, unjudged, heartbeats, slow_n, ${BOUNDS.map((_, i) => `b${i}`).join(", ")}, hitch_n, played_us
+      FROM (${counts})`;
 }
 
 /** Whether the day's latest stored row is one countedMetSql finds (a session it counted shows nearby). */
@@ -390,7 +443,7 @@ export async function forgetSessionMedianDays(
   if (!days.length) {
     return;
   }
-  for (const table of [CH_SESSION_MEDIAN_DAYS, CH_SESSION_MEDIAN_HIST, CH_SESSION_MEDIAN_CARRY]) {
+  for (const table of STORED_TABLES) {
     await deleteWhere(ch, table, "project_id = {projectId:UUID} AND day IN {days:Array(Date)}", {
       projectId,
       days,

@@ -18,6 +18,7 @@ import {
   CH_SESSION_MEDIAN_DAYS,
   CH_SESSION_MEDIAN_HIST,
   CH_SESSION_VALUES,
+  CH_SESSION_VERDICT_HIST,
 } from "../../shared/clickhouse.js";
 
 /**
@@ -50,6 +51,7 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: CH_SESSION_MEDIAN_DAYS, day: "day", ids: true },
   { table: CH_SESSION_MEDIAN_CARRY, day: "day", ids: true },
   { table: CH_SESSION_MEDIAN_HIST, day: "day", ids: false },
+  { table: CH_SESSION_VERDICT_HIST, day: "day", ids: false },
   { table: CH_BUILD_DAYS, day: "day", ids: true },
   { table: CH_COMPARE_ROLLUP, day: "day", ids: true },
   { table: CH_HEATMAP_CELLS, day: "day", ids: false },
