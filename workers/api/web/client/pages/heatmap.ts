@@ -143,9 +143,6 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
     modeFields(s);
     const map = maps.find((m) => m.mapId === s.map) ?? (maps[0] as MapRecord);
     const events = s.mode === "events";
-    const bound = s.mode === "bound";
-    const budget = s.mode === "budget";
-    const hitchMode = s.mode === "hitches";
     const uses = modeOf(s);
     if (events && !s.event) {
       empty(view, "Type an event name to see where it happens.");
@@ -197,15 +194,8 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
       async (cells) => {
         const metric = metricOf(s.metric ?? "fps");
         const profile = events ? undefined : profiles.find((p) => p.id === s.profile);
-        const painted = events
-          ? eventCells(cells, cellSize, s.event ?? "")
-          : bound
-            ? boundCells(cells, cellSize)
-            : budget
-              ? budgetCells(cells, cellSize, profile)
-              : hitchMode
-                ? hitchPaint(cells, cellSize)
-                : perfCells(cells, cellSize, metric, profile, tailsOf);
+        const drawing: Drawing = { cells, cellSize, event: s.event ?? "", metric, profile, tailsOf };
+        const painted = uses.paint(drawing);
         const total = cells.reduce((n, c) => n + c.event_count, 0);
         view.append(
           h(
@@ -223,15 +213,7 @@ export async function heatmap({ root, projectId }: PageContext): Promise<void> {
           map,
           cellSize,
           cells: painted.cells,
-          label: events
-            ? `Where ${s.event} happens on ${map.name}`
-            : bound
-              ? `What bounds the slow frames per cell on ${map.name}`
-              : hitchMode
-                ? `Hitches per cell on ${map.name}`
-                : budget
-                  ? `Heartbeats within their display's budget per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`
-                  : `${metric.label} per cell on ${map.name}${profile ? `, judged by ${profile.name}` : ""}`,
+          label: uses.title(drawing, map.name),
           onSelect: events ? undefined : (cell) => openCell(s, map, cell),
         });
         const selected = cellFromUrl();
@@ -271,17 +253,76 @@ async function loadLists(body: HTMLElement, projectId: string) {
   return result as { maps: MapRecord[]; profiles: Profile[]; builds: string[] } | null;
 }
 
-/** What each mode reads of the controls and asks of the heatmap: one row per mode of the Mode control. */
-const MODES = {
-  performance: { metric: true, profile: true, why: false, hitches: false },
-  // Judged by the profile's budget shares, not by a metric.
-  budget: { metric: false, profile: true, why: true, hitches: false },
-  bound: { metric: false, profile: false, why: true, hitches: false },
-  hitches: { metric: false, profile: false, why: false, hitches: true },
-  events: { metric: false, profile: false, why: false, hitches: false },
-} as const;
+/** What a mode paints from: the heatmap's answer and the controls it reads. */
+type Drawing = {
+  cells: Cell[];
+  cellSize: number;
+  event: string;
+  metric: Metric;
+  profile: Profile | undefined;
+  tailsOf: (c: Cell) => Promise<CellTails>;
+};
 
-const modeOf = (s: State) => MODES[(s.mode ?? "performance") as keyof typeof MODES] ?? MODES.performance;
+type Mode = {
+  /** The controls it reads, and what it asks of the heatmap (why=1, hitches=1). */
+  metric: boolean;
+  profile: boolean;
+  why: boolean;
+  hitches: boolean;
+  paint(d: Drawing): Painted;
+  /** The map's accessible name. */
+  title(d: Drawing, mapName: string): string;
+};
+
+const judgedBy = (d: Drawing) => (d.profile ? `, judged by ${d.profile.name}` : "");
+
+/** One row per mode of the Mode control. */
+const MODES: Record<"performance" | "budget" | "bound" | "hitches" | "events", Mode> = {
+  performance: {
+    metric: true,
+    profile: true,
+    why: false,
+    hitches: false,
+    paint: (d) => perfCells(d.cells, d.cellSize, d.metric, d.profile, d.tailsOf),
+    title: (d, map) => `${d.metric.label} per cell on ${map}${judgedBy(d)}`,
+  },
+  // Judged by the profile's budget shares, not by a metric.
+  budget: {
+    metric: false,
+    profile: true,
+    why: true,
+    hitches: false,
+    paint: (d) => budgetCells(d.cells, d.cellSize, d.profile),
+    title: (d, map) => `Heartbeats within their display's budget per cell on ${map}${judgedBy(d)}`,
+  },
+  bound: {
+    metric: false,
+    profile: false,
+    why: true,
+    hitches: false,
+    paint: (d) => boundCells(d.cells, d.cellSize),
+    title: (_, map) => `What bounds the slow frames per cell on ${map}`,
+  },
+  hitches: {
+    metric: false,
+    profile: false,
+    why: false,
+    hitches: true,
+    paint: (d) => hitchPaint(d.cells, d.cellSize),
+    title: (_, map) => `Hitches per cell on ${map}`,
+  },
+  events: {
+    metric: false,
+    profile: false,
+    why: false,
+    hitches: false,
+    paint: (d) => eventCells(d.cells, d.cellSize, d.event),
+    title: (d, map) => `Where ${d.event} happens on ${map}`,
+  },
+};
+
+const modeOf = (s: State): Mode =>
+  MODES[(s.mode ?? "performance") as keyof typeof MODES] ?? MODES.performance;
 
 type Painted = { cells: DrawnCell[]; legend: { fill: string; label: string }[]; note?: string };
 
