@@ -2,13 +2,11 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import {
   CH_BUILD_DAYS,
   CH_SESSION_CELLS,
-  CH_SESSION_MEDIAN_CARRY,
-  CH_SESSION_MEDIAN_DAYS,
   CH_SESSION_MEDIAN_HIST,
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
 import { METRIC_KEYS } from "../../shared/telemetry/metrics.js";
-import { type Window, windowDays } from "../window.js";
+import type { Window } from "../window.js";
 import { withSessionDevices } from "./device.js";
 import {
   adjustedLevel,
@@ -23,10 +21,14 @@ import {
 } from "./regression-stats.js";
 import { num, selectRows } from "./select.js";
 import {
+  COUNTED_WITH,
+  liveAndCarried,
   STORED_GROUPINGS,
   STORED_STATES,
+  STORED_VERSION,
   type StoredGrouping,
   type StoredState,
+  storedDaysParams,
   usableStoredDays,
 } from "./session-medians.js";
 import {
@@ -641,28 +643,9 @@ export async function medianFamilies(
   const keyValue = columns.length
     ? `multiIf(${columns.map((c) => `g = ${byKeyOf(c)}, toString(${c})`).join(", ")}, '')`
     : "''";
-  // The stored days' counted sessions, all in one bitmap.
-  const counted = `WITH (SELECT groupBitmapOrState(counted) FROM ${CH_SESSION_MEDIAN_DAYS}
-      WHERE project_id = {projectId:UUID} AND stored = 1 AND day IN {storedDays:Array(Date)}
-        AND hist_version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))) AS counted`;
-  const storedVersion =
-    "day IN {storedDays:Array(Date)} AND version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
   const liveColumns =
     "build_id, session, platform, gpu, device_model, resolution, os_version, frame_q, fps_q, gpu_q, mem_q";
-  // A live row of a session a used stored day counted (`conflict`) can only be an event whose
-  // session_values row became visible before its actor_buckets day row (an insert's views land one after the
-  // other): the stored day was not valid after all, and the read is answered from session_values alone.
-  // So is a live row without a session number (stored before session_values carried them), which could
-  // belong to a counted session.
-  const union = `(
-            SELECT ${liveColumns}, session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
-            FROM ${CH_SESSION_VALUES}
-            WHERE ${builds} AND day IN {liveDays:Array(Date)} ${onMap}
-            UNION ALL
-            SELECT ${liveColumns}, toUInt8(0) AS conflict
-            FROM ${CH_SESSION_MEDIAN_CARRY}
-            WHERE ${builds} AND ${storedVersion} ${onMap}
-          )`;
+  const union = liveAndCarried(liveColumns, `${builds} ${onMap}`);
   const liveWhere = `${builds} AND ${inWindow} ${onMap}`;
   const source = stored.length
     ? devices.length
@@ -692,7 +675,7 @@ export async function medianFamilies(
             toUInt32(indexOf({storedMetrics:Array(UInt8)}, metric)) AS pos, value AS v, sessions AS c,
             toUInt8(0) AS conflict
           FROM ${CH_SESSION_MEDIAN_HIST}
-          WHERE ${builds} AND ${storedVersion}
+          WHERE ${builds} AND ${STORED_VERSION}
             AND by_map = {byMap:UInt8} AND map_id = {mapKey:String} AND by_key IN {byKeys:Array(UInt8)}
             AND metric IN {storedMetrics:Array(UInt8)}
           UNION ALL`
@@ -704,7 +687,7 @@ export async function medianFamilies(
   const rows = await selectRows(
     ch,
     `
-    ${stored.length ? counted : ""}
+    ${stored.length ? COUNTED_WITH : ""}
     SELECT build, g, key, metric, n, smallest, below,
       arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts, conflict
     FROM (
@@ -726,10 +709,7 @@ export async function medianFamilies(
       to: w.to,
       retainedFrom: w.retainedFrom,
       mapId: q.mapId,
-      storedDays: stored.map((d) => d.day),
-      // The window's other days, listed (a NOT IN would not narrow the primary key's day range).
-      liveDays: windowDays(w).filter((d) => !stored.some((x) => x.day === d)),
-      storedVersions: stored.map((d) => d.version),
+      ...storedDaysParams(stored, w),
       storedMetrics: metrics.map((m) => STORED_STATES.indexOf(METRIC_STATE[m] as StoredState) + 1),
       byMap: q.mapId === undefined ? 0 : 1,
       mapKey: q.mapId ?? "",

@@ -11,7 +11,7 @@ import {
 } from "../../shared/clickhouse.js";
 import { rebuildRollups } from "../erasure/rollups.js";
 import type { SessionMediansJob, SessionMediansPlanJob } from "../jobs.js";
-import { addDays, dateOf } from "../window.js";
+import { addDays, dateOf, type Window, windowDays } from "../window.js";
 import { sessionDevices, withSessionDevices } from "./device.js";
 import { BOUNDS } from "./frame-causes.js";
 import { num, selectRows } from "./select.js";
@@ -526,6 +526,48 @@ export async function usableStoredDays(
     { day: "string", version: "string" },
   );
   return rows;
+}
+
+/**
+ * A stored-days read's parts (regressions.ts medianFamilies, session-verdicts.ts verdictFamilies), over
+ * the parameters storedDaysParams binds. STORED_VERSION chooses a used stored day's rows of a stored
+ * table (its day and version); COUNTED_WITH puts the used days' counted sessions in one bitmap,
+ * `counted`.
+ */
+export const STORED_VERSION =
+  "day IN {storedDays:Array(Date)} AND version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
+export const COUNTED_WITH = `WITH (SELECT groupBitmapOrState(counted) FROM ${CH_SESSION_MEDIAN_DAYS}
+      WHERE project_id = {projectId:UUID} AND stored = 1 AND day IN {storedDays:Array(Date)}
+        AND hist_version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))) AS counted`;
+
+/**
+ * The live rows of a stored-days read: `columns` of session_values' rows of the window's other days and of
+ * the used days' carried rows, both matching `where` (over the builds and map), with `conflict`: a live
+ * row of a session a used day counted can only be an event whose session_values row became visible
+ * before its actor_buckets day row (an insert's views land one after the other), so the stored day was
+ * not valid after all, and the read answers from session_values alone; so does a live row without a
+ * session number (stored before session_values carried them), which could belong to a counted session.
+ */
+export function liveAndCarried(columns: string, where: string): string {
+  return `(
+            SELECT ${columns}, session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
+            FROM ${CH_SESSION_VALUES}
+            WHERE ${where} AND day IN {liveDays:Array(Date)}
+            UNION ALL
+            SELECT ${columns}, toUInt8(0) AS conflict
+            FROM ${CH_SESSION_MEDIAN_CARRY}
+            WHERE ${where} AND ${STORED_VERSION}
+          )`;
+}
+
+/** The parameters of the stored-days parts: the used days, their versions, the window's other days. */
+export function storedDaysParams(stored: readonly StoredDay[], w: Pick<Window, "from" | "to">) {
+  return {
+    storedDays: stored.map((d) => d.day),
+    storedVersions: stored.map((d) => d.version),
+    // The window's other days, listed (a NOT IN would not narrow the primary key's day range).
+    liveDays: windowDays(w).filter((d) => !stored.some((x) => x.day === d)),
+  };
 }
 
 /** Projects per plan message: one read of their batch totals and stored rows of STORED_DAYS_BACK days. */

@@ -1,16 +1,19 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
-import {
-  CH_SESSION_MEDIAN_CARRY,
-  CH_SESSION_MEDIAN_DAYS,
-  CH_SESSION_VALUES,
-  CH_SESSION_VERDICT_HIST,
-} from "../../shared/clickhouse.js";
-import { type Window, windowDays } from "../window.js";
+import { CH_SESSION_VALUES, CH_SESSION_VERDICT_HIST } from "../../shared/clickhouse.js";
+import type { Window } from "../window.js";
 import { sessionDevices } from "./device.js";
 import { BOUNDS, type Bound, boundCounts } from "./frame-causes.js";
 
 import { num, selectRows } from "./select.js";
-import { STORED_GROUPINGS, type StoredGrouping, usableStoredDays } from "./session-medians.js";
+import {
+  COUNTED_WITH,
+  liveAndCarried,
+  STORED_GROUPINGS,
+  STORED_VERSION,
+  type StoredGrouping,
+  storedDaysParams,
+  usableStoredDays,
+} from "./session-medians.js";
 import {
   COUNT_COLUMNS,
   effectiveKey,
@@ -99,20 +102,10 @@ export async function verdictFamilies(
   const onMap = q.mapId === undefined ? "" : "AND map_id = {mapId:String}";
   const builds = "project_id = {projectId:UUID} AND build_id IN {builds:Array(String)}";
   const inWindow = "day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})";
-  const storedVersion =
-    "day IN {storedDays:Array(Date)} AND version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))";
   // The live rows: every day's from session_values; with stored days, the other days' rows and the
   // stored days' carried rows.
   const source = stored.length
-    ? `(
-            SELECT ${HEARTBEAT_COLUMNS}, session_idx = 0 OR bitmapContains(counted, toUInt32(session_idx)) AS conflict
-            FROM ${CH_SESSION_VALUES}
-            WHERE ${builds} AND day IN {liveDays:Array(Date)} ${onMap}
-            UNION ALL
-            SELECT ${HEARTBEAT_COLUMNS}, toUInt8(0) AS conflict
-            FROM ${CH_SESSION_MEDIAN_CARRY}
-            WHERE ${builds} AND ${storedVersion} ${onMap}
-          )`
+    ? liveAndCarried(HEARTBEAT_COLUMNS, `${builds} ${onMap}`)
     : `(SELECT ${HEARTBEAT_COLUMNS}, toUInt8(0) AS conflict FROM ${CH_SESSION_VALUES} WHERE ${builds} AND ${inWindow} ${onMap})`;
   // The device rows the read needs: a device key's for every session of the builds; else only the
   // memory totals of the sessions with slow heartbeats no stage, read time or own total explained.
@@ -139,7 +132,7 @@ export async function verdictFamilies(
         sessions, good, acceptable, poor, unjudged, heartbeats, slow AS slow_n,
         ${BOUNDS.map((_, i) => `b${i}`).join(", ")}, hitches AS hitch_n, played_us, toUInt8(0) AS conflict
       FROM ${CH_SESSION_VERDICT_HIST}
-      WHERE ${builds} AND ${storedVersion}
+      WHERE ${builds} AND ${STORED_VERSION}
         AND by_map = {byMap:UInt8} AND map_id = {mapKey:String} AND by_key IN {byKeys:Array(UInt8)}
       UNION ALL
       ${live}
@@ -148,13 +141,7 @@ export async function verdictFamilies(
     : live;
   const rows = await selectRows(
     ch,
-    `${
-      stored.length
-        ? `WITH (SELECT groupBitmapOrState(counted) FROM ${CH_SESSION_MEDIAN_DAYS}
-      WHERE project_id = {projectId:UUID} AND stored = 1 AND day IN {storedDays:Array(Date)}
-        AND hist_version = toUInt64OrZero(arrayElement({storedVersions:Array(String)}, indexOf({storedDays:Array(Date)}, day)))) AS counted`
-        : ""
-    } ${counts}`,
+    `${stored.length ? COUNTED_WITH : ""} ${counts}`,
     {
       projectId,
       builds: [...q.builds],
@@ -162,10 +149,7 @@ export async function verdictFamilies(
       to: w.to,
       retainedFrom: w.retainedFrom,
       mapId: q.mapId,
-      storedDays: stored.map((d) => d.day),
-      storedVersions: stored.map((d) => d.version),
-      // The window's other days, listed (a NOT IN would not narrow the primary key's day range).
-      liveDays: windowDays(w).filter((d) => !stored.some((x) => x.day === d)),
+      ...storedDaysParams(stored, w),
       byMap: q.mapId === undefined ? 0 : 1,
       mapKey: q.mapId ?? "",
       byKeys: q.key === null ? [0] : [0, STORED_GROUPINGS.indexOf(q.key) + 1],
