@@ -366,6 +366,7 @@ export async function judgeScopeGroup<P extends PairQuery>(
   const withDevices = new Set<string>();
   pairs.forEach((p, i) => {
     const j = judged.get(p.key) as CellJudgement;
+    // A budget share's failing shares are exact from its counts already (judgeCells).
     const own = p.metric === BUDGET_SHARE.key;
     if (!own && j.worst.length && wantShares(p, { failCount: j.failCount, totalCount: j.totalCount })) {
       const devices = paths[i] === "devices";

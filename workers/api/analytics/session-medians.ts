@@ -26,7 +26,10 @@ import { effectiveKey, VERDICT_ROW, verdictCountsSql } from "./verdict-rule.js";
 //   NEIGHBOUR_DAYS of D (actor_buckets' day session bitmaps);
 // - the histogram of the counted sessions' medians over D's samples, per build, metric, map grouping and
 //   hardware grouping (none, platform, or a device key: session_median_hist);
-// - the other sessions' rows of D, merged per build, map, session and hardware (session_median_carry);
+// - the counted sessions' verdicts, counted per build, map grouping and hardware grouping
+//   (session_verdict_hist, 0039; verdict-rule.ts, which the verdicts read counts with too);
+// - the other sessions' rows of D, merged per build, map, session and hardware, with their heartbeat
+//   columns (session_median_carry);
 // - the day's stamp: its event total and the XOR of a hash of each key's count (telemetry.daily_events),
 //   which a late batch changes (an erasure deletes the stored rows of the player's days itself).
 // A read uses a stored day only when its stamp is the day's current one and its counted sessions meet
