@@ -1,7 +1,7 @@
 // Where a read's rows and milliseconds go: each statement its functions run, one at a time, with the
 // rows and bytes ClickHouse read for it (readBy) and its milliseconds (median of BENCH_RUNS, default 5,
 // after a warm-up), on a kept bench dir (BENCH_KEEP_DIR, loaded by bench:analytics). BENCH_READS picks
-// the reads (dashboard by default; dashboard, retention, compare, cell, tails):
+// the reads (dashboard by default; dashboard, retention, compare, cell, tails, verdicts, verdicts_open):
 //   BENCH_KEEP_DIR=/tmp/dash-10m BENCH_DAYS=30 BENCH_READS=dashboard,compare node --import tsx scripts/bench/dashboard-rows.ts
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -73,6 +73,7 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
   const p = saved.projectId;
   const compared = { baseline: "1.24", candidate: "1.25" };
   const map = { mapId: "maps/desert_outpost", cellSize: 25, includeZ: false } as const;
+  const openDays = windowOf(2, READS.includes("verdicts_open") ? await lastSessionDay(ch, p) : now);
   const reads: Record<string, (c: ClickHouseClient) => Promise<unknown>> = {
     dashboard: (c) => Promise.all([dashboardDistincts(c, p, w, now), dashboardTotals(c, p, w)]),
     retention: (c) => playerRetentionCohorts(c, p, w),
@@ -82,6 +83,10 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
     tails: (c) => heatmapCells(c, p, w7, { ...map, tails: true }),
     // The sessions' verdicts of the two compared builds per platform (builds/regressions' third read).
     verdicts: (c) => verdictFamilies(c, p, w, { builds: ["1.24", "1.25"], key: "platform" }),
+    // What a live project's open days (today, yesterday: never stored) add to `verdicts`: the same read
+    // over the last two days holding the builds' sessions, from session_values alone.
+    verdicts_open: (c) =>
+      verdictFamilies(c, p, openDays, { builds: ["1.24", "1.25"], key: "platform" }, false),
   };
   for (const name of READS) {
     const read = reads[name];
@@ -117,3 +122,15 @@ await withBenchStack("dashboard-rows", async ({ stack, dir }) => {
   }
   await ch.close();
 });
+
+/** The last day holding session_values rows of the compared builds, as the ms of its noon. */
+async function lastSessionDay(ch: ClickHouseClient, projectId: string): Promise<number> {
+  const rs = await ch.query({
+    query: `SELECT toString(max(day)) AS day FROM telemetry.session_values
+      WHERE project_id = {p:UUID} AND build_id IN ('1.24', '1.25')`,
+    query_params: { p: projectId },
+    format: "JSONEachRow",
+  });
+  const [row] = await rs.json<{ day: string }>();
+  return Date.parse(`${row?.day ?? "1970-01-01"}T12:00:00Z`);
+}
