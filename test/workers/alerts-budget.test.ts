@@ -3,6 +3,7 @@ import { judgeScope } from "../../workers/api/alerts/cells.js";
 import type { AlertNotification } from "../../workers/api/alerts/notification.js";
 import { windowOf } from "../../workers/api/window.js";
 import { hookUrl, json, runScheduled, send, waitForDeliveries } from "../support/alerts.js";
+import { rng } from "../support/analytics-dataset.js";
 import { TEST_APP_URL } from "../support/app-url.js";
 import { batch, type EventInit, event, MiB, perf } from "../support/batches.js";
 import { insertsSettled, testClickHouse } from "../support/events.js";
@@ -44,14 +45,6 @@ type Arena = {
   fpsOnly: string;
   samples: Sample[];
 };
-
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 type Judged = {
   x: number;
@@ -126,7 +119,7 @@ async function send_(t: Tenant, events: EventInit[], platform: string, device: R
  * one. Plus what must not count: another map, no position, memory only (no frame), too old.
  */
 async function ingestScenario(t: Tenant, samples: Sample[]): Promise<void> {
-  const rnd = lcg(7);
+  const rnd = rng(7);
   const at = () => ({ x: Math.floor(rnd() * 240) / 4 - 30, y: Math.floor(rnd() * 160) / 4 - 20 });
   const phones: EventInit[] = [];
   for (let i = 0; i < 120; i++) {

@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { ALERT_METRIC, type AlertMetricKey, BUDGET_SHARE, METRIC } from "../../shared/telemetry/metrics.js";
+import {
+  ALERT_METRIC,
+  type AlertMetricKey,
+  BUDGET_SHARE,
+  METRIC,
+  sampleNoun,
+} from "../../shared/telemetry/metrics.js";
 import type { RegressionNotification } from "../analytics/verdicts.js";
 import type { EvaluationLinks, LinkedCell } from "./links.js";
 import type { ThresholdLevel } from "./metrics.js";
@@ -124,8 +130,7 @@ export function slackBlocks(a: AlertNotification): Block[] {
       const where = `(${c.x}, ${c.y})`;
       const place = absolute(c.link) ? `<${c.link}|${where}>` : where;
       const failing = c.failingShare === undefined ? "" : `, ${Math.round(c.failingShare * 100)} % failing`;
-      const sample = metric === BUDGET_SHARE.key ? "heartbeat" : "sample";
-      return `${i + 1}. ${place}  ${withUnit(metric, c.value, round2)} over ${c.samples} ${sample}${c.samples === 1 ? "" : "s"}${failing}`;
+      return `${i + 1}. ${place}  ${withUnit(metric, c.value, round2)} over ${c.samples} ${sampleNoun(metric)}${c.samples === 1 ? "" : "s"}${failing}`;
     });
     blocks.push({
       type: "section",

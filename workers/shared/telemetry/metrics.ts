@@ -179,6 +179,10 @@ export type AlertMetric = Metric | typeof BUDGET_SHARE;
 /** The threshold profile field of an alert metric at a level, e.g. (budget_share, good) → "budgetShareGood". */
 export type AlertProfileField = AlertMetric["profile"]["good" | "warn"];
 
+/** What one of an alert metric's samples is, as a sentence counts them: a budget share's are heartbeats. */
+export const sampleNoun = (m: AlertMetricKey): "heartbeat" | "sample" =>
+  m === BUDGET_SHARE.key ? "heartbeat" : "sample";
+
 /** The alert metrics' rows by key. */
 export const ALERT_METRIC: {
   readonly [K in AlertMetricKey]: K extends MetricKey ? Metric<K> : typeof BUDGET_SHARE;

@@ -8,6 +8,7 @@
 import {
   BUDGET_SHARE,
   type ProfileField,
+  sampleNoun,
   METRICS as TABLE,
   type MetricKey as TableKey,
 } from "../../../shared/telemetry/metrics.js";
@@ -67,14 +68,28 @@ export const METRICS: Metric[] = TABLE.map((m) => ({
 export type AlertMetricKey = Schemas["AlertRule"]["metric"];
 
 /** An alert metric as the Alerts page names it and shows a cell's value (the budget share in percent). */
-export type AlertMetric = { key: AlertMetricKey; label: string; unit: string; show(v: number): string };
+export type AlertMetric = {
+  key: AlertMetricKey;
+  label: string;
+  unit: string;
+  /** What its samples are: heartbeats for the budget share. */
+  sample: "heartbeat" | "sample";
+  show(v: number): string;
+};
 
 export const ALERT_METRICS: AlertMetric[] = [
-  ...TABLE.map((m) => ({ key: m.key, label: m.label, unit: m.unit, show: (v: number) => fmt(v, m.unit) })),
+  ...TABLE.map((m) => ({
+    key: m.key,
+    label: m.label,
+    unit: m.unit,
+    sample: sampleNoun(m.key),
+    show: (v: number) => fmt(v, m.unit),
+  })),
   {
     key: BUDGET_SHARE.key,
     label: BUDGET_SHARE.label,
     unit: "% of heartbeats",
+    sample: sampleNoun(BUDGET_SHARE.key),
     show: (v: number) => `${fmt(Math.round(v * 1000) / 10)} % within budget`,
   },
 ];

@@ -27,7 +27,7 @@ function worstCells(e: HistoryEvent): HTMLElement | string {
     return "—";
   }
   const show = alertMetric(e.metric)?.show ?? ((v: number) => fmt(v));
-  const sample = e.metric === "budget_share" ? "heartbeat" : "sample";
+  const sample = alertMetric(e.metric)?.sample ?? "sample";
   return h(
     "div",
     { class: "worst-cells" },
