@@ -250,6 +250,30 @@ export async function insightsPlain(ch: ClickHouseClient, projectId: string, w: 
   return { groups: dates.map((d) => [d, byKey.get(d) ?? 0]), total: num(total?.value) };
 }
 
+/** Unique players by a dimension (its top `limit` values, ties by value), and over the whole window. */
+export async function insightsByPlain(
+  ch: ClickHouseClient,
+  projectId: string,
+  w: Window,
+  limit: number,
+  column: "map_id" | "event_name",
+) {
+  const params = { projectId, from: w.from, to: w.to, limit };
+  const [groups, [total]] = await Promise.all([
+    rows(
+      ch,
+      `SELECT toString(${column}) AS key, uniqExact(player) AS value
+      FROM ${EVENTS} AND ${WINDOW}
+      GROUP BY key
+      ORDER BY value DESC, key ASC
+      LIMIT {limit:UInt8}`,
+      params,
+    ),
+    rows(ch, `SELECT uniqExact(player) AS value FROM ${EVENTS} AND ${WINDOW}`, params),
+  ]);
+  return { groups: groups.map((r) => [String(r.key), num(r.value)]), total: num(total?.value) };
+}
+
 // builds ---------------------------------------------------------------------------------------------
 
 export const buildsOurs = (builds: Build[]): Answer =>

@@ -52,6 +52,7 @@ import {
   funnelPlain,
   heatmapOurs,
   heatmapPlain,
+  insightsByPlain,
   insightsOurs,
   insightsPlain,
   overEvents,
@@ -104,6 +105,7 @@ type Endpoint =
   | "retention"
   | "funnels"
   | "insights"
+  | "insights_map"
   | "builds"
   | "compare"
   | "regressions"
@@ -257,6 +259,20 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
     },
     peer: {
       plain: (ch, p, now) => insightsPlain(ch, p, windowOf(D, now), 10),
+      ours: insightsOurs,
+      relative: EXACT,
+    },
+  },
+  // Unique players by map over every event: player_dims' map rows of every event name and day.
+  insights_map: {
+    query: `insights?metric=unique_players&groupBy=map_id&days=${D}&limit=10`,
+    sql: (ch, p, now) => {
+      const w = windowOf(D, now);
+      const q = { metric: "unique_players", groupBy: "map_id", limit: 10 } as const;
+      return Promise.all([insightGroups(ch, p, w, q), insightTotal(ch, p, w, q)]);
+    },
+    peer: {
+      plain: (ch, p, now) => insightsByPlain(ch, p, windowOf(D, now), 10, "map_id"),
       ours: insightsOurs,
       relative: EXACT,
     },
