@@ -109,6 +109,25 @@ beforeAll(async () => {
       hotspotShift: 1.3,
       startUs: startUs + 2 * 3_600_000_000,
     }),
+    // Cells of 200 sessions a build (each session has a sample in each cell): enough that only the
+    // central ranks of each cell's medians leave ClickHouse, the hotspot 8 % slower.
+    ...buildPairEvents(11, {
+      baseline: "6.0.0",
+      candidate: "6.1.0",
+      groups: [
+        {
+          platform: "ps5",
+          sessions: 200,
+          frameTimeMs: 16,
+          shift: 1,
+          sessionSd: 0.15,
+          sampleSd: 0.1,
+          samplesPerSession: 4,
+        },
+      ],
+      hotspotShift: 1.08,
+      startUs: startUs + 3 * 3_600_000_000,
+    }),
   ];
   await ingestAll(t, events);
   arenaUuid = await insertMap(t.projectId, "arena", {
@@ -221,6 +240,17 @@ describe("builds/regressions", () => {
     });
     expect(none.cells).toEqual([]);
   });
+
+  it.each([{ metric: "frame_time" as const }, { metric: "fps" as const, minEffectPct: 0 }])(
+    "with mapId, cells of 200 sessions a build: the central ranks judge as every value does (%o)",
+    async (over) => {
+      const q = { ...DEFAULTS, candidate: "6.1.0", baseline: "6.0.0", mapId: "arena", ...over };
+      const data = await getData<Answer>(t, query(q));
+      expect(data).toEqual(refRegressions(events, q, nowMs));
+      expect(data.cells[0]).toMatchObject({ x: HOTSPOT.x, y: HOTSPOT.y, verdict: "regressed" });
+      expect(data.cells[0]?.baseline.sessions).toBe(200);
+    },
+  );
 
   it("defaults: the baseline is the build first seen before the candidate; frame_time by platform, 30 days", async () => {
     const data = await getData<Answer>(t, `/builds/regressions?candidate=${CAND}`);

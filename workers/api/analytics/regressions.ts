@@ -281,12 +281,13 @@ export async function buildRegressions(
         )
       : judgedFamily(families, column, mq);
   }
-  const judge = (family: SessionSides[]) =>
-    judgeGroups(family, { ...q, metric: q.metric === POOR_SESSION_SHARE ? "frame_time" : q.metric });
   const worse = q.metric === POOR_SESSION_SHARE || !HIGHER_IS_BETTER[q.metric] ? 1 : -1;
   // Cells are one family of their own; only the significant ones are answered (the key "x,y" only
   // orders ties).
-  const cells = judge(cellRows.map((r) => ({ key: `${r.x},${r.y}`, b: r.b, c: r.c })))
+  const cells = judgeRankedGroups(
+    cellRows.map((r) => r.sides),
+    { ...q, metric: q.metric === POOR_SESSION_SHARE ? "frame_time" : q.metric },
+  )
     .map(({ key, ...g }, i) => ({
       x: cellRows[i]?.x ?? 0,
       y: cellRows[i]?.y ?? 0,
@@ -688,19 +689,7 @@ export async function medianFamilies(
     ch,
     `
     ${stored.length ? COUNTED_WITH : ""}
-    SELECT build, g, key, metric, n, smallest, below,
-      arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts, conflict
-    FROM (
-      SELECT build, g, key, metric, toInt64(sum(c)) AS n, min(v) AS smallest, max(conflict) AS conflict,
-        arraySort(groupArray((v, toInt64(c)))) AS hist,
-        arrayCumSum(arrayMap(x -> x.2, hist)) AS cum,
-        greatest(1, toInt64(ceil(n / 2))) AS k, toInt64(ceil(6 * sqrt(n))) + 2 AS t,
-        arrayFilter((x, s) -> {all:UInt8} = 1 OR (s >= k - t AND s - x.2 + 1 <= k + t), hist, cum) AS kept,
-        arraySum(arrayMap((x, s) -> if({all:UInt8} = 0 AND s < k - t, x.2, 0), hist, cum)) AS below
-      FROM (${counts}
-      )
-      GROUP BY build, g, key, metric
-    )`,
+    ${rankedSql(counts, ["build", "g", "key", "metric"], { sql: "max(conflict)", as: "conflict" })}`,
     {
       projectId,
       baseline: q.baseline,
@@ -751,13 +740,7 @@ export async function medianFamilies(
     }
     const key = r.key === "" ? null : r.key;
     const side = groups.get(key) ?? { key, b: none(), c: none() };
-    side[r.build === q.baseline ? "b" : "c"] = {
-      n: num(r.n),
-      min: Number(r.smallest),
-      below: num(r.below),
-      values: numbers(r.vals),
-      counts: numbers(r.counts),
-    };
+    side[r.build === q.baseline ? "b" : "c"] = rankedRow(r);
     groups.set(key, side);
   }
   return new Map(
@@ -798,7 +781,48 @@ export async function sessionValueRanks(
   return families.get(key) ?? new Map();
 }
 
-type CellSides = { x: number; y: number; b: number[]; c: number[] };
+/**
+ * Per group of `keys` over `counts` (rows of the keys, a session median `v` and `c` sessions holding
+ * it): the sessions `n`, the smallest median, and as `vals`/`counts` the distinct medians holding the
+ * central ranks (regression-stats.ts centralSpan: k ± (⌈6·√n⌉ + 2)) with `below` the sessions under
+ * them, or every median when {all:UInt8} is 1: RankedValues, which judge exactly as all the values do.
+ * `extra` adds aggregate columns over the group's rows.
+ */
+function rankedSql(counts: string, keys: readonly string[], extra?: { sql: string; as: string }): string {
+  const by = keys.join(", ");
+  return `SELECT ${by}, n, smallest, below,
+      arrayMap(x -> x.1, kept) AS vals, arrayMap(x -> x.2, kept) AS counts${extra ? `, ${extra.as}` : ""}
+    FROM (
+      SELECT ${by}, toInt64(sum(c)) AS n, min(v) AS smallest${extra ? `, ${extra.sql} AS ${extra.as}` : ""},
+        arraySort(groupArray((v, toInt64(c)))) AS hist,
+        arrayCumSum(arrayMap(x -> x.2, hist)) AS cum,
+        greatest(1, toInt64(ceil(n / 2))) AS k, toInt64(ceil(6 * sqrt(n))) + 2 AS t,
+        arrayFilter((x, s) -> {all:UInt8} = 1 OR (s >= k - t AND s - x.2 + 1 <= k + t), hist, cum) AS kept,
+        arraySum(arrayMap((x, s) -> if({all:UInt8} = 0 AND s < k - t, x.2, 0), hist, cum)) AS below
+      FROM (${counts}
+      )
+      GROUP BY ${by}
+    )`;
+}
+
+/** A RankedValues from a rankedSql row. */
+function rankedRow(r: {
+  n: unknown;
+  smallest: unknown;
+  below: unknown;
+  vals: unknown;
+  counts: unknown;
+}): RankedValues {
+  return {
+    n: num(r.n),
+    min: Number(r.smallest),
+    below: num(r.below),
+    values: numbers(r.vals),
+    counts: numbers(r.counts),
+  };
+}
+
+type CellSides = { x: number; y: number; sides: RankedSides };
 
 async function cellValues(
   ch: ClickHouseClient,
@@ -810,26 +834,25 @@ async function cellValues(
   const state = METRIC_STATE[q.metric];
   // Cost: the primary key (project_id, map_id, build_id, day, x, y, session) narrows the read to the
   // map's rows of the two builds in the window, a row per session, cell and day; each session's
-  // median per cell is merged from its states. Only cells where both builds have minSessions
-  // sessions (the only ones that can be judged) leave ClickHouse, as two sorted arrays per cell.
+  // median per cell is merged from its states (grouping the sessions and merging their states is the
+  // read's time). Per cell and build, a histogram of the sessions' medians, of which only the central
+  // ranks leave ClickHouse (rankedSql: a few dozen values where a cell holds thousands of sessions).
+  const counts = `
+        SELECT x, y, build, v, count() AS c
+        FROM (
+          SELECT toString(build_id) AS build, x, y, quantileExactLowMerge(0.5)(${state}) AS v
+          FROM ${CH_SESSION_CELLS}
+          WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
+            AND build_id IN ({baseline:String}, {candidate:String})
+            AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
+          GROUP BY build_id, x, y, session
+          HAVING NOT isNaN(v)
+        )
+        GROUP BY x, y, build, v`;
   const rows = await selectRows(
     ch,
-    `
-    SELECT x, y,
-      arraySort(groupArrayIf(v, build = {baseline:String})) AS b,
-      arraySort(groupArrayIf(v, build = {candidate:String})) AS c
-    FROM (
-      SELECT toString(build_id) AS build, x, y, quantileExactLowMerge(0.5)(${state}) AS v
-      FROM ${CH_SESSION_CELLS}
-      WHERE project_id = {projectId:UUID} AND map_id = {mapId:String}
-        AND build_id IN ({baseline:String}, {candidate:String})
-        AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
-      GROUP BY build_id, x, y, session
-      HAVING NOT isNaN(v)
-    )
-    GROUP BY x, y
-    HAVING length(b) >= {minSessions:UInt32} AND length(c) >= {minSessions:UInt32}
-    ORDER BY x, y`,
+    `${rankedSql(counts, ["x", "y", "build"])}
+    ORDER BY x, y, build`,
     {
       projectId,
       mapId: q.mapId,
@@ -837,12 +860,33 @@ async function cellValues(
       candidate: q.candidate,
       from: w.from,
       to: w.to,
-      minSessions: q.minSessions,
+      all: 0,
     },
-    { x: "unknown", y: "unknown", b: "unknown", c: "unknown" },
+    {
+      x: "unknown",
+      y: "unknown",
+      build: "string",
+      n: "unknown",
+      smallest: "unknown",
+      below: "unknown",
+      vals: "unknown",
+      counts: "unknown",
+    },
   );
-  return rows.map((r) => ({ x: num(r.x), y: num(r.y), b: numbers(r.b), c: numbers(r.c) }));
+  // Only cells where both builds have minSessions sessions can be judged: the family is those.
+  const cells = new Map<string, CellSides>();
+  for (const r of rows) {
+    const x = num(r.x);
+    const y = num(r.y);
+    const key = `${x},${y}`;
+    const cell = cells.get(key) ?? { x, y, sides: { key, b: NO_VALUES, c: NO_VALUES } };
+    cell.sides[r.build === baseline ? "b" : "c"] = rankedRow(r);
+    cells.set(key, cell);
+  }
+  return [...cells.values()].filter((c) => c.sides.b.n >= q.minSessions && c.sides.c.n >= q.minSessions);
 }
+
+const NO_VALUES: RankedValues = { n: 0, min: null, below: 0, values: [], counts: [] };
 
 function numbers(v: unknown): number[] {
   return Array.isArray(v) ? v.map((x) => Number(x)) : [];
