@@ -5,12 +5,12 @@
 --   minutes), each a bitmap of up to a month's players. With granules of 8,192 rows a read of the
 --   window's 30 day rows read the granule of every grain: at 100M events 2,413 rows and every hour and
 --   minute bitmap deserialized, where it wants 30 (55 ms of the dashboard's statement, its three unions
---   each paying it). Granules of 32 rows read 64: the dashboard's statement fell from about 100 to 70 ms
+--   each paying it). Granules of 32 rows read 64: the dashboard's statement fell from 121 to 68 ms at 100M
 --   (docs/benchmarks.md). The primary index grows to a mark per 32 rows (about 23 bytes each: some
 --   3,700 rows, 120 marks, per project).
 -- - The events' `by_time` projection (0026) serves the partial minutes at the rolling ranges' ends (and
---   the partial hour 30 days ago): with 8,192-row granules, two granules per part for each, 90,112 and
---   106,496 rows at 100M for a few thousand events. `by_time_fine` is the same projection with granules
+--   the partial hour 30 days ago): with 8,192-row granules, two granules per part for each: 90,112 rows
+--   at 100M for dau's two partial minutes (a few thousand events), 106,496 for mau's ends. `by_time_fine` is the same projection with granules
 --   of 1,024 rows (projection-level settings), built on the existing parts by a background mutation;
 --   `by_time` goes (a projection is sorted and written on every insert). Until the mutation reaches a
 --   part, reads of that part use the table's own key (project, day): slower, the same answers.
