@@ -10,10 +10,11 @@
 --   3,700 rows, 120 marks, per project).
 -- - The events' `by_time` projection (0026) serves the partial minutes at the rolling ranges' ends (and
 --   the partial hour 30 days ago): with 8,192-row granules, two granules per part for each: 90,112 rows
---   at 100M for dau's two partial minutes (a few thousand events), 106,496 for mau's ends. `by_time_fine` is the same projection with granules
---   of 1,024 rows (projection-level settings), built on the existing parts by a background mutation,
---   and `by_time` goes (a projection is sorted and written on every insert). Until the mutation reaches a
---   part, reads of that part use the table's own key (project, day): slower, the same answers.
+--   at 100M for dau's two partial minutes (a few thousand events), 106,496 for mau's ends.
+--   `by_time_fine` is the same projection with granules of 1,024 rows (projection-level settings), built
+--   on the existing parts by a background mutation, and `by_time` goes (a projection is sorted and
+--   written on every insert). Until the mutation reaches a part, reads of that part use the table's own
+--   key (project, day): slower, the same answers.
 --
 -- index_granularity cannot be altered, so actor_buckets is made again with the same columns, engine,
 -- partitions, key and row TTLs (0027), filled from the old one, and exchanged: the materialized views
