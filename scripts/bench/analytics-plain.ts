@@ -17,6 +17,7 @@ import {
 import type { InsightGroup } from "../../workers/api/analytics/insights.js";
 import { rawPercentile } from "../../workers/api/analytics/percentiles.js";
 import type { RetentionCohort } from "../../workers/api/analytics/player-retention.js";
+import type { EventKpis } from "../../workers/api/analytics/project-status.js";
 import { num, pct, selectRows } from "../../workers/api/analytics/select.js";
 import { addDays, chTime, DAY_MS, type Window } from "../../workers/api/window.js";
 import { CH_CELL_SAMPLES, CH_EVENTS } from "../../workers/shared/clickhouse.js";
@@ -272,6 +273,24 @@ export async function insightsByPlain(
     rows(ch, `SELECT uniqExact(player) AS value FROM ${EVENTS} AND ${WINDOW}`, params),
   ]);
   return { groups: groups.map((r) => [String(r.key), num(r.value)]), total: num(total?.value) };
+}
+
+// status -----------------------------------------------------------------------------------------------
+
+export const statusOurs = (k: EventKpis): Answer => [k.events24h, k.players24h, k.totalEvents, k.lastEventAt];
+
+/** The status KPIs from the events alone: the last 24 hours' events and players, every event, the last. */
+export async function statusPlain(ch: ClickHouseClient, projectId: string, nowMs: number) {
+  const [r] = await rows(
+    ch,
+    `SELECT countIf(timestamp > {day:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}) AS events24h,
+      uniqExactIf(player, timestamp > {day:DateTime64(6, 'UTC')} AND timestamp <= {now:DateTime64(6, 'UTC')}) AS players24h,
+      count() AS total,
+      if(total = 0, NULL, formatDateTime(max(timestamp), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS last
+    FROM ${EVENTS}`,
+    { projectId, day: chTime(nowMs - DAY_MS), now: chTime(nowMs) },
+  );
+  return [num(r?.events24h), num(r?.players24h), num(r?.total), (r?.last as string | null) ?? null];
 }
 
 // builds ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import { funnelSteps } from "../../workers/api/analytics/funnels.js";
 import { heatmapCells } from "../../workers/api/analytics/heatmap.js";
 import { insightGroups, insightTotal } from "../../workers/api/analytics/insights.js";
 import { playerRetentionCohorts } from "../../workers/api/analytics/player-retention.js";
+import { eventKpis } from "../../workers/api/analytics/project-status.js";
 import { buildRegressions, sessionValueRanks } from "../../workers/api/analytics/regressions.js";
 import {
   SETTLE_MS,
@@ -58,6 +59,8 @@ import {
   overEvents,
   retentionOurs,
   retentionPlain,
+  statusOurs,
+  statusPlain,
 } from "./analytics-plain.js";
 import { longFetch } from "./long-fetch.js";
 import { type Read, readBy } from "./rows-read.js";
@@ -106,6 +109,7 @@ type Endpoint =
   | "funnels"
   | "insights"
   | "insights_map"
+  | "status"
   | "builds"
   | "compare"
   | "regressions"
@@ -276,6 +280,12 @@ const ENDPOINTS: Record<Endpoint, Bench> = {
       ours: insightsOurs,
       relative: EXACT,
     },
+  },
+  // The project's status KPIs, recomputed (fresh=1: not the ~60 s cache), no batch in flight.
+  status: {
+    query: "status?fresh=1",
+    sql: (ch, p, now) => eventKpis(ch, p, now),
+    peer: { plain: statusPlain, ours: statusOurs, relative: EXACT },
   },
   builds: {
     // fresh=1: the aggregation itself, not the cache.
