@@ -721,12 +721,14 @@ export async function medianFamilies(
   if (stored.length && rows.some((r) => num(r.conflict) === 1)) {
     return medianFamilies(ch, projectId, w, q, metrics, false);
   }
-  const none = (): RankedValues => ({ n: 0, min: null, below: 0, values: [], counts: [] });
   const out = new Map<FamilyKey, Map<RegressionMetric, Map<string | null, RankedSides>>>(
     q.keys.map((k) => [
       k,
       new Map(
-        metrics.map((m) => [m, new Map(k === null ? [[null, { key: null, b: none(), c: none() }]] : [])]),
+        metrics.map((m) => [
+          m,
+          new Map(k === null ? [[null, { key: null, b: NO_VALUES, c: NO_VALUES }]] : []),
+        ]),
       ),
     ]),
   );
@@ -739,7 +741,7 @@ export async function medianFamilies(
       continue;
     }
     const key = r.key === "" ? null : r.key;
-    const side = groups.get(key) ?? { key, b: none(), c: none() };
+    const side = groups.get(key) ?? { key, b: NO_VALUES, c: NO_VALUES };
     side[r.build === q.baseline ? "b" : "c"] = rankedRow(r);
     groups.set(key, side);
   }
@@ -822,6 +824,9 @@ function rankedRow(r: {
   };
 }
 
+/** A side without sessions (a build absent from a group or cell); sides are replaced, never mutated. */
+const NO_VALUES: RankedValues = { n: 0, min: null, below: 0, values: [], counts: [] };
+
 type CellSides = { x: number; y: number; sides: RankedSides };
 
 async function cellValues(
@@ -885,8 +890,6 @@ async function cellValues(
   }
   return [...cells.values()].filter((c) => c.sides.b.n >= q.minSessions && c.sides.c.n >= q.minSessions);
 }
-
-const NO_VALUES: RankedValues = { n: 0, min: null, below: 0, values: [], counts: [] };
 
 function numbers(v: unknown): number[] {
   return Array.isArray(v) ? v.map((x) => Number(x)) : [];
