@@ -57,8 +57,13 @@ export type KeyCreatorType = (typeof KEY_CREATOR_TYPES)[number];
 /** One table's part of a player erasure: erasures.steps holds these, in the order they ran. */
 export type ErasureStepOutcome = { table: string; rowsRemoved: number };
 
-/** erasures.work: the sessions and UTC days an erasure takes, read once before its first delete. */
-export type ErasureWork = { identified: string[]; emptied: string[]; days: string[] };
+/**
+ * erasures.work: the sessions and UTC days an erasure takes, read once before its first delete.
+ * `staged`: the rollup keys of the erased events were staged in ClickHouse then (workers/api/erasure/
+ * keys.ts), so the rebuild replaces only those keys' rows; absent for an erasure started before there
+ * were staged keys, whose rebuild replaces the days whole.
+ */
+export type ErasureWork = { identified: string[]; emptied: string[]; days: string[]; staged?: true };
 
 /**
  * data_exports.upload: a segmented export's multipart upload between queue messages

@@ -9,6 +9,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@clickhouse/client-web";
 import { erasePlayer } from "../../workers/api/erasure/erase.js";
+import { stageKeys } from "../../workers/api/erasure/keys.js";
 import { playerSessions } from "../../workers/api/erasure/steps.js";
 import { startClickHouseHttp } from "../local/clickhouse-http.js";
 import { migrateClickHouse } from "../migrate.js";
@@ -76,11 +77,19 @@ async function main() {
     };
     const bound = await playerSessions(ch, projectId, player);
     await step("the sessions' lookup (playerSessions)");
+    // BENCH_ERASURE_WHOLE_DAYS=1: the rebuild of the player's days whole, as an erasure recorded before
+    // the keys were staged runs it; else the keys are staged and only their rows rebuilt (keys.ts).
+    const whole = process.env.BENCH_ERASURE_WHOLE_DAYS === "1";
+    const erasure = crypto.randomUUID();
+    if (!whole) {
+      await stageKeys(ch, erasure, bound);
+      await step("staging the keys (stageKeys)");
+    }
     const today = new Date().toISOString().slice(0, 10);
     let seen = 0;
     const done = await erasePlayer(
       ch,
-      { ...bound, within: [...new Set([...bound.days, today])] },
+      { ...bound, within: [...new Set([...bound.days, today])], ...(whole ? {} : { erasure }) },
       [],
       async (d) => {
         const steps = d.slice(seen);
@@ -102,6 +111,7 @@ async function main() {
     const result = {
       events,
       player,
+      rebuild: whole ? "whole days" : "staged keys",
       days: bound.days.length,
       steps: Object.fromEntries(rows.map((r) => [r[0], Number((r[1] ?? "0").replaceAll(",", ""))])),
       rowsRead: total,

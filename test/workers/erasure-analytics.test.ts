@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { erasePlayer } from "../../workers/api/erasure/erase.js";
+import { playerSessions } from "../../workers/api/erasure/steps.js";
 import { type Dataset, type GenEvent, generateDataset } from "../support/analytics-dataset.js";
 import { clocked, getData, ingestAll } from "../support/analytics-ingest.js";
 import {
@@ -74,6 +76,80 @@ async function bitmapRowsWith(table: string, column: string, numbers: number[]) 
   const [row] = await rs.json<{ n: string | number }>();
   return Number(row?.n ?? 0);
 }
+
+/**
+ * Each rebuilt rollup's totals: sums and counts of every kind, and the merged distinct states, over the
+ * project's rows (with a condition on the level or grain where one table holds several).
+ */
+const ROLLUP_TOTALS: [string, string, string?][] = [
+  [
+    "heatmap_cells",
+    "sum(events), sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), sum(vram_n), max(mem_max), quantileExactWeightedMerge(0.05)(fps_q), quantileExactWeightedMerge(0.95)(frame_q), quantileExactWeightedMerge(0.95)(vram_q)",
+  ],
+  [
+    "alert_cells",
+    "sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), round(sum(fps_sum), 3), sum(beats_n), sum(slow_n)",
+  ],
+  ["daily_events", "sum(events), uniqExact(event_name, map_id, platform, build_id, day)"],
+  [
+    "build_days",
+    "sum(events), uniqCombined64Merge(players), uniqCombined64Merge(sessions), min(first_seen), max(last_seen)",
+  ],
+  [
+    "compare_rollup",
+    "sum(events), groupBitmapMerge(players), groupBitmapMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
+    "AND level = 'map_platform'",
+  ],
+  [
+    "compare_rollup",
+    "sum(events), groupBitmapMerge(players), groupBitmapMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
+    "AND level = 'build'",
+  ],
+  [
+    "session_values",
+    "uniqExact(build_id, session, platform, gpu, map_id), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(fps_q), quantileExactLowMerge(0.5)(mem_q)",
+  ],
+  [
+    "session_cells",
+    "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(gpu_q)",
+  ],
+  [
+    "actor_buckets",
+    "uniqExact(day), groupBitmapMerge(players), groupBitmapMerge(sessions)",
+    "AND grain = 'day'",
+  ],
+  // The hours and minutes their TTLs keep (rows past it may or may not have been merged away yet).
+  [
+    "actor_buckets",
+    "uniqExact(bucket), groupBitmapMerge(players), groupBitmapMerge(sessions)",
+    "AND grain = 'hour' AND bucket >= toStartOfDay(now()) - INTERVAL 30 DAY",
+  ],
+  [
+    "actor_buckets",
+    "uniqExact(bucket), groupBitmapMerge(players), groupBitmapMerge(sessions)",
+    "AND grain = 'minute' AND bucket >= now() - INTERVAL 1 DAY",
+  ],
+  ["player_dims", "uniqExact(day, event_name, dim, dim_value), groupBitmapMerge(players)"],
+];
+
+async function totalsOf(from: string, totals: string, where: string) {
+  const rs = await testClickHouse().query({
+    query: `SELECT ${totals} FROM ${from} WHERE project_id = {p:UUID} ${where}`,
+    query_params: { p: t.projectId },
+    format: "JSONCompact",
+  });
+  return (await rs.json<unknown[]>()).data;
+}
+
+/** A rollup's totals, and the same from a fresh build of the events left (its `_src` view). */
+const rollupTotals = (table: string, totals: string, where: string) =>
+  totalsOf(`telemetry.${table}`, totals, where);
+const freshTotals = (table: string, totals: string, where: string) =>
+  totalsOf(
+    `telemetry.${table}_src(whole = true, project = {p:UUID}, days = [], player = '', identified = [])`,
+    totals,
+    where,
+  );
 
 let erasedNumbers: { players: number[]; sessions: number[] };
 
@@ -176,68 +252,21 @@ describe("after a player's erasure, every analytics read equals the reference wi
 
   // Each day-keyed rollup must hold exactly what a fresh build from the remaining events holds: sums
   // and counts of every kind, and the merged distinct states.
-  it.each([
-    [
-      "heatmap_cells",
-      "sum(events), sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), sum(vram_n), max(mem_max), quantileExactWeightedMerge(0.05)(fps_q), quantileExactWeightedMerge(0.95)(frame_q), quantileExactWeightedMerge(0.95)(vram_q)",
-    ],
-    [
-      "alert_cells",
-      "sum(fps_n), sum(frame_n), sum(mem_n), sum(gpu_n), round(sum(fps_sum), 3), sum(beats_n), sum(slow_n)",
-    ],
-    ["daily_events", "sum(events), uniqExact(event_name, map_id, platform, build_id, day)"],
-    [
-      "build_days",
-      "sum(events), uniqCombined64Merge(players), uniqCombined64Merge(sessions), min(first_seen), max(last_seen)",
-    ],
-    [
-      "compare_rollup",
-      "sum(events), groupBitmapMerge(players), groupBitmapMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n1), quantilesExactWeightedMerge(0.5, 0.95)(q1)",
-      "AND level = 'map_platform'",
-    ],
-    [
-      "compare_rollup",
-      "sum(events), groupBitmapMerge(players), groupBitmapMerge(sessions), sum(n0), quantilesExactWeightedMerge(0.5, 0.95)(q0), sum(n6), quantilesExactWeightedMerge(0.5, 0.95)(q6)",
-      "AND level = 'build'",
-    ],
-    [
-      "session_values",
-      "uniqExact(build_id, session, platform, gpu, map_id), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(fps_q), quantileExactLowMerge(0.5)(mem_q)",
-    ],
-    [
-      "session_cells",
-      "uniqExact(build_id, session, x, y), uniqExact(session), quantileExactLowMerge(0.5)(frame_q), quantileExactLowMerge(0.5)(gpu_q)",
-    ],
-    [
-      "actor_buckets",
-      "uniqExact(day), groupBitmapMerge(players), groupBitmapMerge(sessions)",
-      "AND grain = 'day'",
-    ],
-    // The hours and minutes their TTLs keep (rows past it may or may not have been merged away yet).
-    [
-      "actor_buckets",
-      "uniqExact(bucket), groupBitmapMerge(players), groupBitmapMerge(sessions)",
-      "AND grain = 'hour' AND bucket >= toStartOfDay(now()) - INTERVAL 30 DAY",
-    ],
-    [
-      "actor_buckets",
-      "uniqExact(bucket), groupBitmapMerge(players), groupBitmapMerge(sessions)",
-      "AND grain = 'minute' AND bucket >= now() - INTERVAL 1 DAY",
-    ],
-    ["player_dims", "uniqExact(day, event_name, dim, dim_value), groupBitmapMerge(players)"],
-  ])("rollup %s equals a fresh build from the events left", async (table, totals, where = "") => {
-    const read = async (from: string) => {
-      const rs = await testClickHouse().query({
-        query: `SELECT ${totals} FROM ${from} WHERE project_id = {p:UUID} ${where}`,
-        query_params: { p: t.projectId },
-        format: "JSONCompact",
-      });
-      return (await rs.json<unknown[]>()).data;
-    };
-    const fresh = `telemetry.${table}_src(whole = true, project = {p:UUID}, days = [], player = '', identified = [])`;
-    expect(await read(`telemetry.${table}`)).toEqual(await read(fresh));
-  });
+  it.each(ROLLUP_TOTALS)(
+    "rollup %s equals a fresh build from the events left",
+    async (table, totals, where = "") => {
+      expect(await rollupTotals(table, totals, where)).toEqual(await freshTotals(table, totals, where));
+    },
+  );
 
+  it("the erasure's staged keys are gone once it completed", async () => {
+    const rs = await testClickHouse().query({
+      query: "SELECT count() AS n FROM telemetry.erasure_keys WHERE project_id = {p:UUID}",
+      query_params: { p: t.projectId },
+      format: "JSONEachRow",
+    });
+    expect((await rs.json<{ n: string | number }>()).map((r) => Number(r.n))).toEqual([0]);
+  });
   it("daily_events holds the events left, and none of the player's", async () => {
     const rs = await testClickHouse().query({
       query: "SELECT sum(events) AS n FROM telemetry.daily_events WHERE project_id = {p:UUID}",
@@ -341,5 +370,30 @@ describe("after a player's erasure, every analytics read equals the reference wi
         Math.ceil(want.session_count * 0.01),
       );
     });
+  });
+
+  // Last: it erases a second player. An erasure recorded before keys were staged (no `erasure` in its
+  // bound) rebuilds the player's days whole; the rollups come out the same as from the keyed rebuild.
+  it("an erasure without staged keys rebuilds the player's days whole, to the same rows", async () => {
+    const ch = testClickHouse();
+    const perPlayer = new Map<string, number>();
+    for (const e of kept.filter((e) => e.playerId !== "")) {
+      perPlayer.set(e.playerId, (perPlayer.get(e.playerId) ?? 0) + 1);
+    }
+    const second =
+      [...perPlayer.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? "";
+    const bound = await playerSessions(ch, t.projectId, second);
+    expect(bound.days.length).toBeGreaterThan(1);
+    const steps = await erasePlayer(ch, { ...bound, within: bound.days }, [], async () => {});
+    expect(steps.find((s) => s.table === "telemetry.events")?.rowsRemoved).toBe(
+      kept.filter(erasedBy(second, kept)).length,
+    );
+    for (const [table, totals, where = ""] of ROLLUP_TOTALS) {
+      expect([table, where, await rollupTotals(table, totals, where)]).toEqual([
+        table,
+        where,
+        await freshTotals(table, totals, where),
+      ]);
+    }
   });
 });

@@ -49,6 +49,9 @@ export const CH_FUNNEL_EVENTS = `${CH_DB}.funnel_events`;
 // api/analytics/funnel-anchors.ts).
 export const CH_FUNNEL_ANCHORS = `${CH_DB}.funnel_anchors`;
 export const CH_FUNNEL_DEFINITIONS = `${CH_DB}.funnel_definitions`;
+// An erasure's staged keys (0042_erasure_keys.sql, api/erasure/keys.ts): the rollup keys and dense numbers
+// of the erased events, read by the erasure's rebuild; deleted when it completes.
+export const CH_ERASURE_KEYS = `${CH_DB}.erasure_keys`;
 // The engine SDKs' hardware context (0010_session_devices.sql): the latest `device_info` event per
 // project, day and session hash, attached to a session's samples at read time (api/analytics/device.ts).
 export const CH_SESSION_DEVICES = `${CH_DB}.session_devices`;

@@ -6,6 +6,7 @@ import {
   CH_CELL_SAMPLES,
   CH_COMPARE_ROLLUP,
   CH_DAILY_EVENTS,
+  CH_ERASURE_KEYS,
   CH_EVENTS,
   CH_FUNNEL_ANCHORS,
   CH_FUNNEL_DEFINITIONS,
@@ -61,4 +62,6 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   // Funnels' stored anchor hours, bitmaps of dense numbers, and the definitions read (0029_funnel_anchors.sql).
   { table: CH_FUNNEL_ANCHORS, day: "day", ids: true },
   { table: CH_FUNNEL_DEFINITIONS, day: "toDate(read_at)", ids: false },
+  // An erasure's staged keys (0042_erasure_keys.sql): dense numbers, deleted when the erasure completes.
+  { table: CH_ERASURE_KEYS, day: "day", ids: true },
 ];

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from "@clickhouse/client-web";
 import type { ErasureStepOutcome } from "../../../schema/pg/columns.js";
 import { forgetAnchorHours } from "../analytics/funnel-anchors.js";
 import { forgetSessionMedianDays } from "../analytics/session-medians.js";
+import { dropKeys } from "./keys.js";
 import { REBUILT_ROLLUPS, rebuildRollups } from "./rollups.js";
 import { type Bound, countRows, deleteRows, ERASURE_STEPS, type ErasureStep } from "./steps.js";
 
@@ -56,6 +57,10 @@ export async function erasePlayer(
   // The closed days' stored session medians of the player's days are deleted, not rebuilt: the
   // session-medians job stores them again from the rebuilt session values.
   await forgetSessionMedianDays(ch, bound.project, bound.days);
+  // The staged keys served their rebuild (a retry past this point finds none and has nothing to redo).
+  if (bound.erasure !== undefined) {
+    await dropKeys(ch, bound.project, bound.erasure);
+  }
   await onStep(out);
   return out;
 }

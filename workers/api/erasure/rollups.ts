@@ -14,6 +14,8 @@ import {
   CH_SESSION_CELLS,
   CH_SESSION_VALUES,
 } from "../../shared/clickhouse.js";
+import { COMPARE_METRICS, TAIL_LEVEL } from "../analytics/compare.js";
+import { STAGED_KEYS } from "./keys.js";
 import type { Bound } from "./steps.js";
 
 /**
@@ -87,11 +89,15 @@ export type RebuildOutcome = { table: string; rowsRemoved: number };
  */
 export async function rebuildRollups(
   ch: ClickHouseClient,
-  bound: Pick<Bound, "project" | "player" | "identified" | "days"> & Partial<Pick<Bound, "emptied">>,
+  bound: Pick<Bound, "project" | "player" | "identified" | "days"> &
+    Partial<Pick<Bound, "emptied" | "erasure">>,
   tables: readonly string[] = REBUILT_ROLLUPS,
 ): Promise<RebuildOutcome[]> {
   if (!bound.days.length) {
     return tables.map((table) => ({ table, rowsRemoved: 0 }));
+  }
+  if (bound.erasure !== undefined && bound.emptied !== undefined) {
+    return rebuildKeys(ch, { ...bound, erasure: bound.erasure, emptied: bound.emptied }, tables);
   }
   // An erasure's sessions (SESSION_ROLLUPS): every session it touched, and those of them left with
   // another player's events.
@@ -160,4 +166,201 @@ export async function rebuildRollups(
     }
   }
   return outcomes;
+}
+
+/** The staged keys' columns (0042_erasure_keys.sql) as a set a tuple can be tested against. */
+const staged = (columns: string, where = "") =>
+  `(SELECT ${columns} FROM ${STAGED_KEYS}${where ? ` AND ${where}` : ""})`;
+
+/** A cell of 25 as heatmap_cells and alert_cells key it: its square's indexes, of a row and of an event. */
+const CELLS = staged(
+  "map_id, day, assumeNotNull(cell_x), assumeNotNull(cell_y)",
+  "isNotNull(cell_x) AND isNotNull(cell_y)",
+);
+const CELL_KEYS = {
+  rows: `(map_id, day, floor(x / 25), floor(y / 25)) IN ${CELLS}`,
+  events: `(map_id, toDate(timestamp), floor(position_x / 25), floor(position_y / 25)) IN ${CELLS}`,
+};
+
+/**
+ * The rollups rebuilt key by key: `rows`, a table's rows of the staged keys; `events`, the events that
+ * feed exactly those rows (a superset of the keys the erased events fed is fine: the rows of a key are
+ * deleted and derived again whole). compare_rollup's `build` level is each build and day's merge of its
+ * `map_platform` rows, so it is merged again from them after the replay (mergeBuildLevel) rather than
+ * derived from every event of the build's day.
+ */
+const KEYED: Record<string, { rows: string; events: string }> = {
+  [CH_HEATMAP_CELLS]: CELL_KEYS,
+  [CH_ALERT_CELLS]: CELL_KEYS,
+  [CH_DAILY_EVENTS]: {
+    rows: `(day, event_name, map_id, platform, build_id) IN ${staged("day, event_name, map_id, platform, build_id")}`,
+    events: `(toDate(timestamp), event_name, map_id, platform, build_id) IN ${staged("day, event_name, map_id, platform, build_id")}`,
+  },
+  [CH_BUILD_DAYS]: {
+    rows: `(day, build_id) IN ${staged("day, build_id")}`,
+    events: `(toDate(timestamp), build_id) IN ${staged("day, build_id")}`,
+  },
+  [CH_COMPARE_ROLLUP]: {
+    rows: `level = 'map_platform' AND (build_id, day, map_id, platform) IN ${staged("build_id, day, map_id, platform")}`,
+    events: `(build_id, toDate(timestamp), map_id, platform) IN ${staged("build_id, day, map_id, platform")}`,
+  },
+  [CH_BATCH_TOTALS]: {
+    rows: `(day, batch_id) IN ${staged("day, batch_id")}`,
+    events: `(toDate(timestamp), batch_id) IN ${staged("day, batch_id")}`,
+  },
+};
+
+/**
+ * The bitmaps of dense numbers, changed in place: the erased events' numbers are removed from every row
+ * of the player's days (`bitmapAndnot`), which a DELETE of the rows cannot do and which needs no event.
+ */
+const PLAYERS = staged("groupBitmapState(player_idx)", "player_idx != 0");
+const SESSIONS = staged("groupBitmapState(session_idx)", "session_idx != 0");
+/**
+ * `update`: the mutation's assignments. `emptied`: the rows holding nothing but erased numbers, deleted
+ * first: a fresh build has no row for a bucket or dimension value only the erased events fed, and a read
+ * must not list one with no player.
+ */
+const IN_PLACE: Record<string, { update: string; emptied: string }> = {
+  [CH_ACTOR_BUCKETS]: {
+    update: `players = bitmapAndnot(players, ${PLAYERS}), sessions = bitmapAndnot(sessions, ${SESSIONS})`,
+    emptied: `bitmapCardinality(players) > 0 AND bitmapAndnotCardinality(players, ${PLAYERS}) = 0
+      AND bitmapAndnotCardinality(sessions, ${SESSIONS}) = 0`,
+  },
+  [CH_PLAYER_DIMS]: {
+    update: `players = bitmapAndnot(players, ${PLAYERS})`,
+    emptied: `bitmapCardinality(players) > 0 AND bitmapAndnotCardinality(players, ${PLAYERS}) = 0`,
+  },
+};
+
+/** What the erasure's events exclude: the player's own and the anonymous ones of their identified sessions. */
+const NOT_ERASED =
+  "NOT (player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))";
+
+/**
+ * The rebuild of an erasure whose keys were staged (keys.ts): each rollup loses only the rows of the keys
+ * the erased events fed, and gets them back from the events of those keys alone, instead of every event
+ * of the player's days being aggregated again for every rollup.
+ * - The bitmaps lose the erased numbers in place (IN_PLACE). A session another player also sent events in
+ *   keeps its number where its remaining events are: those events are replayed into actor_buckets, whose
+ *   union restores it.
+ * - The keyed rollups (KEYED) lose their rows of the staged keys; one read of the days' events replays the
+ *   events of those keys, each into the rollups whose keys it has (`replay_targets`).
+ * - The session-keyed rollups as in the days' rebuild: the touched sessions' rows go, and only those that
+ *   keep another player's events are derived again.
+ * Cost: the player's days' events are read once, for the key columns (the replay's filter), and only the
+ * matching events are aggregated again; the bitmaps' mutation rewrites their parts of those months.
+ * Running it again (a retry) replaces the same rows and removes nothing twice.
+ */
+async function rebuildKeys(
+  ch: ClickHouseClient,
+  bound: Pick<Bound, "project" | "player" | "identified" | "days" | "emptied"> & { erasure: string },
+  tables: readonly string[],
+): Promise<RebuildOutcome[]> {
+  const touched = [...new Set([...bound.identified, bound.player])];
+  const shared = touched.filter((s) => !bound.emptied.includes(s));
+  const params = { ...bound, touched, shared };
+  const inDays = "project_id = {project:UUID} AND day IN {days:Array(Date)}";
+  const count = async (table: string, where: string) => {
+    const rs = await ch.query({
+      query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
+      query_params: params,
+      format: "JSONEachRow",
+    });
+    const [row] = await rs.json<{ n: string | number }>();
+    return Number(row?.n ?? 0);
+  };
+  const remove = async (table: string, where: string) => {
+    await ch.command({
+      query: `DELETE FROM ${table} WHERE ${where} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+      query_params: params,
+    });
+  };
+  const outcomes: RebuildOutcome[] = [];
+  for (const table of tables) {
+    const keyed = KEYED[table];
+    const inPlace = IN_PLACE[table];
+    if (inPlace !== undefined) {
+      // Cost: the project's rows of the days (a few thousand bitmaps), rewritten by a mutation.
+      outcomes.push({ table, rowsRemoved: await count(table, inDays) });
+      await remove(table, `${inDays} AND ${inPlace.emptied}`);
+      await ch.command({
+        query: `ALTER TABLE ${table} UPDATE ${inPlace.update} WHERE ${inDays}
+          SETTINGS mutations_sync = 2, allow_nondeterministic_mutations = 1`,
+        query_params: params,
+      });
+    } else if (keyed !== undefined) {
+      const where = `${inDays} AND ${keyed.rows}`;
+      outcomes.push({ table, rowsRemoved: await count(table, where) });
+      await remove(table, where);
+    } else if (SESSION_ROLLUPS.includes(table)) {
+      const where = `${inDays} AND session IN (SELECT cityHash64(arrayJoin({touched:Array(String)})))`;
+      outcomes.push({ table, rowsRemoved: await count(table, where) });
+      await remove(table, where);
+    } else {
+      throw new Error(`${table}: no keyed rebuild`);
+    }
+  }
+  // One read of the days' events: each event of a staged key goes to the rollups keyed by it, and the
+  // remaining events of the shared sessions to actor_buckets.
+  const routes = tables
+    .filter((t) => KEYED[t] !== undefined)
+    .map((t) => ({ target: t, when: KEYED[t]?.events as string }));
+  if (shared.length && tables.includes(CH_ACTOR_BUCKETS)) {
+    routes.push({ target: CH_ACTOR_BUCKETS, when: "session_id IN {shared:Array(String)}" });
+  }
+  if (routes.length) {
+    const name = (t: string) => `'${t.slice(`${CH_DB}.`.length)}'`;
+    await ch.command({
+      query: `INSERT INTO ${CH_EVENTS_REPLAY}
+        SELECT *, arrayFilter(t -> t != '', [${routes.map((r) => `if(${r.when}, ${name(r.target)}, '')`).join(", ")}]) AS replay_targets
+        FROM ${CH_EVENTS}
+        WHERE project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)} AND ${NOT_ERASED}
+          AND (${routes.map((r) => r.when).join(" OR ")})`,
+      query_params: params,
+    });
+  }
+  if (tables.includes(CH_COMPARE_ROLLUP)) {
+    await mergeBuildLevel(ch, params, remove);
+  }
+  // The touched sessions that keep another player's events, as in the days' rebuild.
+  if (shared.length) {
+    for (const table of tables.filter((t) => SESSION_ROLLUPS.includes(t))) {
+      await ch.command({
+        query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
+          days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})
+          WHERE session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
+        query_params: params,
+      });
+    }
+  }
+  return outcomes;
+}
+
+/**
+ * compare_rollup's `build` rows of the staged builds and days, merged again from their `map_platform`
+ * rows: every event feeds one row of each level alike (0028_compare_rollup.sql), so a build's day is the
+ * merge of its maps and platforms. The replay wrote partial `build` rows for the replayed events; they
+ * go with the old ones. Cost: the build's day's rows of the map_platform level (maps × platforms).
+ */
+async function mergeBuildLevel(
+  ch: ClickHouseClient,
+  params: Record<string, unknown>,
+  remove: (table: string, where: string) => Promise<void>,
+): Promise<void> {
+  const of = (level: string) =>
+    `project_id = {project:UUID} AND day IN {days:Array(Date)} AND level = '${level}'
+      AND (build_id, day) IN ${staged("build_id, day")}`;
+  await remove(CH_COMPARE_ROLLUP, of("build"));
+  const metrics = COMPARE_METRICS.map(
+    (_, i) => `sum(n${i}), quantilesExactWeightedMergeState(0.5, ${TAIL_LEVEL})(q${i})`,
+  ).join(", ");
+  await ch.command({
+    query: `INSERT INTO ${CH_COMPARE_ROLLUP}
+      SELECT project_id, build_id, 'build', day, '', '', sum(events), min(first_seen), max(last_seen),
+        groupBitmapMergeState(sessions), groupBitmapMergeState(players), ${metrics}
+      FROM ${CH_COMPARE_ROLLUP} WHERE ${of("map_platform")}
+      GROUP BY project_id, build_id, day`,
+    query_params: params,
+  });
 }

@@ -12,6 +12,7 @@ import { dataChanged } from "../analytics/cache.js";
 import { auditOutside } from "../audit/record.js";
 import { type Db, openDb } from "../db.js";
 import { erasePlayer, type StepOutcome } from "./erase.js";
+import { stageKeys } from "./keys.js";
 import { playerSessions } from "./steps.js";
 
 /**
@@ -135,15 +136,20 @@ async function runErasure(db: Db, env: Env, m: ErasureMessage, attempts: number)
   let work = row.work;
   if (!work) {
     const read = await playerSessions(ch, row.projectId, m.playerId);
-    work = { identified: read.identified, emptied: read.emptied, days: read.days };
+    // The rollup keys of the events about to go, staged before the work is recorded: every attempt
+    // from here on rebuilds only those keys (keys.ts).
+    await stageKeys(ch, row.id, read);
+    work = { identified: read.identified, emptied: read.emptied, days: read.days, staged: true };
     await db.update(erasures).set({ work }).where(eq(erasures.id, row.id));
   }
   const today = now.toISOString().slice(0, 10);
+  const { staged, ...sessions } = work;
   const bound = {
     project: row.projectId,
     player: m.playerId,
-    ...work,
+    ...sessions,
     within: [...new Set([...work.days, today])],
+    ...(staged ? { erasure: row.id } : {}),
   };
   const fault = faultAfter(env, attempts);
   let ran = 0;

@@ -25,7 +25,7 @@ export type ErasureStep = {
  * the events before sign-in belong to the same person. {identified} is that session list, looked up
  * once before the first delete (`playerSessions`), so no step depends on rows an earlier step removed.
  */
-const PLAYER_EVENTS = `project_id = {project:UUID} AND (
+export const PLAYER_EVENTS = `project_id = {project:UUID} AND (
   player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))`;
 
 /**
@@ -65,6 +65,11 @@ export type Bound = {
   days: string[];
   /** Where a `byDay` step looks: `days` and today (UTC), for events of the player arriving meanwhile. */
   within?: string[];
+  /**
+   * The erasure's id, when the rollup keys of its events were staged before the first delete (keys.ts):
+   * the rebuild then replaces only those keys' rows (rollups.ts).
+   */
+  erasure?: string;
 };
 
 /**
