@@ -160,7 +160,7 @@ export async function rebuildRollups(
       await ch.command({
         query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
           days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})
-          WHERE session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
+          WHERE ${SESSION_KEYS[table]} AND session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
         query_params: params,
       });
     }
@@ -177,19 +177,22 @@ const CELLS = staged(
   "map_id, day, assumeNotNull(cell_x), assumeNotNull(cell_y)",
   "isNotNull(cell_x) AND isNotNull(cell_y)",
 );
+// The events' condition first names the maps alone: a cheap column that leaves a few percent of the days'
+// events for the tuple's test (263 against 433 ms over 13.5M events).
 const CELL_KEYS = {
   rows: `(map_id, day, floor(x / 25), floor(y / 25)) IN ${CELLS}`,
-  events: `(map_id, toDate(timestamp), floor(position_x / 25), floor(position_y / 25)) IN ${CELLS}`,
+  events: `map_id IN ${staged("map_id", "isNotNull(cell_x)")}
+    AND (map_id, toDate(timestamp), floor(position_x / 25), floor(position_y / 25)) IN ${CELLS}`,
 };
 
 /**
  * The rollups rebuilt key by key: `rows`, a table's rows of the staged keys; `events`, the events that
  * feed exactly those rows (a superset of the keys the erased events fed is fine: the rows of a key are
- * deleted and derived again whole). compare_rollup's `build` level is each build and day's merge of its
- * `map_platform` rows, so it is merged again from them after the replay (mergeBuildLevel) rather than
- * derived from every event of the build's day.
+ * deleted and derived again whole); `kept`, which of the rows derived from those events are kept.
+ * compare_rollup's `build` level is each build and day's merge of its `map_platform` rows, so it is merged
+ * again from them (mergeBuildLevel) rather than derived from every event of the build's day.
  */
-const KEYED: Record<string, { rows: string; events: string }> = {
+const KEYED: Record<string, { rows: string; events: string; kept?: string }> = {
   [CH_HEATMAP_CELLS]: CELL_KEYS,
   [CH_ALERT_CELLS]: CELL_KEYS,
   [CH_DAILY_EVENTS]: {
@@ -201,8 +204,10 @@ const KEYED: Record<string, { rows: string; events: string }> = {
     events: `(toDate(timestamp), build_id) IN ${staged("day, build_id")}`,
   },
   [CH_COMPARE_ROLLUP]: {
-    rows: `level = 'map_platform' AND (build_id, day, map_id, platform) IN ${staged("build_id, day, map_id, platform")}`,
+    rows: `(level = 'map_platform' AND (build_id, day, map_id, platform) IN ${staged("build_id, day, map_id, platform")}
+      OR level = 'build' AND (build_id, day) IN ${staged("build_id, day")})`,
     events: `(build_id, toDate(timestamp), map_id, platform) IN ${staged("build_id, day, map_id, platform")}`,
+    kept: "level = 'map_platform'",
   },
   [CH_BATCH_TOTALS]: {
     rows: `(day, batch_id) IN ${staged("day, batch_id")}`,
@@ -231,6 +236,16 @@ const IN_PLACE: Record<string, { update: string; emptied: string }> = {
     update: `players = bitmapAndnot(players, ${PLAYERS})`,
     emptied: `bitmapCardinality(players) > 0 AND bitmapAndnotCardinality(players, ${PLAYERS}) = 0`,
   },
+};
+
+/**
+ * The session-keyed rollups' rows an erased event can have fed, by the columns of their key before the
+ * session: the touched sessions' rows go only there (a shared session's other rows hold none of the
+ * erased events), and the key prunes the read to those ranges instead of every row of the days.
+ */
+const SESSION_KEYS: Record<string, string> = {
+  [CH_SESSION_VALUES]: `(build_id, day, map_id) IN ${staged("build_id, day, map_id")}`,
+  [CH_SESSION_CELLS]: `(map_id, build_id, day) IN ${staged("map_id, build_id, day")}`,
 };
 
 /** What the erasure's events exclude: the player's own and the anonymous ones of their identified sessions. */
@@ -293,35 +308,33 @@ async function rebuildKeys(
       const where = `${inDays} AND ${keyed.rows}`;
       outcomes.push({ table, rowsRemoved: await count(table, where) });
       await remove(table, where);
-    } else if (SESSION_ROLLUPS.includes(table)) {
-      const where = `${inDays} AND session IN (SELECT cityHash64(arrayJoin({touched:Array(String)})))`;
+    } else if (SESSION_KEYS[table] !== undefined) {
+      const where = `${inDays} AND ${SESSION_KEYS[table]} AND session IN (SELECT cityHash64(arrayJoin({touched:Array(String)})))`;
       outcomes.push({ table, rowsRemoved: await count(table, where) });
       await remove(table, where);
     } else {
       throw new Error(`${table}: no keyed rebuild`);
     }
   }
-  // One read of the days' events: each event of a staged key goes to the rollups keyed by it, and the
-  // remaining events of the shared sessions to actor_buckets.
+  // Each keyed rollup gets its staged keys' rows back from those keys' events, and actor_buckets the
+  // numbers of the shared sessions' remaining events.
   const routes = tables
     .filter((t) => KEYED[t] !== undefined)
     .map((t) => ({ target: t, when: KEYED[t]?.events as string }));
   if (shared.length && tables.includes(CH_ACTOR_BUCKETS)) {
     routes.push({ target: CH_ACTOR_BUCKETS, when: "session_id IN {shared:Array(String)}" });
   }
-  if (routes.length) {
-    const name = (t: string) => `'${t.slice(`${CH_DB}.`.length)}'`;
-    await ch.command({
-      query: `INSERT INTO ${CH_EVENTS_REPLAY}
-        SELECT *, arrayFilter(t -> t != '', [${routes.map((r) => `if(${r.when}, ${name(r.target)}, '')`).join(", ")}]) AS replay_targets
-        FROM ${CH_EVENTS}
-        WHERE project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)} AND ${NOT_ERASED}
-          AND (${routes.map((r) => r.when).join(" OR ")})`,
-      query_params: params,
-    });
+  for (const r of routes) {
+    await aggregateInto(
+      ch,
+      r.target,
+      `project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)} AND ${NOT_ERASED} AND ${r.when}`,
+      params,
+      KEYED[r.target]?.kept,
+    );
   }
   if (tables.includes(CH_COMPARE_ROLLUP)) {
-    await mergeBuildLevel(ch, params, remove);
+    await mergeBuildLevel(ch, params);
   }
   // The touched sessions that keep another player's events, as in the days' rebuild.
   if (shared.length) {
@@ -338,20 +351,12 @@ async function rebuildKeys(
 }
 
 /**
- * compare_rollup's `build` rows of the staged builds and days, merged again from their `map_platform`
- * rows: every event feeds one row of each level alike (0028_compare_rollup.sql), so a build's day is the
- * merge of its maps and platforms. The replay wrote partial `build` rows for the replayed events; they
- * go with the old ones. Cost: the build's day's rows of the map_platform level (maps × platforms).
+ * compare_rollup's `build` rows of the staged builds and days (deleted with the keyed rows), merged again
+ * from their `map_platform` rows: every event feeds one row of each level alike (0028_compare_rollup.sql),
+ * so a build's day is the merge of its maps and platforms. Cost: the build's day's rows of the
+ * map_platform level (maps × platforms).
  */
-async function mergeBuildLevel(
-  ch: ClickHouseClient,
-  params: Record<string, unknown>,
-  remove: (table: string, where: string) => Promise<void>,
-): Promise<void> {
-  const of = (level: string) =>
-    `project_id = {project:UUID} AND day IN {days:Array(Date)} AND level = '${level}'
-      AND (build_id, day) IN ${staged("build_id, day")}`;
-  await remove(CH_COMPARE_ROLLUP, of("build"));
+async function mergeBuildLevel(ch: ClickHouseClient, params: Record<string, unknown>): Promise<void> {
   const metrics = COMPARE_METRICS.map(
     (_, i) => `sum(n${i}), quantilesExactWeightedMergeState(0.5, ${TAIL_LEVEL})(q${i})`,
   ).join(", ");
@@ -359,8 +364,50 @@ async function mergeBuildLevel(
     query: `INSERT INTO ${CH_COMPARE_ROLLUP}
       SELECT project_id, build_id, 'build', day, '', '', sum(events), min(first_seen), max(last_seen),
         groupBitmapMergeState(sessions), groupBitmapMergeState(players), ${metrics}
-      FROM ${CH_COMPARE_ROLLUP} WHERE ${of("map_platform")}
+      FROM ${CH_COMPARE_ROLLUP}
+      WHERE project_id = {project:UUID} AND day IN {days:Array(Date)} AND level = 'map_platform'
+        AND (build_id, day) IN ${staged("build_id, day")}
       GROUP BY project_id, build_id, day`,
+    query_params: params,
+  });
+}
+
+/**
+ * Aggregates the events matching `where` into `table` with the table's own view: the SELECT of its replay
+ * view (0032_rollup_replay.sql; the ingest view's text, as rollup-replay.test.ts holds), reading those
+ * events from the events table instead of `events_replay`. Cost: the days' events read for the columns of
+ * `where`, then only the matching events for the columns the view reads, aggregated by that one view.
+ * Inserting the matching events into `events_replay` instead makes every replay view filter a block of
+ * every column of them: about 20 times slower at 13M events, for the half of a day's events a build's key
+ * holds (docs/benchmarks.md).
+ */
+async function aggregateInto(
+  ch: ClickHouseClient,
+  table: string,
+  where: string,
+  params: Record<string, unknown>,
+  kept?: string,
+): Promise<void> {
+  const view = `${table.slice(`${CH_DB}.`.length)}_replay_mv`;
+  const read = async <T>(query: string) => {
+    const rs = await ch.query({ query, query_params: { db: CH_DB, view }, format: "JSONEachRow" });
+    return rs.json<T>();
+  };
+  const [row] = await read<{ select: string }>(
+    "SELECT as_select AS select FROM system.tables WHERE database = {db:String} AND name = {view:String}",
+  );
+  // The view's output columns in order: they name the table's columns it fills.
+  const columns = await read<{ name: string }>(
+    "SELECT name FROM system.columns WHERE database = {db:String} AND table = {view:String} ORDER BY position",
+  );
+  const source = `(SELECT * FROM ${CH_EVENTS_REPLAY} WHERE has(replay_targets, '${view.slice(0, -"_replay_mv".length)}'))`;
+  if (!row?.select.includes(source)) {
+    throw new Error(`${CH_DB}.${view} does not read ${source}`);
+  }
+  const select = row.select.replaceAll(source, `(SELECT * FROM ${CH_EVENTS} WHERE ${where})`);
+  await ch.command({
+    query: `INSERT INTO ${table} (${columns.map((c) => c.name).join(", ")})
+      ${kept === undefined ? select : `SELECT * FROM (${select}) WHERE ${kept}`}`,
     query_params: params,
   });
 }
