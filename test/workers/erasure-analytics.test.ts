@@ -178,6 +178,15 @@ beforeAll(async () => {
     playerId: "co-op-player",
     tsUs: (shared as GenEvent).tsUs + 1000,
   });
+  // And on a map the victim never played: rows of the shared session that no erased event fed, which
+  // the erasure must leave as they are (neither lost nor counted twice: derived again on top of the
+  // rows kept, its samples count twice, which the checks after the second erasure below see).
+  ds.events.push({
+    ...(shared as GenEvent),
+    playerId: "co-op-player",
+    mapId: "co-op-map",
+    tsUs: (shared as GenEvent).tsUs + 2000,
+  });
   await ingestAll(t, ds.events);
   const erased = erasedBy(victim, ds.events);
   kept = ds.events.filter((e) => !erased(e));

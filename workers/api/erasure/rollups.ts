@@ -160,7 +160,7 @@ export async function rebuildRollups(
       await ch.command({
         query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
           days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})
-          WHERE ${SESSION_KEYS[table]} AND session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
+          WHERE session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
         query_params: params,
       });
     }
@@ -257,15 +257,15 @@ const NOT_ERASED =
  * the erased events fed, and gets them back from the events of those keys alone, instead of every event
  * of the player's days being aggregated again for every rollup.
  * - The bitmaps lose the erased numbers in place (IN_PLACE). A session another player also sent events in
- *   keeps its number where its remaining events are: those events are replayed into actor_buckets, whose
- *   union restores it.
- * - The keyed rollups (KEYED) lose their rows of the staged keys; one read of the days' events replays the
- *   events of those keys, each into the rollups whose keys it has (`replay_targets`).
- * - The session-keyed rollups as in the days' rebuild: the touched sessions' rows go, and only those that
- *   keep another player's events are derived again.
- * Cost: the player's days' events are read once, for the key columns (the replay's filter), and only the
- * matching events are aggregated again; the bitmaps' mutation rewrites their parts of those months.
- * Running it again (a retry) replaces the same rows and removes nothing twice.
+ *   keeps its number where its remaining events are: those events are aggregated into actor_buckets again,
+ *   whose union restores it.
+ * - The keyed rollups (KEYED) lose their rows of the staged keys; each gets them back from those keys'
+ *   events, aggregated by its own view (aggregateInto).
+ * - The session-keyed rollups (SESSION_KEYS): the touched sessions' rows of the staged keys go, and those
+ *   of them that keep another player's events are derived again from those events.
+ * Cost: per keyed rollup, one read of the player's days' events for its key columns, then the matching
+ * events aggregated; the bitmaps' mutation rewrites their parts of those months (docs/benchmarks.md,
+ * `bench:erasure`). Running it again (a retry) replaces the same rows and removes nothing twice.
  */
 async function rebuildKeys(
   ch: ClickHouseClient,
@@ -336,13 +336,15 @@ async function rebuildKeys(
   if (tables.includes(CH_COMPARE_ROLLUP)) {
     await mergeBuildLevel(ch, params);
   }
-  // The touched sessions that keep another player's events, as in the days' rebuild.
+  // The touched sessions that keep another player's events: their rows of the staged keys again, from
+  // those events alone (their other rows were not deleted).
   if (shared.length) {
     for (const table of tables.filter((t) => SESSION_ROLLUPS.includes(t))) {
       await ch.command({
         query: `INSERT INTO ${table} SELECT * FROM ${table}_src(whole = false, project = {project:UUID},
           days = {days:Array(Date)}, player = {player:String}, identified = {identified:Array(String)})
-          WHERE session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
+          WHERE ${SESSION_KEYS[table]}
+            AND session IN (SELECT cityHash64(arrayJoin({shared:Array(String)})))`,
         query_params: params,
       });
     }
@@ -378,8 +380,8 @@ async function mergeBuildLevel(ch: ClickHouseClient, params: Record<string, unkn
  * events from the events table instead of `events_replay`. Cost: the days' events read for the columns of
  * `where`, then only the matching events for the columns the view reads, aggregated by that one view.
  * Inserting the matching events into `events_replay` instead makes every replay view filter a block of
- * every column of them: about 20 times slower at 13M events, for the half of a day's events a build's key
- * holds (docs/benchmarks.md).
+ * every column of them. At 13.3M events, a player's builds of 29 days (about half the events) took 9 to
+ * 12.5 s that way; like keys take 0.6 s this way (docs/benchmarks.md).
  */
 async function aggregateInto(
   ch: ClickHouseClient,
