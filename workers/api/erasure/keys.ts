@@ -1,12 +1,14 @@
 import type { ClickHouseClient } from "@clickhouse/client-web";
 import { CH_ERASURE_KEYS, CH_EVENTS } from "../../shared/clickhouse.js";
-import { type Bound, PLAYER_EVENTS } from "./steps.js";
+import { type Bound, deleteWhere, PLAYER_EVENTS } from "./steps.js";
 
+/** One erasure's rows of erasure_keys, bound with {project:UUID} and {erasure:String}. */
+const OF_ERASURE = "project_id = {project:UUID} AND erasure_id = {erasure:String}";
 /**
- * The staged keys of one erasure, as a FROM clause bound with {project:UUID} and {erasure:String}: what
- * the rebuild's statements read them from (rollups.ts).
+ * The staged keys of one erasure, as a FROM clause: what the rebuild's statements read them from
+ * (rollups.ts).
  */
-export const STAGED_KEYS = `${CH_ERASURE_KEYS} WHERE project_id = {project:UUID} AND erasure_id = {erasure:String}`;
+export const STAGED_KEYS = `${CH_ERASURE_KEYS} WHERE ${OF_ERASURE}`;
 
 /**
  * Stages the rollup keys and the dense numbers of the events the erasure takes (0042_erasure_keys.sql),
@@ -36,9 +38,6 @@ export async function stageKeys(
 }
 
 /** Deletes the erasure's staged keys, once its rebuild is done. */
-export async function dropKeys(ch: ClickHouseClient, project: string, erasure: string): Promise<void> {
-  await ch.command({
-    query: `DELETE FROM ${STAGED_KEYS} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
-    query_params: { project, erasure },
-  });
+export function dropKeys(ch: ClickHouseClient, project: string, erasure: string): Promise<void> {
+  return deleteWhere(ch, CH_ERASURE_KEYS, OF_ERASURE, { project, erasure });
 }

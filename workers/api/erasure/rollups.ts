@@ -16,7 +16,7 @@ import {
 } from "../../shared/clickhouse.js";
 import { COMPARE_METRICS, TAIL_LEVEL } from "../analytics/compare.js";
 import { STAGED_KEYS } from "./keys.js";
-import type { Bound } from "./steps.js";
+import { type Bound, countWhere, deleteWhere } from "./steps.js";
 
 /**
  * Rollups keyed by (project, day, …) without a player in the key (0004_rollups.sql, 0024_actor_bitmaps.sql,
@@ -122,17 +122,8 @@ export async function rebuildRollups(
     const where = `project_id = {project:UUID} AND day IN {days:Array(Date)}${
       bySession(table) ? " AND session IN (SELECT cityHash64(arrayJoin({touched:Array(String)})))" : ""
     }`;
-    const rs = await ch.query({
-      query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
-      query_params: params,
-      format: "JSONEachRow",
-    });
-    const [row] = await rs.json<{ n: string | number }>();
-    await ch.command({
-      query: `DELETE FROM ${table} WHERE ${where} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
-      query_params: params,
-    });
-    outcomes.push({ table, rowsRemoved: Number(row?.n ?? 0) });
+    outcomes.push({ table, rowsRemoved: await countWhere(ch, table, where, params) });
+    await deleteWhere(ch, table, where, params);
   }
   const replayed = tables.filter((t) => REPLAYED_ROLLUPS.includes(t) && !bySession(t));
   if (replayed.length) {
@@ -276,21 +267,8 @@ async function rebuildKeys(
   const shared = touched.filter((s) => !bound.emptied.includes(s));
   const params = { ...bound, touched, shared };
   const inDays = "project_id = {project:UUID} AND day IN {days:Array(Date)}";
-  const count = async (table: string, where: string) => {
-    const rs = await ch.query({
-      query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
-      query_params: params,
-      format: "JSONEachRow",
-    });
-    const [row] = await rs.json<{ n: string | number }>();
-    return Number(row?.n ?? 0);
-  };
-  const remove = async (table: string, where: string) => {
-    await ch.command({
-      query: `DELETE FROM ${table} WHERE ${where} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
-      query_params: params,
-    });
-  };
+  const count = (table: string, where: string) => countWhere(ch, table, where, params);
+  const remove = (table: string, where: string) => deleteWhere(ch, table, where, params);
   const outcomes: RebuildOutcome[] = [];
   for (const table of tables) {
     const keyed = KEYED[table];

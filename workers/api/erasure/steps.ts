@@ -136,19 +136,16 @@ function whereOf(step: ErasureStep, bound: Bound): string {
   return step.byDay && bound.within ? `${step.where} AND ${step.day} IN {within:Array(Date)}` : step.where;
 }
 
-/**
- * The player's rows in the step's table; `from` (YYYY-MM-DD, the retention horizon's day): only rows
- * dated on or after it, as every read sees them (the preview).
- */
-export async function countRows(
+/** The rows of `table` matching `where`, bound with `params`. */
+export async function countWhere(
   ch: ClickHouseClient,
-  step: ErasureStep,
-  bound: Bound,
-  from?: string,
+  table: string,
+  where: string,
+  params: Record<string, unknown>,
 ): Promise<number> {
   const rs = await ch.query({
-    query: `SELECT count() AS n FROM ${step.table} WHERE ${whereOf(step, bound)}${from === undefined ? "" : ` AND ${step.day} >= {from:Date}`}`,
-    query_params: { ...bound, from },
+    query: `SELECT count() AS n FROM ${table} WHERE ${where}`,
+    query_params: params,
     format: "JSONEachRow",
   });
   const [row] = await rs.json<{ n: string | number }>();
@@ -159,9 +156,33 @@ export async function countRows(
  * A lightweight DELETE, synchronous: when it returns the rows are gone from every read (a cluster
  * runs it ON CLUSTER / on the Distributed table's shards the same way).
  */
-export async function deleteRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<void> {
+export async function deleteWhere(
+  ch: ClickHouseClient,
+  table: string,
+  where: string,
+  params: Record<string, unknown>,
+): Promise<void> {
   await ch.command({
-    query: `DELETE FROM ${step.table} WHERE ${whereOf(step, bound)} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
-    query_params: bound,
+    query: `DELETE FROM ${table} WHERE ${where} SETTINGS lightweight_deletes_sync = 2, mutations_sync = 2`,
+    query_params: params,
   });
+}
+
+/**
+ * The player's rows in the step's table; `from` (YYYY-MM-DD, the retention horizon's day): only rows
+ * dated on or after it, as every read sees them (the preview).
+ */
+export function countRows(
+  ch: ClickHouseClient,
+  step: ErasureStep,
+  bound: Bound,
+  from?: string,
+): Promise<number> {
+  const since = from === undefined ? "" : ` AND ${step.day} >= {from:Date}`;
+  return countWhere(ch, step.table, `${whereOf(step, bound)}${since}`, { ...bound, from });
+}
+
+/** Deletes the player's rows of the step's table (deleteWhere). */
+export function deleteRows(ch: ClickHouseClient, step: ErasureStep, bound: Bound): Promise<void> {
+  return deleteWhere(ch, step.table, whereOf(step, bound), bound);
 }
