@@ -407,6 +407,9 @@ describe("insights", () => {
     { metric: "unique_players", groupBy: "month", days: 90, limit: 10 },
     { metric: "count", groupBy: "platform", days: 7, limit: 10, eventName: "frame_sample" },
     { metric: "unique_players", groupBy: "day", days: 14, limit: 10, eventName: "match_start" },
+    // By a dimension, of one event name (its rows of that name) and of every event (of all names).
+    { metric: "unique_players", groupBy: "map_id", days: 30, limit: 10, eventName: "frame_sample" },
+    { metric: "unique_players", groupBy: "platform", days: 7, limit: 10, eventName: "match_start" },
     { metric: "count", groupBy: "build_id", days: 30, limit: 20 },
   ];
   it.each(cases)("$metric by $groupBy days=$days limit=$limit eventName=$eventName", async (q) => {

@@ -67,9 +67,10 @@ const DIM_OF: Partial<Record<InsightGroupBy, string>> = {
  * counts from telemetry.daily_events; unique players from bitmaps of dense numbers
  * (0024_actor_bitmaps.sql, 0027_actor_buckets.sql), the cardinality of the OR of the group's bitmaps: of all
  * events by period or in total from actor_buckets' days, of one event name or by a dimension from player_dims (a row per day, event
- * name and dimension value).
+ * name and dimension value; by a dimension over every event, its rows of all names, event_name '').
  * Cost: counts, a row per day, name, map, platform and build; unique players, a bitmap per day (all
- * events), or per day, name and value of the grouped dimension: bounded by days and values, not events.
+ * events), or per day and value of the grouped dimension (and name, if one is asked for): bounded by days
+ * and values, not events.
  */
 function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; value: string; from: string } {
   if (q.metric === "count") {
@@ -87,10 +88,12 @@ function source(q: InsightQuery, key: InsightGroupBy | null): { key: string; val
     };
   }
   const dim = key === null ? undefined : DIM_OF[key];
+  // By a dimension over every event: its rows of all event names (event_name '', 0043).
+  const event = q.eventName === undefined && dim !== undefined ? "AND event_name = ''" : EVENT(q);
   return {
     key: key === null ? "''" : dim === undefined ? DAY_KEY_SQL[key] : "dim_value",
     value: "groupBitmapMerge(players)",
-    from: `${CH_PLAYER_DIMS} WHERE project_id = {projectId:UUID} AND ${DAYS} AND dim = '${dim ?? ""}' ${EVENT(q)}`,
+    from: `${CH_PLAYER_DIMS} WHERE project_id = {projectId:UUID} AND ${DAYS} AND dim = '${dim ?? ""}' ${event}`,
   };
 }
 
