@@ -151,6 +151,23 @@ const freshTotals = (table: string, totals: string, where: string) =>
     where,
   );
 
+/**
+ * batch_totals by day read through its per-day projection (0044_batch_totals_by_day.sql), which the
+ * status reads, and from its rows: the erasure's lightweight DELETEs must leave the two equal.
+ */
+async function batchTotalsBothWays(): Promise<[unknown[], unknown[]]> {
+  const byDay = async (settings: string) => {
+    const rs = await testClickHouse().query({
+      query: `SELECT day, sum(events), max(last_event) FROM telemetry.batch_totals WHERE project_id = {p:UUID}
+        GROUP BY day ORDER BY day SETTINGS ${settings}`,
+      query_params: { p: t.projectId },
+      format: "JSONCompact",
+    });
+    return (await rs.json<unknown[]>()).data;
+  };
+  return [await byDay("force_optimize_projection = 1"), await byDay("optimize_use_projections = 0")];
+}
+
 let erasedNumbers: { players: number[]; sessions: number[] };
 
 beforeAll(async () => {
@@ -276,6 +293,12 @@ describe("after a player's erasure, every analytics read equals the reference wi
     });
     expect((await rs.json<{ n: string | number }>()).map((r) => Number(r.n))).toEqual([0]);
   });
+  it("batch_totals' per-day projection equals its rows", async () => {
+    const [projected, rows] = await batchTotalsBothWays();
+    expect(projected).toEqual(rows);
+    expect(rows.reduce((n: number, r) => n + Number((r as unknown[])[1]), 0)).toBe(kept.length);
+  });
+
   it("daily_events holds the events left, and none of the player's", async () => {
     const rs = await testClickHouse().query({
       query: "SELECT sum(events) AS n FROM telemetry.daily_events WHERE project_id = {p:UUID}",
@@ -404,5 +427,7 @@ describe("after a player's erasure, every analytics read equals the reference wi
         await freshTotals(table, totals, where),
       ]);
     }
+    const [projected, rows] = await batchTotalsBothWays();
+    expect(projected).toEqual(rows);
   });
 });
