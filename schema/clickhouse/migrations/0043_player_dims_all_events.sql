@@ -64,9 +64,9 @@ FROM (
 ARRAY JOIN ds AS d
 GROUP BY project_id, day, event_name, dim, dim_value;
 
--- The stored days' rows of all event names, from their rows of each event name.
+-- The stored days' rows of all event names, from their rows of each event name (filtered in a subquery:
+-- in the outer WHERE, `event_name` would name the SELECT's alias ''.
 INSERT INTO telemetry.player_dims
 SELECT project_id, day, '' AS event_name, dim, dim_value, groupBitmapMergeState(players) AS players
-FROM telemetry.player_dims
-WHERE dim != '' AND event_name != ''
+FROM (SELECT * FROM telemetry.player_dims WHERE dim != '' AND event_name != '')
 GROUP BY project_id, day, dim, dim_value;
