@@ -357,6 +357,19 @@ describe("dense player and session numbers", () => {
     return rs.json<{ build: string; level: string; day: string; players: number[]; sessions: number[] }>();
   }
 
+  /** build_days' session and player bitmaps (0045_build_days_bitmaps.sql) per build and day. */
+  async function buildBitmaps(projectId: string) {
+    const rs = await testClickHouse().query({
+      query: `SELECT toString(build_id) AS build, toString(day) AS day,
+          arraySort(bitmapToArray(groupBitmapMergeState(players))) AS players,
+          arraySort(bitmapToArray(groupBitmapMergeState(sessions))) AS sessions
+        FROM telemetry.build_days WHERE project_id = {p:UUID} GROUP BY build, day ORDER BY build, day`,
+      query_params: { p: projectId },
+      format: "JSONEachRow",
+    });
+    return rs.json<{ build: string; day: string; players: number[]; sessions: number[] }>();
+  }
+
   it("the backfill numbers stored events as ingest would have: by first event, page by page", async () => {
     const t = await seedTenant("pro", "Numbers Backfill Studio");
     const stored = { projectId: t.siblingProjectId, tenantId: t.tenantId };
@@ -398,6 +411,11 @@ describe("dense player and session numbers", () => {
     expect(compared.map((r) => r.level).sort()).toEqual(["build", "map_platform"]);
     expect(compared.every((r) => r.sessions.length === 11 && r.players.length === 19)).toBe(true);
     expect(await compareBitmaps(stored.projectId)).toEqual(compared);
+    // And the builds' (0045_build_days_bitmaps.sql).
+    const builds = await buildBitmaps(t.projectId);
+    expect(builds.length).toBeGreaterThan(0);
+    expect(builds.every((r) => r.sessions.length > 0 && r.players.length > 0)).toBe(true);
+    expect(await buildBitmaps(stored.projectId)).toEqual(builds);
     // Its funnel events (0029_funnel_anchors.sql) got the same numbers, by the player's hash.
     const funnel = await funnelNumbers(stored.projectId);
     expect(funnel.unnumbered).toBe(0);

@@ -17,8 +17,9 @@ export const BUILD_LIST_SIZE = 50;
 /**
  * A build is a non-empty build_id with performance-bearing events in the window; every field is
  * computed over those events, from telemetry.build_days (a row per build and day). Newest 50 by
- * first_seen (ties by id), or the one build asked for. Session and player counts (the spec's
- * approximate ones) merge uniqCombined64 sketches: within 1 % of the exact count (0009_builds_rollups.sql).
+ * first_seen (ties by id), or the one build asked for. Session and player counts are exact: the union
+ * of the days' bitmaps of dense numbers (0045_build_days_bitmaps.sql). Cost: the project's rows of the
+ * window, a few per day (granules of 64), and a bitmap union per build.
  */
 export async function buildList(
   ch: ClickHouseClient,
@@ -33,8 +34,8 @@ export async function buildList(
       formatDateTime(min(first_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS first,
       formatDateTime(max(last_seen), '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS last,
       sum(events) AS event_count,
-      uniqCombined64Merge(sessions) AS session_count,
-      uniqCombined64Merge(players) AS player_count
+      groupBitmapMerge(sessions) AS session_count,
+      groupBitmapMerge(players) AS player_count
     FROM ${CH_BUILD_DAYS}
     WHERE project_id = {projectId:UUID}
       AND day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})

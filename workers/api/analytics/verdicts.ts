@@ -58,7 +58,7 @@ export async function buildsToJudge(ch: ClickHouseClient, db: Db, nowMs: number)
   const rows = await selectRows(
     ch,
     `SELECT toString(project_id) AS project, toString(build_id) AS build, min(first_seen) AS first,
-        uniqCombined64Merge(sessions) AS session_count
+        groupBitmapMerge(sessions) AS session_count
       FROM ${CH_BUILD_DAYS}
       WHERE day >= toDate({from:DateTime64(6, 'UTC')}) AND day < toDate({to:DateTime64(6, 'UTC')})
       GROUP BY project_id, build_id

@@ -45,9 +45,9 @@ export const REBUILT_ROLLUPS = [
 /**
  * The tables among them holding bitmaps of dense numbers: what the number backfill rebuilds
  * (analytics/numbers-backfill.ts); compare_rollup's session and player sets are bitmaps since
- * 0034_compare_bitmaps.sql.
+ * 0034_compare_bitmaps.sql, build_days' since 0045_build_days_bitmaps.sql.
  */
-export const BITMAP_ROLLUPS = [CH_ACTOR_BUCKETS, CH_PLAYER_DIMS, CH_COMPARE_ROLLUP];
+export const BITMAP_ROLLUPS = [CH_ACTOR_BUCKETS, CH_PLAYER_DIMS, CH_COMPARE_ROLLUP, CH_BUILD_DAYS];
 
 /**
  * The rollups with a replay view (0032_rollup_replay.sql): a rebuild refills all of them from ONE read of
