@@ -4,6 +4,7 @@ import {
   CH_ALERT_CELLS,
   CH_BATCH_TOTALS,
   CH_BUILD_DAYS,
+  CH_CELL_SAMPLES,
   CH_COMPARE_ROLLUP,
   CH_DAILY_EVENTS,
   CH_DB,
@@ -159,6 +160,10 @@ export async function rebuildRollups(
   return outcomes;
 }
 
+/** What the erasure's events exclude: the player's own and the anonymous ones of their identified sessions. */
+const NOT_ERASED =
+  "NOT (player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))";
+
 /** The staged keys' columns (0042_erasure_keys.sql) as a set a tuple can be tested against. */
 const staged = (columns: string, where = "") =>
   `(SELECT ${columns} FROM ${STAGED_KEYS}${where ? ` AND ${where}` : ""})`;
@@ -177,15 +182,39 @@ const CELL_KEYS = {
 };
 
 /**
+ * alert_cells' events, read from cell_samples instead of the events (0035_cell_samples_frame_causes.sql):
+ * it holds exactly the events alert_cells' view aggregates (positioned, performance-bearing: the same
+ * WHERE), with every column that view reads, the display's refresh rate kept as `display_hz` (NULL where
+ * the view would take 60 Hz, so a `metrics` map of 0 Hz gives the view's 60). Its key starts with the map
+ * and the base cell of 50 (bx, by), so the staged cells of 25 name the granules to read: their base cells'
+ * rows of the days, not every event of the player's days as the events' (day, event name) key gives.
+ * The erasure deleted the player's rows from cell_samples before the rebuild (steps.ts).
+ */
+const ALERT_CELL_SAMPLES = `(SELECT project_id, map_id, timestamp, platform, resolution, build_config, gpu, storage,
+    position_x, position_y, fps, frame_time_ms, memory_used_bytes, gpu_time_ms,
+    map('display.hz', ifNull(display_hz, 0)) AS metrics
+  FROM ${CH_CELL_SAMPLES}
+  WHERE project_id = {project:UUID}
+    AND (map_id, bx, by) IN ${staged(
+      "map_id, toInt32(floor(assumeNotNull(cell_x) / 2)), toInt32(floor(assumeNotNull(cell_y) / 2))",
+      "isNotNull(cell_x) AND isNotNull(cell_y)",
+    )}
+    AND toDate(timestamp) IN {days:Array(Date)}
+    AND (map_id, toDate(timestamp), floor(position_x / 25), floor(position_y / 25)) IN ${CELLS}
+    AND ${NOT_ERASED})`;
+
+/**
  * The rollups rebuilt key by key: `rows`, a table's rows of the staged keys; `events`, the events that
  * feed exactly those rows (a superset of the keys the erased events fed is fine: the rows of a key are
- * deleted and derived again whole); `kept`, which of the rows derived from those events are kept.
- * compare_rollup's `build` level is each build and day's merge of its `map_platform` rows, so it is merged
- * again from them (mergeBuildLevel) rather than derived from every event of the build's day.
+ * deleted and derived again whole); `kept`, which of the rows derived from those events are kept;
+ * `source`, where those events are read from when not from the events table (a FROM clause with the
+ * events' columns the view reads). compare_rollup's `build` level is each build and day's merge of its
+ * `map_platform` rows, so it is merged again from them (mergeBuildLevel) rather than derived from every
+ * event of the build's day.
  */
-const KEYED: Record<string, { rows: string; events: string; kept?: string }> = {
+const KEYED: Record<string, { rows: string; events: string; kept?: string; source?: string }> = {
   [CH_HEATMAP_CELLS]: CELL_KEYS,
-  [CH_ALERT_CELLS]: CELL_KEYS,
+  [CH_ALERT_CELLS]: { ...CELL_KEYS, source: ALERT_CELL_SAMPLES },
   [CH_DAILY_EVENTS]: {
     rows: `(day, event_name, map_id, platform, build_id) IN ${staged("day, event_name, map_id, platform, build_id")}`,
     events: `(toDate(timestamp), event_name, map_id, platform, build_id) IN ${staged("day, event_name, map_id, platform, build_id")}`,
@@ -238,10 +267,6 @@ const SESSION_KEYS: Record<string, string> = {
   [CH_SESSION_VALUES]: `(build_id, day, map_id) IN ${staged("build_id, day, map_id")}`,
   [CH_SESSION_CELLS]: `(map_id, build_id, day) IN ${staged("map_id, build_id, day")}`,
 };
-
-/** What the erasure's events exclude: the player's own and the anonymous ones of their identified sessions. */
-const NOT_ERASED =
-  "NOT (player = {player:String} OR (player_id = '' AND session_id IN {identified:Array(String)}))";
 
 /**
  * The rebuild of an erasure whose keys were staged (keys.ts): each rollup loses only the rows of the keys
@@ -298,15 +323,21 @@ async function rebuildKeys(
   // numbers of the shared sessions' remaining events.
   const routes = tables
     .filter((t) => KEYED[t] !== undefined)
-    .map((t) => ({ target: t, when: KEYED[t]?.events as string }));
+    .map((t) => ({ target: t, when: KEYED[t]?.events as string, source: KEYED[t]?.source }));
   if (shared.length && tables.includes(CH_ACTOR_BUCKETS)) {
-    routes.push({ target: CH_ACTOR_BUCKETS, when: "session_id IN {shared:Array(String)}" });
+    routes.push({
+      target: CH_ACTOR_BUCKETS,
+      when: "session_id IN {shared:Array(String)}",
+      source: undefined,
+    });
   }
   for (const r of routes) {
     await aggregateInto(
       ch,
       r.target,
-      `project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)} AND ${NOT_ERASED} AND ${r.when}`,
+      r.source ??
+        `(SELECT * FROM ${CH_EVENTS} WHERE project_id = {project:UUID} AND toDate(timestamp) IN {days:Array(Date)}
+          AND ${NOT_ERASED} AND ${r.when})`,
       params,
       KEYED[r.target]?.kept,
     );
@@ -353,10 +384,11 @@ async function mergeBuildLevel(ch: ClickHouseClient, params: Record<string, unkn
 }
 
 /**
- * Aggregates the events matching `where` into `table` with the table's own view: the SELECT of its replay
- * view (0032_rollup_replay.sql; the ingest view's text, as rollup-replay.test.ts holds), reading those
- * events from the events table instead of `events_replay`. Cost: the days' events read for the columns of
- * `where`, then only the matching events for the columns the view reads, aggregated by that one view.
+ * Aggregates the events of `source` (a FROM clause: the events table filtered, or KEYED's own source) into
+ * `table` with the table's own view: the SELECT of its replay view (0032_rollup_replay.sql; the ingest
+ * view's text, as rollup-replay.test.ts holds), reading those events from `source` instead of
+ * `events_replay`. Cost: from the events table, the days' events read for the columns of the filter, then
+ * only the matching events for the columns the view reads, aggregated by that one view.
  * Inserting the matching events into `events_replay` instead makes every replay view filter a block of
  * every column of them. At 13.3M events, a player's builds of 29 days (about half the events) took 9 to
  * 12.5 s that way; like keys take 0.6 s this way (docs/benchmarks.md).
@@ -364,7 +396,7 @@ async function mergeBuildLevel(ch: ClickHouseClient, params: Record<string, unkn
 async function aggregateInto(
   ch: ClickHouseClient,
   table: string,
-  where: string,
+  source: string,
   params: Record<string, unknown>,
   kept?: string,
 ): Promise<void> {
@@ -380,11 +412,11 @@ async function aggregateInto(
   const columns = await read<{ name: string }>(
     "SELECT name FROM system.columns WHERE database = {db:String} AND table = {view:String} ORDER BY position",
   );
-  const source = `(SELECT * FROM ${CH_EVENTS_REPLAY} WHERE has(replay_targets, '${view.slice(0, -"_replay_mv".length)}'))`;
-  if (!row?.select.includes(source)) {
-    throw new Error(`${CH_DB}.${view} does not read ${source}`);
+  const replayed = `(SELECT * FROM ${CH_EVENTS_REPLAY} WHERE has(replay_targets, '${view.slice(0, -"_replay_mv".length)}'))`;
+  if (!row?.select.includes(replayed)) {
+    throw new Error(`${CH_DB}.${view} does not read ${replayed}`);
   }
-  const select = row.select.replaceAll(source, `(SELECT * FROM ${CH_EVENTS} WHERE ${where})`);
+  const select = row.select.replaceAll(replayed, source);
   await ch.command({
     query: `INSERT INTO ${table} (${columns.map((c) => c.name).join(", ")})
       ${kept === undefined ? select : `SELECT * FROM (${select}) WHERE ${kept}`}`,
