@@ -19,6 +19,7 @@
 // existed, or grown by a later load): the numbers depend on every row's first timestamp, not only on
 // the new rows'.
 import type { ClickHouseClient } from "@clickhouse/client-web";
+import { BITMAP_ROLLUPS } from "../../workers/api/erasure/rollups.js";
 
 const PLAYERS = "telemetry.bench_player_numbers";
 const SESSIONS = "telemetry.bench_session_numbers";
@@ -26,13 +27,19 @@ const HASHES = "telemetry.bench_player_hash_numbers";
 const NO_PROJECT = "00000000-0000-0000-0000-000000000000";
 const WHOLE = `whole = true, project = '${NO_PROJECT}', days = [], player = '', identified = []`;
 
-/** The bitmap tables and the rows of their `_src` view to keep (within actor_buckets' TTLs). */
+/**
+ * The bitmap tables and the rows of their `_src` view to keep (within actor_buckets' TTLs): every table
+ * of the number backfill's (BITMAP_ROLLUPS in workers/api/erasure/rollups.ts), since the generator's rows
+ * reach them unnumbered.
+ */
 const BITMAPS: Array<[table: string, where: string]> = [
   [
     "telemetry.actor_buckets",
     "WHERE grain = 'day' OR (grain = 'hour' AND bucket >= now() - INTERVAL 32 DAY) OR (grain = 'minute' AND bucket >= now() - INTERVAL 2 DAY)",
   ],
   ["telemetry.player_dims", ""],
+  ["telemetry.compare_rollup", ""],
+  ["telemetry.build_days", ""],
 ];
 
 export type Numbering = {
@@ -126,6 +133,10 @@ export async function numberBenchEvents(ch: ClickHouseClient): Promise<Numbering
  * BENCH_REBUILD_BITMAPS=1, after a run that stopped between the numbering and the bitmaps).
  */
 export async function rebuildBenchBitmaps(ch: ClickHouseClient): Promise<void> {
+  const missing = BITMAP_ROLLUPS.filter((t) => !BITMAPS.some(([table]) => table === t));
+  if (missing.length) {
+    throw new Error(`bench numbering: no rebuild of ${missing.join(", ")} (BITMAPS)`);
+  }
   for (const [table, where] of BITMAPS) {
     await ch.command({ query: `TRUNCATE TABLE ${table}` });
     await ch.command({ query: `INSERT INTO ${table} SELECT * FROM ${table}_src(${WHOLE}) ${where}` });
